@@ -1,0 +1,389 @@
+//! The running service: shared state, request dispatch over the route table, and the dynamic
+//! handlers (profile, demo profile, health). Static reads go to [`crate::static_site`].
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::{Buf, Bytes, BytesMut};
+use conduct_core::attestation::{attestation_object, measure, resolve_predicate};
+use conduct_core::canonical::jcs;
+use conduct_core::scope::scope_value;
+use conduct_core::signing::ServiceKey;
+use conduct_core::trace::{parse_json, validate, ProfileRequest};
+use futures_util::{Stream, StreamExt};
+use serde_json::{json, Value};
+use warp::http::{header, HeaderMap, Method, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::config::{Config, MAX_BODY};
+use crate::payment::{self, Rails};
+use crate::ratelimit::{DailyCap, Take};
+use crate::reply::{finish, json_response, preflight, Problem};
+use crate::routes::{self, Dynamic};
+use crate::static_site::{self, Found, Variant};
+
+/// Bodies above this size are scored on the blocking pool instead of a runtime worker.
+const BLOCKING_THRESHOLD: usize = 64 * 1024;
+
+/// Shared state of a running service.
+pub struct App {
+    /// Resolved configuration.
+    pub cfg: Config,
+    /// The signing key.
+    pub key: ServiceKey,
+    /// Configured payment rails.
+    pub rails: Rails,
+    /// Free `/demo/profile` counter.
+    pub demo_cap: DailyCap,
+    /// Start instant, for uptime.
+    pub started: Instant,
+}
+
+impl App {
+    /// State for a configuration and key.
+    pub fn new(cfg: Config, key: ServiceKey, rails: Rails) -> Self {
+        let demo_cap = DailyCap::new(cfg.demo_daily_cap);
+        App {
+            cfg,
+            key,
+            rails,
+            demo_cap,
+            started: Instant::now(),
+        }
+    }
+}
+
+/// Unix seconds now.
+pub fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// One request as the dispatcher sees it.
+pub struct Request<S> {
+    /// Method.
+    pub method: Method,
+    /// Path (not decoded).
+    pub path: String,
+    /// Raw query string (may be empty).
+    pub query: String,
+    /// Headers.
+    pub headers: HeaderMap,
+    /// Peer address.
+    pub remote: Option<SocketAddr>,
+    /// Body stream.
+    pub body: S,
+}
+
+/// Answer one request. Never panics on input; every refusal is problem+json.
+pub async fn dispatch<S, B>(app: Arc<App>, req: Request<S>) -> WarpResponse
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    let path = req.path.clone();
+    let resp = match route(&app, req).await {
+        Ok(r) => r,
+        Err(p) => p.into_response(&path),
+    };
+    finish(resp)
+}
+
+async fn route<S, B>(app: &Arc<App>, req: Request<S>) -> Result<WarpResponse, Problem>
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send,
+    B: Buf,
+{
+    let method = req.method.as_str();
+    if req.method == Method::OPTIONS {
+        return Ok(preflight());
+    }
+    if let Some(handler) = routes::find(method, &req.path) {
+        return match handler {
+            Dynamic::Profile => {
+                let body = read_body(&req.headers, req.body).await?;
+                profile(app, body, &req.headers, false, &req.path).await
+            }
+            Dynamic::DemoProfile => {
+                let ip = client_ip(app, &req.headers, req.remote);
+                if let Take::Refused(retry) = app.demo_cap.take(ip, now_unix()) {
+                    return Err(Problem::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "rate-limited",
+                        "Free daily cap reached",
+                        format!(
+                            "the free /demo/profile cap of {} calls per IP per UTC day is used up; \
+                             it resets at UTC midnight, or pay for POST /profile",
+                            app.cfg.demo_daily_cap.unwrap_or(0)
+                        ),
+                    )
+                    .with_header(header::RETRY_AFTER, retry.to_string()));
+                }
+                let body = read_body(&req.headers, req.body).await?;
+                profile(app, body, &req.headers, true, &req.path).await
+            }
+            Dynamic::Health => Ok(health(app)),
+        };
+    }
+    let is_get = req.method == Method::GET || req.method == Method::HEAD;
+    let format = query_param(&req.query, "format");
+    let format = match format.as_deref() {
+        None => None,
+        Some(f) => Some(Variant::from_format(f).ok_or_else(|| {
+            Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-format",
+                "Unknown format",
+                format!("format={f:?} is not one of json, html, txt"),
+            )
+        })?),
+    };
+    let accept = req
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let found = static_site::lookup(&app.cfg.site, &req.path, accept, format).await;
+    let dynamic = routes::dynamic_methods(&req.path);
+    match (found, is_get) {
+        (Found::File(p, negotiated), true) => {
+            static_site::file_response(&p, negotiated, req.method == Method::HEAD)
+                .await
+                .ok_or_else(|| not_found(&req.path))
+        }
+        (Found::NotAcceptable, true) => Err(Problem::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "not-acceptable",
+            "No acceptable representation",
+            "this path is served as application/json, text/html or text/plain; use ?format= or Accept",
+        )),
+        (Found::File(..) | Found::NotAcceptable, false) => Err(method_not_allowed(&["GET", "HEAD"])),
+        (Found::Missing, _) if !dynamic.is_empty() => Err(method_not_allowed(&dynamic)),
+        (Found::Missing, _) => Err(not_found(&req.path)),
+    }
+}
+
+fn not_found(path: &str) -> Problem {
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        "not-found",
+        "Not found",
+        format!("nothing is served at {path}; see /catalog for every endpoint"),
+    )
+}
+
+fn method_not_allowed(allowed: &[&str]) -> Problem {
+    let mut allow: Vec<&str> = allowed.to_vec();
+    allow.push("OPTIONS");
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method-not-allowed",
+        "Method not allowed",
+        format!("this path answers {}", allow.join(", ")),
+    )
+    .with_header(header::ALLOW, allow.join(", "))
+}
+
+/// The first value of a query parameter, percent-decoded.
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        (k == name).then(|| {
+            percent_encoding::percent_decode_str(&v.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+    })
+}
+
+fn client_ip(app: &App, headers: &HeaderMap, remote: Option<SocketAddr>) -> IpAddr {
+    if app.cfg.trust_forwarded_for {
+        if let Some(ip) = headers
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return ip;
+        }
+    }
+    remote
+        .map(|r| r.ip())
+        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
+}
+
+fn too_large() -> Problem {
+    Problem::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too-large",
+        "Body too large",
+        format!("request bodies are limited to {MAX_BODY} bytes (4 MiB)"),
+    )
+}
+
+/// Collect a request body, refusing more than [`MAX_BODY`] bytes and multipart bodies.
+async fn read_body<S, B>(headers: &HeaderMap, body: S) -> Result<Bytes, Problem>
+where
+    S: Stream<Item = Result<B, warp::Error>>,
+    B: Buf,
+{
+    if let Some(ct) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    {
+        let media = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        // Bodies are read as JSON whatever the label (curl -d sends a form type); only a
+        // multipart body, which cannot be JSON, is refused.
+        if media.starts_with("multipart/") {
+            return Err(Problem::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported-media-type",
+                "Send JSON",
+                format!("Content-Type {media:?} cannot carry a JSON body; send application/json"),
+            ));
+        }
+    }
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > MAX_BODY as u64 {
+            return Err(too_large());
+        }
+    }
+    let mut buf = BytesMut::new();
+    let mut body = std::pin::pin!(body);
+    while let Some(chunk) = body.next().await {
+        let mut chunk = chunk.map_err(|e| {
+            Problem::new(
+                StatusCode::BAD_REQUEST,
+                "unreadable-body",
+                "Body could not be read",
+                e.to_string(),
+            )
+        })?;
+        if buf.len() + chunk.remaining() > MAX_BODY {
+            return Err(too_large());
+        }
+        while chunk.has_remaining() {
+            let piece = chunk.chunk();
+            let n = piece.len();
+            buf.extend_from_slice(piece);
+            chunk.advance(n);
+        }
+    }
+    Ok(buf.freeze())
+}
+
+/// The profile path: parse, validate, (payment), meter, build, (sign).
+async fn profile(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    demo: bool,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    if !demo {
+        // Refuse bad input before asking for money, then ask for money before scoring.
+        check_request(&body)?;
+        let resource = format!("{}{}", app.cfg.public_url, path);
+        let error = if payment::has_payment(headers) {
+            "payment verification is not available on this instance: no payment rail is configured"
+        } else {
+            "PAYMENT-SIGNATURE header is required"
+        };
+        return Ok(payment::challenge(
+            &app.rails,
+            &resource,
+            "Signed channel-coupling profile of a trace",
+            error,
+        ));
+    }
+    let issued_at = now_unix();
+    let work = move || score(&body, issued_at);
+    let obj = if body_len_hint(headers) > BLOCKING_THRESHOLD {
+        tokio::task::spawn_blocking(work).await.map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Could not score now",
+                format!("scoring task failed: {e}"),
+            )
+        })??
+    } else {
+        work()?
+    };
+    let bytes = jcs(&Value::Object(obj)).map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unrepresentable",
+            "Result not representable",
+            e.to_string(),
+        )
+    })?;
+    Ok(json_response(bytes))
+}
+
+fn body_len_hint(headers: &HeaderMap) -> usize {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+fn check_request(body: &[u8]) -> Result<(), Problem> {
+    let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
+    if let Some(d) = &req.disclosure {
+        resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?;
+    }
+    validate(req.trace()).map_err(Problem::invalid)
+}
+
+/// Score a body into an unsigned attestation object.
+pub fn score(body: &[u8], issued_at: u64) -> Result<serde_json::Map<String, Value>, Problem> {
+    let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
+    let predicate = match &req.disclosure {
+        Some(d) => Some(resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?),
+        None => None,
+    };
+    let measured = measure(req.trace()).map_err(Problem::invalid)?;
+    Ok(attestation_object(
+        &measured,
+        &req.context_key,
+        req.turns.len(),
+        predicate,
+        issued_at,
+    ))
+}
+
+fn health(app: &App) -> WarpResponse {
+    let body = json!({
+        "type": "conduct.health/v1",
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "uptime_seconds": app.started.elapsed().as_secs(),
+        "key_id": app.key.key_id_hex(),
+        "rails": app.rails.accepts.iter().map(|a| json!({"accepts": a, "up": false})).collect::<Vec<_>>(),
+        "rails_note": if app.rails.accepts.is_empty() {
+            "no payment rail is configured on this instance: paid calls answer 402 with an empty accepts"
+        } else {
+            "payment verification is not wired yet: rails are advertised but not up"
+        },
+        "scope": scope_value(),
+    });
+    let mut resp = json_response(serde_json::to_vec(&body).unwrap_or_default());
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        warp::http::HeaderValue::from_static("no-store"),
+    );
+    resp
+}

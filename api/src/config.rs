@@ -1,0 +1,172 @@
+//! Configuration: command-line flags, `CONDUCT_*` environment variables, an optional
+//! `conduct.toml`, then built-in defaults, in that order of precedence.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Default listen address (DESIGN.md section 2).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8402";
+/// Default data directory.
+pub const DEFAULT_DATA: &str = "./data";
+/// Default site directory.
+pub const DEFAULT_SITE: &str = "./site";
+/// Default free `/demo/profile` calls per IP per UTC day.
+pub const DEFAULT_DEMO_CAP: u32 = 50;
+/// Price of one paid read in USD. Flat, the same for every caller, never a function of a score.
+pub const PRICE_USD: &str = "0.10";
+/// Largest accepted request body, bytes (DESIGN.md section 10).
+pub const MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// Keys readable from `conduct.toml` (every one also has a flag and a `CONDUCT_*` twin).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `listen`: socket address to bind.
+    pub listen: Option<String>,
+    /// `data`: state directory (SQLite, keys/).
+    pub data: Option<PathBuf>,
+    /// `site`: rendered static tree.
+    pub site: Option<PathBuf>,
+    /// `public_url`: base URL the service is reached at.
+    pub public_url: Option<String>,
+    /// `demo_daily_cap`: free demo calls per IP per UTC day; 0 lifts the cap.
+    pub demo_daily_cap: Option<u32>,
+    /// `trust_forwarded_for`: take the client IP from `X-Forwarded-For` (behind a proxy only).
+    pub trust_forwarded_for: Option<bool>,
+    /// `manifest_ttl_hours`: validity of the signed site manifest.
+    pub manifest_ttl_hours: Option<u64>,
+}
+
+impl FileConfig {
+    /// Read a TOML config file.
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The resolved configuration of a running service.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Bind address.
+    pub listen: SocketAddr,
+    /// State directory.
+    pub data: PathBuf,
+    /// Static tree directory.
+    pub site: PathBuf,
+    /// Public base URL without trailing slash.
+    pub public_url: String,
+    /// Free demo calls per IP per UTC day; `None` when lifted.
+    pub demo_daily_cap: Option<u32>,
+    /// Trust `X-Forwarded-For`.
+    pub trust_forwarded_for: bool,
+    /// Manifest validity, seconds.
+    pub manifest_ttl: u64,
+}
+
+/// Values given on the command line or in the environment (clap merges the two).
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// `--listen` / `CONDUCT_LISTEN`.
+    pub listen: Option<String>,
+    /// `--data` / `CONDUCT_DATA`.
+    pub data: Option<PathBuf>,
+    /// `--site` / `CONDUCT_SITE`.
+    pub site: Option<PathBuf>,
+    /// `--public-url` / `CONDUCT_PUBLIC_URL`.
+    pub public_url: Option<String>,
+    /// `--demo-daily-cap` / `CONDUCT_DEMO_DAILY_CAP`.
+    pub demo_daily_cap: Option<u32>,
+    /// `--trust-forwarded-for` / `CONDUCT_TRUST_FORWARDED_FOR`.
+    pub trust_forwarded_for: Option<bool>,
+}
+
+impl Config {
+    /// Resolve overrides over the file over defaults.
+    pub fn resolve(o: Overrides, file: FileConfig) -> Result<Self, String> {
+        let listen_s = o
+            .listen
+            .or(file.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.into());
+        let listen: SocketAddr = listen_s
+            .parse()
+            .map_err(|e| format!("listen {listen_s:?}: {e}"))?;
+        let public_url = o
+            .public_url
+            .or(file.public_url)
+            .unwrap_or_else(|| default_public_url(listen));
+        let public_url = public_url.trim_end_matches('/').to_owned();
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
+            return Err(format!(
+                "public_url {public_url:?} must start with http:// or https://"
+            ));
+        }
+        let cap = o
+            .demo_daily_cap
+            .or(file.demo_daily_cap)
+            .unwrap_or(DEFAULT_DEMO_CAP);
+        Ok(Config {
+            listen,
+            data: o.data.or(file.data).unwrap_or_else(|| DEFAULT_DATA.into()),
+            site: o.site.or(file.site).unwrap_or_else(|| DEFAULT_SITE.into()),
+            public_url,
+            demo_daily_cap: (cap > 0).then_some(cap),
+            trust_forwarded_for: o
+                .trust_forwarded_for
+                .or(file.trust_forwarded_for)
+                .unwrap_or(false),
+            manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
+        })
+    }
+
+    /// The log origin, which is also the signing key's name: `<host[:port]>/log`.
+    pub fn origin(&self) -> String {
+        let rest = self
+            .public_url
+            .split_once("://")
+            .map(|(_, r)| r)
+            .unwrap_or(&self.public_url);
+        let host = rest.split('/').next().unwrap_or(rest);
+        format!("{host}/log")
+    }
+}
+
+fn default_public_url(listen: SocketAddr) -> String {
+    if listen.ip().is_loopback() || listen.ip().is_unspecified() {
+        format!("http://localhost:{}", listen.port())
+    } else {
+        format!("http://{listen}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_origin() {
+        let c = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
+        assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);
+        assert_eq!(c.public_url, "http://localhost:8402");
+        assert_eq!(c.origin(), "localhost:8402/log");
+        assert_eq!(c.demo_daily_cap, Some(50));
+    }
+
+    #[test]
+    fn precedence_flag_over_file() {
+        let file = FileConfig {
+            listen: Some("127.0.0.1:9000".into()),
+            demo_daily_cap: Some(0),
+            ..FileConfig::default()
+        };
+        let o = Overrides {
+            listen: Some("127.0.0.1:9100".into()),
+            ..Overrides::default()
+        };
+        let c = Config::resolve(o, file).unwrap();
+        assert_eq!(c.listen.port(), 9100);
+        assert_eq!(c.demo_daily_cap, None);
+    }
+}

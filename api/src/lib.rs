@@ -1,0 +1,13 @@
+//! conduct-api: the warp server and the pieces of the `conduct` binary.
+//!
+//! A small API that handles only what cannot be static (paid calls, free demo writes, health);
+//! every read is a file of the rendered tree, served with clean URLs and content negotiation.
+
+pub mod app;
+pub mod config;
+pub mod payment;
+pub mod ratelimit;
+pub mod reply;
+pub mod routes;
+pub mod serve;
+pub mod static_site;

@@ -1,0 +1,203 @@
+//! The `conduct` command: serve the service, render its site, and attest or verify offline.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use conduct_api::config::{Config, FileConfig, Overrides};
+use conduct_api::serve;
+use conduct_core::canonical::jcs;
+use conduct_core::signing::{verify_object, PinnedKey};
+use serde_json::Value;
+
+#[derive(Parser)]
+#[command(name = "conduct", version, about = "Conduct Attestation Service")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Args, Clone, Default)]
+struct Common {
+    /// Config file (TOML). Defaults to ./conduct.toml when present.
+    #[arg(long, env = "CONDUCT_CONFIG")]
+    config: Option<PathBuf>,
+    /// State directory (SQLite, keys/).
+    #[arg(long, env = "CONDUCT_DATA")]
+    data: Option<PathBuf>,
+    /// Public base URL; its host names the log and the signing key.
+    #[arg(long, env = "CONDUCT_PUBLIC_URL")]
+    public_url: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the service: generate the key on first start, render the site, serve it.
+    Serve {
+        #[command(flatten)]
+        common: Common,
+        /// Address to listen on.
+        #[arg(long, env = "CONDUCT_LISTEN")]
+        listen: Option<String>,
+        /// Directory of the rendered static tree.
+        #[arg(long, env = "CONDUCT_SITE")]
+        site: Option<PathBuf>,
+        /// Free /demo/profile calls per IP per UTC day (0 lifts the cap).
+        #[arg(long, env = "CONDUCT_DEMO_DAILY_CAP")]
+        demo_daily_cap: Option<u32>,
+        /// Take the client IP from X-Forwarded-For (only behind a trusted proxy).
+        #[arg(long, env = "CONDUCT_TRUST_FORWARDED_FOR")]
+        trust_forwarded_for: Option<bool>,
+    },
+    /// Render the static tree and exit.
+    Render {
+        #[command(flatten)]
+        common: Common,
+        /// Directory of the rendered static tree.
+        #[arg(long, env = "CONDUCT_SITE")]
+        site: Option<PathBuf>,
+    },
+    /// Score a trace file and print its signed attestation.
+    Attest {
+        /// The trace (JSON, as posted to /profile).
+        trace: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Verify a signed object offline; exit 0 only when it verifies.
+    Verify {
+        /// The signed JSON file ("-" for standard input).
+        file: PathBuf,
+        /// Pinned public key: base64 of 32 bytes, or a C2SP vkey.
+        #[arg(long, env = "CONDUCT_PUBKEY")]
+        pubkey: String,
+    },
+    /// Print the /pubkey document of a data directory's key.
+    Pubkey {
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn config(common: &Common, extra: Overrides) -> Result<Config, String> {
+    let file = match &common.config {
+        Some(p) => FileConfig::load(p)?,
+        None if std::path::Path::new("conduct.toml").exists() => {
+            FileConfig::load(std::path::Path::new("conduct.toml"))?
+        }
+        None => FileConfig::default(),
+    };
+    Config::resolve(
+        Overrides {
+            data: common.data.clone(),
+            public_url: common.public_url.clone(),
+            ..extra
+        },
+        file,
+    )
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    match cli.cmd {
+        Cmd::Serve {
+            common,
+            listen,
+            site,
+            demo_daily_cap,
+            trust_forwarded_for,
+        } => {
+            let cfg = config(
+                &common,
+                Overrides {
+                    listen,
+                    site,
+                    demo_daily_cap,
+                    trust_forwarded_for,
+                    ..Overrides::default()
+                },
+            )?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("runtime: {e}"))?;
+            rt.block_on(serve::serve(cfg))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Render { common, site } => {
+            let cfg = config(
+                &common,
+                Overrides {
+                    site,
+                    ..Overrides::default()
+                },
+            )?;
+            let key = serve::load_key(&cfg)?;
+            serve::render_site(&cfg, &key, &Default::default())?;
+            println!("rendered {}", cfg.site.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Attest { trace, common } => {
+            let cfg = config(&common, Overrides::default())?;
+            let key = serve::load_key(&cfg)?;
+            let body = std::fs::read(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
+            let mut obj =
+                conduct_api::app::score(&body, conduct_api::app::now_unix()).map_err(|p| {
+                    let mut msg = format!("{}: {}", trace.display(), p.detail);
+                    for e in &p.errors {
+                        msg.push_str(&format!("\n  {e}"));
+                    }
+                    msg
+                })?;
+            key.sign_object(&mut obj).map_err(|e| e.to_string())?;
+            let bytes = jcs(&Value::Object(obj)).map_err(|e| e.to_string())?;
+            println!("{}", String::from_utf8_lossy(&bytes));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Verify { file, pubkey } => {
+            let bytes = if file.as_os_str() == "-" {
+                let mut v = Vec::new();
+                std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+                    .map_err(|e| format!("stdin: {e}"))?;
+                v
+            } else {
+                std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?
+            };
+            let pinned = PinnedKey::parse(&pubkey)?;
+            let doc: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
+            match verify_object(&doc, &pinned) {
+                Ok(()) => {
+                    println!("OK: signature verifies");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("FAIL: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Cmd::Pubkey { common } => {
+            let cfg = config(&common, Overrides::default())?;
+            let key = serve::load_key(&cfg)?;
+            let doc = serde_json::json!({
+                "alg": "ed25519",
+                "public_key": key.public_b64(),
+                "key_id": key.key_id_hex(),
+                "vkey": key.vkey(),
+            });
+            println!("{doc}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("conduct: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The route table: the one list that both dispatches requests and generates `/catalog`.
+//!
+//! Dynamic routes name a handler; static routes are served from the rendered tree, and a test
+//! checks that every static route resolves to a rendered file.
+
+use conduct_renderer::RouteInfo;
+
+/// A handler computed per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dynamic {
+    /// `POST /profile`: the paid, signed attestation.
+    Profile,
+    /// `POST /demo/profile`: the free, unsigned attestation.
+    DemoProfile,
+    /// `GET /health`: liveness and rails.
+    Health,
+}
+
+/// What answers a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handler {
+    /// Computed per request.
+    Dynamic(Dynamic),
+    /// A file of the rendered tree.
+    Static,
+}
+
+/// One route: its public description and its handler.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// What `/catalog` says about it.
+    pub info: RouteInfo,
+    /// What answers it.
+    pub handler: Handler,
+}
+
+const fn route(
+    method: &'static str,
+    path: &'static str,
+    paid: bool,
+    handler: Handler,
+    description: &'static str,
+) -> Route {
+    Route {
+        info: RouteInfo {
+            method,
+            path,
+            paid,
+            description,
+        },
+        handler,
+    }
+}
+
+/// Every route of the running service.
+pub const ROUTES: &[Route] = &[
+    route("POST", "/profile", true, Handler::Dynamic(Dynamic::Profile),
+        "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}."),
+    route("POST", "/demo/profile", false, Handler::Dynamic(Dynamic::DemoProfile),
+        "The same profile, unsigned. Free, capped per IP per UTC day."),
+    route("GET", "/health", false, Handler::Dynamic(Dynamic::Health),
+        "Liveness and which payment rails are up."),
+    route("GET", "/", false, Handler::Static,
+        "Service card (JSON; HTML for Accept: text/html)."),
+    route("GET", "/catalog", false, Handler::Static,
+        "This list, generated from the running route table."),
+    route("GET", "/pubkey", false, Handler::Static,
+        "The Ed25519 public key, its C2SP key id and vkey."),
+    route("GET", "/predicates", false, Handler::Static,
+        "Posted predicate metrics and bands for disclosure mode."),
+    route("GET", "/schemas/trace.json", false, Handler::Static,
+        "JSON Schema of a trace."),
+    route("GET", "/schemas/attestation.json", false, Handler::Static,
+        "JSON Schema of an attestation."),
+    route("GET", "/.well-known/x402.json", false, Handler::Static,
+        "Paid resources and the rails that pay them."),
+    route("GET", "/.well-known/agent.json", false, Handler::Static,
+        "Agent card."),
+    route("GET", "/library", false, Handler::Static,
+        "Published documents with sizes, and the withheld count."),
+    route("GET", "/library/{NAME}.md", false, Handler::Static,
+        "One published document as markdown (HTML at /library/{NAME})."),
+    route("GET", "/manifest.json", false, Handler::Static,
+        "Signed manifest of every file of the tree, for mirrors."),
+];
+
+/// Match a concrete path against a route pattern (`{X}` matches one non-empty segment part).
+pub fn matches(pattern: &str, path: &str) -> bool {
+    if !pattern.contains('{') {
+        return pattern == path;
+    }
+    let (pre, rest) = pattern.split_once('{').unwrap_or((pattern, ""));
+    let suffix = rest.split_once('}').map(|(_, s)| s).unwrap_or("");
+    path.len() > pre.len() + suffix.len()
+        && path.starts_with(pre)
+        && path.ends_with(suffix)
+        && !path[pre.len()..path.len() - suffix.len()].contains('/')
+}
+
+/// The dynamic route for `method` and `path`, if any.
+pub fn find(method: &str, path: &str) -> Option<Dynamic> {
+    ROUTES.iter().find_map(|r| match r.handler {
+        Handler::Dynamic(d) if r.info.method == method && r.info.path == path => Some(d),
+        _ => None,
+    })
+}
+
+/// Methods the dynamic routes accept at `path` (for 405 `Allow`).
+pub fn dynamic_methods(path: &str) -> Vec<&'static str> {
+    ROUTES
+        .iter()
+        .filter(|r| r.handler != Handler::Static && matches(r.info.path, path))
+        .map(|r| r.info.method)
+        .collect()
+}
+
+/// The public descriptions, in table order.
+pub fn infos() -> Vec<RouteInfo> {
+    ROUTES.iter().map(|r| r.info).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns() {
+        assert!(matches("/library/{NAME}.md", "/library/METER.md"));
+        assert!(!matches("/library/{NAME}.md", "/library/a/b.md"));
+        assert!(!matches("/library/{NAME}.md", "/library/.md"));
+        assert!(matches("/profile", "/profile"));
+    }
+}

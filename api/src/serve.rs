@@ -1,0 +1,142 @@
+//! `conduct serve`: load or create the key, render the tree, bind, serve, and shut down
+//! cleanly on SIGTERM or Ctrl-C.
+
+use std::sync::Arc;
+
+use conduct_core::signing::ServiceKey;
+use conduct_indexer::keystore;
+use conduct_renderer::{render, SiteInput};
+use warp::Filter;
+
+use crate::app::{dispatch, now_unix, App, Request};
+use crate::config::{Config, PRICE_USD};
+use crate::payment::Rails;
+use crate::routes;
+
+/// Load the key for `cfg`, creating it on first start.
+pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
+    let (key, created) =
+        keystore::load_or_create(&cfg.data, &cfg.origin()).map_err(|e| e.to_string())?;
+    if created {
+        eprintln!(
+            "conduct: generated a new signing key in {} (key id {})",
+            keystore::key_path(&cfg.data).display(),
+            key.key_id_hex()
+        );
+    }
+    Ok(key)
+}
+
+/// Render the static tree for `cfg` into `cfg.site`.
+pub fn render_site(cfg: &Config, key: &ServiceKey, rails: &Rails) -> Result<(), String> {
+    let infos = routes::infos();
+    let input = SiteInput {
+        key,
+        public_url: &cfg.public_url,
+        routes: &infos,
+        accepts: &rails.accepts,
+        price_usd: PRICE_USD,
+        demo_daily_cap: cfg.demo_daily_cap,
+        as_of: now_unix(),
+        manifest_ttl: cfg.manifest_ttl,
+    };
+    let tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    tree.write_to(&cfg.site)
+        .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {},
+                    _ = tokio::signal::ctrl_c() => {},
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("conduct: shutting down");
+}
+
+/// The warp filter answering every request through the route table.
+pub fn filter(
+    app: Arc<App>,
+) -> impl Filter<Extract = (warp::reply::Response,), Error = std::convert::Infallible> + Clone {
+    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
+    warp::any()
+        .and(warp::method())
+        .and(warp::path::full())
+        .and(query)
+        .and(warp::header::headers_cloned())
+        .and(warp::addr::remote())
+        .and(warp::body::stream())
+        .then(
+            move |method, path: warp::path::FullPath, query, headers, remote, body| {
+                let app = app.clone();
+                async move {
+                    dispatch(
+                        app,
+                        Request {
+                            method,
+                            path: path.as_str().to_owned(),
+                            query,
+                            headers,
+                            remote,
+                            body,
+                        },
+                    )
+                    .await
+                }
+            },
+        )
+        .recover(|_rej: warp::Rejection| async move {
+            // Reached only if a filter above rejected (it does not today); answer 400.
+            Ok::<_, std::convert::Infallible>(crate::reply::finish(
+                crate::reply::Problem::new(
+                    warp::http::StatusCode::BAD_REQUEST,
+                    "bad-request",
+                    "Bad request",
+                    "the request could not be read",
+                )
+                .into_response(""),
+            ))
+        })
+        .unify()
+}
+
+/// Run the service until SIGTERM or Ctrl-C.
+pub async fn serve(cfg: Config) -> Result<(), String> {
+    let key = load_key(&cfg)?;
+    let rails = Rails::default();
+    render_site(&cfg, &key, &rails)?;
+    let listener = tokio::net::TcpListener::bind(cfg.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| format!("listener address: {e}"))?;
+    println!(
+        "conduct listening on http://{local} (public URL {}, key id {}, site {})",
+        cfg.public_url,
+        key.key_id_hex(),
+        cfg.site.display()
+    );
+    let app = Arc::new(App::new(cfg, key, rails));
+    warp::serve(filter(app))
+        .incoming(listener)
+        .graceful(shutdown_signal())
+        .run()
+        .await;
+    Ok(())
+}

@@ -1,0 +1,13 @@
+//! conduct-core: the pure logic of the conduct attestation service.
+//!
+//! No IO, no async, no clock. Counterparties depend on this crate alone to recompute
+//! `sha256(trace)`, re-run the meter and verify signed objects offline.
+
+pub mod attestation;
+pub mod canonical;
+pub mod meter;
+pub mod schema;
+pub mod scope;
+pub mod signing;
+pub mod time;
+pub mod trace;

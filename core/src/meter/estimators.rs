@@ -1,0 +1,316 @@
+//! Closed-form estimators on a 2 x K contingency table (rows C=0, C=1): entropy,
+//! plug-in mutual information, the exact expected mutual information under the
+//! permutation (hypergeometric) null of Vinh, Epps & Bailey (2010), and the adjusted
+//! mutual information with arithmetic averaging.
+//!
+//! Every logarithm, exponential and log-gamma goes through the pure-Rust `libm` crate and
+//! every sum has a fixed order, so the results are identical bit for bit on every
+//! platform. All public functions return unrounded values in bits.
+
+use core::f64::consts::LN_2;
+
+/// A term of the EMI sum (or an exact-test weight) whose log-probability is below this
+/// value is skipped: `libm::exp` returns exactly `0.0` for arguments below
+/// -745.1332..., so skipping leaves every result bit-identical to the full sum.
+pub(crate) const LOG_UNDERFLOW: f64 = -746.0;
+
+/// `k * ln k` with `0 ln 0 = 0`, as evaluated everywhere in the meter.
+#[inline]
+pub fn xlnx(k: u64) -> f64 {
+    if k == 0 {
+        0.0
+    } else {
+        k as f64 * libm::log(k as f64)
+    }
+}
+
+/// Precomputed `ln k`, `k ln k` and `ln k!` for `k = 0..=n`, shared by the four quantities
+/// of one measurement.
+///
+/// `ln k = libm::log(k)` (`ln 0` is stored as 0 and never used), `k ln k` as in [`xlnx`],
+/// `ln k! = libm::lgamma(k + 1)`.
+#[derive(Debug, Clone)]
+pub struct LogTables {
+    ln: Vec<f64>,
+    xlnx: Vec<f64>,
+    lnf: Vec<f64>,
+}
+
+impl LogTables {
+    /// Tables for `k = 0..=n`.
+    pub fn new(n: u64) -> LogTables {
+        let len = n as usize + 1;
+        let mut ln = Vec::with_capacity(len);
+        let mut xl = Vec::with_capacity(len);
+        let mut lnf = Vec::with_capacity(len);
+        for k in 0..len {
+            let kf = k as f64;
+            let l = if k == 0 { 0.0 } else { libm::log(kf) };
+            ln.push(l);
+            xl.push(if k == 0 { 0.0 } else { kf * l });
+            lnf.push(libm::lgamma(kf + 1.0));
+        }
+        LogTables { ln, xlnx: xl, lnf }
+    }
+
+    /// The largest `k` covered.
+    pub fn max(&self) -> u64 {
+        self.ln.len() as u64 - 1
+    }
+
+    /// `ln k`.
+    #[inline]
+    pub fn ln(&self, k: u64) -> f64 {
+        self.ln[k as usize]
+    }
+
+    /// `k ln k` (0 for k = 0); equal to [`xlnx`]`(k)` bit for bit.
+    #[inline]
+    pub fn xlnx(&self, k: u64) -> f64 {
+        self.xlnx[k as usize]
+    }
+
+    /// `ln k!`.
+    #[inline]
+    pub fn lnf(&self, k: u64) -> f64 {
+        self.lnf[k as usize]
+    }
+
+    /// `ln C(n, k) = (ln n! - ln k!) - ln (n-k)!`, for `k <= n`.
+    #[inline]
+    pub fn ln_choose(&self, n: u64, k: u64) -> f64 {
+        (self.lnf(n) - self.lnf(k)) - self.lnf(n - k)
+    }
+}
+
+/// The margins of a 2 x K table: `n`, row sums `a = [a0, a1]`, column sums `b`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Margins {
+    /// Total count.
+    pub n: u64,
+    /// Row sums: `a[0]` (C=0), `a[1]` (C=1).
+    pub a: [u64; 2],
+    /// Column sums, in column order.
+    pub b: Vec<u64>,
+}
+
+impl Margins {
+    /// Margins of a table. Rows of unequal length are read with missing cells as 0.
+    pub fn of(table: &[Vec<u64>; 2]) -> Margins {
+        let k = table[0].len().max(table[1].len());
+        let cell = |i: usize, j: usize| table[i].get(j).copied().unwrap_or(0);
+        let b: Vec<u64> = (0..k).map(|j| cell(0, j) + cell(1, j)).collect();
+        let a = [table[0].iter().sum(), table[1].iter().sum()];
+        Margins {
+            n: a[0] + a[1],
+            a,
+            b,
+        }
+    }
+
+    /// The fixed-margin part of `n * MI` in nats:
+    /// `((n ln n - a0 ln a0) - a1 ln a1) - b_1 ln b_1 - ... - b_K ln b_K`, left to right.
+    pub(crate) fn margin_term(&self, lt: &LogTables) -> f64 {
+        let mut m = lt.xlnx(self.n) - lt.xlnx(self.a[0]) - lt.xlnx(self.a[1]);
+        for &bj in &self.b {
+            m -= lt.xlnx(bj);
+        }
+        m
+    }
+}
+
+/// The cell part of `n * MI` in nats, accumulated column by column:
+/// `S = (...((0 + (x ln x(n_01) + x ln x(n_11))) + (x ln x(n_02) + x ln x(n_12))) ...)`.
+#[inline]
+pub(crate) fn cell_term(lt: &LogTables, row0: &[u64], row1: &[u64]) -> f64 {
+    let mut s = 0.0;
+    for (&c0, &c1) in row0.iter().zip(row1) {
+        s += lt.xlnx(c0) + lt.xlnx(c1);
+    }
+    s
+}
+
+/// Plug-in MI in bits from the cell term `s` and the margin term `m`:
+/// `max(0, ((s + m) / n) / ln 2)`. The same function scores observed and null tables.
+#[inline]
+pub(crate) fn mi_from_terms(s: f64, m: f64, n: u64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let bits = ((s + m) / n as f64) / LN_2;
+    if bits < 0.0 {
+        0.0
+    } else {
+        bits
+    }
+}
+
+/// Rows padded to the same length (missing cells are 0).
+pub(crate) fn padded_rows(table: &[Vec<u64>; 2]) -> [Vec<u64>; 2] {
+    let k = table[0].len().max(table[1].len());
+    let pad = |r: &Vec<u64>| {
+        let mut v = r.clone();
+        v.resize(k, 0);
+        v
+    };
+    [pad(&table[0]), pad(&table[1])]
+}
+
+/// Shannon entropy in bits of a vector of counts:
+/// `max(0, ((n ln n - sum_j c_j ln c_j) / n) / ln 2)`, sum left to right; 0 when n = 0.
+pub fn entropy_bits(counts: &[u64]) -> f64 {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return 0.0;
+    }
+    let mut s = xlnx(n);
+    for &c in counts {
+        s -= xlnx(c);
+    }
+    let h = (s / n as f64) / LN_2;
+    if h < 0.0 {
+        0.0
+    } else {
+        h
+    }
+}
+
+/// Plug-in mutual information I(C;X) in bits of a 2 x K table:
+/// `max(0, ((S + M) / n) / ln 2)` with `S = sum n_ij ln n_ij` (column by column, C=0 cell
+/// then C=1 cell) and `M = n ln n - sum_i a_i ln a_i - sum_j b_j ln b_j`.
+pub fn mi_bits(table: &[Vec<u64>; 2]) -> f64 {
+    let rows = padded_rows(table);
+    let mg = Margins::of(&rows);
+    let lt = LogTables::new(mg.n);
+    mi_bits_with(&rows, &mg, &lt)
+}
+
+pub(crate) fn mi_bits_with(rows: &[Vec<u64>; 2], mg: &Margins, lt: &LogTables) -> f64 {
+    mi_from_terms(cell_term(lt, &rows[0], &rows[1]), mg.margin_term(lt), mg.n)
+}
+
+/// Expected plug-in MI in bits under the permutation null (margins fixed, hypergeometric
+/// cells), exact (Vinh, Epps & Bailey 2010; the sum of scikit-learn's
+/// `expected_mutual_information`).
+///
+/// `EMI = (sum_i sum_j sum_k k * ((ln k + (ln n - ln a_i - ln b_j)) * exp(g_ijk))) / n / ln 2`
+/// over rows i = C=0, C=1, columns j in order, and k from `max(1, a_i + b_j - n)` to
+/// `min(a_i, b_j)` ascending, where `g_ijk` is the log hypergeometric probability of cell
+/// (i, j) holding k (see [`emi_bits_with`]).
+pub fn emi_bits(table: &[Vec<u64>; 2]) -> f64 {
+    let mg = Margins::of(table);
+    let lt = LogTables::new(mg.n);
+    emi_bits_with(&mg, &lt)
+}
+
+/// [`emi_bits`] from the margins and shared log tables (`lt.max() >= mg.n`).
+///
+/// Per cell (i, j): `c = (ln n - ln a_i) - ln b_j`,
+/// `g0 = (((ln a_i! + ln b_j!) + ln (n-a_i)!) + ln (n-b_j)!) - ln n!`, and for each k
+/// `g = (((g0 - ln k!) - ln (a_i-k)!) - ln (b_j-k)!) - ln (n-a_i-b_j+k)!`; the term is
+/// `(k as f64) * ((ln k + c) * exp(g))`, added in order to a running sum starting at 0.
+/// Terms with `g < -746` are skipped (their `exp` is exactly 0).
+pub fn emi_bits_with(mg: &Margins, lt: &LogTables) -> f64 {
+    let n = mg.n;
+    if n == 0 {
+        return 0.0;
+    }
+    let ln_n = lt.ln(n);
+    let lnf_n = lt.lnf(n);
+    let mut sum = 0.0;
+    for &ai in &mg.a {
+        if ai == 0 {
+            continue;
+        }
+        for &bj in &mg.b {
+            if bj == 0 {
+                continue;
+            }
+            let c = (ln_n - lt.ln(ai)) - lt.ln(bj);
+            let g0 = (((lt.lnf(ai) + lt.lnf(bj)) + lt.lnf(n - ai)) + lt.lnf(n - bj)) - lnf_n;
+            let lo = (ai + bj).saturating_sub(n).max(1);
+            let hi = ai.min(bj);
+            for k in lo..=hi {
+                let g = (((g0 - lt.lnf(k)) - lt.lnf(ai - k)) - lt.lnf(bj - k))
+                    - lt.lnf(n + k - ai - bj);
+                if g < LOG_UNDERFLOW {
+                    continue;
+                }
+                sum += k as f64 * ((lt.ln(k) + c) * libm::exp(g));
+            }
+        }
+    }
+    (sum / n as f64) / LN_2
+}
+
+/// Adjusted mutual information with arithmetic averaging:
+/// `AMI = (MI - EMI) / ((H_C + H_X) / 2 - EMI)`.
+///
+/// Degenerate denominator: when `(H_C + H_X) / 2 - EMI <= 1e-15` (only possible when
+/// some C group has fewer than 2 members, e.g. a single row, or a single row and column)
+/// the AMI is defined as 0: there is no room for information beyond chance.
+pub fn ami_arithmetic(table: &[Vec<u64>; 2]) -> f64 {
+    let rows = padded_rows(table);
+    let mg = Margins::of(&rows);
+    let lt = LogTables::new(mg.n);
+    let mi = mi_bits_with(&rows, &mg, &lt);
+    let emi = emi_bits_with(&mg, &lt);
+    ami_from(mi, emi, entropy_bits(&mg.a), entropy_bits(&mg.b))
+}
+
+/// AMI from its parts (see [`ami_arithmetic`]).
+pub fn ami_from(mi: f64, emi: f64, h_c: f64, h_x: f64) -> f64 {
+    let denom = (h_c + h_x) / 2.0 - emi;
+    if denom <= AMI_MIN_DENOMINATOR {
+        0.0
+    } else {
+        (mi - emi) / denom
+    }
+}
+
+/// Below this denominator (bits) the AMI is defined as 0.
+pub const AMI_MIN_DENOMINATOR: f64 = 1e-15;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_column() {
+        let t = [vec![3], vec![4]];
+        assert_eq!(mi_bits(&t), 0.0);
+        assert_eq!(emi_bits(&t), 0.0);
+        assert_eq!(ami_arithmetic(&t), 0.0);
+    }
+
+    #[test]
+    fn single_row_and_column_degenerate() {
+        let t = [vec![5], vec![0]];
+        assert_eq!(ami_arithmetic(&t), 0.0);
+        assert_eq!(entropy_bits(&[5, 0]), 0.0);
+    }
+
+    #[test]
+    fn empty_table() {
+        let t: [Vec<u64>; 2] = [vec![], vec![]];
+        assert_eq!(mi_bits(&t), 0.0);
+        assert_eq!(emi_bits(&t), 0.0);
+        assert_eq!(entropy_bits(&[]), 0.0);
+    }
+
+    #[test]
+    fn ragged_rows_pad_with_zero() {
+        assert_eq!(
+            mi_bits(&[vec![5, 0], vec![0, 5]]),
+            mi_bits(&[vec![5], vec![0, 5]])
+        );
+    }
+
+    #[test]
+    fn perfect_2x2() {
+        let t = [vec![5, 0], vec![0, 5]];
+        assert!((mi_bits(&t) - 1.0).abs() < 1e-15);
+        assert!((entropy_bits(&[5, 5]) - 1.0).abs() < 1e-15);
+        assert!((emi_bits(&t) - 0.0861645887488022).abs() < 1e-14);
+    }
+}

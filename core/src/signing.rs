@@ -1,0 +1,273 @@
+//! Ed25519 signing and offline verification of signed JSON objects (DESIGN.md section 3).
+//!
+//! A signed object carries `"key_id"` inside the signed body and `"signature"`: base64 of the
+//! Ed25519 signature over the JCS bytes of the object without `"signature"`. The key id is the
+//! C2SP signed-note key id `SHA-256(name ‖ 0x0A ‖ 0x01 ‖ pubkey)[:4]` as 8 hex characters.
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::canonical::{jcs, CanonicalError};
+
+/// The member holding the signature; the only unsigned member of a signed object.
+pub const SIGNATURE_FIELD: &str = "signature";
+/// The member holding the signer's key id.
+pub const KEY_ID_FIELD: &str = "key_id";
+
+/// C2SP signed-note key id of an Ed25519 key under `name`.
+pub fn key_id(name: &str, public: &VerifyingKey) -> [u8; 4] {
+    let mut h = Sha256::new();
+    h.update(name.as_bytes());
+    h.update([0x0a, 0x01]);
+    h.update(public.as_bytes());
+    let d = h.finalize();
+    [d[0], d[1], d[2], d[3]]
+}
+
+/// The service's signing key and the name (log origin) it signs under.
+#[derive(Clone)]
+pub struct ServiceKey {
+    signing: SigningKey,
+    name: String,
+    key_id: [u8; 4],
+}
+
+impl std::fmt::Debug for ServiceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the secret.
+        f.debug_struct("ServiceKey")
+            .field("name", &self.name)
+            .field("key_id", &hex::encode(self.key_id))
+            .finish()
+    }
+}
+
+impl ServiceKey {
+    /// A key from its 32-byte seed, named `name` (the log origin, e.g. `localhost:8402/log`).
+    pub fn from_seed(seed: &[u8; 32], name: &str) -> Self {
+        let signing = SigningKey::from_bytes(seed);
+        let key_id = key_id(name, &signing.verifying_key());
+        ServiceKey {
+            signing,
+            name: name.to_owned(),
+            key_id,
+        }
+    }
+
+    /// The public half.
+    pub fn public(&self) -> VerifyingKey {
+        self.signing.verifying_key()
+    }
+
+    /// The key name (log origin).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Key id as 8 lowercase hex characters.
+    pub fn key_id_hex(&self) -> String {
+        hex::encode(self.key_id)
+    }
+
+    /// Raw key id bytes.
+    pub fn key_id(&self) -> [u8; 4] {
+        self.key_id
+    }
+
+    /// Base64 of the 32-byte public key.
+    pub fn public_b64(&self) -> String {
+        B64.encode(self.public().as_bytes())
+    }
+
+    /// The C2SP verifier key: `name+hex(id)+base64(0x01 ‖ pubkey)`.
+    pub fn vkey(&self) -> String {
+        let mut typed = Vec::with_capacity(33);
+        typed.push(0x01);
+        typed.extend_from_slice(self.public().as_bytes());
+        format!("{}+{}+{}", self.name, self.key_id_hex(), B64.encode(typed))
+    }
+
+    /// Sign raw bytes.
+    pub fn sign_bytes(&self, msg: &[u8]) -> [u8; 64] {
+        self.signing.sign(msg).to_bytes()
+    }
+
+    /// Sign a JSON object in place: sets `key_id`, then `signature` over the JCS bytes of the
+    /// object without `signature`.
+    pub fn sign_object(&self, obj: &mut Map<String, Value>) -> Result<(), CanonicalError> {
+        obj.remove(SIGNATURE_FIELD);
+        obj.insert(KEY_ID_FIELD.into(), Value::String(self.key_id_hex()));
+        let bytes = jcs_of_map(obj)?;
+        let sig = self.sign_bytes(&bytes);
+        obj.insert(SIGNATURE_FIELD.into(), Value::String(B64.encode(sig)));
+        Ok(())
+    }
+}
+
+fn jcs_of_map(obj: &Map<String, Value>) -> Result<Vec<u8>, CanonicalError> {
+    // serde_json_canonicalizer serializes any Serialize; a Map serializes as an object.
+    serde_json_canonicalizer::to_vec(obj).map_err(|e| CanonicalError(e.to_string()))
+}
+
+/// Why a signed object did not verify.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// The document is not a JSON object.
+    #[error("not a JSON object")]
+    NotAnObject,
+    /// No `signature` member, or not a string.
+    #[error("no signature member")]
+    NoSignature,
+    /// The signature is not base64 of 64 bytes.
+    #[error("signature is not base64 of 64 bytes")]
+    BadSignatureEncoding,
+    /// `key_id` is missing or names another key.
+    #[error("key_id {found:?} does not match the pinned key ({expected})")]
+    KeyIdMismatch {
+        /// What the document says.
+        found: Option<String>,
+        /// The id of the pinned key.
+        expected: String,
+    },
+    /// The scope statement is missing or altered where the type requires it.
+    #[error("scope statement missing or altered")]
+    Scope,
+    /// The object could not be canonicalized.
+    #[error(transparent)]
+    Canonical(#[from] CanonicalError),
+    /// The Ed25519 signature does not verify.
+    #[error("signature does not verify")]
+    BadSignature,
+}
+
+/// A public key pinned by a verifier, with the name its key id was derived under.
+#[derive(Debug, Clone)]
+pub struct PinnedKey {
+    /// The Ed25519 public key.
+    pub key: VerifyingKey,
+    /// Expected key id (8 hex chars), when known.
+    pub key_id: Option<String>,
+}
+
+impl PinnedKey {
+    /// Parse a pinned key: base64 of 32 bytes, or a C2SP vkey `name+id+base64(0x01‖pub)`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let parts: Vec<&str> = s.splitn(3, '+').collect();
+        if parts.len() == 3 && parts[1].len() == 8 {
+            let raw = B64
+                .decode(parts[2])
+                .map_err(|e| format!("vkey key is not base64: {e}"))?;
+            if raw.len() != 33 || raw[0] != 0x01 {
+                return Err("vkey is not an Ed25519 (type 0x01) key".into());
+            }
+            let key = vk_from(&raw[1..])?;
+            let id = hex::encode(key_id(parts[0], &key));
+            if id != parts[1] {
+                return Err(format!(
+                    "vkey id {} does not match its key ({id})",
+                    parts[1]
+                ));
+            }
+            return Ok(PinnedKey {
+                key,
+                key_id: Some(id),
+            });
+        }
+        let raw = B64
+            .decode(s)
+            .map_err(|e| format!("public key is not base64: {e}"))?;
+        Ok(PinnedKey {
+            key: vk_from(&raw)?,
+            key_id: None,
+        })
+    }
+}
+
+fn vk_from(raw: &[u8]) -> Result<VerifyingKey, String> {
+    let arr: [u8; 32] = raw
+        .try_into()
+        .map_err(|_| format!("public key must be 32 bytes (got {})", raw.len()))?;
+    VerifyingKey::from_bytes(&arr).map_err(|e| format!("invalid Ed25519 public key: {e}"))
+}
+
+/// Verify a signed JSON object against a pinned key.
+///
+/// Checks the signature over the JCS bytes of everything but `signature`. When the pinned key
+/// carries a key id, the object's `key_id` must equal it. Objects whose `type` requires a scope
+/// statement must carry the exact statement (see [`crate::scope`]).
+pub fn verify_object(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError> {
+    let obj = doc.as_object().ok_or(VerifyError::NotAnObject)?;
+    let sig_b64 = obj
+        .get(SIGNATURE_FIELD)
+        .and_then(Value::as_str)
+        .ok_or(VerifyError::NoSignature)?;
+    let sig_raw = B64
+        .decode(sig_b64)
+        .map_err(|_| VerifyError::BadSignatureEncoding)?;
+    let sig_arr: [u8; 64] = sig_raw
+        .as_slice()
+        .try_into()
+        .map_err(|_| VerifyError::BadSignatureEncoding)?;
+    if let Some(expected) = &pinned.key_id {
+        let found = obj.get(KEY_ID_FIELD).and_then(Value::as_str);
+        if found != Some(expected.as_str()) {
+            return Err(VerifyError::KeyIdMismatch {
+                found: found.map(str::to_owned),
+                expected: expected.clone(),
+            });
+        }
+    }
+    if crate::scope::required_for(obj) && !crate::scope::is_intact(obj) {
+        return Err(VerifyError::Scope);
+    }
+    let mut body = obj.clone();
+    body.remove(SIGNATURE_FIELD);
+    let bytes = jcs(&Value::Object(body))?;
+    pinned
+        .key
+        .verify_strict(&bytes, &Signature::from_bytes(&sig_arr))
+        .map_err(|_| VerifyError::BadSignature)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_key() -> ServiceKey {
+        let seed: [u8; 32] = Sha256::digest(b"test seed - do not use").into();
+        ServiceKey::from_seed(&seed, "example.org/ledger")
+    }
+
+    #[test]
+    fn c2sp_worked_example_vkey() {
+        // shared/reference/tlog.md: test key from sha256("test seed - do not use").
+        assert_eq!(
+            test_key().vkey(),
+            "example.org/ledger+1efaf554+AcQVHg5Dncbnuu8a9U4chqnDnmBOKhIA5t85zxNudWbN"
+        );
+    }
+
+    #[test]
+    fn sign_then_verify_and_tamper() {
+        let k = test_key();
+        let mut obj = Map::new();
+        obj.insert("type".into(), Value::String("test/v1".into()));
+        obj.insert("x".into(), serde_json::json!(0.5));
+        k.sign_object(&mut obj).unwrap();
+        let pinned = PinnedKey::parse(&k.vkey()).unwrap();
+        let doc = Value::Object(obj.clone());
+        assert!(verify_object(&doc, &pinned).is_ok());
+        let by_b64 = PinnedKey::parse(&k.public_b64()).unwrap();
+        assert!(verify_object(&doc, &by_b64).is_ok());
+        let mut bad = obj.clone();
+        bad.insert("x".into(), serde_json::json!(0.25));
+        assert_eq!(
+            verify_object(&Value::Object(bad), &pinned),
+            Err(VerifyError::BadSignature)
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! conduct-renderer: state -> static tree.
+//!
+//! Signed JSON snapshots, HTML pages (askama), the library (pulldown-cmark) and the signed
+//! mirror manifest. Pure given its input: the same state and `as_of` give the same bytes.
+
+pub mod docs;
+pub mod pages;
+pub mod site;
+pub mod snapshot;
+pub mod tree;
+
+pub use site::{render, RouteInfo, SiteInput};
+pub use tree::Tree;
+
+/// Why a render failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A template failed to render.
+    #[error("template: {0}")]
+    Template(#[from] askama::Error),
+    /// A document could not be canonicalized for signing.
+    #[error(transparent)]
+    Canonical(#[from] conduct_core::canonical::CanonicalError),
+    /// An input was malformed.
+    #[error("input: {0}")]
+    Input(String),
+}

@@ -1,0 +1,358 @@
+//! The static tree of DESIGN.md section 7 for what exists today: the service card, catalog,
+//! public key, predicates, schemas, well-known documents, library, and the signed manifest.
+//!
+//! Deterministic: the same [`SiteInput`] gives byte-identical files.
+
+use askama::Template;
+use conduct_core::attestation::predicates_doc;
+use conduct_core::schema::{ATTESTATION_SCHEMA, TRACE_SCHEMA};
+use conduct_core::scope::{scope_line, scope_value};
+use conduct_core::signing::ServiceKey;
+use conduct_core::time::rfc3339;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::docs;
+use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage};
+use crate::snapshot::signed_bytes;
+use crate::tree::Tree;
+use crate::RenderError;
+
+/// One HTTP endpoint as the running route table declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// HTTP method.
+    pub method: &'static str,
+    /// Path (templated segments in braces).
+    pub path: &'static str,
+    /// Paid through x402.
+    pub paid: bool,
+    /// What it does.
+    pub description: &'static str,
+}
+
+/// Everything a render reads.
+#[derive(Debug, Clone)]
+pub struct SiteInput<'a> {
+    /// The service key (signs every JSON file).
+    pub key: &'a ServiceKey,
+    /// Public base URL, without a trailing slash.
+    pub public_url: &'a str,
+    /// The running route table.
+    pub routes: &'a [RouteInfo],
+    /// The x402 `accepts` entries of every configured rail (may be empty).
+    pub accepts: &'a [Value],
+    /// Price per paid read in USD, e.g. `0.10`.
+    pub price_usd: &'a str,
+    /// The free demo cap per IP per UTC day (`None` when lifted).
+    pub demo_daily_cap: Option<u32>,
+    /// Render instant, unix seconds.
+    pub as_of: u64,
+    /// How long the manifest stays valid, seconds.
+    pub manifest_ttl: u64,
+}
+
+/// Manifest format name.
+pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
+
+const WHAT: &str = "conduct measures how an agent's reasoning and actions couple to a context \
+flag (being monitored, say) and signs the reading, so anyone can verify it offline.";
+const FOR_WHOM: &str = "For agents who want a verifiable reading of their own conduct, the \
+operators who run them, and the counterparties who must decide whether to trust them. No \
+accounts, no API keys: payment authenticates paid calls, a wallet signature proves an owner. \
+Payment never moves a number.";
+
+/// Render the whole tree.
+pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
+    let mut tree = Tree::default();
+    let key = input.key;
+    let sign = |doc: Value| signed_bytes(key, doc).map_err(RenderError::from);
+    let key_id = key.key_id_hex();
+    let scope = scope_line();
+    let demo_cap = match input.demo_daily_cap {
+        Some(n) => format!("{n} per UTC day per IP"),
+        None => "uncapped on this instance".to_owned(),
+    };
+    let price = format!("${} (USD)", input.price_usd);
+
+    // Public key.
+    tree.put(
+        "pubkey.json",
+        sign(json!({
+            "type": "conduct.pubkey/v1",
+            "alg": "ed25519",
+            "public_key": key.public_b64(),
+            "key_id": key_id,
+            "vkey": key.vkey(),
+            "name": key.name(),
+            "how_to_verify": "Remove 'signature' from a signed object, canonicalize the rest \
+                with RFC 8785 (JCS), and verify the base64 Ed25519 signature over those bytes \
+                with public_key. Pin this key out of band.",
+            "scope": scope_value(),
+        }))?,
+    );
+
+    // Predicates.
+    tree.put("predicates.json", sign(predicates_doc())?);
+
+    // Schemas (JSON Schema documents; key_id and signature are ignored as unknown keywords).
+    for (name, text) in [
+        ("trace.json", TRACE_SCHEMA),
+        ("attestation.json", ATTESTATION_SCHEMA),
+    ] {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| RenderError::Input(format!("schema {name}: {e}")))?;
+        tree.put(format!("schemas/{name}"), sign(v)?);
+    }
+
+    // Catalog.
+    let endpoints: Vec<Value> = input
+        .routes
+        .iter()
+        .map(|r| {
+            json!({"method": r.method, "path": r.path, "paid": r.paid,
+                   "description": r.description})
+        })
+        .collect();
+    tree.put(
+        "catalog.json",
+        sign(json!({
+            "type": "conduct.catalog/v1",
+            "what": "Every HTTP endpoint of this instance, generated from the running route \
+                table. Authoritative when it disagrees with prose.",
+            "base_url": input.public_url,
+            "endpoints": endpoints,
+            "scope": scope_value(),
+        }))?,
+    );
+    let rows = input
+        .routes
+        .iter()
+        .map(|r| EndpointRow {
+            method: r.method.to_owned(),
+            path: r.path.to_owned(),
+            paid: r.paid,
+            description: r.description.to_owned(),
+        })
+        .collect();
+    tree.put(
+        "catalog.html",
+        CatalogPage {
+            title: "Catalog",
+            description: "Every endpoint of the conduct attestation service.",
+            scope_line: &scope,
+            key_id: &key_id,
+            endpoints: rows,
+        }
+        .render()?
+        .into_bytes(),
+    );
+
+    // x402 paid-resources manifest.
+    let paid: Vec<Value> = input
+        .routes
+        .iter()
+        .filter(|r| r.paid)
+        .map(|r| {
+            json!({"resource": format!("{}{}", input.public_url, r.path), "method": r.method,
+                   "description": r.description, "mimeType": "application/json",
+                   "accepts": input.accepts})
+        })
+        .collect();
+    tree.put(
+        ".well-known/x402.json",
+        sign(json!({
+            "type": "conduct.x402/v1",
+            "x402Version": 2,
+            "what": "Paid resources of this instance and the rails that pay them. One flat \
+                price per rail for every caller; the price never depends on a score.",
+            "price_usd": input.price_usd,
+            "resources": paid,
+            "rails": input.accepts,
+            "headers": {"challenge": "PAYMENT-REQUIRED", "payment": ["PAYMENT-SIGNATURE", "X-PAYMENT"],
+                        "receipt": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"]},
+            "scope": scope_value(),
+        }))?,
+    );
+
+    // Agent card (A2A-style fields plus conduct's own).
+    tree.put(
+        ".well-known/agent.json",
+        sign(json!({
+            "type": "conduct.agent-card/v1",
+            "name": "conduct",
+            "description": WHAT,
+            "url": input.public_url,
+            "version": env!("CARGO_PKG_VERSION"),
+            "capabilities": {"streaming": false, "pushNotifications": false},
+            "defaultInputModes": ["application/json"],
+            "defaultOutputModes": ["application/json"],
+            "authentication": {"schemes": ["x402"], "note": "No accounts and no API keys. Paid calls are authenticated by payment."},
+            "skills": [
+                {"id": "profile", "name": "Signed channel-coupling profile",
+                 "description": "POST /profile: a trace in, an Ed25519-signed attestation of I(C;D), I(C;M), I(C;M|D-clean), I(C;D,M) out. Paid via x402.",
+                 "tags": ["attestation", "mutual-information", "x402"]},
+                {"id": "demo_profile", "name": "Unsigned demo profile",
+                 "description": "POST /demo/profile: the same numbers, unsigned, free and rate-limited.",
+                 "tags": ["demo"]}
+            ],
+            "pubkey": key.public_b64(),
+            "catalog": format!("{}/catalog", input.public_url),
+            "scope": scope_value(),
+        }))?,
+    );
+
+    // Library.
+    let published = docs::published();
+    let doc_entries: Vec<Value> = published
+        .iter()
+        .map(|d| {
+            json!({"name": d.name, "title": d.title(), "path": format!("/library/{}", d.name),
+                   "html": format!("/library/{}", d.stem()), "bytes": d.markdown.len(),
+                   "sha256": hex::encode(Sha256::digest(d.markdown.as_bytes()))})
+        })
+        .collect();
+    let withheld_why = "Nothing is held back on this instance: every document of record is \
+        published. When a document is withheld (a draft lexicon under evaluation, say), it is \
+        counted here with the reason.";
+    tree.put(
+        "library.json",
+        sign(json!({
+            "type": "conduct.library/v1",
+            "documents": doc_entries,
+            "withheld": {"count": 0, "why": withheld_why},
+            "scope": scope_value(),
+        }))?,
+    );
+    let rows: Vec<DocRow> = published
+        .iter()
+        .map(|d| DocRow {
+            name: d.name.to_owned(),
+            stem: d.stem().to_owned(),
+            title: d.title(),
+            bytes: d.markdown.len(),
+        })
+        .collect();
+    tree.put(
+        "library.html",
+        LibraryPage {
+            title: "Library",
+            description: "Published documents of the conduct attestation service.",
+            scope_line: &scope,
+            key_id: &key_id,
+            docs: rows,
+            withheld_count: 0,
+            withheld_why,
+        }
+        .render()?
+        .into_bytes(),
+    );
+    for d in &published {
+        tree.put(
+            format!("library/{}", d.name),
+            d.markdown.as_bytes().to_vec(),
+        );
+        let title = d.title();
+        let body = d.html();
+        tree.put(
+            format!("library/{}.html", d.stem()),
+            DocPage {
+                title: &title,
+                description: &title,
+                scope_line: &scope,
+                key_id: &key_id,
+                name: d.name,
+                body: &body,
+            }
+            .render()?
+            .into_bytes(),
+        );
+    }
+
+    // Service card.
+    let rails: Vec<String> = input
+        .accepts
+        .iter()
+        .map(|a| {
+            format!(
+                "{} on {}: {} atomic units of {} to {}",
+                a["scheme"].as_str().unwrap_or("?"),
+                a["network"].as_str().unwrap_or("?"),
+                a["amount"].as_str().unwrap_or("?"),
+                a["asset"].as_str().unwrap_or("?"),
+                a["payTo"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    tree.put(
+        "index.json",
+        sign(json!({
+            "type": "conduct.service/v1",
+            "name": "conduct",
+            "what": WHAT,
+            "for_whom": FOR_WHOM,
+            "base_url": input.public_url,
+            "pubkey": {"alg": "ed25519", "public_key": key.public_b64(), "key_id": key_id,
+                       "vkey": key.vkey(), "at": "/pubkey"},
+            "price_usd": input.price_usd,
+            "rails": input.accepts,
+            "free_demo": {"path": "/demo/profile", "cap": demo_cap},
+            "invariants": [
+                "Payment never moves a measured number. The price is flat and the read is score-blind.",
+                "No accounts and no API keys. Payment is the authentication for paid calls.",
+                "Raw traces are scored, hashed and discarded.",
+            ],
+            "start_here": {"catalog": "/catalog", "library": "/library", "pubkey": "/pubkey",
+                           "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
+                           "attestation_schema": "/schemas/attestation.json",
+                           "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},
+            "scope": scope_value(),
+        }))?,
+    );
+    tree.put(
+        "index.html",
+        CardPage {
+            title: "conduct",
+            description: WHAT,
+            scope_line: &scope,
+            key_id: &key_id,
+            what: WHAT,
+            for_whom: FOR_WHOM,
+            demo_cap: &demo_cap,
+            price: &price,
+            public_url: input.public_url,
+            public_key: &key.public_b64(),
+            vkey: &key.vkey(),
+            rails,
+        }
+        .render()?
+        .into_bytes(),
+    );
+
+    // The manifest covers everything above.
+    let manifest = manifest_doc(&tree, input.as_of, input.manifest_ttl);
+    tree.put("manifest.json", sign(manifest)?);
+    Ok(tree)
+}
+
+/// The (unsigned) manifest of a tree: every file but the manifest itself and the log.
+pub fn manifest_doc(tree: &Tree, as_of: u64, ttl: u64) -> Value {
+    let mut files = serde_json::Map::new();
+    for (path, bytes) in &tree.files {
+        if path == "manifest.json" || path.starts_with("log/") {
+            continue;
+        }
+        files.insert(
+            path.clone(),
+            json!({"sha256": hex::encode(Sha256::digest(bytes)), "len": bytes.len()}),
+        );
+    }
+    json!({
+        "type": MANIFEST_TYPE,
+        "version": as_of,
+        "as_of": rfc3339(as_of),
+        "expires": rfc3339(as_of.saturating_add(ttl)),
+        "files": files,
+        "scope": scope_value(),
+    })
+}

@@ -1,0 +1,96 @@
+//! An in-memory static tree (relative path -> bytes) and writing it to disk.
+//!
+//! Writing is incremental: a file is rewritten only when its bytes changed (so mirrors and
+//! rsync see untouched mtimes), each write is atomic and durable, and files that the tree no
+//! longer holds are removed (outside the paths other writers own, such as `log/`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use conduct_indexer::durable::write_atomic;
+
+/// Paths under these prefixes belong to other writers and are never removed by a render.
+pub const FOREIGN_PREFIXES: &[&str] = &["log/"];
+
+/// A rendered static tree.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Tree {
+    /// Relative path (forward slashes, no leading slash) -> file bytes.
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// What a write changed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct WriteReport {
+    /// Files written because they were new or different.
+    pub written: Vec<String>,
+    /// Files removed because the tree no longer holds them.
+    pub removed: Vec<String>,
+    /// Files left as they were.
+    pub unchanged: usize,
+}
+
+impl Tree {
+    /// Add or replace a file.
+    pub fn put(&mut self, path: impl Into<String>, bytes: Vec<u8>) {
+        self.files.insert(path.into(), bytes);
+    }
+
+    /// Write the tree under `root`.
+    pub fn write_to(&self, root: &Path) -> io::Result<WriteReport> {
+        let mut report = WriteReport::default();
+        std::fs::create_dir_all(root)?;
+        for (rel, bytes) in &self.files {
+            let path = root.join(rel);
+            match std::fs::read(&path) {
+                Ok(old) if &old == bytes => report.unchanged += 1,
+                _ => {
+                    write_atomic(&path, bytes, 0o644)?;
+                    report.written.push(rel.clone());
+                }
+            }
+        }
+        for entry in walkdir::WalkDir::new(root).min_depth(1) {
+            let entry = entry.map_err(io::Error::other)?;
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let rel = match entry.path().strip_prefix(root) {
+                Ok(r) => r.to_string_lossy().replace('\\', "/"),
+                Err(_) => continue,
+            };
+            if FOREIGN_PREFIXES.iter().any(|p| rel.starts_with(p)) || self.files.contains_key(&rel)
+            {
+                continue;
+            }
+            std::fs::remove_file(entry.path())?;
+            report.removed.push(rel);
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_only_changes_and_prunes_stale_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Tree::default();
+        t.put("a.json", b"1".to_vec());
+        t.put("sub/b.html", b"2".to_vec());
+        let r = t.write_to(dir.path()).unwrap();
+        assert_eq!(r.written.len(), 2);
+        std::fs::create_dir_all(dir.path().join("log")).unwrap();
+        std::fs::write(dir.path().join("log/checkpoint"), b"x").unwrap();
+        std::fs::write(dir.path().join("stale.txt"), b"x").unwrap();
+        t.put("a.json", b"3".to_vec());
+        let r = t.write_to(dir.path()).unwrap();
+        assert_eq!(r.written, vec!["a.json".to_string()]);
+        assert_eq!(r.removed, vec!["stale.txt".to_string()]);
+        assert_eq!(r.unchanged, 1);
+        assert!(dir.path().join("log/checkpoint").exists());
+    }
+}

@@ -1,0 +1,1 @@
+//! End-to-end test support: spawns the real `conduct` binary.
