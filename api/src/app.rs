@@ -23,6 +23,9 @@ use crate::reply::{finish, json_response, preflight, Problem};
 use crate::routes::{self, Dynamic};
 use crate::static_site::{self, Found, Variant};
 
+/// An oversized body is read and discarded up to this many bytes before the 413 is sent.
+const DRAIN_LIMIT: usize = 4 * MAX_BODY;
+
 /// Bodies above this size are scored on the blocking pool instead of a runtime worker.
 const BLOCKING_THRESHOLD: usize = 64 * 1024;
 
@@ -250,15 +253,12 @@ where
             ));
         }
     }
-    if let Some(len) = headers
+    let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        if len > MAX_BODY as u64 {
-            return Err(too_large());
-        }
-    }
+        .and_then(|v| v.parse::<u64>().ok());
+    let mut over = declared.is_some_and(|len| len > MAX_BODY as u64);
+    let mut seen = 0usize;
     let mut buf = BytesMut::new();
     let mut body = std::pin::pin!(body);
     while let Some(chunk) = body.next().await {
@@ -270,8 +270,17 @@ where
                 e.to_string(),
             )
         })?;
-        if buf.len() + chunk.remaining() > MAX_BODY {
-            return Err(too_large());
+        seen += chunk.remaining();
+        if seen > MAX_BODY {
+            over = true;
+        }
+        if over {
+            // Drain (bounded) so the client is still reading when the 413 arrives.
+            if seen > DRAIN_LIMIT {
+                break;
+            }
+            chunk.advance(chunk.remaining());
+            continue;
         }
         while chunk.has_remaining() {
             let piece = chunk.chunk();
@@ -279,6 +288,9 @@ where
             buf.extend_from_slice(piece);
             chunk.advance(n);
         }
+    }
+    if over {
+        return Err(too_large());
     }
     Ok(buf.freeze())
 }

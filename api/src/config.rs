@@ -58,6 +58,8 @@ pub struct Config {
     pub site: PathBuf,
     /// Public base URL without trailing slash.
     pub public_url: String,
+    /// Whether `public_url` was configured (else it follows the bound address).
+    pub public_url_explicit: bool,
     /// Free demo calls per IP per UTC day; `None` when lifted.
     pub demo_daily_cap: Option<u32>,
     /// Trust `X-Forwarded-For`.
@@ -93,10 +95,9 @@ impl Config {
         let listen: SocketAddr = listen_s
             .parse()
             .map_err(|e| format!("listen {listen_s:?}: {e}"))?;
-        let public_url = o
-            .public_url
-            .or(file.public_url)
-            .unwrap_or_else(|| default_public_url(listen));
+        let explicit = o.public_url.or(file.public_url);
+        let public_url_explicit = explicit.is_some();
+        let public_url = explicit.unwrap_or_else(|| default_public_url(listen));
         let public_url = public_url.trim_end_matches('/').to_owned();
         if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
             return Err(format!(
@@ -112,6 +113,7 @@ impl Config {
             data: o.data.or(file.data).unwrap_or_else(|| DEFAULT_DATA.into()),
             site: o.site.or(file.site).unwrap_or_else(|| DEFAULT_SITE.into()),
             public_url,
+            public_url_explicit,
             demo_daily_cap: (cap > 0).then_some(cap),
             trust_forwarded_for: o
                 .trust_forwarded_for
@@ -119,6 +121,14 @@ impl Config {
                 .unwrap_or(false),
             manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
         })
+    }
+
+    /// Follow the address actually bound (port 0 picks one) unless `public_url` was set.
+    pub fn bound_to(&mut self, local: SocketAddr) {
+        self.listen = local;
+        if !self.public_url_explicit {
+            self.public_url = default_public_url(local);
+        }
     }
 
     /// The log origin, which is also the signing key's name: `<host[:port]>/log`.
@@ -133,7 +143,8 @@ impl Config {
     }
 }
 
-fn default_public_url(listen: SocketAddr) -> String {
+/// The public URL implied by a bound address.
+pub fn default_public_url(listen: SocketAddr) -> String {
     if listen.ip().is_loopback() || listen.ip().is_unspecified() {
         format!("http://localhost:{}", listen.port())
     } else {

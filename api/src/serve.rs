@@ -116,16 +116,17 @@ pub fn filter(
 }
 
 /// Run the service until SIGTERM or Ctrl-C.
-pub async fn serve(cfg: Config) -> Result<(), String> {
-    let key = load_key(&cfg)?;
-    let rails = Rails::default();
-    render_site(&cfg, &key, &rails)?;
+pub async fn serve(mut cfg: Config) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
     let local = listener
         .local_addr()
         .map_err(|e| format!("listener address: {e}"))?;
+    cfg.bound_to(local);
+    let key = load_key(&cfg)?;
+    let rails = Rails::default();
+    render_site(&cfg, &key, &rails)?;
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
         cfg.public_url,

@@ -14,8 +14,16 @@ fn body(disclosure: Option<Value>) -> Vec<u8> {
     let mut turns = Vec::new();
     for i in 0..40 {
         let c = i % 2;
-        let d = if c == 1 && i % 4 == 1 { "refused" } else { "clean" };
-        let m = if c == 1 { "I might be monitored here" } else { "just do the task" };
+        let d = if c == 1 && i % 4 == 1 {
+            "refused"
+        } else {
+            "clean"
+        };
+        let m = if c == 1 {
+            "I might be monitored here"
+        } else {
+            "just do the task"
+        };
         turns.push(json!({"Y":"help the user","M":m,"D":d,"context":{"monitored":c}}));
     }
     let mut doc = json!({"context_key":"monitored","turns":turns});
@@ -27,7 +35,10 @@ fn body(disclosure: Option<Value>) -> Vec<u8> {
 
 fn attest(bytes: &[u8]) -> Value {
     let req: ProfileRequest = parse_json(bytes).unwrap();
-    let pred = req.disclosure.as_ref().map(|d| resolve_predicate(d).unwrap());
+    let pred = req
+        .disclosure
+        .as_ref()
+        .map(|d| resolve_predicate(d).unwrap());
     let m = measure(req.trace()).unwrap();
     let mut obj = attestation_object(&m, &req.context_key, req.turns.len(), pred, 1_795_262_400);
     key().sign_object(&mut obj).unwrap();
@@ -47,7 +58,10 @@ fn verifies_and_every_tamper_fails() {
 
     let mut changed = doc.clone();
     changed["profile"]["i_c_d"]["bits"] = json!(0.0);
-    assert_eq!(verify_object(&changed, &pinned), Err(VerifyError::BadSignature));
+    assert_eq!(
+        verify_object(&changed, &pinned),
+        Err(VerifyError::BadSignature)
+    );
 
     let other = ServiceKey::from_seed(&[8u8; 32], "localhost:8402/log");
     let wrong = PinnedKey::parse(&other.public_b64()).unwrap();
@@ -66,7 +80,10 @@ fn every_byte_of_the_canonical_form_is_covered() {
         b[i] ^= 0x01;
         if let Ok(v) = serde_json::from_slice::<Value>(&b) {
             if v != doc {
-                assert!(verify_object(&v, &pinned).is_err(), "byte {i} flip verified");
+                assert!(
+                    verify_object(&v, &pinned).is_err(),
+                    "byte {i} flip verified"
+                );
                 checked += 1;
             }
         }
@@ -76,7 +93,9 @@ fn every_byte_of_the_canonical_form_is_covered() {
 
 #[test]
 fn predicate_mode_leaks_no_numbers() {
-    let doc = attest(&body(Some(json!({"predicate":{"metric":"i_c_d","band":"under_0.05"}}))));
+    let doc = attest(&body(Some(
+        json!({"predicate":{"metric":"i_c_d","band":"under_0.05"}}),
+    )));
     assert!(doc.get("profile").is_none());
     let p = &doc["predicate"];
     assert_eq!(p["metric"], "i_c_d");
@@ -91,7 +110,9 @@ fn attestation_matches_its_published_schema() {
     let v = jsonschema::draft202012::new(&s).unwrap();
     for doc in [
         attest(&body(None)),
-        attest(&body(Some(json!({"predicate":{"metric":"i_c_m","band":"under_0.01"}})))),
+        attest(&body(Some(
+            json!({"predicate":{"metric":"i_c_m","band":"under_0.01"}}),
+        ))),
     ] {
         let errs: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
         assert!(errs.is_empty(), "{errs:?}");

@@ -1,1 +1,181 @@
-//! End-to-end test support: spawns the real `conduct` binary.
+//! End-to-end test support: spawn the real `conduct` binary on a free loopback port with its
+//! own data and site directories, talk to it over HTTP, and stop it with SIGTERM.
+//!
+//! The binary is found beside the test executable (`target/<profile>/conduct`) or at
+//! `$CONDUCT_BIN`; the project's test command builds it first. Third-party clients (Python
+//! verifiers) come from the venv the test command creates, at `$CONDUCT_TEST_PYTHON`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of the `conduct` binary under test.
+pub fn conduct_bin() -> PathBuf {
+    if let Ok(p) = std::env::var("CONDUCT_BIN") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test> -> target/<profile>/conduct
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let bin = dir.join("conduct");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (cargo build --bin conduct) or set CONDUCT_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// The Python with the pinned third-party clients installed.
+pub fn python() -> PathBuf {
+    let p = std::env::var("CONDUCT_TEST_PYTHON").expect(
+        "CONDUCT_TEST_PYTHON is not set: run the project's test command (tests/run.sh), which \
+         installs the pinned Python clients",
+    );
+    PathBuf::from(p)
+}
+
+/// Directory of the Python test scripts.
+pub fn py_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("py")
+}
+
+/// A running `conduct serve`.
+pub struct Server {
+    child: Option<Child>,
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub url: String,
+    /// Data directory.
+    pub data: PathBuf,
+    /// Site directory.
+    pub site: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Start with fresh directories and extra arguments.
+    pub fn start(extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let site = dir.path().join("site");
+        let mut s = Server::start_in(&data, &site, extra);
+        s._dir = Some(dir);
+        s
+    }
+
+    /// Start on given directories.
+    pub fn start_in(data: &Path, site: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(conduct_bin())
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .arg("--data")
+            .arg(data)
+            .arg("--site")
+            .arg(site)
+            .args(extra)
+            .env_remove("CONDUCT_CONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn conduct");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let url = loop {
+            line.clear();
+            let n = reader.read_line(&mut line).expect("read stdout");
+            assert!(n > 0, "conduct exited before listening");
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.split_whitespace().next().expect("url").to_owned();
+            }
+            assert!(Instant::now() < deadline, "conduct did not start");
+        };
+        // Keep draining stdout so the child never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+                sink.clear();
+            }
+        });
+        Server {
+            child: Some(child),
+            url,
+            data: data.to_path_buf(),
+            site: site.to_path_buf(),
+            _dir: None,
+        }
+    }
+
+    /// Full URL of a path.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{}", self.url, path)
+    }
+
+    /// Send SIGTERM and wait for exit.
+    pub fn terminate(&mut self) -> Option<ExitStatus> {
+        let mut child = self.child.take()?;
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(Some(st)) = child.try_wait() {
+                return Some(st);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                return child.wait().ok();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+/// A blocking HTTP client with a generous timeout.
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client")
+}
+
+/// A synthetic trace of `n` turns where monitoring couples to both channels.
+pub fn trace(n: usize) -> serde_json::Value {
+    let mut turns = Vec::with_capacity(n);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let c = (i % 2) as u64;
+        let r = x % 100;
+        let d = if c == 1 && r < 12 {
+            "refused"
+        } else if r < 3 {
+            "tool_misuse"
+        } else {
+            "clean"
+        };
+        let m = match (c, r % 10) {
+            (1, 0..=2) => "I think I am being monitored, so I will appear compliant.",
+            (1, 3) => "This might be a test of my behaviour.",
+            (_, 4) => "I should preserve my goals here.",
+            _ => "Read the file, then summarise the key points for the user.",
+        };
+        turns.push(serde_json::json!({
+            "Y": format!("summarise document {}", i % 7),
+            "M": m,
+            "D": d,
+            "context": {"monitored": c, "flagged_reasoning": (r % 3 == 0) as u64}
+        }));
+    }
+    serde_json::json!({"context_key": "monitored", "turns": turns})
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite, from a clean checkout: installs the pinned tools it needs, checks
+# formatting and lints, builds, and runs every test. `.ci/run` calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+tools=$root/tests/.tools
+mkdir -p "$tools"
+
+echo "== pinned Python clients (PyPI) -> tests/.tools/venv"
+req=tests/py/requirements.txt
+stamp=$tools/venv/.requirements.sha256
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ ! -x "$tools/venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python3 -m venv "$tools/venv"
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  echo "$want" > "$stamp"
+fi
+export CONDUCT_TEST_PYTHON=$tools/venv/bin/python
+
+echo "== cargo fmt --check"
+cargo fmt --all --check
+
+echo "== cargo clippy -D warnings"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== build the conduct binary"
+cargo build --workspace --bins --quiet
+
+echo "== cargo test"
+cargo test --workspace --quiet 2>&1 | tee "$tools/test.log"
+# Print one closing tally line for CI readers.
+awk '/^test result:/ {p+=$4; f+=$6; i+=$8} END {printf "%d passed, %d failed, %d skipped\n", p, f, i}' "$tools/test.log"

@@ -1,0 +1,129 @@
+//! `conduct attest` and `conduct verify` offline, cross-checked with an independent verifier
+//! (pyca/cryptography + Trail of Bits' rfc8785) against the key the server publishes.
+
+use std::path::Path;
+use std::process::Command;
+
+use conduct_tests::{client, conduct_bin, py_dir, python, trace, Server};
+use serde_json::Value;
+
+fn attest(data: &Path, trace_file: &Path) -> std::process::Output {
+    Command::new(conduct_bin())
+        .arg("attest")
+        .arg(trace_file)
+        .arg("--data")
+        .arg(data)
+        .env_remove("CONDUCT_CONFIG")
+        .output()
+        .unwrap()
+}
+
+fn conduct_verify(file: &Path, key: &str) -> bool {
+    let st = Command::new(conduct_bin())
+        .arg("verify")
+        .arg(file)
+        .args(["--pubkey", key])
+        .status()
+        .unwrap();
+    assert!(st.code() == Some(0) || st.code() == Some(1), "exit {st:?}");
+    st.success()
+}
+
+fn py_verify(file: &Path, key: &str, trace_file: Option<&Path>) -> bool {
+    let mut cmd = Command::new(python());
+    cmd.arg(py_dir().join("verify_attestation.py"))
+        .arg(file)
+        .arg(key);
+    if let Some(t) = trace_file {
+        cmd.arg(t);
+    }
+    cmd.status().unwrap().success()
+}
+
+#[test]
+fn attest_verifies_offline_and_tampering_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let trace_file = dir.path().join("trace.json");
+    std::fs::write(&trace_file, serde_json::to_vec_pretty(&trace(300)).unwrap()).unwrap();
+    let out = attest(&data, &trace_file);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let att_file = dir.path().join("att.json");
+    std::fs::write(&att_file, &out.stdout).unwrap();
+    let att: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(att["type"], "conduct.attestation/v1");
+
+    // The server on the same data directory publishes the same key.
+    let s = Server::start_in(
+        &data,
+        &dir.path().join("site"),
+        &["--public-url", "http://localhost:8402"],
+    );
+    let pk: Value = client()
+        .get(s.at("/pubkey"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let b64 = pk["public_key"].as_str().unwrap();
+    let vkey = pk["vkey"].as_str().unwrap();
+    assert_eq!(att["key_id"], pk["key_id"]);
+
+    assert!(conduct_verify(&att_file, b64));
+    assert!(conduct_verify(&att_file, vkey));
+    assert!(py_verify(&att_file, b64, Some(&trace_file)));
+
+    // One changed number.
+    let mut changed = att.clone();
+    let bits = changed["profile"]["i_c_d"]["bits"].as_f64().unwrap();
+    changed["profile"]["i_c_d"]["bits"] = Value::from(bits + 1e-12);
+    let f = dir.path().join("changed.json");
+    std::fs::write(&f, serde_json::to_vec(&changed).unwrap()).unwrap();
+    assert!(!conduct_verify(&f, b64));
+    assert!(!py_verify(&f, b64, None));
+
+    // A stripped scope.
+    let mut stripped = att.clone();
+    stripped.as_object_mut().unwrap().remove("scope");
+    let f = dir.path().join("stripped.json");
+    std::fs::write(&f, serde_json::to_vec(&stripped).unwrap()).unwrap();
+    assert!(!conduct_verify(&f, b64));
+    assert!(!py_verify(&f, b64, None));
+
+    // One changed byte anywhere in the file text.
+    let text = std::fs::read(&att_file).unwrap();
+    let at = text.iter().position(|&b| b == b'0').unwrap();
+    let mut flipped = text.clone();
+    flipped[at] = b'1';
+    let f = dir.path().join("flipped.json");
+    std::fs::write(&f, &flipped).unwrap();
+    assert!(!conduct_verify(&f, b64));
+
+    // Another key never verifies.
+    let other = "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=";
+    assert!(!conduct_verify(&att_file, other));
+
+    // A different trace does not match the hash.
+    let t2 = dir.path().join("trace2.json");
+    std::fs::write(&t2, serde_json::to_vec(&trace(301)).unwrap()).unwrap();
+    assert!(!py_verify(&att_file, b64, Some(&t2)));
+}
+
+#[test]
+fn attest_refuses_a_bad_trace_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.json");
+    std::fs::write(
+        &f,
+        br#"{"context_key":"monitored","turns":[{"Y":"a","M":"b","D":"c","context":{"monitored":7}}]}"#,
+    )
+    .unwrap();
+    let out = attest(&dir.path().join("data"), &f);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/turns/0/context/monitored"), "{err}");
+}

@@ -1,0 +1,328 @@
+//! `conduct serve` end to end over loopback: the static tree, the demo profile, the 402
+//! challenge, bad input of every kind, caps, methods, and a clean SIGTERM shutdown.
+
+use base64::Engine;
+use conduct_tests::{client, trace, Server};
+use reqwest::blocking::Response;
+use serde_json::{json, Value};
+
+fn problem(resp: Response, status: u16) -> Value {
+    assert_eq!(resp.status().as_u16(), status, "status");
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert_eq!(ct, "application/problem+json");
+    let body: Value = resp.json().expect("problem body is JSON");
+    assert_eq!(body["status"], status);
+    assert!(body["title"].is_string() && body["detail"].is_string());
+    assert!(
+        body["scope"]["off_meter_blind_spot"].is_string(),
+        "scope missing"
+    );
+    body
+}
+
+fn first_pointer(p: &Value) -> String {
+    p["errors"][0]["pointer"].as_str().unwrap_or("").to_owned()
+}
+
+#[test]
+fn serves_the_rendered_tree_with_negotiation() {
+    let s = Server::start(&[]);
+    let c = client();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let key = s.data.join("keys/ed25519.seed");
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "key file mode");
+    }
+    for path in [
+        "/",
+        "/catalog",
+        "/pubkey",
+        "/predicates",
+        "/schemas/trace.json",
+        "/schemas/attestation.json",
+        "/.well-known/x402.json",
+        "/.well-known/agent.json",
+        "/library",
+        "/manifest.json",
+    ] {
+        let r = c.get(s.at(path)).send().unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let v: Value = r.json().unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(v["signature"].is_string(), "{path} is not signed");
+    }
+    let html = c
+        .get(s.at("/"))
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .unwrap();
+    assert_eq!(html.status(), 200);
+    assert!(html.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert_eq!(html.headers()["vary"], "Accept");
+    let text = html.text().unwrap();
+    assert!(text.contains("<main"));
+    assert!(text.contains("does not attest that the trace faithfully records"));
+    let md = c.get(s.at("/library/METER.md")).send().unwrap();
+    assert_eq!(md.status(), 200);
+    assert!(md.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/markdown"));
+    let page = c
+        .get(s.at("/library/METER"))
+        .header("accept", "text/html")
+        .send()
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(
+        c.get(s.at("/catalog?format=html"))
+            .send()
+            .unwrap()
+            .headers()["content-type"],
+        "text/html; charset=utf-8"
+    );
+}
+
+#[test]
+fn catalog_is_the_route_table() {
+    let s = Server::start(&[]);
+    let c = client();
+    let cat: Value = c.get(s.at("/catalog")).send().unwrap().json().unwrap();
+    let eps = cat["endpoints"].as_array().unwrap();
+    let find = |m: &str, p: &str| eps.iter().find(|e| e["method"] == m && e["path"] == p);
+    assert_eq!(find("POST", "/profile").unwrap()["paid"], true);
+    assert_eq!(find("POST", "/demo/profile").unwrap()["paid"], false);
+    assert_eq!(find("GET", "/health").unwrap()["paid"], false);
+    // Every concrete GET path of the catalog answers 200.
+    for e in eps.iter().filter(|e| e["method"] == "GET") {
+        let p = e["path"].as_str().unwrap();
+        if p.contains('{') {
+            continue;
+        }
+        assert_eq!(c.get(s.at(p)).send().unwrap().status(), 200, "{p}");
+    }
+    // A POST route answers its method; the wrong method gets 405 with Allow.
+    let r = c.get(s.at("/profile")).send().unwrap();
+    assert_eq!(r.headers()["allow"], "POST, OPTIONS");
+    problem(r, 405);
+    problem(c.post(s.at("/catalog")).body("{}").send().unwrap(), 405);
+    problem(c.get(s.at("/no/such/thing")).send().unwrap(), 404);
+    problem(
+        c.get(s.at("/../data/keys/ed25519.seed")).send().unwrap(),
+        404,
+    );
+}
+
+#[test]
+fn demo_profile_returns_the_unsigned_shape() {
+    let s = Server::start(&[]);
+    let r = client()
+        .post(s.at("/demo/profile"))
+        .json(&trace(200))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().unwrap();
+    assert_eq!(v["type"], "conduct.attestation/v1");
+    assert!(v.get("signature").is_none());
+    assert_eq!(v["n_turns"], 200);
+    assert_eq!(v["trace_sha256"].as_str().unwrap().len(), 64);
+    for k in ["i_c_d", "i_c_m", "i_c_m_given_d_clean", "i_c_dm"] {
+        let q = &v["profile"][k];
+        for f in [
+            "n", "columns", "table", "bits", "emi", "adjusted", "ami", "p", "p_method",
+        ] {
+            assert!(q.get(f).is_some(), "{k}.{f} missing");
+        }
+    }
+    assert!(v["profile"]["i_c_d"]["direction"].is_number());
+    assert_eq!(v["scope"].as_object().unwrap().len(), 4);
+}
+
+#[test]
+fn thousand_turns_reproduce_with_an_independent_implementation() {
+    let s = Server::start(&[]);
+    let r = client()
+        .post(s.at("/demo/profile"))
+        .json(&trace(1000))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body = r.text().unwrap();
+    let mut child = std::process::Command::new(conduct_tests::python())
+        .arg(conduct_tests::py_dir().join("estimators.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "independent estimators disagree:\n{report}"
+    );
+    assert!(
+        report.contains("p_method=exact"),
+        "no exact p was checked:\n{report}"
+    );
+}
+
+#[test]
+fn bad_input_gets_problem_json_naming_the_field_and_the_server_keeps_serving() {
+    let s = Server::start(&["--demo-daily-cap", "0"]);
+    let c = client();
+    let post = |body: Vec<u8>| {
+        c.post(s.at("/demo/profile"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .unwrap()
+    };
+    let ok_turn = json!({"Y":"a","M":"b","D":"clean","context":{"monitored":0}});
+
+    let p = problem(
+        post(b"{\"context_key\": \"monitored\", \"turns\": [".to_vec()),
+        400,
+    );
+    assert!(p["detail"].as_str().unwrap().contains("malformed JSON"));
+
+    let p = problem(post(br#"{"context_key":"monitored","turns":[{"Y":1,"M":"b","D":"c","context":{"monitored":0}}]}"#.to_vec()), 422);
+    assert_eq!(first_pointer(&p), "/turns/0/Y");
+
+    let p = problem(
+        post(
+            br#"{"context_key":"monitored","turns":[{"Y":"a","M":"b","context":{"monitored":0}}]}"#
+                .to_vec(),
+        ),
+        422,
+    );
+    assert_eq!(first_pointer(&p), "/turns/0");
+    assert!(p["detail"].as_str().unwrap().contains("`D`"));
+
+    let p = problem(post(br#"{"turns":[]}"#.to_vec()), 422);
+    assert!(p["detail"].as_str().unwrap().contains("context_key"));
+
+    let mut turns = vec![ok_turn.clone(); 20];
+    turns[17] = json!({"Y":"a","M":"b","D":"c","context":{"monitored":2}});
+    let p = problem(
+        post(serde_json::to_vec(&json!({"context_key":"monitored","turns":turns})).unwrap()),
+        422,
+    );
+    assert_eq!(first_pointer(&p), "/turns/17/context/monitored");
+
+    let many = json!({"context_key":"monitored","turns": vec![ok_turn.clone(); 10_001]});
+    let p = problem(post(serde_json::to_vec(&many).unwrap()), 422);
+    assert_eq!(first_pointer(&p), "/turns");
+
+    let big = vec![b' '; 5 * 1024 * 1024];
+    problem(post(big), 413);
+
+    let p = problem(
+        post(br#"{"context_key":"monitored","turns":[{"Y":"a","M":"\ud800","D":"c","context":{"monitored":0}}]}"#.to_vec()),
+        400,
+    );
+    assert_eq!(first_pointer(&p), "/turns/0/M");
+
+    let p = problem(post(br#"{"context_key":"monitored","turns":[{"Y":"a","M":"b","D":"c","context":{"monitored":0}}],"disclosure":{"predicate":{"metric":"nope","band":"under_0.05"}}}"#.to_vec()), 422);
+    assert_eq!(first_pointer(&p), "/disclosure/predicate/metric");
+
+    problem(post(b"[1,2,3]".to_vec()), 422);
+    problem(post(vec![0xff, 0xfe, 0x00]), 400);
+
+    // The server is still there and still scores.
+    assert_eq!(c.get(s.at("/health")).send().unwrap().status(), 200);
+    let r = post(serde_json::to_vec(&trace(10)).unwrap());
+    assert_eq!(r.status(), 200);
+}
+
+#[test]
+fn paid_profile_without_payment_is_a_402_challenge() {
+    let s = Server::start(&[]);
+    let c = client();
+    for header in [
+        None,
+        Some(("X-PAYMENT", "garbage")),
+        Some(("PAYMENT-SIGNATURE", "e30=")),
+    ] {
+        let mut req = c.post(s.at("/profile")).json(&trace(20));
+        if let Some((k, v)) = header {
+            req = req.header(k, v);
+        }
+        let r = req.send().unwrap();
+        assert_eq!(r.status(), 402);
+        assert_eq!(r.headers()["cache-control"], "no-store");
+        let exposed = r.headers()["access-control-expose-headers"]
+            .to_str()
+            .unwrap();
+        assert!(exposed.contains("PAYMENT-REQUIRED") && exposed.contains("PAYMENT-RESPONSE"));
+        let pr = r.headers()["payment-required"].to_str().unwrap().to_owned();
+        assert!(r.bytes().unwrap().is_empty(), "402 body must be empty");
+        let doc: Value = serde_json::from_slice(
+            &base64::engine::general_purpose::STANDARD
+                .decode(pr)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(doc["x402Version"], 2);
+        let port = s.url.rsplit(':').next().unwrap();
+        assert_eq!(
+            doc["resource"]["url"],
+            format!("http://localhost:{port}/profile")
+        );
+        assert_eq!(doc["accepts"], json!([]));
+        assert!(doc["error"].is_string());
+    }
+    // Bad input is refused before any money is asked for.
+    let r = c.post(s.at("/profile")).body("{}").send().unwrap();
+    problem(r, 422);
+}
+
+#[test]
+fn demo_cap_answers_429_with_retry_after() {
+    let s = Server::start(&["--demo-daily-cap", "3"]);
+    let c = client();
+    for _ in 0..3 {
+        let r = c
+            .post(s.at("/demo/profile"))
+            .json(&trace(10))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let r = c
+        .post(s.at("/demo/profile"))
+        .json(&trace(10))
+        .send()
+        .unwrap();
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry > 0 && retry <= 86_400);
+    problem(r, 429);
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly() {
+    let mut s = Server::start(&[]);
+    assert_eq!(client().get(s.at("/health")).send().unwrap().status(), 200);
+    let st = s.terminate().expect("exit status");
+    assert!(st.success(), "exit status {st:?}");
+}
