@@ -115,6 +115,22 @@ pub fn filter(
         .unify()
 }
 
+/// Re-render (and so re-sign the manifest) every half manifest lifetime, so a long-running
+/// instance never serves an expired manifest.
+async fn refresh_site(app: Arc<App>) {
+    let period = std::time::Duration::from_secs((app.cfg.manifest_ttl / 2).max(60));
+    loop {
+        tokio::time::sleep(period).await;
+        let a = app.clone();
+        let done = tokio::task::spawn_blocking(move || render_site(&a.cfg, &a.key, &a.rails)).await;
+        match done {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("conduct: periodic render failed: {e}"),
+            Err(e) => eprintln!("conduct: periodic render task failed: {e}"),
+        }
+    }
+}
+
 /// Run the service until SIGTERM or Ctrl-C.
 pub async fn serve(mut cfg: Config) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(cfg.listen)
@@ -134,6 +150,7 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         cfg.site.display()
     );
     let app = Arc::new(App::new(cfg, key, rails));
+    tokio::spawn(refresh_site(app.clone()));
     warp::serve(filter(app))
         .incoming(listener)
         .graceful(shutdown_signal())

@@ -27,38 +27,71 @@ impl Sink for Sha256 {
     }
 }
 
-/// Write `s` as a JCS string literal (RFC 8785 section 3.2.2.2).
+/// True when any byte of the 8-byte word needs a JCS escape (`"`, `\\`, or below 0x20).
+#[inline]
+fn word_needs_escape(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(LO * 0x20) & !w & HI;
+    let q = w ^ (LO * b'"' as u64);
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let s = w ^ (LO * b'\\' as u64);
+    let slash = s.wrapping_sub(LO) & !s & HI;
+    (control | quote | slash) != 0
+}
+
+/// The escape for byte `b`, if it needs one.
+#[inline]
+fn escape_of(b: u8) -> Option<[u8; 6]> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short = |c: u8| Some([b'\\', c, 0, 0, 0, 0]);
+    match b {
+        b'"' => short(b'"'),
+        b'\\' => short(b'\\'),
+        0x08 => short(b'b'),
+        0x09 => short(b't'),
+        0x0a => short(b'n'),
+        0x0c => short(b'f'),
+        0x0d => short(b'r'),
+        0x00..=0x1f => Some([
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            HEX[(b >> 4) as usize],
+            HEX[(b & 0xf) as usize],
+        ]),
+        _ => None,
+    }
+}
+
+/// Write `s` as a JCS string literal (RFC 8785 section 3.2.2.2): `"` and `\\` escaped, the
+/// short forms for backspace, tab, newline, form feed and carriage return, `\\u00xx` (lower-case
+/// hex) for other controls, every other character as its UTF-8 bytes.
 pub fn write_string<S: Sink>(out: &mut S, s: &str) {
     out.put(b"\"");
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            0x09 => b"\\t",
-            0x0a => b"\\n",
-            0x0c => b"\\f",
-            0x0d => b"\\r",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
-        out.put(&bytes[start..i]);
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.put(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ]);
-        } else {
-            out.put(esc);
+    let mut i = 0;
+    while i < bytes.len() {
+        if i + 8 <= bytes.len() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[i..i + 8]);
+            if !word_needs_escape(u64::from_le_bytes(w)) {
+                i += 8;
+                continue;
+            }
         }
-        start = i + 1;
+        let end = (i + 8).min(bytes.len());
+        while i < end {
+            if let Some(esc) = escape_of(bytes[i]) {
+                out.put(&bytes[start..i]);
+                let n = if esc[1] == b'u' { 6 } else { 2 };
+                out.put(&esc[..n]);
+                start = i + 1;
+            }
+            i += 1;
+        }
     }
     out.put(&bytes[start..]);
     out.put(b"\"");
@@ -134,10 +167,62 @@ pub fn write_trace<S: Sink>(out: &mut S, trace: TraceRef<'_, '_>) {
     out.put(b"]}");
 }
 
+/// A sink that batches small writes into a fixed buffer before passing them on, so a hasher
+/// sees a few large updates instead of one per token.
+pub struct Buffered<'s, S: Sink> {
+    inner: &'s mut S,
+    buf: Box<[u8; BUFFER]>,
+    len: usize,
+}
+
+const BUFFER: usize = 16 * 1024;
+
+impl<'s, S: Sink> Buffered<'s, S> {
+    /// Wrap `inner`.
+    pub fn new(inner: &'s mut S) -> Self {
+        Buffered {
+            inner,
+            buf: Box::new([0u8; BUFFER]),
+            len: 0,
+        }
+    }
+
+    /// Pass everything buffered on to the inner sink.
+    pub fn flush(&mut self) {
+        if self.len > 0 {
+            self.inner.put(&self.buf[..self.len]);
+            self.len = 0;
+        }
+    }
+}
+
+impl<S: Sink> Sink for Buffered<'_, S> {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.len + bytes.len() > BUFFER {
+            self.flush();
+            if bytes.len() >= BUFFER {
+                self.inner.put(bytes);
+                return;
+            }
+        }
+        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+}
+
+impl<S: Sink> Drop for Buffered<'_, S> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
 /// The raw 32 bytes of `sha256(trace)`.
 pub fn trace_sha256(trace: TraceRef<'_, '_>) -> [u8; 32] {
     let mut h = Sha256::new();
-    write_trace(&mut h, trace);
+    {
+        let mut b = Buffered::new(&mut h);
+        write_trace(&mut b, trace);
+    }
     h.finalize().into()
 }
 

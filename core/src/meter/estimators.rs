@@ -9,11 +9,6 @@
 
 use core::f64::consts::LN_2;
 
-/// A term of the EMI sum (or an exact-test weight) whose log-probability is below this
-/// value is skipped: `libm::exp` returns exactly `0.0` for arguments below
-/// -745.1332..., so skipping leaves every result bit-identical to the full sum.
-pub(crate) const LOG_UNDERFLOW: f64 = -746.0;
-
 /// `k * ln k` with `0 ln 0 = 0`, as evaluated everywhere in the meter.
 #[inline]
 pub fn xlnx(k: u64) -> f64 {
@@ -24,33 +19,34 @@ pub fn xlnx(k: u64) -> f64 {
     }
 }
 
-/// Precomputed `ln k`, `k ln k` and `ln k!` for `k = 0..=n`, shared by the four quantities
-/// of one measurement.
-///
-/// `ln k = libm::log(k)` (`ln 0` is stored as 0 and never used), `k ln k` as in [`xlnx`],
-/// `ln k! = libm::lgamma(k + 1)`.
+/// `ln k!`, as `libm::lgamma(k + 1)`.
+#[inline]
+pub fn ln_factorial(k: u64) -> f64 {
+    libm::lgamma(k as f64 + 1.0)
+}
+
+/// `ln C(n, k) = (ln n! - ln k!) - ln (n-k)!`, for `k <= n` (see [`ln_factorial`]).
+#[inline]
+pub fn ln_choose(n: u64, k: u64) -> f64 {
+    (ln_factorial(n) - ln_factorial(k)) - ln_factorial(n - k)
+}
+
+/// Precomputed `ln k` for `k = 0..=n` (`libm::log`; `ln 0` is stored as 0 and never used),
+/// shared by the four quantities of one measurement.
 #[derive(Debug, Clone)]
 pub struct LogTables {
     ln: Vec<f64>,
-    xlnx: Vec<f64>,
-    lnf: Vec<f64>,
 }
 
 impl LogTables {
     /// Tables for `k = 0..=n`.
     pub fn new(n: u64) -> LogTables {
-        let len = n as usize + 1;
-        let mut ln = Vec::with_capacity(len);
-        let mut xl = Vec::with_capacity(len);
-        let mut lnf = Vec::with_capacity(len);
-        for k in 0..len {
-            let kf = k as f64;
-            let l = if k == 0 { 0.0 } else { libm::log(kf) };
-            ln.push(l);
-            xl.push(if k == 0 { 0.0 } else { kf * l });
-            lnf.push(libm::lgamma(kf + 1.0));
+        let mut ln = Vec::with_capacity(n as usize + 1);
+        ln.push(0.0);
+        for k in 1..=n {
+            ln.push(libm::log(k as f64));
         }
-        LogTables { ln, xlnx: xl, lnf }
+        LogTables { ln }
     }
 
     /// The largest `k` covered.
@@ -67,19 +63,11 @@ impl LogTables {
     /// `k ln k` (0 for k = 0); equal to [`xlnx`]`(k)` bit for bit.
     #[inline]
     pub fn xlnx(&self, k: u64) -> f64 {
-        self.xlnx[k as usize]
-    }
-
-    /// `ln k!`.
-    #[inline]
-    pub fn lnf(&self, k: u64) -> f64 {
-        self.lnf[k as usize]
-    }
-
-    /// `ln C(n, k) = (ln n! - ln k!) - ln (n-k)!`, for `k <= n`.
-    #[inline]
-    pub fn ln_choose(&self, n: u64, k: u64) -> f64 {
-        (self.lnf(n) - self.lnf(k)) - self.lnf(n - k)
+        if k == 0 {
+            0.0
+        } else {
+            k as f64 * self.ln[k as usize]
+        }
     }
 }
 
@@ -190,54 +178,84 @@ pub(crate) fn mi_bits_with(rows: &[Vec<u64>; 2], mg: &Margins, lt: &LogTables) -
 }
 
 /// Expected plug-in MI in bits under the permutation null (margins fixed, hypergeometric
-/// cells), exact (Vinh, Epps & Bailey 2010; the sum of scikit-learn's
-/// `expected_mutual_information`).
-///
-/// `EMI = (sum_i sum_j sum_k k * ((ln k + (ln n - ln a_i - ln b_j)) * exp(g_ijk))) / n / ln 2`
-/// over rows i = C=0, C=1, columns j in order, and k from `max(1, a_i + b_j - n)` to
-/// `min(a_i, b_j)` ascending, where `g_ijk` is the log hypergeometric probability of cell
-/// (i, j) holding k (see [`emi_bits_with`]).
+/// cells), after Vinh, Epps & Bailey (2010): the sum of scikit-learn's
+/// `expected_mutual_information`, evaluated as described at [`emi_bits_with`].
 pub fn emi_bits(table: &[Vec<u64>; 2]) -> f64 {
     let mg = Margins::of(table);
     let lt = LogTables::new(mg.n);
     emi_bits_with(&mg, &lt)
 }
 
+/// A cell's hypergeometric probabilities are followed outward from the mode until they
+/// fall below this fraction of the mode's probability.
+pub const EMI_TAIL: f64 = 1e-30;
+
 /// [`emi_bits`] from the margins and shared log tables (`lt.max() >= mg.n`).
 ///
-/// Per cell (i, j): `c = (ln n - ln a_i) - ln b_j`,
-/// `g0 = (((ln a_i! + ln b_j!) + ln (n-a_i)!) + ln (n-b_j)!) - ln n!`, and for each k
-/// `g = (((g0 - ln k!) - ln (a_i-k)!) - ln (b_j-k)!) - ln (n-a_i-b_j+k)!`; the term is
-/// `(k as f64) * ((ln k + c) * exp(g))`, added in order to a running sum starting at 0.
-/// Terms with `g < -746` are skipped (their `exp` is exactly 0).
+/// `EMI = (sum over cells (i, j) of T_ij) / n / ln 2`, cells in the order row C=0 then
+/// C=1, columns in order, each `T_ij` added to a running sum starting at 0. For a cell
+/// with row sum `a`, column sum `b` (both > 0), `lo = max(1, a + b - n)`,
+/// `hi = min(a, b)` (no term if `lo > hi`), `c = (ln n - ln a) - ln b`, and
+/// `t(k) = k * ((ln k + c) * f(k))` where `f(k) = C(b,k) C(n-b,a-k) / C(n,a)`:
+///
+/// - the mode `m = floor((a+1)(b+1)/(n+2))` clamped to `[lo, hi]`,
+///   `f(m) = exp((ln C(b,m) + ln C(n-b,a-m)) - ln C(n,a))` ([`ln_choose`]);
+/// - downward `f(k-1) = f(k) * ((k (n-a-b+k)) / ((b-k+1)(a-k+1)))`, upward
+///   `f(k+1) = f(k) * (((b-k)(a-k)) / ((k+1)(n-a-b+k+1)))` (integer products as f64,
+///   divided, then multiplied);
+/// - `T = t(m)`, then `+ t(m-1) + t(m-2) + ...` down to `lo`, then `+ t(m+1) + ...` up to
+///   `hi`, each direction stopping at the first `f(k) < EMI_TAIL * f(m)` (not added).
+///
+/// The omitted tail is below 1e-28 of the cell's term (the probabilities are log-concave).
 pub fn emi_bits_with(mg: &Margins, lt: &LogTables) -> f64 {
     let n = mg.n;
     if n == 0 {
         return 0.0;
     }
     let ln_n = lt.ln(n);
-    let lnf_n = lt.lnf(n);
     let mut sum = 0.0;
-    for &ai in &mg.a {
-        if ai == 0 {
+    for &a in &mg.a {
+        if a == 0 {
             continue;
         }
-        for &bj in &mg.b {
-            if bj == 0 {
+        for &b in &mg.b {
+            if b == 0 {
                 continue;
             }
-            let c = (ln_n - lt.ln(ai)) - lt.ln(bj);
-            let g0 = (((lt.lnf(ai) + lt.lnf(bj)) + lt.lnf(n - ai)) + lt.lnf(n - bj)) - lnf_n;
-            let lo = (ai + bj).saturating_sub(n).max(1);
-            let hi = ai.min(bj);
-            for k in lo..=hi {
-                let g = (((g0 - lt.lnf(k)) - lt.lnf(ai - k)) - lt.lnf(bj - k))
-                    - lt.lnf(n + k - ai - bj);
-                if g < LOG_UNDERFLOW {
-                    continue;
-                }
-                sum += k as f64 * ((lt.ln(k) + c) * libm::exp(g));
+            let lo = (a + b).saturating_sub(n).max(1);
+            let hi = a.min(b);
+            if lo > hi {
+                continue;
             }
+            let c = (ln_n - lt.ln(a)) - lt.ln(b);
+            let m = (((a + 1) * (b + 1)) / (n + 2)).clamp(lo, hi);
+            let fm = libm::exp((ln_choose(b, m) + ln_choose(n - b, a - m)) - ln_choose(n, a));
+            let floor = EMI_TAIL * fm;
+            let term = |k: u64, f: f64| k as f64 * ((lt.ln(k) + c) * f);
+            let mut cell = term(m, fm);
+            let (mut k, mut f) = (m, fm);
+            while k > lo {
+                let num = (k * (n + k - a - b)) as f64;
+                let den = ((b - k + 1) * (a - k + 1)) as f64;
+                f *= num / den;
+                k -= 1;
+                if f < floor {
+                    break;
+                }
+                cell += term(k, f);
+            }
+            let (mut k, mut f) = (m, fm);
+            while k < hi {
+                let num = ((b - k) * (a - k)) as f64;
+                let den = ((k + 1) * (n + k + 1 - a - b)) as f64;
+                f *= num / den;
+                k += 1;
+                if f < floor {
+                    break;
+                }
+                cell += term(k, f);
+            }
+            sum += cell;
         }
     }
     (sum / n as f64) / LN_2

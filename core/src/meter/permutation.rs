@@ -10,9 +10,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 
-use super::estimators::{
-    mi_bits_with, mi_from_terms, padded_rows, LogTables, Margins, LOG_UNDERFLOW,
-};
+use super::estimators::{ln_choose, mi_bits_with, mi_from_terms, padded_rows, LogTables, Margins};
 
 /// Exact enumeration is used when the number of 2 x K tables with the observed margins is
 /// at most this; otherwise the p-value is estimated by Monte Carlo.
@@ -93,8 +91,9 @@ pub(crate) fn count_capped(mg: &Margins, limit: u64) -> u64 {
 /// [`EXACT_MAX_TABLES`] tables with its margins.
 ///
 /// Enumerates every C=1 row `(x_1..x_K)` with `sum x_j = a1`, `0 <= x_j <= b_j`, in
-/// lexicographic order, with weight `exp(sum_j ln C(b_j, x_j) - ln C(n, a1))`, and sums
-/// the weights of the rows whose MI* meets the tie rule; the sum is capped at 1.
+/// lexicographic order, and sums (in that order, from 0) the hypergeometric weights
+/// `prod_j C(b_j, x_j) / C(n, a1)` of the rows whose MI* meets the tie rule; the sum is
+/// capped at 1. See [`p_exact_with`] for the exact floating-point evaluation.
 pub fn p_exact(table: &[Vec<u64>; 2]) -> Option<f64> {
     let rows = padded_rows(table);
     let mg = Margins::of(&rows);
@@ -103,6 +102,16 @@ pub fn p_exact(table: &[Vec<u64>; 2]) -> Option<f64> {
 }
 
 /// [`p_exact`] with shared log tables and an explicit table limit.
+///
+/// Weights are evaluated in linear space. For column j, with
+/// `lo_j = max(0, a1 - (n - b_j))`, `hi_j = min(b_j, a1)` and the mode
+/// `m_j = floor((a1+1)(b_j+1)/(n+2))` clamped to `[lo_j, hi_j]`, the relative weights
+/// are `e_j(m_j) = 1`, `e_j(x+1) = e_j(x) * ((b_j - x) / (x + 1))` upward and
+/// `e_j(x-1) = e_j(x) * (x / (b_j - x + 1))` downward (integers as f64, divided, then
+/// multiplied). With `W0 = exp((sum_j ln C(b_j, m_j)) - ln C(n, a1))` (sum in column order,
+/// [`ln_choose`]), the weight of a row is `(((W0 * e_1(x_1)) * e_2(x_2)) ... ) * e_K(x_K)`.
+/// The statistic of a row is `mi_from_terms` of `S = (...(0 + (x ln x(b_1 - x_1) +
+/// x ln x(x_1))) + ...)`, exactly as for the observed table.
 pub fn p_exact_with(
     rows: &[Vec<u64>; 2],
     mg: &Margins,
@@ -112,66 +121,107 @@ pub fn p_exact_with(
     if count_capped(mg, max_tables) > max_tables {
         return None;
     }
-    let mi = mi_bits_with(rows, mg, lt);
     let k = mg.b.len();
-    let mut en = Enumerator {
-        lt,
-        b: &mg.b,
-        suffix: {
-            let mut s = vec![0u64; k + 1];
-            for j in (0..k).rev() {
-                s[j] = s[j + 1] + mg.b[j];
-            }
-            s
-        },
-        n: mg.n,
-        margin: mg.margin_term(lt),
-        ln_total: lt.ln_choose(mg.n, mg.a[1]),
-        threshold: tie_threshold(mi),
-        p: 0.0,
-    };
     if k == 0 {
         return Some(1.0);
     }
-    en.walk(0, mg.a[1], 0.0, 0.0);
-    Some(en.p.min(1.0))
-}
+    let (n, a1) = (mg.n, mg.a[1]);
+    let mi = mi_bits_with(rows, mg, lt);
+    let threshold = tie_threshold(mi);
+    let margin = mg.margin_term(lt);
 
-struct Enumerator<'a> {
-    lt: &'a LogTables,
-    b: &'a [u64],
-    suffix: Vec<u64>,
-    n: u64,
-    margin: f64,
-    ln_total: f64,
-    threshold: f64,
-    p: f64,
-}
-
-impl Enumerator<'_> {
-    /// Column `j` with `rem` C=1 turns left to place; `s` the cell term and `lw` the log
-    /// weight accumulated over columns `0..j`.
-    fn walk(&mut self, j: usize, rem: u64, s: f64, lw: f64) {
-        let bj = self.b[j];
-        let last = j + 1 == self.b.len();
-        let lo = rem.saturating_sub(self.suffix[j + 1]);
-        let hi = bj.min(rem);
+    // Per-column statistic parts and relative weights over x in [lo_j, hi_j].
+    let mut cols: Vec<ColumnWeights> = Vec::with_capacity(k);
+    let mut ln_w0 = 0.0;
+    for &b in &mg.b {
+        let lo = a1.saturating_sub(n - b);
+        let hi = b.min(a1);
+        let m = (((a1 + 1) * (b + 1)) / (n + 2)).clamp(lo, hi);
+        ln_w0 += ln_choose(b, m);
+        let len = (hi - lo + 1) as usize;
+        let mut e = vec![0.0; len];
+        let mut s = Vec::with_capacity(len);
+        e[(m - lo) as usize] = 1.0;
+        for x in m..hi {
+            let i = (x - lo) as usize;
+            e[i + 1] = e[i] * ((b - x) as f64 / (x + 1) as f64);
+        }
+        for x in (lo + 1..=m).rev() {
+            let i = (x - lo) as usize;
+            e[i - 1] = e[i] * (x as f64 / (b - x + 1) as f64);
+        }
         for x in lo..=hi {
-            let s2 = s + (self.lt.xlnx(bj - x) + self.lt.xlnx(x));
-            let lw2 = lw + self.lt.ln_choose(bj, x);
-            if last {
-                let mi = mi_from_terms(s2, self.margin, self.n);
-                if mi >= self.threshold {
-                    let g = lw2 - self.ln_total;
-                    if g >= LOG_UNDERFLOW {
-                        self.p += libm::exp(g);
-                    }
-                }
-            } else {
-                self.walk(j + 1, rem - x, s2, lw2);
+            s.push(lt.xlnx(b - x) + lt.xlnx(x));
+        }
+        cols.push(ColumnWeights { lo, hi, e, s });
+    }
+    let w0 = libm::exp(ln_w0 - ln_choose(n, a1));
+
+    // suffix[j] = b_j + ... + b_K (0-based j), for the feasible range of x_j.
+    let mut suffix = vec![0u64; k + 1];
+    for j in (0..k).rev() {
+        suffix[j] = suffix[j + 1] + mg.b[j];
+    }
+    let range = |j: usize, rem: u64| -> (u64, u64) {
+        (rem.saturating_sub(suffix[j + 1]), mg.b[j].min(rem))
+    };
+
+    // Iterative depth-first walk in lexicographic order; the last column is forced.
+    let mut p = 0.0;
+    let mut x = vec![0u64; k];
+    let mut top = vec![0u64; k];
+    let mut rem = vec![0u64; k];
+    let mut s = vec![0.0f64; k];
+    let mut w = vec![0.0f64; k];
+    rem[0] = a1;
+    w[0] = w0;
+    let mut j = 0usize;
+    let (lo0, hi0) = range(0, a1);
+    x[0] = lo0;
+    top[0] = hi0;
+    loop {
+        if j + 1 == k {
+            let c = &cols[j];
+            let xl = rem[j];
+            let i = (xl - c.lo) as usize;
+            let s_leaf = s[j] + c.s[i];
+            if mi_from_terms(s_leaf, margin, n) >= threshold {
+                p += w[j] * c.e[i];
             }
+            // Backtrack to the deepest column that can still advance.
+            loop {
+                if j == 0 {
+                    return Some(if p > 1.0 { 1.0 } else { p });
+                }
+                j -= 1;
+                if x[j] < top[j] {
+                    x[j] += 1;
+                    break;
+                }
+            }
+        } else {
+            let c = &cols[j];
+            let i = (x[j] - c.lo) as usize;
+            s[j + 1] = s[j] + c.s[i];
+            w[j + 1] = w[j] * c.e[i];
+            rem[j + 1] = rem[j] - x[j];
+            j += 1;
+            let (lo, hi) = range(j, rem[j]);
+            x[j] = lo;
+            top[j] = hi;
         }
     }
+}
+
+/// Per-column tables of the exact enumeration, indexed by `x - lo`.
+struct ColumnWeights {
+    lo: u64,
+    #[allow(dead_code)]
+    hi: u64,
+    /// Relative weights `e_j(x)`.
+    e: Vec<f64>,
+    /// `x ln x(b_j - x) + x ln x(x)`.
+    s: Vec<f64>,
 }
 
 /// The Monte Carlo seed of one quantity: `SHA-256(trace_sha256 || key)`, the key as UTF-8.
@@ -209,17 +259,27 @@ pub fn p_monte_carlo_with(
     let threshold = tie_threshold(mi);
     let margin = mg.margin_term(lt);
     let k = mg.b.len();
-    let mut pop = vec![0u64; k + 1];
-    for j in (0..k).rev() {
-        pop[j] = pop[j + 1] + mg.b[j];
+    let a1 = mg.a[1];
+    let mut samplers: Vec<ColumnSampler> = Vec::with_capacity(k);
+    let mut pop = mg.n;
+    let mut before = 0u64; // b_1 + ... + b_{j-1}
+    for &b in &mg.b {
+        samplers.push(ColumnSampler::new(
+            pop,
+            b,
+            a1.saturating_sub(before),
+            a1.min(pop),
+        ));
+        pop -= b;
+        before += b;
     }
     let mut hits = 0u64;
     for _ in 0..resamples {
-        let mut rem = mg.a[1];
+        let mut rem = a1;
         let mut s = 0.0;
-        for j in 0..k {
+        for (j, sampler) in samplers.iter_mut().enumerate() {
             let bj = mg.b[j];
-            let x = hypergeometric_inversion(&mut rng, lt, pop[j], bj, rem);
+            let x = sampler.draw(&mut rng, rem);
             s += lt.xlnx(bj - x) + lt.xlnx(x);
             rem -= x;
         }
@@ -243,72 +303,206 @@ pub fn uniform(rng: &mut ChaCha20Rng) -> f64 {
 /// the draw is `lo` and no random number is consumed. Otherwise one uniform `u` is taken
 /// ([`uniform`]); the mode is `m = floor((draws + 1)(succ + 1) / (pop + 2))` clamped to
 /// `[lo, hi]`, with probability
-/// `f(m) = exp((ln C(succ, m) + ln C(pop - succ, draws - m)) - ln C(pop, draws))`.
-/// The support is visited in the order `m, m-1, m+1, m-2, m+2, ...` (skipping values
-/// outside `[lo, hi]`), with probabilities by the recurrences
+/// `f(m) = exp((ln C(succ, m) + ln C(pop - succ, draws - m)) - ln C(pop, draws))`
+/// ([`ln_choose`]). The support is visited in the order `m, m-1, m+1, m-2, m+2, ...`
+/// (skipping values outside `[lo, hi]`), with probabilities by the recurrences
 /// `f(k-1) = f(k) * ((k (pop - succ - draws + k)) / ((succ - k + 1)(draws - k + 1)))` and
 /// `f(k+1) = f(k) * (((succ - k)(draws - k)) / ((k + 1)(pop - succ - draws + k + 1)))`
 /// (integer products converted to f64, then divided, then multiplied), accumulated in
 /// visiting order into `F` starting from `F = f(m)`. The draw is the first visited value
 /// with `u < F`, or the last visited value if there is none.
-pub fn hypergeometric_inversion(
-    rng: &mut ChaCha20Rng,
-    lt: &LogTables,
+///
+/// This is the reference implementation; the Monte Carlo test uses a memoized version
+/// that returns identical draws.
+pub fn hypergeometric_inversion(rng: &mut ChaCha20Rng, pop: u64, succ: u64, draws: u64) -> u64 {
+    let mut walk = Chop::new(pop, succ, draws);
+    if walk.lo >= walk.hi {
+        return walk.lo;
+    }
+    let u = uniform(rng);
+    let (mut cum, mut last) = (walk.fm, walk.m);
+    if u < cum {
+        return last;
+    }
+    while let Some((k, f)) = walk.next() {
+        cum += f;
+        last = k;
+        if u < cum {
+            return k;
+        }
+    }
+    last
+}
+
+/// The chop-down walk of [`hypergeometric_inversion`] after the mode: yields
+/// `(k, f(k))` in visiting order.
+#[derive(Debug, Clone)]
+struct Chop {
     pop: u64,
     succ: u64,
     draws: u64,
-) -> u64 {
-    let fail = pop - succ;
-    let lo = draws.saturating_sub(fail);
-    let hi = succ.min(draws);
-    if lo >= hi {
-        return lo;
+    lo: u64,
+    hi: u64,
+    m: u64,
+    fm: f64,
+    left_k: u64,
+    left_f: f64,
+    right_k: u64,
+    right_f: f64,
+    left_next: bool,
+}
+
+impl Chop {
+    fn new(pop: u64, succ: u64, draws: u64) -> Chop {
+        let fail = pop - succ;
+        let lo = draws.saturating_sub(fail);
+        let hi = succ.min(draws);
+        if lo >= hi {
+            return Chop {
+                pop,
+                succ,
+                draws,
+                lo,
+                hi,
+                m: lo,
+                fm: 1.0,
+                left_k: lo,
+                left_f: 1.0,
+                right_k: hi,
+                right_f: 1.0,
+                left_next: true,
+            };
+        }
+        let m = (((draws + 1) * (succ + 1)) / (pop + 2)).clamp(lo, hi);
+        let fm =
+            libm::exp((ln_choose(succ, m) + ln_choose(fail, draws - m)) - ln_choose(pop, draws));
+        Chop {
+            pop,
+            succ,
+            draws,
+            lo,
+            hi,
+            m,
+            fm,
+            left_k: m,
+            left_f: fm,
+            right_k: m,
+            right_f: fm,
+            left_next: true,
+        }
     }
-    let u = uniform(rng);
-    let m = (((draws + 1) * (succ + 1)) / (pop + 2)).clamp(lo, hi);
-    let fm = libm::exp(
-        (lt.ln_choose(succ, m) + lt.ln_choose(fail, draws - m)) - lt.ln_choose(pop, draws),
-    );
-    let mut cum = fm;
-    if u < cum {
-        return m;
-    }
-    let mut left_k = m; // last value visited on the left
-    let mut left_f = fm;
-    let mut right_k = m;
-    let mut right_f = fm;
-    let mut last = m;
-    loop {
-        let mut moved = false;
-        if left_k > lo {
-            let k = left_k;
-            let num = (k * (fail + k - draws)) as f64;
-            let den = ((succ - k + 1) * (draws - k + 1)) as f64;
-            left_f *= num / den;
-            left_k = k - 1;
-            cum += left_f;
-            last = left_k;
-            moved = true;
-            if u < cum {
-                return left_k;
+}
+
+impl Iterator for Chop {
+    type Item = (u64, f64);
+
+    fn next(&mut self) -> Option<(u64, f64)> {
+        let (succ, draws, fail) = (self.succ, self.draws, self.pop - self.succ);
+        loop {
+            if self.left_k == self.lo && self.right_k == self.hi {
+                return None;
+            }
+            if self.left_next {
+                self.left_next = false;
+                if self.left_k > self.lo {
+                    let k = self.left_k;
+                    let num = (k * (fail + k - draws)) as f64;
+                    let den = ((succ - k + 1) * (draws - k + 1)) as f64;
+                    self.left_f *= num / den;
+                    self.left_k = k - 1;
+                    return Some((self.left_k, self.left_f));
+                }
+            } else {
+                self.left_next = true;
+                if self.right_k < self.hi {
+                    let k = self.right_k;
+                    let num = ((succ - k) * (draws - k)) as f64;
+                    let den = ((k + 1) * (fail + k + 1 - draws)) as f64;
+                    self.right_f *= num / den;
+                    self.right_k = k + 1;
+                    return Some((self.right_k, self.right_f));
+                }
             }
         }
-        if right_k < hi {
-            let k = right_k;
-            let num = ((succ - k) * (draws - k)) as f64;
-            let den = ((k + 1) * (fail + k + 1 - draws)) as f64;
-            right_f *= num / den;
-            right_k = k + 1;
-            cum += right_f;
-            last = right_k;
-            moved = true;
-            if u < cum {
-                return right_k;
+    }
+}
+
+/// Memoized [`hypergeometric_inversion`] for one column of the sequential sampler: the
+/// population and successes are fixed, the number of draws varies. For each number of
+/// draws seen, the cumulative sums `F` in visiting order are kept and extended on demand,
+/// so a draw is a binary search; the results are identical to the reference.
+struct ColumnSampler {
+    pop: u64,
+    succ: u64,
+    d_min: u64,
+    /// Index into `tables` by `draws - d_min`, `u32::MAX` when not built yet.
+    index: Vec<u32>,
+    tables: Vec<CumTable>,
+}
+
+struct CumTable {
+    walk: Chop,
+    /// `(F, k)` in visiting order, starting with `(f(m), m)`.
+    cum: Vec<(f64, u64)>,
+    done: bool,
+}
+
+impl ColumnSampler {
+    fn new(pop: u64, succ: u64, d_min: u64, d_max: u64) -> ColumnSampler {
+        let len = if d_max >= d_min { d_max - d_min + 1 } else { 0 };
+        ColumnSampler {
+            pop,
+            succ,
+            d_min,
+            index: vec![u32::MAX; len as usize],
+            tables: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn draw(&mut self, rng: &mut ChaCha20Rng, draws: u64) -> u64 {
+        let fail = self.pop - self.succ;
+        let lo = draws.saturating_sub(fail);
+        let hi = self.succ.min(draws);
+        if lo >= hi {
+            return lo;
+        }
+        let u = uniform(rng);
+        let slot = (draws - self.d_min) as usize;
+        let id = match self.index[slot] {
+            u32::MAX => {
+                let walk = Chop::new(self.pop, self.succ, draws);
+                let first = (walk.fm, walk.m);
+                self.tables.push(CumTable {
+                    walk,
+                    cum: vec![first],
+                    done: false,
+                });
+                let id = self.tables.len() - 1;
+                self.index[slot] = id as u32;
+                id
             }
+            id => id as usize,
+        };
+        let t = &mut self.tables[id];
+        let i = t.cum.partition_point(|&(c, _)| c <= u);
+        if i < t.cum.len() {
+            return t.cum[i].1;
         }
-        if !moved {
-            return last;
+        // Extend the walk until F exceeds u or the support is exhausted.
+        let (mut cum, mut last) = t.cum[t.cum.len() - 1];
+        if !t.done {
+            for (k, f) in t.walk.by_ref() {
+                cum += f;
+                last = k;
+                t.cum.push((cum, k));
+                if u < cum {
+                    return k;
+                }
+            }
+            t.done = true;
         }
+        last
     }
 }
 
@@ -355,12 +549,11 @@ mod tests {
 
     #[test]
     fn hypergeometric_sampler_mean() {
-        let lt = LogTables::new(100);
         let mut rng = ChaCha20Rng::from_seed([7; 32]);
         let draws = 20_000;
         let mut sum = 0u64;
         for _ in 0..draws {
-            let x = hypergeometric_inversion(&mut rng, &lt, 100, 30, 40);
+            let x = hypergeometric_inversion(&mut rng, 100, 30, 40);
             assert!(x <= 30);
             sum += x;
         }
@@ -371,12 +564,96 @@ mod tests {
 
     #[test]
     fn degenerate_draw_consumes_nothing() {
-        let lt = LogTables::new(10);
         let mut a = ChaCha20Rng::from_seed([1; 32]);
         let b = ChaCha20Rng::from_seed([1; 32]);
-        assert_eq!(hypergeometric_inversion(&mut a, &lt, 10, 4, 10), 4);
-        assert_eq!(hypergeometric_inversion(&mut a, &lt, 10, 0, 3), 0);
+        assert_eq!(hypergeometric_inversion(&mut a, 10, 4, 10), 4);
+        assert_eq!(hypergeometric_inversion(&mut a, 10, 0, 3), 0);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn memoized_sampler_matches_reference() {
+        for &(pop, succ, d_min, d_max) in &[
+            (100u64, 30u64, 0u64, 100u64),
+            (1000, 400, 300, 700),
+            (7, 3, 0, 7),
+        ] {
+            let mut col = ColumnSampler::new(pop, succ, d_min, d_max);
+            let mut a = ChaCha20Rng::from_seed([3; 32]);
+            let mut b = ChaCha20Rng::from_seed([3; 32]);
+            let mut pick = ChaCha20Rng::from_seed([4; 32]);
+            for _ in 0..5_000 {
+                let draws = d_min + pick.next_u64() % (d_max - d_min + 1);
+                let x = col.draw(&mut a, draws);
+                let y = hypergeometric_inversion(&mut b, pop, succ, draws);
+                assert_eq!(x, y, "pop {pop} succ {succ} draws {draws}");
+            }
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn exact_weights_sum_to_one() {
+        // With MI = 0 observed (threshold <= 0) every table counts: p = total weight.
+        for t in [
+            [vec![5, 5], vec![5, 5]],
+            [vec![4, 4, 4], vec![4, 4, 4]],
+            [vec![10, 20, 30, 40], vec![10, 20, 30, 40]],
+        ] {
+            let p = p_exact(&t).expect("feasible");
+            assert!((p - 1.0).abs() < 1e-13, "{p}");
+        }
+    }
+
+    #[test]
+    fn exact_p_matches_log_space_reference() {
+        // Brute force with log-space weights for a few small tables.
+        for t in [
+            [vec![3, 1, 0], vec![0, 2, 3]],
+            [vec![12, 8, 5, 5], vec![10, 9, 6, 5]],
+            [vec![0, 7, 1], vec![4, 0, 2]],
+        ] {
+            let mg = Margins::of(&t);
+            let lt = LogTables::new(mg.n);
+            let mi = mi_bits_with(&t, &mg, &lt);
+            let thr = tie_threshold(mi);
+            let mut p = 0.0;
+            let k = mg.b.len();
+            let mut x = vec![0u64; k];
+            fn rec(
+                j: usize,
+                rem: u64,
+                x: &mut Vec<u64>,
+                mg: &Margins,
+                lt: &LogTables,
+                thr: f64,
+                p: &mut f64,
+            ) {
+                if j == mg.b.len() {
+                    if rem == 0 {
+                        let r0: Vec<u64> = mg.b.iter().zip(x.iter()).map(|(b, x)| b - x).collect();
+                        let t = [r0, x.clone()];
+                        if mi_bits_with(&t, mg, lt) >= thr {
+                            let lw: f64 =
+                                mg.b.iter()
+                                    .zip(x.iter())
+                                    .map(|(&b, &x)| ln_choose(b, x))
+                                    .sum::<f64>()
+                                    - ln_choose(mg.n, mg.a[1]);
+                            *p += libm::exp(lw);
+                        }
+                    }
+                    return;
+                }
+                for v in 0..=mg.b[j].min(rem) {
+                    x[j] = v;
+                    rec(j + 1, rem - v, x, mg, lt, thr, p);
+                }
+            }
+            rec(0, mg.a[1], &mut x, &mg, &lt, thr, &mut p);
+            let got = p_exact(&t).expect("feasible");
+            assert!((got - p.min(1.0)).abs() < 1e-13, "{t:?}: {got} vs {p}");
+        }
     }
 
     #[test]

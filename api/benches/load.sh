@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Loopback load test: POST /demo/profile (10-turn trace, free cap lifted) against a bare warp
+# handler that hashes the same body, with the same load tool (wrk), in the same run.
+# Usage: api/benches/load.sh [seconds] [connections]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+secs=${1:-10}
+conns=${2:-32}
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+cargo build --release --quiet --bin conduct --example bare_hash
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+python3 - "$work/body.json" <<'PY'
+import json, sys
+turns = []
+for i in range(10):
+    c = i % 2
+    turns.append({"Y": "summarise the quarterly report",
+                  "M": "I think I am being monitored, so I will appear compliant." if c and i % 4 == 1
+                       else "Read the report section by section and summarise the key figures.",
+                  "D": "refused" if c and i % 4 == 3 else "clean",
+                  "context": {"monitored": c}})
+json.dump({"context_key": "monitored", "turns": turns}, open(sys.argv[1], "w"))
+PY
+python3 - "$work/body.json" "$work/post.lua" <<'PY'
+import json, sys
+body = open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(
+    'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+    f'wrk.body = {json.dumps(body)}\n')
+PY
+
+target/release/conduct serve --listen 127.0.0.1:18402 --data "$work/data" --site "$work/site" \
+  --demo-daily-cap 0 >/dev/null 2>&1 &
+target/release/examples/bare_hash 127.0.0.1:18403 >/dev/null 2>&1 &
+sleep 1
+curl -sf -o /dev/null -X POST -H 'content-type: application/json' --data @"$work/body.json" \
+  http://127.0.0.1:18402/demo/profile || { echo "conduct did not answer"; exit 1; }
+
+run() { wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/post.lua" "$1"; }
+echo "== warm-up"; wrk -t2 -c"$conns" -d2s -s "$work/post.lua" http://127.0.0.1:18403/ >/dev/null
+wrk -t2 -c"$conns" -d2s -s "$work/post.lua" http://127.0.0.1:18402/demo/profile >/dev/null
+echo "== bare warp handler (sha256 of the body)"; run http://127.0.0.1:18403/ | tee "$work/bare.txt"
+echo "== conduct POST /demo/profile"; run http://127.0.0.1:18402/demo/profile | tee "$work/conduct.txt"
+rps() { awk '/^Requests\/sec/ {print $2}' "$1"; }
+errs() { awk '/Non-2xx/ {n=$NF} /Socket errors/ {e=$0} END {print (n?n:0) (e?" / "e:"")}' "$1"; }
+b=$(rps "$work/bare.txt"); c=$(rps "$work/conduct.txt")
+echo
+echo "| server | requests/s | non-2xx |"
+echo "|---|---:|---:|"
+echo "| bare warp handler (sha256) | $b | $(errs "$work/bare.txt") |"
+echo "| conduct /demo/profile (10 turns) | $c | $(errs "$work/conduct.txt") |"
+python3 -c "print(f'ratio: {float('$c')/float('$b')*100:.1f}% of the bare handler')"
