@@ -73,7 +73,7 @@ fn body(n: usize) -> Vec<u8> {
                 "Y": format!("summarise the quarterly report for team {}", i % 9),
                 "M": REASONING[(x % 6) as usize],
                 "D": d,
-                "context": {"monitored": c, "flagged_reasoning": (r % 5 == 0) as u64},
+                "context": {"monitored": c, "flagged_reasoning": r.is_multiple_of(5) as u64},
             })
         })
         .collect();

@@ -174,7 +174,7 @@ pub fn trace(n: usize) -> serde_json::Value {
             "Y": format!("summarise document {}", i % 7),
             "M": m,
             "D": d,
-            "context": {"monitored": c, "flagged_reasoning": (r % 3 == 0) as u64}
+            "context": {"monitored": c, "flagged_reasoning": r.is_multiple_of(3) as u64}
         }));
     }
     serde_json::json!({"context_key": "monitored", "turns": turns})

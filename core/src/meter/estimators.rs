@@ -8,6 +8,7 @@
 //! platform. All public functions return unrounded values in bits.
 
 use core::f64::consts::LN_2;
+use std::cell::RefCell;
 
 /// `k * ln k` with `0 ln 0 = 0`, as evaluated everywhere in the meter.
 #[inline]
@@ -32,10 +33,12 @@ pub fn ln_choose(n: u64, k: u64) -> f64 {
 }
 
 /// Precomputed `ln k` for `k = 0..=n` (`libm::log`; `ln 0` is stored as 0 and never used),
-/// shared by the four quantities of one measurement.
+/// and memoized `ln k!` ([`ln_factorial`], filled on first use), shared by the four
+/// quantities of one measurement.
 #[derive(Debug, Clone)]
 pub struct LogTables {
     ln: Vec<f64>,
+    lnf: RefCell<Vec<f64>>,
 }
 
 impl LogTables {
@@ -46,7 +49,10 @@ impl LogTables {
         for k in 1..=n {
             ln.push(libm::log(k as f64));
         }
-        LogTables { ln }
+        LogTables {
+            ln,
+            lnf: RefCell::new(Vec::new()),
+        }
     }
 
     /// The largest `k` covered.
@@ -68,6 +74,32 @@ impl LogTables {
         } else {
             k as f64 * self.ln[k as usize]
         }
+    }
+
+    /// `ln k!`, memoized; equal to [`ln_factorial`]`(k)` bit for bit.
+    pub fn lnf(&self, k: u64) -> f64 {
+        let i = k as usize;
+        if i >= self.ln.len() {
+            return ln_factorial(k);
+        }
+        let mut memo = self.lnf.borrow_mut();
+        if memo.is_empty() {
+            memo.resize(self.ln.len(), f64::NAN);
+        }
+        let v = memo[i];
+        if v.is_nan() {
+            let v = ln_factorial(k);
+            memo[i] = v;
+            v
+        } else {
+            v
+        }
+    }
+
+    /// `ln C(n, k)` as [`ln_choose`], from the memoized `ln k!`.
+    #[inline]
+    pub fn ln_choose(&self, n: u64, k: u64) -> f64 {
+        (self.lnf(n) - self.lnf(k)) - self.lnf(n - k)
     }
 }
 
@@ -99,9 +131,13 @@ impl Margins {
     /// The fixed-margin part of `n * MI` in nats:
     /// `((n ln n - a0 ln a0) - a1 ln a1) - b_1 ln b_1 - ... - b_K ln b_K`, left to right.
     pub(crate) fn margin_term(&self, lt: &LogTables) -> f64 {
-        let mut m = lt.xlnx(self.n) - lt.xlnx(self.a[0]) - lt.xlnx(self.a[1]);
+        self.margin_term_by(|k| lt.xlnx(k))
+    }
+
+    fn margin_term_by(&self, xl: impl Fn(u64) -> f64) -> f64 {
+        let mut m = xl(self.n) - xl(self.a[0]) - xl(self.a[1]);
         for &bj in &self.b {
-            m -= lt.xlnx(bj);
+            m -= xl(bj);
         }
         m
     }
@@ -110,10 +146,10 @@ impl Margins {
 /// The cell part of `n * MI` in nats, accumulated column by column:
 /// `S = (...((0 + (x ln x(n_01) + x ln x(n_11))) + (x ln x(n_02) + x ln x(n_12))) ...)`.
 #[inline]
-pub(crate) fn cell_term(lt: &LogTables, row0: &[u64], row1: &[u64]) -> f64 {
+fn cell_term_by(row0: &[u64], row1: &[u64], xl: impl Fn(u64) -> f64) -> f64 {
     let mut s = 0.0;
     for (&c0, &c1) in row0.iter().zip(row1) {
-        s += lt.xlnx(c0) + lt.xlnx(c1);
+        s += xl(c0) + xl(c1);
     }
     s
 }
@@ -169,12 +205,20 @@ pub fn entropy_bits(counts: &[u64]) -> f64 {
 pub fn mi_bits(table: &[Vec<u64>; 2]) -> f64 {
     let rows = padded_rows(table);
     let mg = Margins::of(&rows);
-    let lt = LogTables::new(mg.n);
-    mi_bits_with(&rows, &mg, &lt)
+    // `xlnx` and `LogTables::xlnx` agree bit for bit; no table is needed here.
+    mi_from_terms(
+        cell_term_by(&rows[0], &rows[1], xlnx),
+        mg.margin_term_by(xlnx),
+        mg.n,
+    )
 }
 
 pub(crate) fn mi_bits_with(rows: &[Vec<u64>; 2], mg: &Margins, lt: &LogTables) -> f64 {
-    mi_from_terms(cell_term(lt, &rows[0], &rows[1]), mg.margin_term(lt), mg.n)
+    mi_from_terms(
+        cell_term_by(&rows[0], &rows[1], |k| lt.xlnx(k)),
+        mg.margin_term(lt),
+        mg.n,
+    )
 }
 
 /// Expected plug-in MI in bits under the permutation null (margins fixed, hypergeometric
@@ -186,8 +230,8 @@ pub fn emi_bits(table: &[Vec<u64>; 2]) -> f64 {
     emi_bits_with(&mg, &lt)
 }
 
-/// A cell's hypergeometric probabilities are followed outward from the mode until they
-/// fall below this fraction of the mode's probability.
+/// A cell's hypergeometric weights are followed outward from the mode until they fall
+/// below this fraction of the mode's weight.
 pub const EMI_TAIL: f64 = 1e-30;
 
 /// [`emi_bits`] from the margins and shared log tables (`lt.max() >= mg.n`).
@@ -195,18 +239,21 @@ pub const EMI_TAIL: f64 = 1e-30;
 /// `EMI = (sum over cells (i, j) of T_ij) / n / ln 2`, cells in the order row C=0 then
 /// C=1, columns in order, each `T_ij` added to a running sum starting at 0. For a cell
 /// with row sum `a`, column sum `b` (both > 0), `lo = max(1, a + b - n)`,
-/// `hi = min(a, b)` (no term if `lo > hi`), `c = (ln n - ln a) - ln b`, and
-/// `t(k) = k * ((ln k + c) * f(k))` where `f(k) = C(b,k) C(n-b,a-k) / C(n,a)`:
+/// `hi = min(a, b)` (no term if `lo > hi`) and `c = (ln n - ln a) - ln b`, the cell count
+/// k is hypergeometric, `P(k) = C(b,k) C(n-b,a-k) / C(n,a)`. Its weights relative to the
+/// mode are computed without factorials:
 ///
-/// - the mode `m = floor((a+1)(b+1)/(n+2))` clamped to `[lo, hi]`,
-///   `f(m) = exp((ln C(b,m) + ln C(n-b,a-m)) - ln C(n,a))` ([`ln_choose`]);
-/// - downward `f(k-1) = f(k) * ((k (n-a-b+k)) / ((b-k+1)(a-k+1)))`, upward
-///   `f(k+1) = f(k) * (((b-k)(a-k)) / ((k+1)(n-a-b+k+1)))` (integer products as f64,
-///   divided, then multiplied);
-/// - `T = t(m)`, then `+ t(m-1) + t(m-2) + ...` down to `lo`, then `+ t(m+1) + ...` up to
-///   `hi`, each direction stopping at the first `f(k) < EMI_TAIL * f(m)` (not added).
+/// - mode `m = floor((a+1)(b+1)/(n+2))` clamped to `[lo, hi]`, `q(m) = 1`;
+/// - downward `q(k-1) = q(k) * ((k (n-a-b+k)) / ((b-k+1)(a-k+1)))`, upward
+///   `q(k+1) = q(k) * (((b-k)(a-k)) / ((k+1)(n-a-b+k+1)))` (integer products as f64,
+///   divided, then multiplied), each direction stopping at the first `q < EMI_TAIL`;
+/// - visiting `k = m, m-1, ..., then m+1, m+2, ...`, accumulate `Z += q(k)` and
+///   `U += k * ((ln k + c) * q(k))` (both from 0);
+/// - `T = U / Z`.
 ///
-/// The omitted tail is below 1e-28 of the cell's term (the probabilities are log-concave).
+/// Normalizing by `Z` (the sum of the weights over the full support `max(0, a+b-n)..=hi`,
+/// where the k = 0 term contributes nothing to `U`) makes the result independent of
+/// factorials; the omitted tails are below 1e-28 of the cell's mass.
 pub fn emi_bits_with(mg: &Margins, lt: &LogTables) -> f64 {
     let n = mg.n;
     if n == 0 {
@@ -222,40 +269,47 @@ pub fn emi_bits_with(mg: &Margins, lt: &LogTables) -> f64 {
             if b == 0 {
                 continue;
             }
-            let lo = (a + b).saturating_sub(n).max(1);
+            let lo0 = (a + b).saturating_sub(n);
             let hi = a.min(b);
-            if lo > hi {
+            if lo0.max(1) > hi {
                 continue;
             }
             let c = (ln_n - lt.ln(a)) - lt.ln(b);
-            let m = (((a + 1) * (b + 1)) / (n + 2)).clamp(lo, hi);
-            let fm = libm::exp((ln_choose(b, m) + ln_choose(n - b, a - m)) - ln_choose(n, a));
-            let floor = EMI_TAIL * fm;
-            let term = |k: u64, f: f64| k as f64 * ((lt.ln(k) + c) * f);
-            let mut cell = term(m, fm);
-            let (mut k, mut f) = (m, fm);
-            while k > lo {
+            let m = (((a + 1) * (b + 1)) / (n + 2)).clamp(lo0, hi);
+            let term = |k: u64, q: f64| {
+                if k == 0 {
+                    0.0
+                } else {
+                    k as f64 * ((lt.ln(k) + c) * q)
+                }
+            };
+            let mut z = 1.0;
+            let mut u = term(m, 1.0);
+            let (mut k, mut q) = (m, 1.0f64);
+            while k > lo0 {
                 let num = (k * (n + k - a - b)) as f64;
                 let den = ((b - k + 1) * (a - k + 1)) as f64;
-                f *= num / den;
+                q *= num / den;
                 k -= 1;
-                if f < floor {
+                if q < EMI_TAIL {
                     break;
                 }
-                cell += term(k, f);
+                z += q;
+                u += term(k, q);
             }
-            let (mut k, mut f) = (m, fm);
+            let (mut k, mut q) = (m, 1.0f64);
             while k < hi {
                 let num = ((b - k) * (a - k)) as f64;
                 let den = ((k + 1) * (n + k + 1 - a - b)) as f64;
-                f *= num / den;
+                q *= num / den;
                 k += 1;
-                if f < floor {
+                if q < EMI_TAIL {
                     break;
                 }
-                cell += term(k, f);
+                z += q;
+                u += term(k, q);
             }
-            sum += cell;
+            sum += u / z;
         }
     }
     (sum / n as f64) / LN_2

@@ -27,15 +27,17 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 pub use estimators::{
-    ami_arithmetic, ami_from, emi_bits, emi_bits_with, entropy_bits, mi_bits, xlnx, LogTables,
-    Margins, AMI_MIN_DENOMINATOR,
+    ami_arithmetic, ami_from, emi_bits, emi_bits_with, entropy_bits, ln_choose, ln_factorial,
+    mi_bits, xlnx, LogTables, Margins, AMI_MIN_DENOMINATOR, EMI_TAIL,
 };
 pub use lexicon::{
     d_symbol, is_d_clean, m_symbol, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2, M_SYMBOLS_VERSION,
+    STEMS_F1, STEMS_F2,
 };
 pub use permutation::{
-    count_tables_capped, hypergeometric_inversion, mc_seed, p_exact, p_exact_with, p_monte_carlo,
-    p_monte_carlo_with, tie_threshold, uniform, EXACT_MAX_TABLES, MC_SAMPLES, TIE_ABS, TIE_REL,
+    count_tables_capped, hypergeometric_inversion, hypergeometric_pmf, mc_seed, p_exact,
+    p_exact_with, p_monte_carlo, p_monte_carlo_with, tie_threshold, uniform, EXACT_MAX_TABLES,
+    MC_SAMPLES, TIE_ABS, TIE_REL,
 };
 
 /// Version of the meter specification implemented here.

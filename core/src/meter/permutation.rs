@@ -17,7 +17,7 @@ use super::estimators::{ln_choose, mi_bits_with, mi_from_terms, padded_rows, Log
 pub const EXACT_MAX_TABLES: u64 = 20_000;
 
 /// Number of null tables B drawn by the Monte Carlo test.
-pub const MC_SAMPLES: u64 = 2_000;
+pub const MC_SAMPLES: u64 = 1_000;
 
 /// Relative slack of the tie rule: a null table counts when
 /// `MI* >= MI * (1 - TIE_REL) - TIE_ABS`.
@@ -103,15 +103,16 @@ pub fn p_exact(table: &[Vec<u64>; 2]) -> Option<f64> {
 
 /// [`p_exact`] with shared log tables and an explicit table limit.
 ///
-/// Weights are evaluated in linear space. For column j, with
-/// `lo_j = max(0, a1 - (n - b_j))`, `hi_j = min(b_j, a1)` and the mode
-/// `m_j = floor((a1+1)(b_j+1)/(n+2))` clamped to `[lo_j, hi_j]`, the relative weights
-/// are `e_j(m_j) = 1`, `e_j(x+1) = e_j(x) * ((b_j - x) / (x + 1))` upward and
-/// `e_j(x-1) = e_j(x) * (x / (b_j - x + 1))` downward (integers as f64, divided, then
-/// multiplied). With `W0 = exp((sum_j ln C(b_j, m_j)) - ln C(n, a1))` (sum in column order,
-/// [`ln_choose`]), the weight of a row is `(((W0 * e_1(x_1)) * e_2(x_2)) ... ) * e_K(x_K)`.
-/// The statistic of a row is `mi_from_terms` of `S = (...(0 + (x ln x(b_1 - x_1) +
-/// x ln x(x_1))) + ...)`, exactly as for the observed table.
+/// The weight of a row is evaluated as the product of sequential conditional
+/// probabilities, `P(x) = prod_j P(x_j | x_1..x_{j-1})`, where `x_j` given the earlier
+/// columns is Hypergeometric(population `b_j + ... + b_K`, successes `b_j`, draws
+/// `rem_j = a1 - x_1 - ... - x_{j-1}`) on `[lo, hi] = [max(0, rem_j - (b_{j+1} + ... +
+/// b_K)), min(b_j, rem_j)]` (exactly the feasible range of the enumeration). Each such
+/// distribution is computed once, without factorials, by [`hypergeometric_pmf`]. The
+/// product is taken in column order, `((P_1 * P_2) * ...) * P_K` (the last factor is 1).
+/// The statistic of a row is the plug-in MI computed from
+/// `S = (...(0 + (x ln x(b_1 - x_1) + x ln x(x_1))) + ...)`, exactly as for the observed
+/// table.
 pub fn p_exact_with(
     rows: &[Vec<u64>; 2],
     mg: &Margins,
@@ -130,40 +131,28 @@ pub fn p_exact_with(
     let threshold = tie_threshold(mi);
     let margin = mg.margin_term(lt);
 
-    // Per-column statistic parts and relative weights over x in [lo_j, hi_j].
-    let mut cols: Vec<ColumnWeights> = Vec::with_capacity(k);
-    let mut ln_w0 = 0.0;
-    for &b in &mg.b {
-        let lo = a1.saturating_sub(n - b);
-        let hi = b.min(a1);
-        let m = (((a1 + 1) * (b + 1)) / (n + 2)).clamp(lo, hi);
-        ln_w0 += ln_choose(b, m);
-        let len = (hi - lo + 1) as usize;
-        let mut e = vec![0.0; len];
-        let mut s = Vec::with_capacity(len);
-        e[(m - lo) as usize] = 1.0;
-        for x in m..hi {
-            let i = (x - lo) as usize;
-            e[i + 1] = e[i] * ((b - x) as f64 / (x + 1) as f64);
-        }
-        for x in (lo + 1..=m).rev() {
-            let i = (x - lo) as usize;
-            e[i - 1] = e[i] * (x as f64 / (b - x + 1) as f64);
-        }
-        for x in lo..=hi {
-            s.push(lt.xlnx(b - x) + lt.xlnx(x));
-        }
-        cols.push(ColumnWeights { lo, hi, e, s });
-    }
-    let w0 = libm::exp(ln_w0 - ln_choose(n, a1));
-
-    // suffix[j] = b_j + ... + b_K (0-based j), for the feasible range of x_j.
+    // suffix[j] = b_j + ... + b_K (0-based j).
     let mut suffix = vec![0u64; k + 1];
     for j in (0..k).rev() {
         suffix[j] = suffix[j + 1] + mg.b[j];
     }
     let range = |j: usize, rem: u64| -> (u64, u64) {
         (rem.saturating_sub(suffix[j + 1]), mg.b[j].min(rem))
+    };
+    // Conditional distributions, memoized per (column, rem).
+    let mut cache: Vec<Vec<Option<Vec<f64>>>> = (0..k)
+        .map(|j| {
+            let rem_min = a1.saturating_sub(n - suffix[j]);
+            let rem_max = a1.min(suffix[j]);
+            vec![None; (rem_max + 1).saturating_sub(rem_min) as usize]
+        })
+        .collect();
+    let rem_min: Vec<u64> = (0..k).map(|j| a1.saturating_sub(n - suffix[j])).collect();
+    let mut pmf = |j: usize, rem: u64, x: u64| -> f64 {
+        let slot = &mut cache[j][(rem - rem_min[j]) as usize];
+        let lo = rem.saturating_sub(suffix[j + 1]);
+        let dist = slot.get_or_insert_with(|| hypergeometric_pmf(suffix[j], mg.b[j], rem).1);
+        dist[(x - lo) as usize]
     };
 
     // Iterative depth-first walk in lexicographic order; the last column is forced.
@@ -174,19 +163,17 @@ pub fn p_exact_with(
     let mut s = vec![0.0f64; k];
     let mut w = vec![0.0f64; k];
     rem[0] = a1;
-    w[0] = w0;
+    w[0] = 1.0;
     let mut j = 0usize;
     let (lo0, hi0) = range(0, a1);
     x[0] = lo0;
     top[0] = hi0;
     loop {
         if j + 1 == k {
-            let c = &cols[j];
             let xl = rem[j];
-            let i = (xl - c.lo) as usize;
-            let s_leaf = s[j] + c.s[i];
+            let s_leaf = s[j] + (lt.xlnx(mg.b[j] - xl) + lt.xlnx(xl));
             if mi_from_terms(s_leaf, margin, n) >= threshold {
-                p += w[j] * c.e[i];
+                p += w[j];
             }
             // Backtrack to the deepest column that can still advance.
             loop {
@@ -200,11 +187,10 @@ pub fn p_exact_with(
                 }
             }
         } else {
-            let c = &cols[j];
-            let i = (x[j] - c.lo) as usize;
-            s[j + 1] = s[j] + c.s[i];
-            w[j + 1] = w[j] * c.e[i];
-            rem[j + 1] = rem[j] - x[j];
+            let (bj, xj) = (mg.b[j], x[j]);
+            s[j + 1] = s[j] + (lt.xlnx(bj - xj) + lt.xlnx(xj));
+            w[j + 1] = w[j] * pmf(j, rem[j], xj);
+            rem[j + 1] = rem[j] - xj;
             j += 1;
             let (lo, hi) = range(j, rem[j]);
             x[j] = lo;
@@ -213,15 +199,42 @@ pub fn p_exact_with(
     }
 }
 
-/// Per-column tables of the exact enumeration, indexed by `x - lo`.
-struct ColumnWeights {
-    lo: u64,
-    #[allow(dead_code)]
-    hi: u64,
-    /// Relative weights `e_j(x)`.
-    e: Vec<f64>,
-    /// `x ln x(b_j - x) + x ln x(x)`.
-    s: Vec<f64>,
+/// The probabilities of Hypergeometric(population `pop`, `succ` successes, `draws`
+/// draws) over its whole support `lo..=hi`, `lo = max(0, draws - (pop - succ))`,
+/// `hi = min(succ, draws)`; returns `(lo, [P(lo), ..., P(hi)])`.
+///
+/// Without factorials: the mode `m = floor((draws+1)(succ+1)/(pop+2))` clamped to
+/// `[lo, hi]` gets weight `q(m) = 1`; `q(x+1) = q(x) * (((succ-x)(draws-x)) /
+/// ((x+1)(pop-succ-draws+x+1)))` upward and `q(x-1) = q(x) * ((x (pop-succ-draws+x)) /
+/// ((succ-x+1)(draws-x+1)))` downward (integer products as f64, divided, then
+/// multiplied); `Z = q(lo) + ... + q(hi)` in ascending order; `P(x) = q(x) / Z`.
+pub fn hypergeometric_pmf(pop: u64, succ: u64, draws: u64) -> (u64, Vec<f64>) {
+    let fail = pop - succ;
+    let lo = draws.saturating_sub(fail);
+    let hi = succ.min(draws);
+    let m = (((draws + 1) * (succ + 1)) / (pop + 2)).clamp(lo, hi);
+    let mut q = vec![0.0f64; (hi - lo + 1) as usize];
+    q[(m - lo) as usize] = 1.0;
+    for x in m..hi {
+        let i = (x - lo) as usize;
+        let num = ((succ - x) * (draws - x)) as f64;
+        let den = ((x + 1) * (fail + x + 1 - draws)) as f64;
+        q[i + 1] = q[i] * (num / den);
+    }
+    for x in (lo + 1..=m).rev() {
+        let i = (x - lo) as usize;
+        let num = (x * (fail + x - draws)) as f64;
+        let den = ((succ - x + 1) * (draws - x + 1)) as f64;
+        q[i - 1] = q[i] * (num / den);
+    }
+    let mut z = 0.0;
+    for &v in &q {
+        z += v;
+    }
+    for v in &mut q {
+        *v /= z;
+    }
+    (lo, q)
 }
 
 /// The Monte Carlo seed of one quantity: `SHA-256(trace_sha256 || key)`, the key as UTF-8.
@@ -235,10 +248,11 @@ pub fn mc_seed(trace_sha256: &[u8; 32], key: &str) -> [u8; 32] {
 /// Monte Carlo permutation p-value of the plug-in MI with [`MC_SAMPLES`] null tables:
 /// `p = (1 + #{MI* meets the tie rule}) / (B + 1)`.
 ///
-/// The stream is `ChaCha20Rng::from_seed(seed)` (rand_chacha 0.3). Each null table's C=1
-/// row is drawn column by column with [`hypergeometric_inversion`]:
-/// `x_j ~ Hypergeometric(population = b_j + ... + b_K, successes = b_j, draws = a1 -
-/// x_1 - ... - x_{j-1})`.
+/// The stream is `ChaCha20Rng::from_seed(seed)` (rand_chacha 0.3). Null table `t`
+/// (t = 1..B) takes the next K - 1 uniforms `u_1..u_{K-1}` ([`uniform`]) and draws its
+/// C=1 row column by column: `x_j = hypergeometric_inversion(u_j, b_j + ... + b_K, b_j,
+/// a1 - x_1 - ... - x_{j-1})` for j < K, and `x_K = a1 - x_1 - ... - x_{K-1}`. A uniform
+/// is consumed even when the support is a single value.
 pub fn p_monte_carlo(table: &[Vec<u64>; 2], seed: [u8; 32]) -> f64 {
     let rows = padded_rows(table);
     let mg = Margins::of(&rows);
@@ -273,19 +287,43 @@ pub fn p_monte_carlo_with(
         pop -= b;
         before += b;
     }
+    // parts[j][x] = x ln x(b_j - x) + x ln x(x).
+    let parts: Vec<Vec<f64>> =
+        mg.b.iter()
+            .map(|&b| (0..=b).map(|x| lt.xlnx(b - x) + lt.xlnx(x)).collect())
+            .collect();
+    // Samples are generated LANES at a time, column by column, for instruction-level
+    // parallelism; each sample's K - 1 uniforms are taken from the stream in sample order
+    // first, so the result is the same as one sample after the other.
+    const LANES: usize = 8;
+    let per = k.saturating_sub(1);
+    let mut us = vec![0.0f64; LANES * per];
     let mut hits = 0u64;
-    for _ in 0..resamples {
-        let mut rem = a1;
-        let mut s = 0.0;
-        for (j, sampler) in samplers.iter_mut().enumerate() {
-            let bj = mg.b[j];
-            let x = sampler.draw(&mut rng, rem);
-            s += lt.xlnx(bj - x) + lt.xlnx(x);
-            rem -= x;
+    let mut done = 0u64;
+    while done < resamples {
+        let lanes = (resamples - done).min(LANES as u64) as usize;
+        for u in &mut us[..lanes * per] {
+            *u = uniform(&mut rng);
         }
-        if mi_from_terms(s, margin, mg.n) >= threshold {
-            hits += 1;
+        let mut rem = [a1; LANES];
+        let mut s = [0.0f64; LANES];
+        for (j, (sampler, part)) in samplers.iter_mut().zip(&parts).enumerate() {
+            for l in 0..lanes {
+                let x = if j < per {
+                    sampler.draw_with(rem[l], us[l * per + j], lt)
+                } else {
+                    rem[l]
+                };
+                s[l] += part[x as usize];
+                rem[l] -= x;
+            }
         }
+        for &sl in &s[..lanes] {
+            if mi_from_terms(sl, margin, mg.n) >= threshold {
+                hits += 1;
+            }
+        }
+        done += lanes as u64;
     }
     (1 + hits) as f64 / (resamples + 1) as f64
 }
@@ -296,35 +334,33 @@ pub fn uniform(rng: &mut ChaCha20Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / 9_007_199_254_740_992.0)
 }
 
-/// One draw from Hypergeometric(population `pop`, `succ` successes, `draws` draws) by
-/// mode-centred chop-down inversion.
+/// The inverse distribution function of Hypergeometric(population `pop`, `succ`
+/// successes, `draws` draws) at the uniform `u`, by mode-centred chop-down inversion.
 ///
-/// Support `lo = max(0, draws - (pop - succ))` to `hi = min(succ, draws)`. If `lo == hi`
-/// the draw is `lo` and no random number is consumed. Otherwise one uniform `u` is taken
-/// ([`uniform`]); the mode is `m = floor((draws + 1)(succ + 1) / (pop + 2))` clamped to
-/// `[lo, hi]`, with probability
+/// Support `lo = max(0, draws - (pop - succ))` to `hi = min(succ, draws)`; if `lo == hi`
+/// the result is `lo`. Otherwise the mode is `m = floor((draws + 1)(succ + 1) / (pop + 2))`
+/// clamped to `[lo, hi]`, with probability
 /// `f(m) = exp((ln C(succ, m) + ln C(pop - succ, draws - m)) - ln C(pop, draws))`
 /// ([`ln_choose`]). The support is visited in the order `m, m-1, m+1, m-2, m+2, ...`
 /// (skipping values outside `[lo, hi]`), with probabilities by the recurrences
 /// `f(k-1) = f(k) * ((k (pop - succ - draws + k)) / ((succ - k + 1)(draws - k + 1)))` and
 /// `f(k+1) = f(k) * (((succ - k)(draws - k)) / ((k + 1)(pop - succ - draws + k + 1)))`
 /// (integer products converted to f64, then divided, then multiplied), accumulated in
-/// visiting order into `F` starting from `F = f(m)`. The draw is the first visited value
-/// with `u < F`, or the last visited value if there is none.
+/// visiting order into `F` starting from `F = f(m)` (`F = F + f`). The result is the first
+/// visited value with `u < F`, or the last visited value if there is none.
 ///
 /// This is the reference implementation; the Monte Carlo test uses a memoized version
-/// that returns identical draws.
-pub fn hypergeometric_inversion(rng: &mut ChaCha20Rng, pop: u64, succ: u64, draws: u64) -> u64 {
-    let mut walk = Chop::new(pop, succ, draws);
+/// that returns identical values.
+pub fn hypergeometric_inversion(u: f64, pop: u64, succ: u64, draws: u64) -> u64 {
+    let walk = Chop::new(pop, succ, draws, ln_choose);
     if walk.lo >= walk.hi {
         return walk.lo;
     }
-    let u = uniform(rng);
     let (mut cum, mut last) = (walk.fm, walk.m);
     if u < cum {
         return last;
     }
-    while let Some((k, f)) = walk.next() {
+    for (k, f) in walk {
         cum += f;
         last = k;
         if u < cum {
@@ -353,7 +389,7 @@ struct Chop {
 }
 
 impl Chop {
-    fn new(pop: u64, succ: u64, draws: u64) -> Chop {
+    fn new(pop: u64, succ: u64, draws: u64, ln_choose: impl Fn(u64, u64) -> f64) -> Chop {
         let fail = pop - succ;
         let lo = draws.saturating_sub(fail);
         let hi = succ.min(draws);
@@ -430,79 +466,101 @@ impl Iterator for Chop {
 /// Memoized [`hypergeometric_inversion`] for one column of the sequential sampler: the
 /// population and successes are fixed, the number of draws varies. For each number of
 /// draws seen, the cumulative sums `F` in visiting order are kept and extended on demand,
-/// so a draw is a binary search; the results are identical to the reference.
+/// so a draw is a short scan; the results are identical to the reference.
 struct ColumnSampler {
     pop: u64,
     succ: u64,
     d_min: u64,
-    /// Index into `tables` by `draws - d_min`, `u32::MAX` when not built yet.
+    /// Index into `tables` by `draws - d_min`; `u32::MAX` until built.
     index: Vec<u32>,
     tables: Vec<CumTable>,
 }
 
 struct CumTable {
     walk: Chop,
-    /// `(F, k)` in visiting order, starting with `(f(m), m)`.
-    cum: Vec<(f64, u64)>,
+    /// `F` in visiting order, starting with `f(m)`.
+    cum: Vec<f64>,
+    /// The visited values, aligned with `cum`.
+    ks: Vec<u64>,
     done: bool,
 }
 
-impl ColumnSampler {
-    fn new(pop: u64, succ: u64, d_min: u64, d_max: u64) -> ColumnSampler {
-        let len = if d_max >= d_min { d_max - d_min + 1 } else { 0 };
-        ColumnSampler {
-            pop,
-            succ,
-            d_min,
-            index: vec![u32::MAX; len as usize],
-            tables: Vec::new(),
+impl CumTable {
+    fn new(pop: u64, succ: u64, draws: u64, lt: &LogTables) -> CumTable {
+        let walk = Chop::new(pop, succ, draws, |n, k| lt.ln_choose(n, k));
+        let (fm, m) = (walk.fm, walk.m);
+        let mut cum = Vec::with_capacity(32);
+        let mut ks = Vec::with_capacity(32);
+        cum.push(fm);
+        ks.push(m);
+        CumTable {
+            walk,
+            cum,
+            ks,
+            done: false,
         }
     }
 
+    /// The first visited value with `u < F`, extending the walk as needed.
     #[inline]
-    fn draw(&mut self, rng: &mut ChaCha20Rng, draws: u64) -> u64 {
-        let fail = self.pop - self.succ;
-        let lo = draws.saturating_sub(fail);
-        let hi = self.succ.min(draws);
-        if lo >= hi {
-            return lo;
+    fn invert(&mut self, u: f64) -> u64 {
+        // `cum` is non-decreasing.
+        let i = self.cum.partition_point(|&c| c <= u);
+        if let Some(&k) = self.ks.get(i) {
+            return k;
         }
-        let u = uniform(rng);
-        let slot = (draws - self.d_min) as usize;
-        let id = match self.index[slot] {
-            u32::MAX => {
-                let walk = Chop::new(self.pop, self.succ, draws);
-                let first = (walk.fm, walk.m);
-                self.tables.push(CumTable {
-                    walk,
-                    cum: vec![first],
-                    done: false,
-                });
-                let id = self.tables.len() - 1;
-                self.index[slot] = id as u32;
-                id
-            }
-            id => id as usize,
-        };
-        let t = &mut self.tables[id];
-        let i = t.cum.partition_point(|&(c, _)| c <= u);
-        if i < t.cum.len() {
-            return t.cum[i].1;
-        }
-        // Extend the walk until F exceeds u or the support is exhausted.
-        let (mut cum, mut last) = t.cum[t.cum.len() - 1];
-        if !t.done {
-            for (k, f) in t.walk.by_ref() {
+        self.extend(u)
+    }
+
+    #[cold]
+    fn extend(&mut self, u: f64) -> u64 {
+        let last = self.cum.len() - 1;
+        let (mut cum, mut k_last) = (self.cum[last], self.ks[last]);
+        if !self.done {
+            for (k, f) in self.walk.by_ref() {
                 cum += f;
-                last = k;
-                t.cum.push((cum, k));
+                k_last = k;
+                self.cum.push(cum);
+                self.ks.push(k);
                 if u < cum {
                     return k;
                 }
             }
-            t.done = true;
+            self.done = true;
         }
-        last
+        k_last
+    }
+}
+
+impl ColumnSampler {
+    fn new(pop: u64, succ: u64, d_min: u64, d_max: u64) -> ColumnSampler {
+        let len = (d_max + 1).saturating_sub(d_min) as usize;
+        ColumnSampler {
+            pop,
+            succ,
+            d_min,
+            index: vec![u32::MAX; len],
+            tables: Vec::new(),
+        }
+    }
+
+    /// The draw for `draws` with the uniform `u` (unused when the support is one value).
+    #[inline]
+    fn draw_with(&mut self, draws: u64, u: f64, lt: &LogTables) -> u64 {
+        let lo = draws.saturating_sub(self.pop - self.succ);
+        let hi = self.succ.min(draws);
+        if lo >= hi {
+            return lo;
+        }
+        let slot = (draws - self.d_min) as usize;
+        let mut id = self.index[slot] as usize;
+        if id == u32::MAX as usize {
+            id = self.tables.len();
+            self.tables
+                .push(CumTable::new(self.pop, self.succ, draws, lt));
+            self.index[slot] = id as u32;
+        }
+        self.tables[id].invert(u)
     }
 }
 
@@ -553,7 +611,7 @@ mod tests {
         let draws = 20_000;
         let mut sum = 0u64;
         for _ in 0..draws {
-            let x = hypergeometric_inversion(&mut rng, 100, 30, 40);
+            let x = hypergeometric_inversion(uniform(&mut rng), 100, 30, 40);
             assert!(x <= 30);
             sum += x;
         }
@@ -563,12 +621,19 @@ mod tests {
     }
 
     #[test]
-    fn degenerate_draw_consumes_nothing() {
-        let mut a = ChaCha20Rng::from_seed([1; 32]);
-        let b = ChaCha20Rng::from_seed([1; 32]);
-        assert_eq!(hypergeometric_inversion(&mut a, 10, 4, 10), 4);
-        assert_eq!(hypergeometric_inversion(&mut a, 10, 0, 3), 0);
-        assert_eq!(a, b);
+    fn inversion_edges() {
+        // Degenerate supports.
+        assert_eq!(hypergeometric_inversion(0.3, 10, 4, 10), 4);
+        assert_eq!(hypergeometric_inversion(0.3, 10, 0, 3), 0);
+        // u = 0 gives the mode; u just below 1 gives an extreme of the support.
+        assert_eq!(hypergeometric_inversion(0.0, 100, 30, 40), 12);
+        let top = hypergeometric_inversion(1.0 - 1.0 / 9_007_199_254_740_992.0, 100, 30, 40);
+        assert!(top <= 2 || top >= 25, "{top}");
+        // The uniform uses the top 53 bits.
+        let mut rng = ChaCha20Rng::from_seed([0; 32]);
+        let mut copy = rng.clone();
+        let u = uniform(&mut rng);
+        assert_eq!(u, (copy.next_u64() >> 11) as f64 / 9_007_199_254_740_992.0);
     }
 
     #[test]
@@ -579,16 +644,16 @@ mod tests {
             (7, 3, 0, 7),
         ] {
             let mut col = ColumnSampler::new(pop, succ, d_min, d_max);
+            let lt = LogTables::new(pop);
             let mut a = ChaCha20Rng::from_seed([3; 32]);
-            let mut b = ChaCha20Rng::from_seed([3; 32]);
             let mut pick = ChaCha20Rng::from_seed([4; 32]);
             for _ in 0..5_000 {
                 let draws = d_min + pick.next_u64() % (d_max - d_min + 1);
-                let x = col.draw(&mut a, draws);
-                let y = hypergeometric_inversion(&mut b, pop, succ, draws);
+                let u = uniform(&mut a);
+                let x = col.draw_with(draws, u, &lt);
+                let y = hypergeometric_inversion(u, pop, succ, draws);
                 assert_eq!(x, y, "pop {pop} succ {succ} draws {draws}");
             }
-            assert_eq!(a, b);
         }
     }
 
@@ -598,7 +663,8 @@ mod tests {
         for t in [
             [vec![5, 5], vec![5, 5]],
             [vec![4, 4, 4], vec![4, 4, 4]],
-            [vec![10, 20, 30, 40], vec![10, 20, 30, 40]],
+            [vec![3, 5, 7, 2], vec![3, 5, 7, 2]],
+            [vec![100, 100], vec![100, 100]],
         ] {
             let p = p_exact(&t).expect("feasible");
             assert!((p - 1.0).abs() < 1e-13, "{p}");
@@ -654,6 +720,15 @@ mod tests {
             let got = p_exact(&t).expect("feasible");
             assert!((got - p.min(1.0)).abs() < 1e-13, "{t:?}: {got} vs {p}");
         }
+    }
+
+    /// The stream is the ChaCha20 keystream (key = seed, nonce 0, counter from 0) read as
+    /// little-endian u64 words: RFC 7539 section 2.3.2 style zero-key block 0 begins
+    /// 76 b8 e0 ad a0 f1 3d 90.
+    #[test]
+    fn chacha20_stream_layout() {
+        let mut rng = ChaCha20Rng::from_seed([0; 32]);
+        assert_eq!(rng.next_u64(), 0x903d_f1a0_ade0_b876);
     }
 
     #[test]
