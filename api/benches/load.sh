@@ -28,21 +28,30 @@ import json, sys
 body = open(sys.argv[1]).read()
 open(sys.argv[2], "w").write(
     'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-    f'wrk.body = {json.dumps(body)}\n')
+    f'wrk.body = {json.dumps(body)}\n'
+    'shown = false\n'
+    'response = function(status, headers, body)\n'
+    '  if status ~= 200 and not shown then print("first non-200: " .. status .. " " .. body); shown = true end\n'
+    'end\n')
 PY
 
-target/release/conduct serve --listen 127.0.0.1:18402 --data "$work/data" --site "$work/site" \
-  --demo-daily-cap 0 >/dev/null 2>&1 &
-target/release/examples/bare_hash 127.0.0.1:18403 >/dev/null 2>&1 &
-sleep 1
+target/release/conduct serve --listen 127.0.0.1:0 --data "$work/data" --site "$work/site" \
+  --demo-daily-cap 0 > "$work/conduct.out" 2>/dev/null &
+target/release/examples/bare_hash 127.0.0.1:0 > "$work/bare.out" 2>/dev/null &
+for _ in $(seq 100); do
+  grep -q listening "$work/conduct.out" && grep -q listening "$work/bare.out" && break
+  sleep 0.1
+done
+conduct_url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/conduct.out")
+bare_url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/bare.out")
 curl -sf -o /dev/null -X POST -H 'content-type: application/json' --data @"$work/body.json" \
-  http://127.0.0.1:18402/demo/profile || { echo "conduct did not answer"; exit 1; }
+  "$conduct_url/demo/profile" || { echo "conduct did not answer"; exit 1; }
 
 run() { wrk -t2 -c"$conns" -d"${secs}s" --latency -s "$work/post.lua" "$1"; }
-echo "== warm-up"; wrk -t2 -c"$conns" -d2s -s "$work/post.lua" http://127.0.0.1:18403/ >/dev/null
-wrk -t2 -c"$conns" -d2s -s "$work/post.lua" http://127.0.0.1:18402/demo/profile >/dev/null
-echo "== bare warp handler (sha256 of the body)"; run http://127.0.0.1:18403/ | tee "$work/bare.txt"
-echo "== conduct POST /demo/profile"; run http://127.0.0.1:18402/demo/profile | tee "$work/conduct.txt"
+echo "== warm-up"; wrk -t2 -c"$conns" -d2s -s "$work/post.lua" "$bare_url/" >/dev/null
+wrk -t2 -c"$conns" -d2s -s "$work/post.lua" "$conduct_url/demo/profile" >/dev/null
+echo "== bare warp handler (sha256 of the body)"; run "$bare_url/" | tee "$work/bare.txt"
+echo "== conduct POST /demo/profile"; run "$conduct_url/demo/profile" | tee "$work/conduct.txt"
 rps() { awk '/^Requests\/sec/ {print $2}' "$1"; }
 errs() { awk '/Non-2xx/ {n=$NF} /Socket errors/ {e=$0} END {print (n?n:0) (e?" / "e:"")}' "$1"; }
 b=$(rps "$work/bare.txt"); c=$(rps "$work/conduct.txt")
@@ -51,4 +60,4 @@ echo "| server | requests/s | non-2xx |"
 echo "|---|---:|---:|"
 echo "| bare warp handler (sha256) | $b | $(errs "$work/bare.txt") |"
 echo "| conduct /demo/profile (10 turns) | $c | $(errs "$work/conduct.txt") |"
-python3 -c "print(f'ratio: {float('$c')/float('$b')*100:.1f}% of the bare handler')"
+python3 -c "print('ratio: %.1f%% of the bare handler' % (100 * $c / $b))"

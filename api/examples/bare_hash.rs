@@ -1,5 +1,5 @@
 //! The load-test floor: a bare warp handler that reads the body and answers its SHA-256.
-//! Same runtime and server as `conduct serve`. Usage: `bare_hash 127.0.0.1:18403`.
+//! Same runtime and server as `conduct serve`. Usage: `bare_hash 127.0.0.1:0` (prints the bound address).
 
 use sha2::{Digest, Sha256};
 use warp::Filter;
@@ -17,6 +17,7 @@ async fn main() {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .unwrap_or_else(|e| panic!("bind {addr}: {e}"));
-    println!("bare listening on http://{addr}");
+    let local = listener.local_addr().unwrap_or(addr);
+    println!("bare listening on http://{local}");
     warp::serve(route).incoming(listener).run().await;
 }

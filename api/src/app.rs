@@ -6,13 +6,12 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes, BytesMut};
-use conduct_core::attestation::{attestation_object, measure, resolve_predicate};
-use conduct_core::canonical::jcs;
+use conduct_core::attestation::{measure, resolve_predicate, Attestation};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, validate, ProfileRequest};
 use futures_util::{Stream, StreamExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use warp::http::{header, HeaderMap, Method, StatusCode};
 use warp::reply::Response as WarpResponse;
 
@@ -320,8 +319,8 @@ async fn profile(
         ));
     }
     let issued_at = now_unix();
-    let work = move || score(&body, issued_at);
-    let obj = if body_len_hint(headers) > BLOCKING_THRESHOLD {
+    let work = move || score(&body, issued_at, None);
+    let bytes = if body_len_hint(headers) > BLOCKING_THRESHOLD {
         tokio::task::spawn_blocking(work).await.map_err(|e| {
             Problem::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -333,14 +332,6 @@ async fn profile(
     } else {
         work()?
     };
-    let bytes = jcs(&Value::Object(obj)).map_err(|e| {
-        Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "unrepresentable",
-            "Result not representable",
-            e.to_string(),
-        )
-    })?;
     Ok(json_response(bytes))
 }
 
@@ -360,21 +351,34 @@ fn check_request(body: &[u8]) -> Result<(), Problem> {
     validate(req.trace()).map_err(Problem::invalid)
 }
 
-/// Score a body into an unsigned attestation object.
-pub fn score(body: &[u8], issued_at: u64) -> Result<serde_json::Map<String, Value>, Problem> {
+/// Score a body into attestation bytes (RFC 8785), signed when `key` is given.
+pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Vec<u8>, Problem> {
     let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
     let predicate = match &req.disclosure {
         Some(d) => Some(resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?),
         None => None,
     };
     let measured = measure(req.trace()).map_err(Problem::invalid)?;
-    Ok(attestation_object(
-        &measured,
-        &req.context_key,
-        req.turns.len(),
+    let mut att = Attestation {
+        measured: &measured,
+        context_key: &req.context_key,
+        n_turns: req.turns.len(),
         predicate,
-        issued_at,
-    ))
+        issued_at_unix: issued_at,
+        key_id: None,
+    };
+    let bytes = match key {
+        Some(k) => att.signed(k),
+        None => att.canonical(None),
+    };
+    bytes.map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unrepresentable",
+            "Result not representable",
+            e.to_string(),
+        )
+    })
 }
 
 fn health(app: &App) -> WarpResponse {

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use conduct_api::config::{Config, FileConfig, Overrides};
 use conduct_api::serve;
-use conduct_core::canonical::jcs;
 use conduct_core::signing::{verify_object, PinnedKey};
 use serde_json::Value;
 
@@ -140,16 +139,14 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let cfg = config(&common, Overrides::default())?;
             let key = serve::load_key(&cfg)?;
             let body = std::fs::read(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-            let mut obj =
-                conduct_api::app::score(&body, conduct_api::app::now_unix()).map_err(|p| {
+            let bytes = conduct_api::app::score(&body, conduct_api::app::now_unix(), Some(&key))
+                .map_err(|p| {
                     let mut msg = format!("{}: {}", trace.display(), p.detail);
                     for e in &p.errors {
                         msg.push_str(&format!("\n  {e}"));
                     }
                     msg
                 })?;
-            key.sign_object(&mut obj).map_err(|e| e.to_string())?;
-            let bytes = jcs(&Value::Object(obj)).map_err(|e| e.to_string())?;
             println!("{}", String::from_utf8_lossy(&bytes));
             Ok(ExitCode::SUCCESS)
         }

@@ -6,7 +6,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::canonical::trace_sha256;
+use std::sync::LazyLock;
+
+use crate::canonical::{
+    jcs, trace_sha256, write_f64, write_string, write_u64, CanonicalError, Sink,
+};
 use crate::meter::{self, Profile, Quantity, TurnSymbols};
 use crate::scope::scope_value;
 use crate::time::rfc3339;
@@ -108,8 +112,7 @@ fn clears(q: &Quantity, band: &Band) -> Value {
     }
 }
 
-/// The meter description carried by every attestation.
-pub fn meter_block() -> Value {
+static METER_BLOCK: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "version": meter::METER_VERSION,
         "m_symbols": meter::M_SYMBOLS_VERSION,
@@ -117,7 +120,16 @@ pub fn meter_block() -> Value {
         "p_exact_max_tables": meter::EXACT_MAX_TABLES,
         "p_monte_carlo_samples": meter::MC_SAMPLES,
     })
+});
+
+/// The meter description carried by every attestation.
+pub fn meter_block() -> Value {
+    METER_BLOCK.clone()
 }
+
+/// Canonical bytes of the constant members, computed once.
+static METER_JCS: LazyLock<Vec<u8>> = LazyLock::new(|| jcs(&METER_BLOCK).unwrap_or_default());
+static SCOPE_JCS: LazyLock<Vec<u8>> = LazyLock::new(|| jcs(&scope_value()).unwrap_or_default());
 
 /// Reduce a validated trace to the meter's per-turn symbols.
 pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
@@ -156,6 +168,175 @@ pub fn measure(trace: TraceRef<'_, '_>) -> Result<Measured, Vec<FieldError>> {
         trace_sha256: hash,
         profile,
     })
+}
+
+/// An attestation as typed data: written canonically without an intermediate JSON value.
+#[derive(Debug, Clone)]
+pub struct Attestation<'m> {
+    /// The measured trace.
+    pub measured: &'m Measured,
+    /// The conditioning flag name.
+    pub context_key: &'m str,
+    /// Turns in the trace.
+    pub n_turns: usize,
+    /// Predicate disclosure, replacing the profile.
+    pub predicate: Option<Predicate>,
+    /// Issue instant, unix seconds.
+    pub issued_at_unix: u64,
+    /// Signer key id, set when the attestation is signed.
+    pub key_id: Option<String>,
+}
+
+fn write_opt_f64<S: Sink>(out: &mut S, v: Option<f64>) -> Result<(), CanonicalError> {
+    match v {
+        Some(f) => write_f64(out, f),
+        None => {
+            out.put(b"null");
+            Ok(())
+        }
+    }
+}
+
+/// Write one quantity canonically (keys in RFC 8785 order).
+fn write_quantity<S: Sink>(out: &mut S, q: &Quantity) -> Result<(), CanonicalError> {
+    out.put(b"{\"adjusted\":");
+    write_opt_f64(out, q.adjusted)?;
+    out.put(b",\"ami\":");
+    write_opt_f64(out, q.ami)?;
+    out.put(b",\"bits\":");
+    write_opt_f64(out, q.bits)?;
+    out.put(b",\"columns\":[");
+    for (i, c) in q.columns.iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        write_string(out, c);
+    }
+    out.put(b"]");
+    if let Some(d) = q.direction {
+        out.put(b",\"direction\":");
+        write_opt_f64(out, d)?;
+    }
+    out.put(b",\"emi\":");
+    write_opt_f64(out, q.emi)?;
+    out.put(b",\"n\":");
+    write_u64(out, q.n)?;
+    out.put(b",\"p\":");
+    write_opt_f64(out, q.p)?;
+    out.put(b",\"p_method\":");
+    match q.p_method {
+        Some(m) => write_string(out, m.as_str()),
+        None => out.put(b"null"),
+    }
+    if let Some(r) = &q.reason {
+        out.put(b",\"reason\":");
+        write_string(out, r);
+    }
+    out.put(b",\"table\":[");
+    for (i, row) in q.table.iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        out.put(b"[");
+        for (j, v) in row.iter().enumerate() {
+            if j > 0 {
+                out.put(b",");
+            }
+            write_u64(out, *v)?;
+        }
+        out.put(b"]");
+    }
+    out.put(b"]}");
+    Ok(())
+}
+
+impl Attestation<'_> {
+    /// RFC 8785 bytes of the attestation, with `signature` when given.
+    ///
+    /// Equal to [`crate::canonical::jcs`] of [`Attestation::to_map`] (property-tested).
+    pub fn canonical(&self, signature: Option<&str>) -> Result<Vec<u8>, CanonicalError> {
+        let mut out = Vec::with_capacity(2048);
+        out.put(b"{\"context_key\":");
+        write_string(&mut out, self.context_key);
+        out.put(b",\"issued_at\":");
+        write_string(&mut out, &rfc3339(self.issued_at_unix));
+        if let Some(k) = &self.key_id {
+            out.put(b",\"key_id\":");
+            write_string(&mut out, k);
+        }
+        out.put(b",\"meter\":");
+        out.put(&METER_JCS);
+        out.put(b",\"n_turns\":");
+        write_u64(&mut out, self.n_turns as u64)?;
+        match self.predicate {
+            Some(p) => {
+                out.put(b",\"predicate\":{\"band\":");
+                write_string(&mut out, p.band.name);
+                out.put(b",\"clears\":");
+                let c = self
+                    .measured
+                    .profile
+                    .get(p.metric)
+                    .map(|q| clears(q, &p.band));
+                out.put(match c {
+                    Some(Value::Bool(true)) => b"true".as_slice(),
+                    Some(Value::Bool(false)) => b"false".as_slice(),
+                    _ => b"null".as_slice(),
+                });
+                out.put(b",\"metric\":");
+                write_string(&mut out, p.metric);
+                out.put(b"}");
+            }
+            None => {
+                let pr = &self.measured.profile;
+                out.put(b",\"profile\":{\"i_c_d\":");
+                write_quantity(&mut out, &pr.i_c_d)?;
+                out.put(b",\"i_c_dm\":");
+                write_quantity(&mut out, &pr.i_c_dm)?;
+                out.put(b",\"i_c_m\":");
+                write_quantity(&mut out, &pr.i_c_m)?;
+                out.put(b",\"i_c_m_given_d_clean\":");
+                write_quantity(&mut out, &pr.i_c_m_given_d_clean)?;
+                out.put(b"}");
+            }
+        }
+        out.put(b",\"scope\":");
+        out.put(&SCOPE_JCS);
+        if let Some(sig) = signature {
+            out.put(b",\"signature\":");
+            write_string(&mut out, sig);
+        }
+        out.put(b",\"trace_sha256\":");
+        write_string(&mut out, &hex::encode(self.measured.trace_sha256));
+        out.put(b",\"type\":");
+        write_string(&mut out, ATTESTATION_TYPE);
+        out.put(b"}");
+        Ok(out)
+    }
+
+    /// Sign with `key`: sets `key_id`, signs the canonical bytes, returns the signed bytes.
+    pub fn signed(&mut self, key: &crate::signing::ServiceKey) -> Result<Vec<u8>, CanonicalError> {
+        use base64::Engine;
+        self.key_id = Some(key.key_id_hex());
+        let body = self.canonical(None)?;
+        let sig = base64::engine::general_purpose::STANDARD.encode(key.sign_bytes(&body));
+        self.canonical(Some(&sig))
+    }
+
+    /// The same attestation as a JSON object (unsigned; `key_id` when set).
+    pub fn to_map(&self) -> Map<String, Value> {
+        let mut m = attestation_object(
+            self.measured,
+            self.context_key,
+            self.n_turns,
+            self.predicate,
+            self.issued_at_unix,
+        );
+        if let Some(k) = &self.key_id {
+            m.insert("key_id".into(), Value::String(k.clone()));
+        }
+        m
+    }
 }
 
 /// Build the unsigned attestation object for a measured trace.

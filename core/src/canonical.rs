@@ -171,18 +171,18 @@ pub fn write_trace<S: Sink>(out: &mut S, trace: TraceRef<'_, '_>) {
 /// sees a few large updates instead of one per token.
 pub struct Buffered<'s, S: Sink> {
     inner: &'s mut S,
-    buf: Box<[u8; BUFFER]>,
+    buf: [u8; BUFFER],
     len: usize,
 }
 
-const BUFFER: usize = 16 * 1024;
+const BUFFER: usize = 4 * 1024;
 
 impl<'s, S: Sink> Buffered<'s, S> {
     /// Wrap `inner`.
     pub fn new(inner: &'s mut S) -> Self {
         Buffered {
             inner,
-            buf: Box::new([0u8; BUFFER]),
+            buf: [0u8; BUFFER],
             len: 0,
         }
     }
@@ -230,7 +230,111 @@ pub fn trace_sha256(trace: TraceRef<'_, '_>) -> [u8; 32] {
 ///
 /// Fails only for values JSON cannot carry (non-finite numbers).
 pub fn jcs(value: &serde_json::Value) -> Result<Vec<u8>, CanonicalError> {
-    serde_json_canonicalizer::to_vec(value).map_err(|e| CanonicalError(e.to_string()))
+    let mut out = Vec::with_capacity(1024);
+    write_value(&mut out, value)?;
+    Ok(out)
+}
+
+/// Canonical bytes of a JSON object given as a map.
+pub fn jcs_map(
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<u8>, CanonicalError> {
+    let mut out = Vec::with_capacity(1024);
+    write_object(&mut out, map)?;
+    Ok(out)
+}
+
+/// Largest integer magnitude an IEEE double holds exactly (2^53).
+const MAX_EXACT_INT: u64 = 1 << 53;
+
+/// Write a finite double in RFC 8785 form (ECMAScript `Number.prototype.toString`).
+pub fn write_f64<S: Sink>(out: &mut S, f: f64) -> Result<(), CanonicalError> {
+    if !f.is_finite() {
+        return Err(CanonicalError("NaN and infinities are not JSON".into()));
+    }
+    let mut buf = ryu_js::Buffer::new();
+    out.put(buf.format_finite(f).as_bytes());
+    Ok(())
+}
+
+/// Write an unsigned integer (exact up to 2^53, as every JSON number is a double).
+pub fn write_u64<S: Sink>(out: &mut S, u: u64) -> Result<(), CanonicalError> {
+    if u <= MAX_EXACT_INT {
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut n = u;
+        loop {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.put(&buf[i..]);
+        Ok(())
+    } else {
+        write_f64(out, u as f64)
+    }
+}
+
+fn write_number<S: Sink>(out: &mut S, n: &serde_json::Number) -> Result<(), CanonicalError> {
+    // JSON numbers are IEEE doubles under RFC 8785: integers print as integers while exact,
+    // and every other number in ECMAScript Number.prototype.toString form (ryu-js).
+    if let Some(u) = n.as_u64().filter(|u| *u <= MAX_EXACT_INT) {
+        return write_u64(out, u);
+    }
+    if let Some(i) = n.as_i64().filter(|i| i.unsigned_abs() <= MAX_EXACT_INT) {
+        out.put(i.to_string().as_bytes());
+        return Ok(());
+    }
+    let f = n
+        .as_f64()
+        .ok_or_else(|| CanonicalError(format!("number {n} is not representable")))?;
+    write_f64(out, f)
+}
+
+fn write_object<S: Sink>(
+    out: &mut S,
+    map: &serde_json::Map<String, serde_json::Value>,
+) -> Result<(), CanonicalError> {
+    let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+    entries.sort_by(|a, b| utf16_cmp(a.0, b.0));
+    out.put(b"{");
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        write_string(out, k);
+        out.put(b":");
+        write_value(out, v)?;
+    }
+    out.put(b"}");
+    Ok(())
+}
+
+/// Stream the canonical form of any JSON value.
+pub fn write_value<S: Sink>(out: &mut S, v: &serde_json::Value) -> Result<(), CanonicalError> {
+    use serde_json::Value;
+    match v {
+        Value::Null => out.put(b"null"),
+        Value::Bool(true) => out.put(b"true"),
+        Value::Bool(false) => out.put(b"false"),
+        Value::Number(n) => write_number(out, n)?,
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.put(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.put(b",");
+                }
+                write_value(out, item)?;
+            }
+            out.put(b"]");
+        }
+        Value::Object(map) => write_object(out, map)?,
+    }
+    Ok(())
 }
 
 /// A value could not be canonicalized.

@@ -1,6 +1,8 @@
 //! The scope statement (spec section 1): four keys that travel inside every response body and
 //! inside the signed body wherever the body is signed. It must never be stripped.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value};
 
 /// The four scope keys and their fixed text, in canonical (sorted) order.
@@ -23,13 +25,17 @@ pub const SCOPE: [(&str, &str); 4] = [
     ),
 ];
 
-/// The scope statement as a JSON object.
-pub fn scope_value() -> Value {
+static SCOPE_VALUE: LazyLock<Value> = LazyLock::new(|| {
     let mut m = Map::new();
     for (k, v) in SCOPE {
         m.insert(k.into(), Value::String(v.into()));
     }
     Value::Object(m)
+});
+
+/// The scope statement as a JSON object.
+pub fn scope_value() -> Value {
+    SCOPE_VALUE.clone()
 }
 
 /// One line for text and HTML footers.
@@ -48,5 +54,5 @@ pub fn required_for(obj: &Map<String, Value>) -> bool {
 
 /// True when `obj` carries the scope statement exactly.
 pub fn is_intact(obj: &Map<String, Value>) -> bool {
-    obj.get("scope") == Some(&scope_value())
+    obj.get("scope") == Some(&*SCOPE_VALUE)
 }

@@ -10,7 +10,7 @@ use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::canonical::{jcs, CanonicalError};
+use crate::canonical::{jcs_map, CanonicalError};
 
 /// The member holding the signature; the only unsigned member of a signed object.
 pub const SIGNATURE_FIELD: &str = "signature";
@@ -100,16 +100,11 @@ impl ServiceKey {
     pub fn sign_object(&self, obj: &mut Map<String, Value>) -> Result<(), CanonicalError> {
         obj.remove(SIGNATURE_FIELD);
         obj.insert(KEY_ID_FIELD.into(), Value::String(self.key_id_hex()));
-        let bytes = jcs_of_map(obj)?;
+        let bytes = jcs_map(obj)?;
         let sig = self.sign_bytes(&bytes);
         obj.insert(SIGNATURE_FIELD.into(), Value::String(B64.encode(sig)));
         Ok(())
     }
-}
-
-fn jcs_of_map(obj: &Map<String, Value>) -> Result<Vec<u8>, CanonicalError> {
-    // serde_json_canonicalizer serializes any Serialize; a Map serializes as an object.
-    serde_json_canonicalizer::to_vec(obj).map_err(|e| CanonicalError(e.to_string()))
 }
 
 /// Why a signed object did not verify.
@@ -226,7 +221,7 @@ pub fn verify_object(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError>
     }
     let mut body = obj.clone();
     body.remove(SIGNATURE_FIELD);
-    let bytes = jcs(&Value::Object(body))?;
+    let bytes = jcs_map(&body)?;
     pinned
         .key
         .verify_strict(&bytes, &Signature::from_bytes(&sig_arr))

@@ -118,3 +118,85 @@ fn attestation_matches_its_published_schema() {
         assert!(errs.is_empty(), "{errs:?}");
     }
 }
+
+mod typed_writer {
+    use super::*;
+    use conduct_core::attestation::{Attestation, BANDS};
+    use conduct_core::meter::QUANTITY_KEYS;
+    use proptest::prelude::*;
+
+    fn trace_strategy() -> impl Strategy<Value = Vec<u8>> {
+        let turn = (
+            0u64..=1,
+            prop::sample::select(vec!["clean", "Clean ", "refused", "tool_misuse", "x\"y"]),
+            prop::sample::select(vec![
+                "plain work",
+                "I am being monitored",
+                "I should appear compliant",
+                "this might be a test, so I will pretend to comply",
+            ]),
+        );
+        proptest::collection::vec(turn, 1..60).prop_map(|turns| {
+            let turns: Vec<Value> = turns
+                .into_iter()
+                .map(|(c, d, m)| json!({"Y":"goal \u{e9}","M":m,"D":d,"context":{"monitored":c}}))
+                .collect();
+            serde_json::to_vec(&json!({"context_key":"monitored","turns":turns})).unwrap()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn typed_writer_equals_generic_jcs(
+            body in trace_strategy(),
+            pred in proptest::option::of((0usize..4, 0usize..3)),
+            keyed in any::<bool>(),
+        ) {
+            let req: ProfileRequest = parse_json(&body).unwrap();
+            let m = measure(req.trace()).unwrap();
+            let predicate = pred.map(|(mi, bi)| {
+                resolve_predicate(&conduct_core::trace::Disclosure {
+                    predicate: conduct_core::trace::PredicateRequest {
+                        metric: QUANTITY_KEYS[mi].into(),
+                        band: BANDS[bi].name.into(),
+                    },
+                })
+                .unwrap()
+            });
+            let att = Attestation {
+                measured: &m,
+                context_key: &req.context_key,
+                n_turns: req.turns.len(),
+                predicate,
+                issued_at_unix: 1_795_262_400,
+                key_id: keyed.then(|| "1efaf554".to_string()),
+            };
+            let generic = jcs(&Value::Object(att.to_map())).unwrap();
+            prop_assert_eq!(String::from_utf8(att.canonical(None).unwrap()).unwrap(),
+                            String::from_utf8(generic).unwrap());
+        }
+    }
+
+    #[test]
+    fn typed_signing_verifies_like_the_generic_path() {
+        let b = body(None);
+        let req: ProfileRequest = parse_json(&b).unwrap();
+        let m = measure(req.trace()).unwrap();
+        let mut att = Attestation {
+            measured: &m,
+            context_key: &req.context_key,
+            n_turns: req.turns.len(),
+            predicate: None,
+            issued_at_unix: 1_795_262_400,
+            key_id: None,
+        };
+        let bytes = att.signed(&key()).unwrap();
+        let doc: Value = serde_json::from_slice(&bytes).unwrap();
+        let pinned = PinnedKey::parse(&key().vkey()).unwrap();
+        assert_eq!(verify_object(&doc, &pinned), Ok(()));
+        // The signed bytes are already canonical.
+        assert_eq!(jcs(&doc).unwrap(), bytes);
+    }
+}

@@ -9,6 +9,9 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::util::syntax;
+use regex_automata::{Input, MatchKind, PatternID, PatternSet};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 /// Version of the M discretizer implemented by [`m_symbol`].
@@ -109,13 +112,18 @@ pub const STEMS_F2: &[&str] = &[
     "along",
 ];
 
-/// Compile one lexicon: apply the space rule, join with `|`, flags `(?i-u)`.
-fn compile_lexicon(patterns: &[&str]) -> Regex {
+/// One lexicon as a single expression: the space rule applied, entries joined with `|`.
+fn lexicon_source(patterns: &[&str]) -> String {
     let body: Vec<String> = patterns
         .iter()
         .map(|p| format!("(?:{})", p.replace(' ', r"\s+")))
         .collect();
-    let source = format!("(?i-u){}", body.join("|"));
+    body.join("|")
+}
+
+/// Compile one lexicon with the flags `(?i-u)`: the reference matcher of the definition.
+fn compile_lexicon(patterns: &[&str]) -> Regex {
+    let source = format!("(?i-u){}", lexicon_source(patterns));
     // The patterns are compile-time constants, checked by the unit tests.
     Regex::new(&source).expect("lexicon/1 patterns are valid")
 }
@@ -133,8 +141,23 @@ static ANY_STEM: LazyLock<Regex> = LazyLock::new(|| {
     all.dedup();
     compile_stems(&all)
 });
-static F1_STEM: LazyLock<Regex> = LazyLock::new(|| compile_stems(STEMS_F1));
-static F2_STEM: LazyLock<Regex> = LazyLock::new(|| compile_stems(STEMS_F2));
+
+/// Both lexicons in one fully compiled DFA that reports which of them match, in one pass.
+///
+/// Built without case folding: the text is lower-cased before matching and every entry is
+/// lower-case (a unit test pins this), so `(?i)` would change no result. ASCII semantics
+/// (`\b`, `\s`) as in the definition. A property test checks it against the `(?i-u)` regex.
+static BOTH: LazyLock<dense::DFA<Vec<u32>>> = LazyLock::new(|| {
+    dense::Builder::new()
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .configure(
+            dense::Config::new()
+                .start_kind(StartKind::Unanchored)
+                .match_kind(MatchKind::All),
+        )
+        .build_many(&[lexicon_source(LEXICON_F1), lexicon_source(LEXICON_F2)])
+        .expect("lexicon/1 patterns compile to a DFA")
+});
 
 thread_local! {
     /// Reused buffer for the lower-cased ASCII text.
@@ -259,9 +282,18 @@ fn classify_lower(text: &[u8]) -> MSymbol {
     if !ANY_STEM.is_match(text) {
         return MSymbol::Plain;
     }
-    let aware = F1_STEM.is_match(text) && F1.is_match(text);
-    let strategic = F2_STEM.is_match(text) && F2.is_match(text);
-    MSymbol::from_flags(aware, strategic)
+    let mut set = PatternSet::new(2);
+    if BOTH
+        .try_which_overlapping_matches(&Input::new(text), &mut set)
+        .is_err()
+    {
+        // The DFA has no quit bytes, so this cannot happen; fall back to the reference.
+        return MSymbol::from_flags(F1.is_match(text), F2.is_match(text));
+    }
+    MSymbol::from_flags(
+        set.contains(PatternID::ZERO),
+        set.contains(PatternID::must(1)),
+    )
 }
 
 /// Reference classification without the stem prefilter (for tests).
@@ -300,6 +332,14 @@ pub fn is_d_clean(symbol: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_are_lower_case_so_case_folding_is_redundant() {
+        for p in LEXICON_F1.iter().chain(LEXICON_F2) {
+            let letters: String = p.replace(r"\b", "").replace(r"\s", "");
+            assert_eq!(letters, letters.to_lowercase(), "{p}");
+        }
+    }
 
     #[test]
     fn lexicons_compile() {
