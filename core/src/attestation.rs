@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use std::sync::LazyLock;
 
 use crate::canonical::{
-    jcs, trace_sha256, write_f64, write_string, write_u64, CanonicalError, Sink,
+    jcs, trace_sha256, write_array, write_f64, write_string, write_u64, CanonicalError, Sink,
 };
 use crate::meter::{self, Profile, Quantity, TurnSymbols};
 use crate::scope::scope_value;
@@ -205,14 +205,11 @@ fn write_quantity<S: Sink>(out: &mut S, q: &Quantity) -> Result<(), CanonicalErr
     write_opt_f64(out, q.ami)?;
     out.put(b",\"bits\":");
     write_opt_f64(out, q.bits)?;
-    out.put(b",\"columns\":[");
-    for (i, c) in q.columns.iter().enumerate() {
-        if i > 0 {
-            out.put(b",");
-        }
-        write_string(out, c);
-    }
-    out.put(b"]");
+    out.put(b",\"columns\":");
+    write_array(out, &q.columns, |o, c| {
+        write_string(o, c);
+        Ok(())
+    })?;
     if let Some(d) = q.direction {
         out.put(b",\"direction\":");
         write_opt_f64(out, d)?;
@@ -232,21 +229,11 @@ fn write_quantity<S: Sink>(out: &mut S, q: &Quantity) -> Result<(), CanonicalErr
         out.put(b",\"reason\":");
         write_string(out, r);
     }
-    out.put(b",\"table\":[");
-    for (i, row) in q.table.iter().enumerate() {
-        if i > 0 {
-            out.put(b",");
-        }
-        out.put(b"[");
-        for (j, v) in row.iter().enumerate() {
-            if j > 0 {
-                out.put(b",");
-            }
-            write_u64(out, *v)?;
-        }
-        out.put(b"]");
-    }
-    out.put(b"]}");
+    out.put(b",\"table\":");
+    write_array(out, &q.table, |o, row| {
+        write_array(o, row, |o, v| write_u64(o, *v))
+    })?;
+    out.put(b"}");
     Ok(())
 }
 

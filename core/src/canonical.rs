@@ -313,6 +313,23 @@ fn write_object<S: Sink>(
     Ok(())
 }
 
+/// Write a JSON array, each item by `item`.
+pub fn write_array<S: Sink, T>(
+    out: &mut S,
+    items: impl IntoIterator<Item = T>,
+    mut item: impl FnMut(&mut S, T) -> Result<(), CanonicalError>,
+) -> Result<(), CanonicalError> {
+    out.put(b"[");
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        item(out, x)?;
+    }
+    out.put(b"]");
+    Ok(())
+}
+
 /// Stream the canonical form of any JSON value.
 pub fn write_value<S: Sink>(out: &mut S, v: &serde_json::Value) -> Result<(), CanonicalError> {
     use serde_json::Value;
@@ -322,16 +339,7 @@ pub fn write_value<S: Sink>(out: &mut S, v: &serde_json::Value) -> Result<(), Ca
         Value::Bool(false) => out.put(b"false"),
         Value::Number(n) => write_number(out, n)?,
         Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            out.put(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.put(b",");
-                }
-                write_value(out, item)?;
-            }
-            out.put(b"]");
-        }
+        Value::Array(items) => write_array(out, items, |o, v| write_value(o, v))?,
         Value::Object(map) => write_object(out, map)?,
     }
     Ok(())
