@@ -1,0 +1,363 @@
+//! The SQLite store: one file `<data>/conduct.sqlite3`, WAL mode, `synchronous=FULL`, versioned
+//! migrations. A write is acknowledged only after its transaction has committed.
+//!
+//! Today it holds payment claims (an x402 authorization buys exactly one read: the first claim
+//! of a (network, payer, nonce) wins, atomically, even under concurrent replays) and the 24-hour
+//! idempotency cache of signed responses.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite refused.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// Filesystem trouble.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The database was written by a newer version of this program.
+    #[error("database schema version {found} is newer than this program's {known}")]
+    TooNew {
+        /// Version in the file.
+        found: i64,
+        /// Newest version known here.
+        known: i64,
+    },
+}
+
+/// Ordered schema migrations; index + 1 is the schema version.
+const MIGRATIONS: &[&str] = &[
+    // 1: payments and idempotency.
+    "CREATE TABLE payment (
+        network TEXT NOT NULL,
+        payer TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        rail TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('claimed', 'settled', 'failed')),
+        tx TEXT,
+        detail TEXT,
+        claimed_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (network, payer, nonce)
+    ) STRICT;
+    CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        body BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX idempotency_created ON idempotency (created_at);",
+];
+
+/// The status of a claimed payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentStatus {
+    /// Claimed for a read; settlement not finished.
+    Claimed,
+    /// Settled on chain.
+    Settled,
+    /// Settlement failed; the authorization is spent here all the same.
+    Failed,
+}
+
+impl PaymentStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            PaymentStatus::Claimed => "claimed",
+            PaymentStatus::Settled => "settled",
+            PaymentStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Identity of one payment authorization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentKey<'a> {
+    /// CAIP-2 network, e.g. `eip155:31337`.
+    pub network: &'a str,
+    /// Payer address, lower-case hex.
+    pub payer: &'a str,
+    /// Authorization nonce (EIP-3009 bytes32 hex, or Permit2 decimal nonce).
+    pub nonce: &'a str,
+}
+
+/// The durable store.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Open (creating and migrating) the store in `data_dir`.
+    pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Io {
+            path: data_dir.to_path_buf(),
+            source,
+        })?;
+        let path = data_dir.join("conduct.sqlite3");
+        let mut conn = Connection::open(&path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrate(&mut conn)?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+            path,
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        match self.conn.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Claim an authorization for one read. Returns `false` when it was claimed before (a
+    /// replay): exactly one of any number of concurrent claims of the same key returns `true`.
+    pub fn claim_payment(
+        &self,
+        key: &PaymentKey<'_>,
+        rail: &str,
+        resource: &str,
+        amount: &str,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "INSERT INTO payment (network, payer, nonce, rail, resource, amount, status,
+                                  claimed_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'claimed', ?7, ?7)
+             ON CONFLICT DO NOTHING",
+            params![
+                key.network,
+                key.payer,
+                key.nonce,
+                rail,
+                resource,
+                amount,
+                now as i64
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Record the outcome of a claimed payment.
+    pub fn finish_payment(
+        &self,
+        key: &PaymentKey<'_>,
+        status: PaymentStatus,
+        tx: Option<&str>,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE payment SET status = ?4, tx = ?5, detail = ?6, updated_at = ?7
+             WHERE network = ?1 AND payer = ?2 AND nonce = ?3",
+            params![
+                key.network,
+                key.payer,
+                key.nonce,
+                status.as_str(),
+                tx,
+                detail,
+                now as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The recorded status of a payment, if claimed.
+    pub fn payment_status(
+        &self,
+        key: &PaymentKey<'_>,
+    ) -> Result<Option<(PaymentStatus, Option<String>)>, StoreError> {
+        let row: Option<(String, Option<String>)> = self
+            .conn()
+            .query_row(
+                "SELECT status, tx FROM payment WHERE network = ?1 AND payer = ?2 AND nonce = ?3",
+                params![key.network, key.payer, key.nonce],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(row.map(|(s, tx)| {
+            let st = match s.as_str() {
+                "settled" => PaymentStatus::Settled,
+                "failed" => PaymentStatus::Failed,
+                _ => PaymentStatus::Claimed,
+            };
+            (st, tx)
+        }))
+    }
+
+    /// A cached response for `key` created after `not_before`.
+    pub fn idempotent_get(
+        &self,
+        key: &str,
+        not_before: u64,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT body FROM idempotency WHERE key = ?1 AND created_at >= ?2",
+                params![key, not_before as i64],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Remember `body` for `key` (the first write wins); returns the body now stored.
+    pub fn idempotent_put(&self, key: &str, body: &[u8], now: u64) -> Result<Vec<u8>, StoreError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO idempotency (key, body, created_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (key) DO UPDATE SET body = excluded.body, created_at = excluded.created_at
+             WHERE idempotency.created_at < ?4",
+            params![
+                key,
+                body,
+                now as i64,
+                now.saturating_sub(IDEMPOTENCY_WINDOW) as i64
+            ],
+        )?;
+        Ok(conn.query_row(
+            "SELECT body FROM idempotency WHERE key = ?1",
+            params![key],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Drop idempotency entries older than the window.
+    pub fn prune_idempotency(&self, now: u64) -> Result<usize, StoreError> {
+        Ok(self.conn().execute(
+            "DELETE FROM idempotency WHERE created_at < ?1",
+            params![now.saturating_sub(IDEMPOTENCY_WINDOW) as i64],
+        )?)
+    }
+}
+
+/// How long an idempotency key holds: 24 hours (spec section 8).
+pub const IDEMPOTENCY_WINDOW: u64 = 24 * 3600;
+
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(StoreError::TooNew {
+            found: version,
+            known,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn key(nonce: &str) -> PaymentKey<'_> {
+        PaymentKey {
+            network: "eip155:31337",
+            payer: "0xabc",
+            nonce,
+        }
+    }
+
+    #[test]
+    fn migrations_apply_once_and_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Store::open(dir.path()).unwrap());
+        let s = Store::open(dir.path()).unwrap();
+        let v: i64 = s
+            .conn()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        let mode: String = s
+            .conn()
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn exactly_one_of_many_concurrent_claims_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Arc::new(Store::open(dir.path()).unwrap());
+        let wins: usize = (0..50)
+            .map(|_| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    s.claim_payment(&key("0x01"), "eip3009", "/profile", "100000", 1)
+                        .unwrap()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .filter(|w| *w)
+            .count();
+        assert_eq!(wins, 1);
+        s.finish_payment(&key("0x01"), PaymentStatus::Settled, Some("0xtx"), None, 2)
+            .unwrap();
+        assert_eq!(
+            s.payment_status(&key("0x01")).unwrap(),
+            Some((PaymentStatus::Settled, Some("0xtx".into())))
+        );
+        assert!(s
+            .claim_payment(&key("0x02"), "eip3009", "/profile", "100000", 1)
+            .unwrap());
+    }
+
+    #[test]
+    fn idempotency_holds_for_the_window_then_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let t0 = 1_000_000;
+        assert_eq!(s.idempotent_put("k", b"first", t0).unwrap(), b"first");
+        // A second write inside the window keeps the first body.
+        assert_eq!(
+            s.idempotent_put("k", b"second", t0 + 1_000).unwrap(),
+            b"first"
+        );
+        assert_eq!(
+            s.idempotent_get("k", t0 + 1_000 - IDEMPOTENCY_WINDOW)
+                .unwrap(),
+            Some(b"first".to_vec())
+        );
+        // Past the window the entry is stale and may be replaced.
+        let later = t0 + IDEMPOTENCY_WINDOW + 1;
+        assert_eq!(
+            s.idempotent_get("k", later - IDEMPOTENCY_WINDOW).unwrap(),
+            None
+        );
+        assert_eq!(s.idempotent_put("k", b"third", later).unwrap(), b"third");
+        assert_eq!(
+            s.prune_idempotency(later + IDEMPOTENCY_WINDOW + 1).unwrap(),
+            1
+        );
+    }
+}
