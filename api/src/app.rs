@@ -10,13 +10,15 @@ use conduct_core::attestation::{measure, resolve_predicate, Attestation};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, validate, ProfileRequest};
+use conduct_indexer::store::{PaymentKey, PaymentStatus, Store, IDEMPOTENCY_WINDOW};
 use futures_util::{Stream, StreamExt};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, Method, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::config::{Config, MAX_BODY};
-use crate::payment::{self, Rails};
+use crate::payment::{self, Rails, Refusal, Resource};
 use crate::ratelimit::{DailyCap, Take};
 use crate::reply::{finish, json_response, preflight, Problem};
 use crate::routes::{self, Dynamic};
@@ -36,6 +38,8 @@ pub struct App {
     pub key: ServiceKey,
     /// Configured payment rails.
     pub rails: Rails,
+    /// The durable store (payment claims, idempotency).
+    pub store: Arc<Store>,
     /// Free `/demo/profile` counter.
     pub demo_cap: DailyCap,
     /// Start instant, for uptime.
@@ -44,12 +48,13 @@ pub struct App {
 
 impl App {
     /// State for a configuration and key.
-    pub fn new(cfg: Config, key: ServiceKey, rails: Rails) -> Self {
+    pub fn new(cfg: Config, key: ServiceKey, rails: Rails, store: Arc<Store>) -> Self {
         let demo_cap = DailyCap::new(cfg.demo_daily_cap);
         App {
             cfg,
             key,
             rails,
+            store,
             demo_cap,
             started: Instant::now(),
         }
@@ -127,7 +132,7 @@ where
                 let body = read_body(&req.headers, req.body).await?;
                 profile(app, body, &req.headers, true, &req.path).await
             }
-            Dynamic::Health => Ok(health(app)),
+            Dynamic::Health => Ok(health(app).await),
         };
     }
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
@@ -303,20 +308,7 @@ async fn profile(
     path: &str,
 ) -> Result<WarpResponse, Problem> {
     if !demo {
-        // Refuse bad input before asking for money, then ask for money before scoring.
-        check_request(&body)?;
-        let resource = format!("{}{}", app.cfg.public_url, path);
-        let error = if payment::has_payment(headers) {
-            "payment verification is not available on this instance: no payment rail is configured"
-        } else {
-            "PAYMENT-SIGNATURE header is required"
-        };
-        return Ok(payment::challenge(
-            &app.rails,
-            &resource,
-            "Signed channel-coupling profile of a trace",
-            error,
-        ));
+        return paid_profile(app, body, headers, path).await;
     }
     let issued_at = now_unix();
     let work = move || score(&body, issued_at, None);
@@ -343,12 +335,153 @@ fn body_len_hint(headers: &HeaderMap) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-fn check_request(body: &[u8]) -> Result<(), Problem> {
+/// Validate a profile request; returns the cache key material of the request (the trace hash
+/// and the disclosure), which is everything the signed result depends on.
+fn check_request(body: &[u8]) -> Result<String, Problem> {
     let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
     if let Some(d) = &req.disclosure {
         resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?;
     }
-    validate(req.trace()).map_err(Problem::invalid)
+    validate(req.trace()).map_err(Problem::invalid)?;
+    let hash = conduct_core::canonical::trace_sha256(req.trace());
+    let disclosure = req
+        .disclosure
+        .as_ref()
+        .map(|d| format!("{}/{}", d.predicate.metric, d.predicate.band))
+        .unwrap_or_default();
+    Ok(format!("{}|{disclosure}", hex::encode(hash)))
+}
+
+/// The idempotency cache key: the `Idempotency-Key` header (default: none, which makes the
+/// key `sha256(trace)` with its `context_key`) together with what the result depends on.
+fn idempotency_key(headers: &HeaderMap, request: &str) -> Result<String, Problem> {
+    let given = match headers.get("idempotency-key") {
+        None => "",
+        Some(v) => v
+            .to_str()
+            .ok()
+            .filter(|k| !k.is_empty() && k.len() <= 255)
+            .ok_or_else(|| {
+                Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad-idempotency-key",
+                    "Bad Idempotency-Key",
+                    "Idempotency-Key must be 1 to 255 visible ASCII characters",
+                )
+            })?,
+    };
+    let mut h = Sha256::new();
+    h.update(given.as_bytes());
+    h.update([0u8]);
+    h.update(request.as_bytes());
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Leave a claimed payment unsettled (idempotent replay or handler failure): never charged.
+async fn leave_unsettled(app: &Arc<App>, auth: &payment::Authorized, why: &'static str) {
+    let (s, net, payer, nonce) = (
+        app.store.clone(),
+        auth.payment.accepted["network"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        auth.payment.payer.clone(),
+        auth.payment.nonce.clone(),
+    );
+    let now = now_unix();
+    let _ = tokio::task::spawn_blocking(move || {
+        let key = PaymentKey {
+            network: &net,
+            payer: &payer,
+            nonce: &nonce,
+        };
+        s.finish_payment(&key, PaymentStatus::Unsettled, None, Some(why), now)
+    })
+    .await;
+}
+
+/// `POST /profile`: validate, take payment, score and sign, settle, serve.
+async fn paid_profile(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    // Refuse bad input before asking for money; the price never depends on the trace.
+    let request = check_request(&body)?;
+    let idem = idempotency_key(headers, &request)?;
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let resource = Resource {
+        url: &url,
+        description: "Signed channel-coupling profile of a trace",
+    };
+    let now = now_unix();
+    let auth = match payment::authorize(&app.rails, &app.store, headers, resource, now).await {
+        Ok(a) => a,
+        Err(Refusal::Challenge(r)) => return Ok(r),
+        Err(Refusal::Problem(p)) => return Err(p),
+    };
+    // The same key within 24 h returns the identical bytes and charges nothing more.
+    let store = app.store.clone();
+    let key2 = idem.clone();
+    let cached = tokio::task::spawn_blocking(move || {
+        store.idempotent_get(&key2, now.saturating_sub(IDEMPOTENCY_WINDOW))
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten();
+    if let Some(bytes) = cached {
+        leave_unsettled(
+            app,
+            &auth,
+            "idempotent replay: served from cache, not charged",
+        )
+        .await;
+        let mut resp = json_response(bytes);
+        resp.headers_mut().insert(
+            "idempotent-replayed",
+            warp::http::HeaderValue::from_static("true"),
+        );
+        return Ok(resp);
+    }
+    let app2 = app.clone();
+    let signed = tokio::task::spawn_blocking(move || score(&body, now, Some(&app2.key))).await;
+    let bytes = match signed {
+        Ok(Ok(b)) => b,
+        Ok(Err(p)) => {
+            leave_unsettled(app, &auth, "handler refused the request: not charged").await;
+            return Err(p);
+        }
+        Err(e) => {
+            leave_unsettled(app, &auth, "handler failed: not charged").await;
+            return Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Could not score now",
+                format!("scoring task failed: {e}"),
+            ));
+        }
+    };
+    let receipt = match payment::settle(&app.rails, &app.store, &auth, resource, now_unix()).await {
+        Ok(r) => r,
+        Err(Refusal::Challenge(r)) => return Ok(r),
+        Err(Refusal::Problem(p)) => return Err(p),
+    };
+    let store = app.store.clone();
+    let stored = tokio::task::spawn_blocking(move || store.idempotent_put(&idem, &bytes, now))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store-unavailable",
+                "Settled, but the response could not be recorded",
+                format!("{e}; the payment settled (transaction {}); retry with the same Idempotency-Key", receipt.transaction),
+            )
+        })?;
+    Ok(payment::with_receipt(json_response(stored), &receipt))
 }
 
 /// Score a body into attestation bytes (RFC 8785), signed when `key` is given.
@@ -381,18 +514,29 @@ pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Ve
     })
 }
 
-fn health(app: &App) -> WarpResponse {
+async fn health(app: &App) -> WarpResponse {
+    let mut rails = Vec::with_capacity(app.rails.rails.len());
+    for r in &app.rails.rails {
+        let up = r.facilitator.supports(&r.network).await;
+        rails.push(json!({
+            "rail": r.name,
+            "network": r.network,
+            "facilitator": r.facilitator.url(),
+            "up": up,
+            "accepts": r.requirements,
+        }));
+    }
     let body = json!({
         "type": "conduct.health/v1",
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_seconds": app.started.elapsed().as_secs(),
         "key_id": app.key.key_id_hex(),
-        "rails": app.rails.accepts.iter().map(|a| json!({"accepts": a, "up": false})).collect::<Vec<_>>(),
-        "rails_note": if app.rails.accepts.is_empty() {
+        "rails": rails,
+        "rails_note": if app.rails.rails.is_empty() {
             "no payment rail is configured on this instance: paid calls answer 402 with an empty accepts"
         } else {
-            "payment verification is not wired yet: rails are advertised but not up"
+            "a rail is up when its facilitator answers /supported listing exact on its network"
         },
         "scope": scope_value(),
     });

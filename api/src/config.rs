@@ -37,6 +37,8 @@ pub struct FileConfig {
     pub trust_forwarded_for: Option<bool>,
     /// `manifest_ttl_hours`: validity of the signed site manifest.
     pub manifest_ttl_hours: Option<u64>,
+    /// `[[rails]]`: payment rails, all advertised at once at the one price.
+    pub rails: Option<Vec<crate::payment::rails::RailConfig>>,
 }
 
 impl FileConfig {
@@ -66,6 +68,8 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     /// Manifest validity, seconds.
     pub manifest_ttl: u64,
+    /// Configured payment rails.
+    pub rails: Vec<crate::payment::rails::RailConfig>,
 }
 
 /// Values given on the command line or in the environment (clap merges the two).
@@ -120,6 +124,7 @@ impl Config {
                 .or(file.trust_forwarded_for)
                 .unwrap_or(false),
             manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
+            rails: file.rails.unwrap_or_default(),
         })
     }
 

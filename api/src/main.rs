@@ -131,7 +131,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 },
             )?;
             let key = serve::load_key(&cfg)?;
-            serve::render_site(&cfg, &key, &Default::default())?;
+            let rails = conduct_api::payment::Rails::from_config(
+                &cfg.rails,
+                conduct_api::config::PRICE_USD,
+            )?;
+            serve::render_site(&cfg, &key, &rails)?;
             println!("rendered {}", cfg.site.display());
             Ok(ExitCode::SUCCESS)
         }

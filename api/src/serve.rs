@@ -141,7 +141,10 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         .map_err(|e| format!("listener address: {e}"))?;
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
-    let rails = Rails::default();
+    let rails = Rails::from_config(&cfg.rails, PRICE_USD)?;
+    let store = Arc::new(
+        conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
+    );
     render_site(&cfg, &key, &rails)?;
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
@@ -149,7 +152,7 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         key.key_id_hex(),
         cfg.site.display()
     );
-    let app = Arc::new(App::new(cfg, key, rails));
+    let app = Arc::new(App::new(cfg, key, rails, store));
     tokio::spawn(refresh_site(app.clone()));
     warp::serve(filter(app))
         .incoming(listener)

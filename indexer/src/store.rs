@@ -44,7 +44,7 @@ const MIGRATIONS: &[&str] = &[
         rail TEXT NOT NULL,
         resource TEXT NOT NULL,
         amount TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('claimed', 'settled', 'failed')),
+        status TEXT NOT NULL CHECK (status IN ('claimed', 'settled', 'failed', 'unsettled')),
         tx TEXT,
         detail TEXT,
         claimed_at INTEGER NOT NULL,
@@ -68,6 +68,8 @@ pub enum PaymentStatus {
     Settled,
     /// Settlement failed; the authorization is spent here all the same.
     Failed,
+    /// Claimed but deliberately not settled (an idempotent replay, or the handler failed).
+    Unsettled,
 }
 
 impl PaymentStatus {
@@ -76,6 +78,7 @@ impl PaymentStatus {
             PaymentStatus::Claimed => "claimed",
             PaymentStatus::Settled => "settled",
             PaymentStatus::Failed => "failed",
+            PaymentStatus::Unsettled => "unsettled",
         }
     }
 }
@@ -200,6 +203,7 @@ impl Store {
             let st = match s.as_str() {
                 "settled" => PaymentStatus::Settled,
                 "failed" => PaymentStatus::Failed,
+                "unsettled" => PaymentStatus::Unsettled,
                 _ => PaymentStatus::Claimed,
             };
             (st, tx)

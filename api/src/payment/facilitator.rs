@@ -1,0 +1,101 @@
+//! A client for an x402 facilitator over HTTP (`POST /verify`, `POST /settle`,
+//! `GET /supported`): the hosted-facilitator rails.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::wire::{Payment, SettleResponse, VerifyResponse};
+
+/// A remote facilitator.
+#[derive(Debug, Clone)]
+pub struct RemoteFacilitator {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// Timeout of a `/verify` call.
+pub const VERIFY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Timeout of a `/settle` call (it waits for a receipt).
+pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl RemoteFacilitator {
+    /// A client for the facilitator at `base` (no trailing slash needed).
+    pub fn new(base: &str) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| format!("facilitator client: {e}"))?;
+        Ok(RemoteFacilitator {
+            base: base.trim_end_matches('/').to_owned(),
+            http,
+        })
+    }
+
+    /// The facilitator's base URL.
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        payment: &Payment,
+        req: &Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let body = json!({
+            "x402Version": payment.version,
+            "paymentPayload": payment.raw,
+            "paymentRequirements": req,
+        });
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .timeout(timeout)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| format!("facilitator {path} unreachable: {e}"))?;
+        let status = resp.status();
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| format!("facilitator {path} reply unreadable: {e}"))?;
+        // A non-2xx reply that still carries the verdict is a verdict (as the x402 clients read it).
+        serde_json::from_str::<Value>(&text)
+            .map_err(|_| format!("facilitator {path} answered {status} without JSON"))
+    }
+
+    /// Ask whether a payment would settle.
+    pub async fn verify(&self, payment: &Payment, req: &Value) -> Result<VerifyResponse, String> {
+        let v = self.post("/verify", payment, req, VERIFY_TIMEOUT).await?;
+        serde_json::from_value(v).map_err(|e| format!("facilitator /verify reply: {e}"))
+    }
+
+    /// Settle a verified payment on chain.
+    pub async fn settle(&self, payment: &Payment, req: &Value) -> Result<SettleResponse, String> {
+        let v = self.post("/settle", payment, req, SETTLE_TIMEOUT).await?;
+        serde_json::from_value(v).map_err(|e| format!("facilitator /settle reply: {e}"))
+    }
+
+    /// Whether the facilitator answers `/supported` and lists `network` for `exact` v2.
+    pub async fn supports(&self, network: &str) -> bool {
+        let resp = self
+            .http
+            .get(format!("{}/supported", self.base))
+            .timeout(Duration::from_secs(3))
+            .send()
+            .await;
+        let Ok(resp) = resp else { return false };
+        let Ok(v) = resp.json::<Value>().await else {
+            return false;
+        };
+        v["kinds"].as_array().is_some_and(|kinds| {
+            kinds
+                .iter()
+                .any(|k| k["x402Version"] == 2 && k["scheme"] == "exact" && k["network"] == network)
+        })
+    }
+}
