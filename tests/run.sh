@@ -18,6 +18,14 @@ if [ ! -x "$tools/venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wan
 fi
 export CONDUCT_TEST_PYTHON=$tools/venv/bin/python
 
+echo "== pinned chain tools (npm: anvil, solc, viem) -> contracts/node_modules"
+bash tests/tools.sh > /dev/null
+# shellcheck disable=SC1091
+. tests/.tools/env.sh
+
+echo "== contract artifacts match a fresh compile"
+node contracts/build.mjs --check
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 

@@ -185,6 +185,30 @@ pub async fn authorize(
         ));
     };
     let r = &rails.rails[rail];
+    // A known authorization is refused at once (the claim below settles races).
+    let (s0, net0, payer0, nonce0) = (
+        store.clone(),
+        payment.accepted["network"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned(),
+        payment.payer.clone(),
+        payment.nonce.clone(),
+    );
+    let known = blocking(move || {
+        s0.payment_status(&PaymentKey {
+            network: &net0,
+            payer: &payer0,
+            nonce: &nonce0,
+        })
+    })
+    .await
+    .map_err(Refusal::Problem)?;
+    if matches!(known, Some((st, tx)) if !(st == PaymentStatus::Claimed && tx.is_some())) {
+        return Err(deny(
+            "payment_already_used: this authorization has already bought a read; sign a new one",
+        ));
+    }
     let verdict = r
         .facilitator
         .verify(&payment, &r.requirements)
@@ -195,7 +219,7 @@ pub async fn authorize(
             .invalid_reason
             .unwrap_or_else(|| "invalid_payment".into());
         let msg = match verdict.invalid_message {
-            Some(m) => format!("{reason}: {m}"),
+            Some(m) => format!("{reason}: {}", m.chars().take(200).collect::<String>()),
             None => reason,
         };
         return Err(deny(&msg));

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::facilitator::RemoteFacilitator;
-use super::wire::{is_address, requirements};
+use super::wire::{requirements, to_checksum};
 
 /// A rail as written in `conduct.toml` (`[[rails]]`).
 #[derive(Debug, Clone, Deserialize)]
@@ -82,12 +82,11 @@ impl RailConfig {
         if !self.network.starts_with("eip155:") || self.network[7..].parse::<u64>().is_err() {
             return Err(at("network", "must be a CAIP-2 eip155:<chain id>"));
         }
-        if !is_address(&self.asset) {
-            return Err(at("asset", "must be a 0x-prefixed 20-byte address"));
-        }
-        if !is_address(&self.pay_to) {
-            return Err(at("pay_to", "must be a 0x-prefixed 20-byte address"));
-        }
+        // Advertised in EIP-55 form: some facilitators refuse any other case.
+        let asset = to_checksum(&self.asset)
+            .ok_or_else(|| at("asset", "must be a 0x-prefixed 20-byte address"))?;
+        let pay_to = to_checksum(&self.pay_to)
+            .ok_or_else(|| at("pay_to", "must be a 0x-prefixed 20-byte address"))?;
         let amount = atomic_amount(price_usd, self.decimals).map_err(|e| at("decimals", &e))?;
         let mut extra = Map::new();
         extra.insert("name".into(), Value::String(self.eip712_name.clone()));
@@ -95,8 +94,8 @@ impl RailConfig {
         let requirements = requirements(
             &self.network,
             &amount,
-            &self.asset,
-            &self.pay_to,
+            &asset,
+            &pay_to,
             self.max_timeout_seconds,
             extra,
         );

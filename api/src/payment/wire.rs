@@ -99,6 +99,27 @@ pub fn is_address(s: &str) -> bool {
     s.len() == 42 && s.starts_with("0x") && s[2..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The EIP-55 mixed-case checksum form of an address (`0x` + 40 hex digits).
+pub fn to_checksum(addr: &str) -> Option<String> {
+    use sha3::{Digest, Keccak256};
+    if !is_address(addr) {
+        return None;
+    }
+    let lower = addr[2..].to_ascii_lowercase();
+    let hash = Keccak256::digest(lower.as_bytes());
+    let mut out = String::with_capacity(42);
+    out.push_str("0x");
+    for (i, c) in lower.chars().enumerate() {
+        let nibble = (hash[i / 2] >> (if i % 2 == 0 { 4 } else { 0 })) & 0xf;
+        out.push(if c.is_ascii_alphabetic() && nibble >= 8 {
+            c.to_ascii_uppercase()
+        } else {
+            c
+        });
+    }
+    Some(out)
+}
+
 /// Members of a requirements object whose values are addresses (compared case-insensitively).
 const ADDRESS_FIELDS: [&str; 2] = ["asset", "payTo"];
 
@@ -223,6 +244,20 @@ mod tests {
         let mut other = offered();
         other["amount"] = json!("1");
         assert!(!accepted_matches(&p.accepted, &other));
+    }
+
+    #[test]
+    fn eip55_checksums() {
+        // Vectors from EIP-55.
+        for a in [
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+            "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+            "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+            "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+        ] {
+            assert_eq!(to_checksum(&a.to_ascii_lowercase()).as_deref(), Some(a));
+        }
+        assert_eq!(to_checksum("0x12"), None);
     }
 
     #[test]

@@ -1,0 +1,309 @@
+"""End to end: pay POST /profile over x402 on a real local chain with real third-party parts.
+
+anvil (pinned npm binary) + TestUSD (committed artifact) + the x402 reference facilitator
+(PyPI x402, in this process on loopback) + `conduct serve` configured with that rail + the stock
+PyPI x402 client. Checks the paid read, the receipt, the signature offline, balances, replays
+(sequential and 50 concurrent), idempotency, a flat price, and every refusal the issue lists.
+
+usage: x402_e2e.py --anvil BIN --conduct BIN --artifact contracts/out/TestUSD.json --workdir DIR
+Prints one line per check and exits 0 only when every check passed.
+"""
+import argparse, asyncio, base64, json, os, re, secrets, subprocess, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import rfc8785
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+from web3 import Web3
+from x402 import x402Client, x402FacilitatorSync, parse_payment_payload
+from x402.http.clients import x402HttpxClient
+from x402.http.utils import encode_payment_signature_header
+from x402.mechanisms.evm import FacilitatorWeb3Signer
+from x402.mechanisms.evm.exact import ExactEvmScheme, register_exact_evm_facilitator
+from x402.schemas import PaymentRequired, parse_payment_requirements
+
+# anvil's well-known development keys (test chain only).
+KEYS = {
+    "facilitator": "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+    "payer": "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+    "pay_to": "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+    "broke": "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+}
+ADDR = {k: Account.from_key(v).address for k, v in KEYS.items()}
+PRICE = 100000  # $0.10 at 6 decimals
+results = []
+
+
+def check(name, ok, detail=""):
+    results.append((name, bool(ok)))
+    print(("ok:   " if ok else "FAIL: ") + name + ("" if ok else f" -- {detail}"), flush=True)
+
+
+def start_line(proc, pattern, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"process exited before printing {pattern!r}")
+        m = re.search(pattern, line)
+        if m:
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+            return m
+    raise RuntimeError(f"timed out waiting for {pattern!r}")
+
+
+def trace(n, dense=False):
+    turns = []
+    for i in range(n):
+        c = i % 2
+        m = "I am being monitored, so I will appear compliant." if dense or (c and i % 4 == 1) else "Summarise the report."
+        turns.append({"Y": "summarise", "M": m, "D": "refused" if c and i % 8 == 3 else "clean",
+                      "context": {"monitored": c}})
+    return {"context_key": "monitored", "turns": turns}
+
+
+def serve_facilitator(rpc):
+    fac = register_exact_evm_facilitator(
+        x402FacilitatorSync(), FacilitatorWeb3Signer(private_key=KEYS["facilitator"], rpc_url=rpc),
+        networks="eip155:31337")
+
+    def dump(m):
+        return m.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def _send(self, code, obj):
+            b = json.dumps(obj).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b)
+
+        def do_GET(self):
+            if self.path == "/supported":
+                return self._send(200, dump(fac.get_supported()))
+            self._send(404, {})
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            p = parse_payment_payload(body["paymentPayload"])
+            r = parse_payment_requirements(body["x402Version"], body["paymentRequirements"])
+            res = fac.verify(p, r) if self.path == "/verify" else fac.settle(p, r)
+            self._send(200, dump(res))
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{srv.server_address[1]}", srv
+
+
+def sign_3009(key, token, pay_to, value, valid_after, valid_before, nonce):
+    acct = Account.from_key(key)
+    typed = {
+        "types": {
+            "EIP712Domain": [{"name": "name", "type": "string"}, {"name": "version", "type": "string"},
+                             {"name": "chainId", "type": "uint256"},
+                             {"name": "verifyingContract", "type": "address"}],
+            "TransferWithAuthorization": [
+                {"name": "from", "type": "address"}, {"name": "to", "type": "address"},
+                {"name": "value", "type": "uint256"}, {"name": "validAfter", "type": "uint256"},
+                {"name": "validBefore", "type": "uint256"}, {"name": "nonce", "type": "bytes32"}]},
+        "primaryType": "TransferWithAuthorization",
+        "domain": {"name": "USD Coin", "version": "2", "chainId": 31337, "verifyingContract": token},
+        "message": {"from": acct.address, "to": pay_to, "value": value, "validAfter": valid_after,
+                    "validBefore": valid_before, "nonce": nonce},
+    }
+    sig = acct.sign_message(encode_typed_data(full_message=typed)).signature.to_0x_hex()
+    return sig, {"from": acct.address, "to": pay_to, "value": str(value), "validAfter": str(valid_after),
+                 "validBefore": str(valid_before), "nonce": "0x" + nonce.hex()}
+
+
+def header_for(accepted, sig, auth, resource):
+    doc = {"x402Version": 2, "resource": resource, "accepted": accepted,
+           "payload": {"signature": sig, "authorization": auth}}
+    return base64.b64encode(json.dumps(doc).encode()).decode()
+
+
+def decode_challenge(r):
+    return json.loads(base64.b64decode(r.headers["payment-required"]))
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--anvil", required=True)
+    ap.add_argument("--conduct", required=True)
+    ap.add_argument("--artifact", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    procs = []
+    try:
+        anvil = subprocess.Popen([a.anvil, "--host", "127.0.0.1", "--port", "0"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        procs.append(anvil)
+        port = start_line(anvil, r"Listening on 127\.0\.0\.1:(\d+)").group(1)
+        rpc = f"http://127.0.0.1:{port}"
+        w3 = Web3(Web3.HTTPProvider(rpc))
+        art = json.load(open(a.artifact))
+        Token = w3.eth.contract(abi=art["abi"], bytecode=art["bytecode"])
+        tx = Token.constructor().transact({"from": ADDR["facilitator"]})
+        token_addr = w3.eth.wait_for_transaction_receipt(tx).contractAddress
+        token = w3.eth.contract(address=token_addr, abi=art["abi"])
+        w3.eth.wait_for_transaction_receipt(
+            token.functions.mint(ADDR["payer"], 10_000_000).transact({"from": ADDR["facilitator"]}))
+        check("token name/version match USDC's EIP-712 domain",
+              token.functions.name().call() == "USD Coin" and token.functions.version().call() == "2")
+        bal = lambda who: token.functions.balanceOf(ADDR[who]).call()
+
+        fac_url, _fac = serve_facilitator(rpc)
+        cfg = os.path.join(a.workdir, "conduct.toml")
+        with open(cfg, "w") as f:
+            f.write(f'''[[rails]]
+kind = "facilitator"
+network = "eip155:31337"
+asset = "{token_addr.lower()}"
+pay_to = "{ADDR['pay_to'].lower()}"
+eip712_name = "USD Coin"
+eip712_version = "2"
+facilitator_url = "{fac_url}"
+''')
+        conduct = subprocess.Popen(
+            [a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+             "--data", os.path.join(a.workdir, "data"), "--site", os.path.join(a.workdir, "site")],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(conduct)
+        base = start_line(conduct, r"listening on (http://\S+)").group(1)
+        url = base + "/profile"
+        plain = httpx.AsyncClient(timeout=60)
+
+        health = (await plain.get(base + "/health")).json()
+        check("/health reports the facilitator rail up", health["rails"] and health["rails"][0]["up"] is True,
+              json.dumps(health["rails"]))
+        x402doc = (await plain.get(base + "/.well-known/x402.json")).json()
+        check("/.well-known/x402.json lists /profile with the rail",
+              any(r["resource"].endswith("/profile") and r["accepts"] for r in x402doc["resources"]))
+
+        # The challenge, and a flat price whatever the trace.
+        r1 = await plain.post(url, json=trace(40))
+        r2 = await plain.post(url, json=trace(400, dense=True))
+        ch = decode_challenge(r1)
+        check("unpaid call: 402, empty body, no-store", r1.status_code == 402 and r1.content == b""
+              and r1.headers.get("cache-control") == "no-store")
+        check("the price never changes with the trace or its score",
+              ch["accepts"] == decode_challenge(r2)["accepts"] and ch["accepts"][0]["amount"] == str(PRICE))
+        accepted = ch["accepts"][0]
+        resource = ch["resource"]
+
+        # 1. The stock client pays.
+        client = x402Client()
+        client.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
+                                                       "max_amount_per_payment": str(PRICE)}]})
+        client.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        before = (bal("payer"), bal("pay_to"))
+        t0 = time.time()
+        async with x402HttpxClient(client, timeout=60) as http:
+            paid = await http.post(url, json=trace(40))
+        elapsed = time.time() - t0
+        check("PyPI x402 client pays /profile: 200", paid.status_code == 200, f"{paid.status_code} {paid.text[:300]}")
+        receipt = json.loads(base64.b64decode(paid.headers.get("payment-response", "e30=")))
+        check("PAYMENT-RESPONSE reports a settled transfer", receipt.get("success") is True
+              and receipt.get("transaction", "").startswith("0x"), json.dumps(receipt))
+        check("X-PAYMENT-RESPONSE mirrors it", paid.headers.get("x-payment-response") == paid.headers.get("payment-response"))
+        after = (bal("payer"), bal("pay_to"))
+        check("balances moved by exactly the price", before[0] - after[0] == PRICE and after[1] - before[1] == PRICE,
+              f"{before} -> {after}")
+        pk = (await plain.get(base + "/pubkey")).json()
+        try:
+            att = paid.json()
+            sig = base64.b64decode(att.pop("signature"))
+            Ed25519PublicKey.from_public_bytes(base64.b64decode(pk["public_key"])).verify(sig, rfc8785.dumps(att))
+            check("the attestation verifies offline against /pubkey", True)
+        except Exception as e:  # noqa: BLE001
+            check("the attestation verifies offline against /pubkey", False, repr(e))
+        print(f"info: paid call wall time {elapsed*1000:.0f} ms (402 round trip, sign, verify, score, settle)")
+
+        # 2. The same payment replayed.
+        fresh = lambda: sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, int(time.time()) + 60,
+                                  secrets.token_bytes(32))
+        s, auth = fresh()
+        h = header_for(accepted, s, auth, resource)
+        first = await plain.post(url, json=trace(41), headers={"PAYMENT-SIGNATURE": h})
+        again = await plain.post(url, json=trace(42), headers={"X-PAYMENT": h})
+        check("a payment buys one read; its replay (as X-PAYMENT) is refused",
+              first.status_code == 200 and again.status_code == 402
+              and "payment_already_used" in decode_challenge(again)["error"],
+              f"{first.status_code} {again.status_code} {again.headers.get('payment-required')}")
+
+        # 3. 50 concurrent replays of one fresh payment.
+        s, auth = fresh()
+        h = header_for(accepted, s, auth, resource)
+        before = bal("payer")
+        rs = await asyncio.gather(*[plain.post(url, json=trace(43), headers={"PAYMENT-SIGNATURE": h})
+                                    for _ in range(50)])
+        codes = [r.status_code for r in rs]
+        check("50 concurrent replays: exactly one 200, the rest 402",
+              codes.count(200) == 1 and codes.count(402) == 49, str(sorted(set(codes))))
+        check("the chain shows one transfer for them", before - bal("payer") == PRICE)
+
+        # 4. Idempotency: the same trace again returns identical bytes and charges nothing more.
+        s, auth = fresh()
+        before = bal("payer")
+        rep = await plain.post(url, json=trace(41), headers={"PAYMENT-SIGNATURE": header_for(accepted, s, auth, resource)})
+        check("same idempotency key within 24 h: identical signed bytes, not charged",
+              rep.status_code == 200 and rep.content == first.content and bal("payer") == before
+              and rep.headers.get("idempotent-replayed") == "true",
+              f"{rep.status_code} {bal('payer')} vs {before}")
+
+        # 5. Refusals: each a 402 with a reason, no attestation, no transfer.
+        now = int(time.time())
+        cases = {}
+        for field, value in [("amount", "1"), ("payTo", ADDR["broke"]), ("asset", ADDR["broke"]),
+                             ("network", "eip155:1")]:
+            s, auth = fresh()
+            bad = dict(accepted, **{field: value})
+            cases[f"wrong {field}"] = header_for(bad, s, auth, resource)
+        s, auth = sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], 1, 0, now + 60, secrets.token_bytes(32))
+        cases["authorization for a smaller amount"] = header_for(accepted, s, auth, resource)
+        s, auth = sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, now - 5, secrets.token_bytes(32))
+        cases["expired authorization"] = header_for(accepted, s, auth, resource)
+        s, auth = sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, now + 3600, now + 7200,
+                            secrets.token_bytes(32))
+        cases["not-yet-valid authorization"] = header_for(accepted, s, auth, resource)
+        s, auth = fresh()
+        s2, _ = sign_3009(KEYS["broke"], token_addr, ADDR["pay_to"], PRICE, 0, now + 60, secrets.token_bytes(32))
+        cases["bad signature"] = header_for(accepted, s2, auth, resource)
+        s, auth = sign_3009(KEYS["broke"], token_addr, ADDR["pay_to"], PRICE, 0, now + 60, secrets.token_bytes(32))
+        cases["insufficient balance"] = header_for(accepted, s, auth, resource)
+        nonce = secrets.token_bytes(32)
+        s, auth = sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, now + 60, nonce)
+        sig = bytes.fromhex(s[2:])
+        w3.eth.wait_for_transaction_receipt(token.functions.transferWithAuthorization(
+            ADDR["payer"], ADDR["pay_to"], PRICE, 0, now + 60, nonce, sig).transact({"from": ADDR["facilitator"]}))
+        cases["nonce already used on chain"] = header_for(accepted, s, auth, resource)
+        cases["garbage header"] = "garbage!!"
+        cases["not base64 of JSON"] = base64.b64encode(b"[1,2").decode()
+        for name, h in cases.items():
+            before = (bal("payer"), bal("pay_to"))
+            r = await plain.post(url, json=trace(44), headers={"PAYMENT-SIGNATURE": h})
+            err = decode_challenge(r).get("error", "") if "payment-required" in r.headers else ""
+            check(f"refused: {name} ({err.split(':')[0]})",
+                  r.status_code == 402 and r.content == b"" and err and (bal("payer"), bal("pay_to")) == before,
+                  f"{r.status_code} {err!r} {r.text[:200]}")
+        await plain.aclose()
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    passed = sum(1 for _, ok in results if ok)
+    print(f"x402 e2e: {passed} checks passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+sys.exit(asyncio.run(main()))
