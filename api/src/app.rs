@@ -416,6 +416,7 @@ async fn paid_profile(
         description: "Signed channel-coupling profile of a trace",
     };
     let now = now_unix();
+    let t_verify = Instant::now();
     let auth = match payment::authorize(&app.rails, &app.store, headers, resource, now).await {
         Ok(a) => a,
         Err(Refusal::Challenge(r)) => return Ok(r),
@@ -445,6 +446,8 @@ async fn paid_profile(
         );
         return Ok(resp);
     }
+    let verify_ms = t_verify.elapsed().as_secs_f64() * 1e3;
+    let t_handler = Instant::now();
     let app2 = app.clone();
     let signed = tokio::task::spawn_blocking(move || score(&body, now, Some(&app2.key))).await;
     let bytes = match signed {
@@ -463,6 +466,8 @@ async fn paid_profile(
             ));
         }
     };
+    let handler_ms = t_handler.elapsed().as_secs_f64() * 1e3;
+    let t_settle = Instant::now();
     let receipt = match payment::settle(&app.rails, &app.store, &auth, resource, now_unix()).await {
         Ok(r) => r,
         Err(Refusal::Challenge(r)) => return Ok(r),
@@ -481,7 +486,16 @@ async fn paid_profile(
                 format!("{e}; the payment settled (transaction {}); retry with the same Idempotency-Key", receipt.transaction),
             )
         })?;
-    Ok(payment::with_receipt(json_response(stored), &receipt))
+    let settle_ms = t_settle.elapsed().as_secs_f64() * 1e3;
+    let mut resp = payment::with_receipt(json_response(stored), &receipt);
+    // Where the time of a paid call goes (W3C Server-Timing).
+    let timing = format!(
+        "verify;dur={verify_ms:.1};desc=\"verify+claim\", handler;dur={handler_ms:.1};desc=\"score+sign\", settle;dur={settle_ms:.1}"
+    );
+    if let Ok(v) = warp::http::HeaderValue::from_str(&timing) {
+        resp.headers_mut().insert("server-timing", v);
+    }
+    Ok(resp)
 }
 
 /// Score a body into attestation bytes (RFC 8785), signed when `key` is given.

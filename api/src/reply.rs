@@ -9,7 +9,7 @@ use warp::reply::Response as WarpResponse;
 
 /// Headers a browser client may read (x402 challenge and receipts).
 pub const EXPOSED_HEADERS: &str =
-    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow";
+    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow, Server-Timing, Idempotent-Replayed";
 /// Headers a browser client may send.
 pub const ALLOWED_HEADERS: &str =
     "Content-Type, Accept, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key";

@@ -146,6 +146,7 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
     );
     render_site(&cfg, &key, &rails)?;
+    conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
         cfg.public_url,

@@ -64,9 +64,9 @@ def trace(n, dense=False):
     return {"context_key": "monitored", "turns": turns}
 
 
-def serve_facilitator(rpc):
+def serve_facilitator(rpc, key=KEYS["facilitator"]):
     fac = register_exact_evm_facilitator(
-        x402FacilitatorSync(), FacilitatorWeb3Signer(private_key=KEYS["facilitator"], rpc_url=rpc),
+        x402FacilitatorSync(), FacilitatorWeb3Signer(private_key=key, rpc_url=rpc),
         networks="eip155:31337")
 
     def dump(m):
@@ -158,10 +158,10 @@ async def main():
               token.functions.name().call() == "USD Coin" and token.functions.version().call() == "2")
         bal = lambda who: token.functions.balanceOf(ADDR[who]).call()
 
-        fac_url, _fac = serve_facilitator(rpc)
-        cfg = os.path.join(a.workdir, "conduct.toml")
-        with open(cfg, "w") as f:
-            f.write(f'''[[rails]]
+        def start_conduct(name, fac_url):
+            cfg = os.path.join(a.workdir, f"{name}.toml")
+            with open(cfg, "w") as f:
+                f.write(f'''[[rails]]
 kind = "facilitator"
 network = "eip155:31337"
 asset = "{token_addr.lower()}"
@@ -170,12 +170,15 @@ eip712_name = "USD Coin"
 eip712_version = "2"
 facilitator_url = "{fac_url}"
 ''')
-        conduct = subprocess.Popen(
-            [a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
-             "--data", os.path.join(a.workdir, "data"), "--site", os.path.join(a.workdir, "site")],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        procs.append(conduct)
-        base = start_line(conduct, r"listening on (http://\S+)").group(1)
+            proc = subprocess.Popen(
+                [a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
+                 "--data", os.path.join(a.workdir, name, "data"), "--site", os.path.join(a.workdir, name, "site")],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            procs.append(proc)
+            return start_line(proc, r"listening on (http://\S+)").group(1)
+
+        fac_url, _fac = serve_facilitator(rpc)
+        base = start_conduct("main", fac_url)
         url = base + "/profile"
         plain = httpx.AsyncClient(timeout=60)
 
@@ -223,7 +226,8 @@ facilitator_url = "{fac_url}"
             check("the attestation verifies offline against /pubkey", True)
         except Exception as e:  # noqa: BLE001
             check("the attestation verifies offline against /pubkey", False, repr(e))
-        print(f"info: paid call wall time {elapsed*1000:.0f} ms (402 round trip, sign, verify, score, settle)")
+        print(f"info: paid call wall time {elapsed*1000:.0f} ms (402 round trip, sign, verify, score, settle); "
+              f"server-timing: {paid.headers.get('server-timing')}")
 
         # 2. The same payment replayed.
         fresh = lambda: sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, int(time.time()) + 60,
@@ -292,6 +296,27 @@ facilitator_url = "{fac_url}"
             check(f"refused: {name} ({err.split(':')[0]})",
                   r.status_code == 402 and r.content == b"" and err and (bal("payer"), bal("pay_to")) == before,
                   f"{r.status_code} {err!r} {r.text[:200]}")
+
+        # 6. Settlement fails after the handler ran: a facilitator whose signer has no gas.
+        #    Verification (a call simulation) passes, settlement cannot send its transaction.
+        broke_fac, _ = serve_facilitator(rpc, key="0x" + secrets.token_bytes(32).hex())
+        base2 = start_conduct("nogas", broke_fac)
+        s, auth = fresh()
+        before = (bal("payer"), bal("pay_to"))
+        r = await plain.post(base2 + "/profile", json=trace(45),
+                             headers={"PAYMENT-SIGNATURE": header_for(dict(accepted), s, auth,
+                                                                      dict(resource, url=base2 + "/profile"))})
+        rec = json.loads(base64.b64decode(r.headers.get("payment-response", "e30=")))
+        err = decode_challenge(r).get("error", "") if "payment-required" in r.headers else ""
+        check("settlement failing after the handler ran: 402, failed receipt, no attestation, no transfer",
+              r.status_code == 402 and r.content == b"" and rec.get("success") is False
+              and "nothing was charged" in err and (bal("payer"), bal("pay_to")) == before,
+              f"{r.status_code} {rec} {err!r}")
+        again = await plain.post(base2 + "/profile", json=trace(45),
+                                 headers={"PAYMENT-SIGNATURE": header_for(dict(accepted), s, auth,
+                                                                          dict(resource, url=base2 + "/profile"))})
+        check("that spent authorization is not accepted again",
+              again.status_code == 402 and "payment_already_used" in decode_challenge(again).get("error", ""))
         await plain.aclose()
     finally:
         for p in procs:

@@ -159,6 +159,12 @@ static BOTH: LazyLock<dense::DFA<Vec<u32>>> = LazyLock::new(|| {
         .expect("lexicon/1 patterns compile to a DFA")
 });
 
+/// Build every compiled lexicon now (servers call this at start, so no request pays for it).
+pub fn prepare() {
+    LazyLock::force(&ANY_STEM);
+    LazyLock::force(&BOTH);
+}
+
 thread_local! {
     /// Reused buffer for the lower-cased ASCII text.
     static LOWER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };

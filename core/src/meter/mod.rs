@@ -31,8 +31,8 @@ pub use estimators::{
     mi_bits, xlnx, LogTables, Margins, AMI_MIN_DENOMINATOR, EMI_TAIL,
 };
 pub use lexicon::{
-    d_symbol, is_d_clean, m_symbol, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2, M_SYMBOLS_VERSION,
-    STEMS_F1, STEMS_F2,
+    d_symbol, is_d_clean, m_symbol, prepare, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
+    M_SYMBOLS_VERSION, STEMS_F1, STEMS_F2,
 };
 pub use permutation::{
     count_tables_capped, hypergeometric_inversion, hypergeometric_pmf, mc_seed, p_exact,
