@@ -229,6 +229,31 @@ facilitator_url = "{fac_url}"
         print(f"info: paid call wall time {elapsed*1000:.0f} ms (402 round trip, sign, verify, score, settle); "
               f"server-timing: {paid.headers.get('server-timing')}")
 
+        # 1b. The stock npm client (@x402/fetch + @x402/evm) pays too.
+        pay_fetch = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.artifact))),
+                                 "clients", "pay-fetch.mjs")
+        before = (bal("payer"), bal("pay_to"))
+        env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(trace(60)),
+                   RAIL="eip3009")
+        node = subprocess.run(["node", pay_fetch], env=env, capture_output=True, text=True, timeout=120)
+        try:
+            out = json.loads(node.stdout.strip().splitlines()[-1])
+        except Exception:  # noqa: BLE001
+            out = {"status": None, "stderr": node.stderr[-800:]}
+        check("npm @x402/fetch client pays /profile: 200 with a settled receipt",
+              out.get("status") == 200 and (out.get("paymentResponse") or {}).get("success") is True,
+              json.dumps(out)[:800])
+        after = (bal("payer"), bal("pay_to"))
+        check("balances moved by exactly the price (npm client)",
+              before[0] - after[0] == PRICE and after[1] - before[1] == PRICE, f"{before} -> {after}")
+        try:
+            att2 = json.loads(out["body"])
+            sig2 = base64.b64decode(att2.pop("signature"))
+            Ed25519PublicKey.from_public_bytes(base64.b64decode(pk["public_key"])).verify(sig2, rfc8785.dumps(att2))
+            check("the npm-paid attestation verifies offline", True)
+        except Exception as e:  # noqa: BLE001
+            check("the npm-paid attestation verifies offline", False, repr(e))
+
         # 2. The same payment replayed.
         fresh = lambda: sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, int(time.time()) + 60,
                                   secrets.token_bytes(32))

@@ -35,6 +35,8 @@ fn pays_profile_over_x402_with_the_facilitator_rail() {
     assert!(stdout.contains("0 failed"), "{stdout}");
     for must in [
         "PyPI x402 client pays /profile: 200",
+        "npm @x402/fetch client pays /profile: 200 with a settled receipt",
+        "settlement failing after the handler ran",
         "50 concurrent replays: exactly one 200",
         "refused: expired authorization",
         "refused: nonce already used on chain",
