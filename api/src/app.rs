@@ -531,11 +531,11 @@ pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Ve
 async fn health(app: &App) -> WarpResponse {
     let mut rails = Vec::with_capacity(app.rails.rails.len());
     for r in &app.rails.rails {
-        let up = r.facilitator.supports(&r.network).await;
+        let up = r.settler.up(&r.network).await;
         rails.push(json!({
             "rail": r.name,
             "network": r.network,
-            "facilitator": r.facilitator.url(),
+            "settled_by": r.settler.describe(),
             "up": up,
             "accepts": r.requirements,
         }));
@@ -550,7 +550,7 @@ async fn health(app: &App) -> WarpResponse {
         "rails_note": if app.rails.rails.is_empty() {
             "no payment rail is configured on this instance: paid calls answer 402 with an empty accepts"
         } else {
-            "a rail is up when its facilitator answers /supported listing exact on its network"
+            "a facilitator rail is up when its facilitator answers /supported listing exact on its network; a permit2 rail when its RPC answers with its chain id"
         },
         "scope": scope_value(),
     });

@@ -131,11 +131,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 },
             )?;
             let key = serve::load_key(&cfg)?;
-            let rails = conduct_api::payment::Rails::from_config(
+            let accepts = conduct_api::payment::Rails::advertised(
                 &cfg.rails,
                 conduct_api::config::PRICE_USD,
             )?;
-            serve::render_site(&cfg, &key, &rails)?;
+            serve::render_site(&cfg, &key, &accepts)?;
             println!("rendered {}", cfg.site.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -28,13 +28,17 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
 }
 
 /// Render the static tree for `cfg` into `cfg.site`.
-pub fn render_site(cfg: &Config, key: &ServiceKey, rails: &Rails) -> Result<(), String> {
+pub fn render_site(
+    cfg: &Config,
+    key: &ServiceKey,
+    accepts: &[serde_json::Value],
+) -> Result<(), String> {
     let infos = routes::infos();
     let input = SiteInput {
         key,
         public_url: &cfg.public_url,
         routes: &infos,
-        accepts: &rails.accepts,
+        accepts,
         price_usd: PRICE_USD,
         demo_daily_cap: cfg.demo_daily_cap,
         as_of: now_unix(),
@@ -122,7 +126,9 @@ async fn refresh_site(app: Arc<App>) {
     loop {
         tokio::time::sleep(period).await;
         let a = app.clone();
-        let done = tokio::task::spawn_blocking(move || render_site(&a.cfg, &a.key, &a.rails)).await;
+        let done =
+            tokio::task::spawn_blocking(move || render_site(&a.cfg, &a.key, &a.rails.accepts))
+                .await;
         match done {
             Ok(Ok(())) => {}
             Ok(Err(e)) => eprintln!("conduct: periodic render failed: {e}"),
@@ -141,11 +147,11 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         .map_err(|e| format!("listener address: {e}"))?;
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
-    let rails = Rails::from_config(&cfg.rails, PRICE_USD)?;
+    let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
     let store = Arc::new(
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
     );
-    render_site(&cfg, &key, &rails)?;
+    render_site(&cfg, &key, &rails.accepts)?;
     conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",

@@ -33,6 +33,13 @@ KEYS = {
 }
 ADDR = {k: Account.from_key(v).address for k, v in KEYS.items()}
 PRICE = 100000  # $0.10 at 6 decimals
+# The allowance rail's settler (anvil account 4) is not the facilitator's signer: no nonce races.
+SETTLER_KEY = "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a"
+PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
+PROXY = "0x402085c248EeA27D92E8b30b2C58ed07f9E20001"
+CREATE2_DEPLOYER = "0x4e59b44847b379578588920cA78FbF26c0B4956C"
+PROXY_SALT = "0000000000000000000000000000000000000000000000003000000007263b0e"
+VALIDATOR_6492 = "0xdAcD51A54883eb67D95FAEb2BBfdC4a9a6BD2a3B"
 results = []
 
 
@@ -158,9 +165,36 @@ async def main():
               token.functions.name().call() == "USD Coin" and token.functions.version().call() == "2")
         bal = lambda who: token.functions.balanceOf(ADDR[who]).call()
 
-        def start_conduct(name, fac_url):
+        # Permit2 and the x402 exact Permit2 proxy at their canonical addresses (committed
+        # fixtures, see contracts/out/SOURCES.md), a stub at the EIP-6492 validator address the
+        # in-process facilitator checks for, and the payer's one-time approve(Permit2).
+        out_dir = os.path.dirname(os.path.abspath(a.artifact))
+        permit2_code = open(os.path.join(out_dir, "Permit2.runtime.hex")).read().strip()
+        w3.provider.make_request("anvil_setCode", [PERMIT2, permit2_code if permit2_code.startswith("0x") else "0x" + permit2_code])
+        w3.provider.make_request("anvil_setCode", [VALIDATOR_6492, "0x00"])
+        initcode = open(os.path.join(out_dir, "X402ExactPermit2Proxy.initcode.hex")).read().strip().removeprefix("0x")
+        w3.eth.wait_for_transaction_receipt(w3.eth.send_transaction(
+            {"from": ADDR["facilitator"], "to": CREATE2_DEPLOYER, "data": "0x" + PROXY_SALT + initcode, "gas": 5_000_000}))
+        check("Permit2 and the x402 Permit2 proxy are at their canonical addresses",
+              len(w3.eth.get_code(PERMIT2)) > 0 and len(w3.eth.get_code(PROXY)) > 0)
+        w3.eth.wait_for_transaction_receipt(
+            token.functions.approve(PERMIT2, 2**256 - 1).transact({"from": ADDR["payer"]}))
+
+        def start_conduct(name, fac_url, permit2=False):
             cfg = os.path.join(a.workdir, f"{name}.toml")
             with open(cfg, "w") as f:
+                if permit2:
+                    f.write(f'''[[rails]]
+kind = "permit2"
+network = "eip155:31337"
+asset = "{token_addr}"
+pay_to = "{ADDR['pay_to']}"
+eip712_name = "USD Coin"
+eip712_version = "2"
+rpc_url = "{rpc}"
+settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
+
+''')
                 f.write(f'''[[rails]]
 kind = "facilitator"
 network = "eip155:31337"
@@ -173,17 +207,18 @@ facilitator_url = "{fac_url}"
             proc = subprocess.Popen(
                 [a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
                  "--data", os.path.join(a.workdir, name, "data"), "--site", os.path.join(a.workdir, name, "site")],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                env=dict(os.environ, CONDUCT_TEST_SETTLER_KEY=SETTLER_KEY))
             procs.append(proc)
             return start_line(proc, r"listening on (http://\S+)").group(1)
 
         fac_url, _fac = serve_facilitator(rpc)
-        base = start_conduct("main", fac_url)
+        base = start_conduct("main", fac_url, permit2=True)
         url = base + "/profile"
         plain = httpx.AsyncClient(timeout=60)
 
         health = (await plain.get(base + "/health")).json()
-        check("/health reports the facilitator rail up", health["rails"] and health["rails"][0]["up"] is True,
+        check("/health reports both rails up", len(health["rails"]) == 2 and all(r["up"] for r in health["rails"]),
               json.dumps(health["rails"]))
         x402doc = (await plain.get(base + "/.well-known/x402.json")).json()
         check("/.well-known/x402.json lists /profile with the rail",
@@ -196,9 +231,12 @@ facilitator_url = "{fac_url}"
         check("unpaid call: 402, empty body, no-store", r1.status_code == 402 and r1.content == b""
               and r1.headers.get("cache-control") == "no-store")
         check("the price never changes with the trace or its score",
-              ch["accepts"] == decode_challenge(r2)["accepts"] and ch["accepts"][0]["amount"] == str(PRICE))
-        accepted = ch["accepts"][0]
+              ch["accepts"] == decode_challenge(r2)["accepts"])
+        accepted = next(x for x in ch["accepts"] if "assetTransferMethod" not in x["extra"])
+        accepted_p2 = next(x for x in ch["accepts"] if x["extra"].get("assetTransferMethod") == "permit2")
         resource = ch["resource"]
+        check("both rails are advertised at the one price",
+              len(ch["accepts"]) == 2 and {x["amount"] for x in ch["accepts"]} == {str(PRICE)})
 
         # 1. The stock client pays.
         client = x402Client()
@@ -253,6 +291,48 @@ facilitator_url = "{fac_url}"
             check("the npm-paid attestation verifies offline", True)
         except Exception as e:  # noqa: BLE001
             check("the npm-paid attestation verifies offline", False, repr(e))
+
+        # 1c. The self-hosted allowance rail (exact + Permit2), with both stock clients.
+        pick = lambda v, reqs: next(r for r in reqs if (r.extra or {}).get("assetTransferMethod") == "permit2")
+        c2 = x402Client(payment_requirements_selector=pick)
+        c2.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
+                                                   "max_amount_per_payment": str(PRICE)}]})
+        c2.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        before = (bal("payer"), bal("pay_to"))
+        async with x402HttpxClient(c2, timeout=60) as http:
+            p2 = await http.post(url, json=trace(70))
+        rec2 = json.loads(base64.b64decode(p2.headers.get("payment-response", "e30=")))
+        after = (bal("payer"), bal("pay_to"))
+        check("PyPI x402 client pays /profile on the Permit2 rail: 200, settled",
+              p2.status_code == 200 and rec2.get("success") is True, f"{p2.status_code} {rec2} {p2.headers.get('payment-required', '')[:200]}")
+        check("balances moved by exactly the price (Permit2 rail)",
+              before[0] - after[0] == PRICE and after[1] - before[1] == PRICE, f"{before} -> {after}")
+        before = after
+        env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(trace(71)),
+                   RAIL="permit2")
+        node = subprocess.run(["node", pay_fetch], env=env, capture_output=True, text=True, timeout=120)
+        try:
+            out = json.loads(node.stdout.strip().splitlines()[-1])
+        except Exception:  # noqa: BLE001
+            out = {"status": None, "stderr": node.stderr[-800:]}
+        after = (bal("payer"), bal("pay_to"))
+        check("npm @x402/fetch client pays /profile on the Permit2 rail: 200, settled",
+              out.get("status") == 200 and (out.get("paymentResponse") or {}).get("success") is True
+              and before[0] - after[0] == PRICE, json.dumps(out)[:600])
+        # A Permit2 authorization is also one read.
+        c3 = x402Client(payment_requirements_selector=pick)
+        c3.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
+                                                   "max_amount_per_payment": str(PRICE)}]})
+        c3.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        pr = PaymentRequired.model_validate(ch)
+        h2 = encode_payment_signature_header(await c3.create_payment_payload(pr))
+        before = bal("payer")
+        rs = await asyncio.gather(*[plain.post(url, json=trace(72), headers={"PAYMENT-SIGNATURE": h2})
+                                    for _ in range(20)])
+        codes = [r.status_code for r in rs]
+        check("Permit2: 20 concurrent replays, exactly one 200 and one transfer",
+              codes.count(200) == 1 and codes.count(402) == 19 and before - bal("payer") == PRICE,
+              f"{sorted(set(codes))} {before - bal('payer')}")
 
         # 2. The same payment replayed.
         fresh = lambda: sign_3009(KEYS["payer"], token_addr, ADDR["pay_to"], PRICE, 0, int(time.time()) + 60,

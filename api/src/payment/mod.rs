@@ -14,6 +14,7 @@
 //! payment sent again resumes it, the facilitator settles it once, and the read is served.
 
 pub mod facilitator;
+pub mod local;
 pub mod rails;
 pub mod wire;
 
@@ -43,14 +44,19 @@ pub struct Rails {
 }
 
 impl Rails {
-    /// Build every configured rail at `price_usd`.
-    pub fn from_config(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Self, String> {
-        let rails = cfgs
-            .iter()
-            .map(|c| c.build(price_usd))
-            .collect::<Result<Vec<_>, _>>()?;
+    /// Build every configured rail at `price_usd` (the Permit2 kind connects to its chain).
+    pub async fn from_config(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Self, String> {
+        let mut rails = Vec::with_capacity(cfgs.len());
+        for c in cfgs {
+            rails.push(c.build(price_usd).await?);
+        }
         let accepts = rails.iter().map(|r| r.requirements.clone()).collect();
         Ok(Rails { rails, accepts })
+    }
+
+    /// The `accepts` entries of configured rails, without connecting to anything.
+    pub fn advertised(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Vec<Value>, String> {
+        cfgs.iter().map(|c| c.requirements(price_usd)).collect()
     }
 }
 
@@ -210,7 +216,7 @@ pub async fn authorize(
         ));
     }
     let verdict = r
-        .facilitator
+        .settler
         .verify(&payment, &r.requirements)
         .await
         .map_err(|e| Refusal::Problem(unavailable(e)))?;
@@ -268,7 +274,7 @@ pub async fn settle(
     now: u64,
 ) -> Result<SettleResponse, Refusal> {
     let r = &rails.rails[auth.rail];
-    let result = r.facilitator.settle(&auth.payment, &r.requirements).await;
+    let result = r.settler.settle(&auth.payment, &r.requirements).await;
     let (status, tx, detail, reply) = match &result {
         Ok(s) if s.success => (
             PaymentStatus::Settled,

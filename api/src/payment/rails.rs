@@ -4,14 +4,19 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use std::sync::Arc;
+
 use super::facilitator::RemoteFacilitator;
+use super::local::LocalFacilitator;
 use super::wire::{requirements, to_checksum};
+use super::wire::{Payment, SettleResponse, VerifyResponse};
 
 /// A rail as written in `conduct.toml` (`[[rails]]`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailConfig {
     /// `facilitator`: `exact` + EIP-3009, verified and settled by a facilitator over HTTP.
+    /// `permit2`: `exact` + Permit2, verified and settled in-process against `rpc_url`.
     pub kind: String,
     /// CAIP-2 network, e.g. `eip155:8453`.
     pub network: String,
@@ -31,6 +36,11 @@ pub struct RailConfig {
     pub max_timeout_seconds: u64,
     /// Facilitator base URL (`kind = "facilitator"`).
     pub facilitator_url: Option<String>,
+    /// JSON-RPC URL of the chain (`kind = "permit2"`).
+    pub rpc_url: Option<String>,
+    /// Name of the environment variable holding the settler's private key (`kind = "permit2"`).
+    /// The key itself never goes in the file.
+    pub settler_key_env: Option<String>,
 }
 
 fn default_decimals() -> u32 {
@@ -39,6 +49,49 @@ fn default_decimals() -> u32 {
 
 fn default_timeout() -> u64 {
     60
+}
+
+/// Who verifies and settles a rail's payments.
+#[derive(Debug, Clone)]
+pub enum Settler {
+    /// A facilitator over HTTP.
+    Remote(RemoteFacilitator),
+    /// The in-process Permit2 settler.
+    Local(Arc<LocalFacilitator>),
+}
+
+impl Settler {
+    /// Verify a payment.
+    pub async fn verify(&self, p: &Payment, req: &Value) -> Result<VerifyResponse, String> {
+        match self {
+            Settler::Remote(f) => f.verify(p, req).await,
+            Settler::Local(f) => f.verify(p, req).await,
+        }
+    }
+
+    /// Settle a verified payment.
+    pub async fn settle(&self, p: &Payment, req: &Value) -> Result<SettleResponse, String> {
+        match self {
+            Settler::Remote(f) => f.settle(p, req).await,
+            Settler::Local(f) => f.settle(p, req).await,
+        }
+    }
+
+    /// Whether the rail can take payments now.
+    pub async fn up(&self, network: &str) -> bool {
+        match self {
+            Settler::Remote(f) => f.supports(network).await,
+            Settler::Local(f) => f.rpc_up().await,
+        }
+    }
+
+    /// Where payments go, for `/health`.
+    pub fn describe(&self) -> String {
+        match self {
+            Settler::Remote(f) => format!("facilitator {}", f.url()),
+            Settler::Local(f) => format!("in-process via {}", f.rpc_url()),
+        }
+    }
 }
 
 /// A configured rail.
@@ -51,7 +104,7 @@ pub struct Rail {
     /// The `accepts` entry (byte-stable).
     pub requirements: Value,
     /// Who verifies and settles.
-    pub facilitator: RemoteFacilitator,
+    pub settler: Settler,
 }
 
 /// Atomic units of `price_usd` (a decimal string like `0.10`) for a token with `decimals`.
@@ -76,49 +129,91 @@ pub fn atomic_amount(price_usd: &str, decimals: u32) -> Result<String, String> {
 }
 
 impl RailConfig {
-    /// Check and build the rail at `price_usd`.
-    pub fn build(&self, price_usd: &str) -> Result<Rail, String> {
-        let at = |field: &str, why: &str| format!("rails[{}].{field}: {why}", self.network);
+    fn at(&self, field: &str, why: &str) -> String {
+        format!("rails[{}].{field}: {why}", self.network)
+    }
+
+    /// Check the rail and build its `accepts` entry at `price_usd`.
+    pub fn requirements(&self, price_usd: &str) -> Result<Value, String> {
         if !self.network.starts_with("eip155:") || self.network[7..].parse::<u64>().is_err() {
-            return Err(at("network", "must be a CAIP-2 eip155:<chain id>"));
+            return Err(self.at("network", "must be a CAIP-2 eip155:<chain id>"));
         }
         // Advertised in EIP-55 form: some facilitators refuse any other case.
         let asset = to_checksum(&self.asset)
-            .ok_or_else(|| at("asset", "must be a 0x-prefixed 20-byte address"))?;
+            .ok_or_else(|| self.at("asset", "must be a 0x-prefixed 20-byte address"))?;
         let pay_to = to_checksum(&self.pay_to)
-            .ok_or_else(|| at("pay_to", "must be a 0x-prefixed 20-byte address"))?;
-        let amount = atomic_amount(price_usd, self.decimals).map_err(|e| at("decimals", &e))?;
+            .ok_or_else(|| self.at("pay_to", "must be a 0x-prefixed 20-byte address"))?;
+        let amount =
+            atomic_amount(price_usd, self.decimals).map_err(|e| self.at("decimals", &e))?;
         let mut extra = Map::new();
+        match self.kind.as_str() {
+            "facilitator" => {}
+            "permit2" => {
+                extra.insert(
+                    "assetTransferMethod".into(),
+                    Value::String("permit2".into()),
+                );
+            }
+            other => {
+                return Err(self.at(
+                    "kind",
+                    &format!("{other:?} is not a rail kind (\"facilitator\" or \"permit2\")"),
+                ))
+            }
+        }
         extra.insert("name".into(), Value::String(self.eip712_name.clone()));
         extra.insert("version".into(), Value::String(self.eip712_version.clone()));
-        let requirements = requirements(
+        Ok(requirements(
             &self.network,
             &amount,
             &asset,
             &pay_to,
             self.max_timeout_seconds,
             extra,
-        );
-        match self.kind.as_str() {
-            "facilitator" => {
+        ))
+    }
+
+    /// Build the rail: its requirements and a settler (the Permit2 kind connects to its chain).
+    pub async fn build(&self, price_usd: &str) -> Result<Rail, String> {
+        let requirements = self.requirements(price_usd)?;
+        let settler = match self.kind.as_str() {
+            "permit2" => {
+                let rpc = self
+                    .rpc_url
+                    .as_deref()
+                    .ok_or_else(|| self.at("rpc_url", "is required for kind = \"permit2\""))?;
+                let var = self.settler_key_env.as_deref().ok_or_else(|| {
+                    self.at("settler_key_env", "is required for kind = \"permit2\"")
+                })?;
+                let key = std::env::var(var).map_err(|_| {
+                    self.at(
+                        "settler_key_env",
+                        &format!("environment variable {var} is not set"),
+                    )
+                })?;
+                let chain_id: u64 = self.network[7..]
+                    .parse()
+                    .map_err(|_| self.at("network", "bad chain id"))?;
+                Settler::Local(Arc::new(
+                    LocalFacilitator::connect(chain_id, rpc, &key).await?,
+                ))
+            }
+            _ => {
                 let url = self.facilitator_url.as_deref().ok_or_else(|| {
-                    at("facilitator_url", "is required for kind = \"facilitator\"")
+                    self.at("facilitator_url", "is required for kind = \"facilitator\"")
                 })?;
                 if !(url.starts_with("https://") || url.starts_with("http://")) {
-                    return Err(at("facilitator_url", "must be an http(s) URL"));
+                    return Err(self.at("facilitator_url", "must be an http(s) URL"));
                 }
-                Ok(Rail {
-                    name: format!("facilitator:{}", self.network),
-                    network: self.network.clone(),
-                    requirements,
-                    facilitator: RemoteFacilitator::new(url)?,
-                })
+                Settler::Remote(RemoteFacilitator::new(url)?)
             }
-            other => Err(at(
-                "kind",
-                &format!("{other:?} is not a rail kind this build serves (\"facilitator\")"),
-            )),
-        }
+        };
+        Ok(Rail {
+            name: format!("{}:{}", self.kind, self.network),
+            network: self.network.clone(),
+            requirements,
+            settler,
+        })
     }
 }
 
