@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod config;
+pub mod dev;
 pub mod payment;
 pub mod ratelimit;
 pub mod reply;

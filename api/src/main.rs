@@ -48,6 +48,20 @@ enum Cmd {
         #[arg(long, env = "CONDUCT_TRUST_FORWARDED_FOR")]
         trust_forwarded_for: Option<bool>,
     },
+    /// Run the whole stack locally: anvil, contracts, both payment rails, funded test wallets.
+    Dev {
+        #[command(flatten)]
+        common: Common,
+        /// Address to listen on.
+        #[arg(long, env = "CONDUCT_LISTEN")]
+        listen: Option<String>,
+        /// Directory of the rendered static tree.
+        #[arg(long, env = "CONDUCT_SITE", default_value = "./site-dev")]
+        site: PathBuf,
+        /// The anvil binary (default: $ANVIL_BIN, the pinned npm copy, then PATH).
+        #[arg(long)]
+        anvil: Option<PathBuf>,
+    },
     /// Render the static tree and exit.
     Render {
         #[command(flatten)]
@@ -96,6 +110,13 @@ fn config(common: &Common, extra: Overrides) -> Result<Config, String> {
     )
 }
 
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("runtime: {e}"))
+}
+
 fn run(cli: Cli) -> Result<ExitCode, String> {
     match cli.cmd {
         Cmd::Serve {
@@ -115,11 +136,39 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     ..Overrides::default()
                 },
             )?;
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("runtime: {e}"))?;
+            let rt = runtime()?;
             rt.block_on(serve::serve(cfg))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Dev {
+            mut common,
+            listen,
+            site,
+            anvil,
+        } => {
+            if common.data.is_none() {
+                common.data = Some(PathBuf::from("./data-dev"));
+            }
+            let mut cfg = config(
+                &common,
+                Overrides {
+                    listen,
+                    site: Some(site),
+                    ..Overrides::default()
+                },
+            )?;
+            let rt = runtime()?;
+            rt.block_on(async move {
+                let chain = conduct_api::dev::start(anvil).await?;
+                conduct_api::dev::configure(&mut cfg, &chain);
+                let chain = std::sync::Arc::new(chain);
+                let c2 = chain.clone();
+                let banner: serve::Banner =
+                    Box::new(move |url: &str| conduct_api::dev::banner(&c2, url));
+                let served = serve::serve_with(cfg, Some(banner)).await;
+                drop(chain);
+                served
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Render { common, site } => {

@@ -138,7 +138,15 @@ async fn refresh_site(app: Arc<App>) {
 }
 
 /// Run the service until SIGTERM or Ctrl-C.
-pub async fn serve(mut cfg: Config) -> Result<(), String> {
+pub async fn serve(cfg: Config) -> Result<(), String> {
+    serve_with(cfg, None).await
+}
+
+/// Text printed after the listening line, given the public URL.
+pub type Banner = Box<dyn FnOnce(&str) -> String + Send>;
+
+/// Run the service, printing `banner` once it listens.
+pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
@@ -159,6 +167,9 @@ pub async fn serve(mut cfg: Config) -> Result<(), String> {
         key.key_id_hex(),
         cfg.site.display()
     );
+    if let Some(b) = banner {
+        println!("{}", b(&cfg.public_url));
+    }
     let app = Arc::new(App::new(cfg, key, rails, store));
     tokio::spawn(refresh_site(app.clone()));
     warp::serve(filter(app))

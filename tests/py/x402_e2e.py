@@ -135,6 +135,14 @@ def header_for(accepted, sig, auth, resource):
     return base64.b64encode(json.dumps(doc).encode()).decode()
 
 
+def make_client(token_addr, selector=None):
+    c = x402Client(payment_requirements_selector=selector) if selector else x402Client()
+    c.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
+                                              "max_amount_per_payment": str(PRICE)}]})
+    c.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+    return c
+
+
 def decode_challenge(r):
     return json.loads(base64.b64decode(r.headers["payment-required"]))
 
@@ -239,10 +247,7 @@ facilitator_url = "{fac_url}"
               len(ch["accepts"]) == 2 and {x["amount"] for x in ch["accepts"]} == {str(PRICE)})
 
         # 1. The stock client pays.
-        client = x402Client()
-        client.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
-                                                       "max_amount_per_payment": str(PRICE)}]})
-        client.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        client = make_client(token_addr)
         before = (bal("payer"), bal("pay_to"))
         t0 = time.time()
         async with x402HttpxClient(client, timeout=60) as http:
@@ -294,10 +299,7 @@ facilitator_url = "{fac_url}"
 
         # 1c. The self-hosted allowance rail (exact + Permit2), with both stock clients.
         pick = lambda v, reqs: next(r for r in reqs if (r.extra or {}).get("assetTransferMethod") == "permit2")
-        c2 = x402Client(payment_requirements_selector=pick)
-        c2.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
-                                                   "max_amount_per_payment": str(PRICE)}]})
-        c2.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        c2 = make_client(token_addr, pick)
         before = (bal("payer"), bal("pay_to"))
         async with x402HttpxClient(c2, timeout=60) as http:
             p2 = await http.post(url, json=trace(70))
@@ -320,10 +322,7 @@ facilitator_url = "{fac_url}"
               out.get("status") == 200 and (out.get("paymentResponse") or {}).get("success") is True
               and before[0] - after[0] == PRICE, json.dumps(out)[:600])
         # A Permit2 authorization is also one read.
-        c3 = x402Client(payment_requirements_selector=pick)
-        c3.set_spend_controls({"allowed_assets": [{"network": "eip155:31337", "asset": token_addr,
-                                                   "max_amount_per_payment": str(PRICE)}]})
-        c3.register("eip155:*", ExactEvmScheme(signer=Account.from_key(KEYS["payer"])))
+        c3 = make_client(token_addr, pick)
         pr = PaymentRequired.model_validate(ch)
         h2 = encode_payment_signature_header(await c3.create_payment_payload(pr))
         before = bal("payer")

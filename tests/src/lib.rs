@@ -41,9 +41,11 @@ pub fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("py")
 }
 
-/// A running `conduct serve`.
+/// A running `conduct serve` (or `conduct dev`).
 pub struct Server {
     child: Option<Child>,
+    /// Everything the process printed on stdout after its listening line.
+    pub output: std::sync::Arc<std::sync::Mutex<String>>,
     /// Base URL, e.g. `http://127.0.0.1:41234`.
     pub url: String,
     /// Data directory.
@@ -66,8 +68,13 @@ impl Server {
 
     /// Start on given directories.
     pub fn start_in(data: &Path, site: &Path, extra: &[&str]) -> Server {
+        Server::start_cmd("serve", data, site, extra)
+    }
+
+    /// Start `conduct <cmd>` on given directories.
+    pub fn start_cmd(cmd: &str, data: &Path, site: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(conduct_bin())
-            .arg("serve")
+            .arg(cmd)
             .args(["--listen", "127.0.0.1:0"])
             .arg("--data")
             .arg(data)
@@ -92,15 +99,21 @@ impl Server {
             }
             assert!(Instant::now() < deadline, "conduct did not start");
         };
-        // Keep draining stdout so the child never blocks on a full pipe.
+        // Keep draining stdout (so the child never blocks on a full pipe), keeping it.
+        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let out2 = output.clone();
         std::thread::spawn(move || {
-            let mut sink = String::new();
-            while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-                sink.clear();
+            let mut line = String::new();
+            while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                if let Ok(mut o) = out2.lock() {
+                    o.push_str(&line);
+                }
+                line.clear();
             }
         });
         Server {
             child: Some(child),
+            output,
             url,
             data: data.to_path_buf(),
             site: site.to_path_buf(),

@@ -41,6 +41,9 @@ pub struct RailConfig {
     /// Name of the environment variable holding the settler's private key (`kind = "permit2"`).
     /// The key itself never goes in the file.
     pub settler_key_env: Option<String>,
+    /// The settler key itself, set only by `conduct dev` (never read from a file).
+    #[serde(skip)]
+    pub settler_key: Option<String>,
 }
 
 fn default_decimals() -> u32 {
@@ -182,15 +185,20 @@ impl RailConfig {
                     .rpc_url
                     .as_deref()
                     .ok_or_else(|| self.at("rpc_url", "is required for kind = \"permit2\""))?;
-                let var = self.settler_key_env.as_deref().ok_or_else(|| {
-                    self.at("settler_key_env", "is required for kind = \"permit2\"")
-                })?;
-                let key = std::env::var(var).map_err(|_| {
-                    self.at(
-                        "settler_key_env",
-                        &format!("environment variable {var} is not set"),
-                    )
-                })?;
+                let key = match &self.settler_key {
+                    Some(k) => k.clone(),
+                    None => {
+                        let var = self.settler_key_env.as_deref().ok_or_else(|| {
+                            self.at("settler_key_env", "is required for kind = \"permit2\"")
+                        })?;
+                        std::env::var(var).map_err(|_| {
+                            self.at(
+                                "settler_key_env",
+                                &format!("environment variable {var} is not set"),
+                            )
+                        })?
+                    }
+                };
                 let chain_id: u64 = self.network[7..]
                     .parse()
                     .map_err(|_| self.at("network", "bad chain id"))?;

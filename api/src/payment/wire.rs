@@ -36,6 +36,11 @@ pub fn decode_payment(header: &str) -> Result<Payment, PaymentError> {
         .map_err(|_| PaymentError("invalid_payload: the payment header is not base64".into()))?;
     let raw: Value = serde_json::from_slice(&bytes)
         .map_err(|_| PaymentError("invalid_payload: the payment header is not JSON".into()))?;
+    payment_from_value(raw)
+}
+
+/// Read a payment payload already decoded from its header (or from a facilitator request).
+pub fn payment_from_value(raw: Value) -> Result<Payment, PaymentError> {
     let version = raw
         .get("x402Version")
         .and_then(Value::as_u64)

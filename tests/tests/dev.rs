@@ -1,0 +1,84 @@
+//! `conduct dev`: one command starts anvil, deploys the contracts, configures both rails, funds
+//! test wallets and prints a ready-to-run paid request; the printed request, run with the stock
+//! npm x402 client, pays on each rail.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use conduct_tests::{client, trace, Server};
+use serde_json::Value;
+
+#[test]
+fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
+    let anvil = std::env::var("ANVIL_BIN")
+        .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_cmd(
+        "dev",
+        &dir.path().join("data"),
+        &dir.path().join("site"),
+        &["--anvil", &anvil],
+    );
+    // The banner follows the listening line.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let banner = loop {
+        let out = s.output.lock().unwrap().clone();
+        if out.contains("RAIL=permit2") {
+            break out;
+        }
+        assert!(Instant::now() < deadline, "no dev banner:\n{out}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let token = banner
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("TestUSD"))
+        .and_then(|r| r.split_whitespace().next())
+        .expect("TestUSD line")
+        .to_owned();
+    let payer_key = banner
+        .lines()
+        .find_map(|l| l.split("PAYER_KEY=").nth(1))
+        .and_then(|r| r.split_whitespace().next())
+        .expect("PAYER_KEY in the printed request")
+        .to_owned();
+    assert!(
+        banner.contains("node contracts/clients/pay-fetch.mjs"),
+        "{banner}"
+    );
+
+    let health: Value = client()
+        .get(s.at("/health"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let rails = health["rails"].as_array().unwrap();
+    assert_eq!(rails.len(), 2, "{health}");
+    assert!(rails.iter().all(|r| r["up"] == true), "{health}");
+
+    let pay =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/clients/pay-fetch.mjs");
+    for (i, rail) in ["eip3009", "permit2"].into_iter().enumerate() {
+        let out = Command::new("node")
+            .arg(&pay)
+            .env("URL", s.at("/profile"))
+            .env("PAYER_KEY", &payer_key)
+            .env("TOKEN", &token)
+            .env("RAIL", rail)
+            .env("BODY", serde_json::to_string(&trace(30 + i)).unwrap())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let v: Value =
+            serde_json::from_str(stdout.lines().last().unwrap_or("{}")).unwrap_or_else(|e| {
+                panic!(
+                    "{rail}: {e}: {stdout} {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        assert_eq!(v["status"], 200, "{rail}: {v}");
+        assert_eq!(v["paymentResponse"]["success"], true, "{rail}: {v}");
+        let att: Value = serde_json::from_str(v["body"].as_str().unwrap()).unwrap();
+        assert!(att["signature"].is_string(), "{rail}: unsigned body");
+    }
+}
