@@ -326,3 +326,46 @@ fn sigterm_shuts_down_cleanly() {
     let st = s.terminate().expect("exit status");
     assert!(st.success(), "exit status {st:?}");
 }
+
+#[test]
+fn health_reports_an_unreachable_rail_down_and_x402_json_lists_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let cfg = dir.path().join("conduct.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[[rails]]\nkind = \"facilitator\"\nnetwork = \"eip155:8453\"\n\
+             asset = \"0x833589fcd6edb6e08f4c7c32d4f71b54bda02913\"\n\
+             pay_to = \"0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc\"\n\
+             eip712_name = \"USD Coin\"\neip712_version = \"2\"\n\
+             facilitator_url = \"http://127.0.0.1:{port}\"\n"
+        ),
+    )
+    .unwrap();
+    let s = Server::start(&["--config", cfg.to_str().unwrap()]);
+    let c = client();
+    let h: Value = c.get(s.at("/health")).send().unwrap().json().unwrap();
+    assert_eq!(h["rails"][0]["up"], false, "{h}");
+    let x: Value = c
+        .get(s.at("/.well-known/x402.json"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let accepts = &x["resources"][0]["accepts"][0];
+    assert_eq!(accepts["amount"], "100000");
+    // Advertised in EIP-55 form whatever the configured case.
+    assert_eq!(
+        accepts["asset"],
+        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    );
+    // A payment for this rail cannot be verified: 503 problem, never a signed body.
+    let r = c.post(s.at("/profile")).json(&trace(10)).send().unwrap();
+    assert_eq!(r.status(), 402);
+}
