@@ -125,7 +125,7 @@ fn floor(key: &ServiceKey, body: &[u8]) -> usize {
 }
 
 fn profile(key: &ServiceKey, body: &[u8]) -> usize {
-    conduct_api::app::score(body, 1_795_262_400, Some(key))
+    conduct_api::profile::score(body, 1_795_262_400, Some(key))
         .expect("score")
         .len()
 }

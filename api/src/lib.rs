@@ -7,6 +7,7 @@ pub mod app;
 pub mod config;
 pub mod dev;
 pub mod payment;
+pub mod profile;
 pub mod ratelimit;
 pub mod reply;
 pub mod routes;

@@ -192,14 +192,15 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             let cfg = config(&common, Overrides::default())?;
             let key = serve::load_key(&cfg)?;
             let body = std::fs::read(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
-            let bytes = conduct_api::app::score(&body, conduct_api::app::now_unix(), Some(&key))
-                .map_err(|p| {
-                    let mut msg = format!("{}: {}", trace.display(), p.detail);
-                    for e in &p.errors {
-                        msg.push_str(&format!("\n  {e}"));
-                    }
-                    msg
-                })?;
+            let bytes =
+                conduct_api::profile::score(&body, conduct_api::app::now_unix(), Some(&key))
+                    .map_err(|p| {
+                        let mut msg = format!("{}: {}", trace.display(), p.detail);
+                        for e in &p.errors {
+                            msg.push_str(&format!("\n  {e}"));
+                        }
+                        msg
+                    })?;
             println!("{}", String::from_utf8_lossy(&bytes));
             Ok(ExitCode::SUCCESS)
         }

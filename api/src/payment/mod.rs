@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use conduct_indexer::store::{PaymentKey, PaymentStatus, Store};
+use conduct_indexer::store::{PaymentStatus, Store};
 use serde_json::{json, Value};
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -58,11 +58,6 @@ impl Rails {
     pub fn advertised(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Vec<Value>, String> {
         cfgs.iter().map(|c| c.requirements(price_usd)).collect()
     }
-}
-
-/// True when the request carries a payment header (either name).
-pub fn has_payment(headers: &HeaderMap) -> bool {
-    payment_header(headers).is_some()
 }
 
 fn payment_header(headers: &HeaderMap) -> Option<&str> {
@@ -117,16 +112,6 @@ pub struct Authorized {
     pub payment: Payment,
     /// Index of its rail.
     pub rail: usize,
-}
-
-impl Authorized {
-    fn key(&self) -> PaymentKey<'_> {
-        PaymentKey {
-            network: self.payment.accepted["network"].as_str().unwrap_or(""),
-            payer: &self.payment.payer,
-            nonce: &self.payment.nonce,
-        }
-    }
 }
 
 fn unavailable(detail: String) -> Problem {
@@ -192,24 +177,10 @@ pub async fn authorize(
     };
     let r = &rails.rails[rail];
     // A known authorization is refused at once (the claim below settles races).
-    let (s0, net0, payer0, nonce0) = (
-        store.clone(),
-        payment.accepted["network"]
-            .as_str()
-            .unwrap_or("")
-            .to_owned(),
-        payment.payer.clone(),
-        payment.nonce.clone(),
-    );
-    let known = blocking(move || {
-        s0.payment_status(&PaymentKey {
-            network: &net0,
-            payer: &payer0,
-            nonce: &nonce0,
-        })
-    })
-    .await
-    .map_err(Refusal::Problem)?;
+    let (s0, p0) = (store.clone(), payment.clone());
+    let known = blocking(move || s0.payment_status(&p0.key()))
+        .await
+        .map_err(Refusal::Problem)?;
     if matches!(known, Some((st, tx)) if !(st == PaymentStatus::Claimed && tx.is_some())) {
         return Err(deny(
             "payment_already_used: this authorization has already bought a read; sign a new one",
@@ -231,27 +202,17 @@ pub async fn authorize(
         return Err(deny(&msg));
     }
     let auth = Authorized { payment, rail };
-    let (s, net, payer, nonce) = (
-        store.clone(),
-        auth.key().network.to_owned(),
-        auth.payment.payer.clone(),
-        auth.payment.nonce.clone(),
-    );
+    let (s1, p1) = (store.clone(), auth.payment.clone());
     let (rail_name, url, amount) = (
         r.name.clone(),
         resource.url.to_owned(),
         r.requirements["amount"].as_str().unwrap_or("").to_owned(),
     );
     let outcome = blocking(move || {
-        let key = PaymentKey {
-            network: &net,
-            payer: &payer,
-            nonce: &nonce,
-        };
-        if s.claim_payment(&key, &rail_name, &url, &amount, now)? {
+        if s1.claim_payment(&p1.key(), &rail_name, &url, &amount, now)? {
             return Ok(None);
         }
-        s.payment_status(&key).map(Some)
+        s1.payment_status(&p1.key()).map(Some)
     })
     .await
     .map_err(Refusal::Problem)?;
@@ -308,23 +269,11 @@ pub async fn settle(
             },
         ),
     };
-    let (s, net, payer, nonce) = (
-        store.clone(),
-        auth.key().network.to_owned(),
-        auth.payment.payer.clone(),
-        auth.payment.nonce.clone(),
-    );
+    let (s2, p2) = (store.clone(), auth.payment.clone());
     let (tx2, detail2) = (tx.clone(), detail.clone());
-    blocking(move || {
-        let key = PaymentKey {
-            network: &net,
-            payer: &payer,
-            nonce: &nonce,
-        };
-        s.finish_payment(&key, status, tx2.as_deref(), detail2.as_deref(), now)
-    })
-    .await
-    .map_err(Refusal::Problem)?;
+    blocking(move || s2.finish_payment(&p2.key(), status, tx2.as_deref(), detail2.as_deref(), now))
+        .await
+        .map_err(Refusal::Problem)?;
     if status == PaymentStatus::Settled {
         return Ok(reply);
     }

@@ -25,6 +25,17 @@ pub struct Payment {
     pub nonce: String,
 }
 
+impl Payment {
+    /// The store key of this authorization: (network, payer, nonce).
+    pub fn key(&self) -> conduct_indexer::store::PaymentKey<'_> {
+        conduct_indexer::store::PaymentKey {
+            network: self.accepted["network"].as_str().unwrap_or(""),
+            payer: &self.payer,
+            nonce: &self.nonce,
+        }
+    }
+}
+
 /// Why a payment header could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaymentError(pub String);
