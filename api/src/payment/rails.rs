@@ -12,7 +12,7 @@ use super::wire::{requirements, to_checksum};
 use super::wire::{Payment, SettleResponse, VerifyResponse};
 
 /// A rail as written in `conduct.toml` (`[[rails]]`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RailConfig {
     /// `facilitator`: `exact` + EIP-3009, verified and settled by a facilitator over HTTP.
@@ -44,6 +44,22 @@ pub struct RailConfig {
     /// The settler key itself, set only by `conduct dev` (never read from a file).
     #[serde(skip)]
     pub settler_key: Option<String>,
+}
+
+impl std::fmt::Debug for RailConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print a key.
+        f.debug_struct("RailConfig")
+            .field("kind", &self.kind)
+            .field("network", &self.network)
+            .field("asset", &self.asset)
+            .field("pay_to", &self.pay_to)
+            .field("facilitator_url", &self.facilitator_url)
+            .field("rpc_url", &self.rpc_url)
+            .field("settler_key_env", &self.settler_key_env)
+            .field("settler_key", &self.settler_key.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 fn default_decimals() -> u32 {
@@ -228,6 +244,26 @@ impl RailConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_never_prints_the_settler_key() {
+        let c = RailConfig {
+            kind: "permit2".into(),
+            network: "eip155:31337".into(),
+            asset: "0x5fbdb2315678afecb367f032d93f642f64180aa3".into(),
+            pay_to: "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc".into(),
+            decimals: 6,
+            eip712_name: "USD Coin".into(),
+            eip712_version: "2".into(),
+            max_timeout_seconds: 60,
+            facilitator_url: None,
+            rpc_url: Some("http://127.0.0.1:8545".into()),
+            settler_key_env: None,
+            settler_key: Some("0xsecretsecret".into()),
+        };
+        assert!(!format!("{c:?}").contains("secret"));
+        assert!(c.requirements("0.10").is_ok());
+    }
 
     #[test]
     fn price_in_atomic_units() {
