@@ -10,4 +10,5 @@ pub mod schema;
 pub mod scope;
 pub mod signing;
 pub mod time;
+pub mod tlog;
 pub mod trace;

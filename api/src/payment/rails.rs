@@ -57,7 +57,10 @@ impl std::fmt::Debug for RailConfig {
             .field("facilitator_url", &self.facilitator_url)
             .field("rpc_url", &self.rpc_url)
             .field("settler_key_env", &self.settler_key_env)
-            .field("settler_key", &self.settler_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "settler_key",
+                &self.settler_key.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
