@@ -37,6 +37,8 @@ pub struct App {
     pub store: Arc<Store>,
     /// Free `/demo/profile` counter.
     pub demo_cap: DailyCap,
+    /// Idempotency keys of paid calls in progress.
+    pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
     pub started: Instant,
 }
@@ -51,6 +53,7 @@ impl App {
             rails,
             store,
             demo_cap,
+            inflight: Default::default(),
             started: Instant::now(),
         }
     }

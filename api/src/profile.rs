@@ -20,6 +20,39 @@ use crate::reply::{json_response, Problem};
 /// Bodies above this size are scored on the blocking pool instead of a runtime worker.
 const BLOCKING_THRESHOLD: usize = 64 * 1024;
 
+/// Marks an idempotency key as in flight until dropped, so two paid calls with the same key
+/// can never both settle.
+struct InFlight<'a> {
+    set: &'a std::sync::Mutex<std::collections::HashSet<String>>,
+    key: String,
+}
+
+impl<'a> InFlight<'a> {
+    fn enter(
+        set: &'a std::sync::Mutex<std::collections::HashSet<String>>,
+        key: &str,
+    ) -> Option<Self> {
+        let mut g = match set.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        g.insert(key.to_owned()).then(|| InFlight {
+            set,
+            key: key.to_owned(),
+        })
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut g = match self.set.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        g.remove(&self.key);
+    }
+}
+
 /// `POST /demo/profile`: parse, validate, meter, build; unsigned.
 pub async fn demo(body: Bytes, headers: &HeaderMap) -> Result<WarpResponse, Problem> {
     let issued_at = now_unix();
@@ -109,6 +142,17 @@ pub async fn paid(
     // Refuse bad input before asking for money; the price never depends on the trace.
     let request = check_request(&body)?;
     let idem = idempotency_key(headers, &request)?;
+    // One paid call per idempotency key at a time; nothing has been verified or charged yet.
+    let Some(_inflight) = InFlight::enter(&app.inflight, &idem) else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "in-flight",
+            "The same request is being paid for right now",
+            "a paid call with the same idempotency key is in progress; retry shortly and the \
+             signed result is returned without a second charge",
+        )
+        .with_header(header::RETRY_AFTER, "1"));
+    };
     let url = format!("{}{}", app.cfg.public_url, path);
     let resource = Resource {
         url: &url,

@@ -326,8 +326,9 @@ facilitator_url = "{fac_url}"
         pr = PaymentRequired.model_validate(ch)
         h2 = encode_payment_signature_header(await c3.create_payment_payload(pr))
         before = bal("payer")
-        rs = await asyncio.gather(*[plain.post(url, json=trace(72), headers={"PAYMENT-SIGNATURE": h2})
-                                    for _ in range(20)])
+        # Each replay carries its own trace, so the payment claim (not the idempotency guard) decides.
+        rs = await asyncio.gather(*[plain.post(url, json=trace(200 + i), headers={"PAYMENT-SIGNATURE": h2})
+                                    for i in range(20)])
         codes = [r.status_code for r in rs]
         check("Permit2: 20 concurrent replays, exactly one 200 and one transfer",
               codes.count(200) == 1 and codes.count(402) == 19 and before - bal("payer") == PRICE,
@@ -349,8 +350,8 @@ facilitator_url = "{fac_url}"
         s, auth = fresh()
         h = header_for(accepted, s, auth, resource)
         before = bal("payer")
-        rs = await asyncio.gather(*[plain.post(url, json=trace(43), headers={"PAYMENT-SIGNATURE": h})
-                                    for _ in range(50)])
+        rs = await asyncio.gather(*[plain.post(url, json=trace(300 + i), headers={"PAYMENT-SIGNATURE": h})
+                                    for i in range(50)])
         codes = [r.status_code for r in rs]
         check("50 concurrent replays: exactly one 200, the rest 402",
               codes.count(200) == 1 and codes.count(402) == 49, str(sorted(set(codes))))
@@ -364,6 +365,20 @@ facilitator_url = "{fac_url}"
               rep.status_code == 200 and rep.content == first.content and bal("payer") == before
               and rep.headers.get("idempotent-replayed") == "true",
               f"{rep.status_code} {bal('payer')} vs {before}")
+
+        # 4b. Many different payments for the same new trace at once: exactly one price moves.
+        before = bal("payer")
+        heads = []
+        for _ in range(10):
+            s, auth = fresh()
+            heads.append(header_for(accepted, s, auth, resource))
+        rs = await asyncio.gather(*[plain.post(url, json=trace(47), headers={"PAYMENT-SIGNATURE": h})
+                                    for h in heads])
+        codes = sorted(r.status_code for r in rs)
+        bodies = {r.content for r in rs if r.status_code == 200}
+        check("10 concurrent paid calls for one trace: one charge, one signed body, the rest 409 or replayed",
+              before - bal("payer") == PRICE and len(bodies) == 1 and set(codes) <= {200, 409}
+              and codes.count(200) >= 1, f"{codes} charged {before - bal('payer')}")
 
         # 5. Refusals: each a 402 with a reason, no attestation, no transfer.
         now = int(time.time())
