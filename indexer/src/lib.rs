@@ -1,8 +1,10 @@
 //! conduct-indexer: everything that writes state.
 //!
 //! Today: the service signing key store, durable file writes, and the SQLite store (payment
-//! claims, idempotency). The ledger sequencer and the chain indexer join here.
+//! claims, idempotency), and the transparency-log ledger with its group-commit sequencer. The
+//! chain indexer joins here.
 
 pub mod durable;
 pub mod keystore;
+pub mod ledger;
 pub mod store;

@@ -57,6 +57,25 @@ const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     ) STRICT;
     CREATE INDEX idempotency_created ON idempotency (created_at);",
+    // 2: the transparency log (see `ledger`): leaves, stored subtree hashes of complete
+    // 256^L-leaf subtrees for tile levels L >= 1, and the single latest signed checkpoint.
+    "CREATE TABLE leaf (
+        idx INTEGER PRIMARY KEY,
+        data BLOB NOT NULL,
+        hash BLOB NOT NULL
+    ) STRICT;
+    CREATE TABLE node (
+        level INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        hash BLOB NOT NULL,
+        PRIMARY KEY (level, idx)
+    ) STRICT;
+    CREATE TABLE checkpoint (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        size INTEGER NOT NULL,
+        root BLOB NOT NULL,
+        note TEXT NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
@@ -124,6 +143,22 @@ impl Store {
             conn: Mutex::new(conn),
             path,
         })
+    }
+
+    /// Path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new connection to the same (already migrated) database, with the same settings, for
+    /// a component that owns its connection (the ledger's sequencer thread).
+    pub fn connection(&self) -> Result<Connection, StoreError> {
+        let conn = Connection::open(&self.path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        Ok(conn)
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
