@@ -37,6 +37,8 @@ pub struct App {
     pub store: Arc<Store>,
     /// Free `/demo/profile` counter.
     pub demo_cap: DailyCap,
+    /// Reads of the transparency log (proofs).
+    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
     /// Idempotency keys of paid calls in progress.
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
@@ -45,9 +47,16 @@ pub struct App {
 
 impl App {
     /// State for a configuration and key.
-    pub fn new(cfg: Config, key: ServiceKey, rails: Rails, store: Arc<Store>) -> Self {
+    pub fn new(
+        cfg: Config,
+        key: ServiceKey,
+        rails: Rails,
+        store: Arc<Store>,
+        log: Arc<conduct_indexer::ledger::LedgerReader>,
+    ) -> Self {
         let demo_cap = DailyCap::new(cfg.demo_daily_cap);
         App {
+            log,
             cfg,
             key,
             rails,
@@ -131,6 +140,7 @@ where
                 profile::demo(body, &req.headers).await
             }
             Dynamic::Health => Ok(health(app).await),
+            Dynamic::LogProof => log_proof(app, &req.path).await,
         };
     }
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
@@ -295,6 +305,60 @@ where
         return Err(too_large());
     }
     Ok(buf.freeze())
+}
+
+/// `GET /log/proof/{index}`: the C2SP tlog-proof of one entry.
+async fn log_proof(app: &Arc<App>, path: &str) -> Result<WarpResponse, Problem> {
+    let raw = path.rsplit('/').next().unwrap_or("");
+    let index: u64 = raw
+        .parse()
+        .ok()
+        .filter(|_| !raw.starts_with('+') && (raw == "0" || !raw.starts_with('0')))
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-index",
+                "Not a log index",
+                format!("{raw:?} is not a decimal log index"),
+            )
+        })?;
+    let log = app.log.clone();
+    let proof = tokio::task::spawn_blocking(move || log.inclusion_proof(index))
+        .await
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Could not read the log now",
+                e.to_string(),
+            )
+        })?;
+    match proof {
+        Ok(p) => {
+            let mut resp = crate::reply::bytes_response(
+                StatusCode::OK,
+                "text/plain; charset=utf-8",
+                p.encode().into_bytes(),
+            );
+            resp.headers_mut().insert(
+                header::CACHE_CONTROL,
+                warp::http::HeaderValue::from_static("no-cache"),
+            );
+            Ok(resp)
+        }
+        Err(conduct_indexer::ledger::LedgerError::OutOfRange { index, size }) => Err(Problem::new(
+            StatusCode::NOT_FOUND,
+            "not-in-log",
+            "No such log entry",
+            format!("entry {index} is not in the log (size {size})"),
+        )),
+        Err(e) => Err(Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "log-unavailable",
+            "The log could not be read",
+            e.to_string(),
+        )),
+    }
 }
 
 async fn health(app: &App) -> WarpResponse {

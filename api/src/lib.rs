@@ -13,3 +13,4 @@ pub mod reply;
 pub mod routes;
 pub mod serve;
 pub mod static_site;
+pub mod verify_log;

@@ -85,6 +85,15 @@ enum Cmd {
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
     },
+    /// Audit a copy of the transparency log offline (checkpoint signature, every entry, tile
+    /// and root); exit 0 only when everything verifies.
+    VerifyLog {
+        /// The log directory (the one holding `checkpoint` and `tile/`, e.g. `site/log`).
+        dir: PathBuf,
+        /// Pinned log key as a C2SP vkey (`/pubkey` field `vkey`).
+        #[arg(long, env = "CONDUCT_PUBKEY")]
+        pubkey: String,
+    },
     /// Print the /pubkey document of a data directory's key.
     Pubkey {
         #[command(flatten)]
@@ -219,6 +228,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             match verify_object(&doc, &pinned) {
                 Ok(()) => {
                     println!("OK: signature verifies");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("FAIL: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Cmd::VerifyLog { dir, pubkey } => {
+            match conduct_api::verify_log::verify_log_dir(&dir, &pubkey) {
+                Ok(a) => {
+                    println!(
+                        "OK: {} size {} root {} ({} files checked)",
+                        a.origin, a.size, a.root, a.files
+                    );
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {

@@ -14,6 +14,8 @@ pub enum Dynamic {
     DemoProfile,
     /// `GET /health`: liveness and rails.
     Health,
+    /// `GET /log/proof/{index}`: a C2SP tlog-proof of one log entry.
+    LogProof,
 }
 
 /// What answers a route.
@@ -82,6 +84,14 @@ pub const ROUTES: &[Route] = &[
         "One published document as markdown (HTML at /library/{NAME})."),
     route("GET", "/manifest.json", false, Handler::Static,
         "Signed manifest of every file of the tree, for mirrors."),
+    route("GET", "/log/checkpoint", false, Handler::Static,
+        "The log's latest checkpoint: a C2SP signed note (origin, size, RFC 6962 root)."),
+    route("GET", "/log/tile/{L}/{N}", false, Handler::Static,
+        "A C2SP tlog-tiles hash tile (N in x-prefixed 3-digit groups; partial tiles end in .p/<W>)."),
+    route("GET", "/log/tile/entries/{N}", false, Handler::Static,
+        "A bundle of log entries (u16 big-endian length before each entry)."),
+    route("GET", "/log/proof/{index}", false, Handler::Dynamic(Dynamic::LogProof),
+        "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to."),
 ];
 
 /// Match a concrete path against a route pattern (`{X}` matches one non-empty segment part).
@@ -100,7 +110,7 @@ pub fn matches(pattern: &str, path: &str) -> bool {
 /// The dynamic route for `method` and `path`, if any.
 pub fn find(method: &str, path: &str) -> Option<Dynamic> {
     ROUTES.iter().find_map(|r| match r.handler {
-        Handler::Dynamic(d) if r.info.method == method && r.info.path == path => Some(d),
+        Handler::Dynamic(d) if r.info.method == method && matches(r.info.path, path) => Some(d),
         _ => None,
     })
 }

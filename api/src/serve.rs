@@ -160,6 +160,13 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
     );
     render_site(&cfg, &key, &rails.accepts)?;
+    // Open the ledger once: it publishes (or repairs) the log under site/log.
+    let ledger = conduct_indexer::ledger::Ledger::open(&store, key.clone(), &cfg.site.join("log"))
+        .map_err(|e| format!("ledger: {e}"))?;
+    drop(ledger);
+    let log = Arc::new(
+        conduct_indexer::ledger::LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?,
+    );
     conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
@@ -170,7 +177,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     if let Some(b) = banner {
         println!("{}", b(&cfg.public_url));
     }
-    let app = Arc::new(App::new(cfg, key, rails, store));
+    let app = Arc::new(App::new(cfg, key, rails, store, log));
     tokio::spawn(refresh_site(app.clone()));
     warp::serve(filter(app))
         .incoming(listener)

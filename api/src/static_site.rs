@@ -91,8 +91,11 @@ pub fn negotiate(accept: Option<&str>, available: &[Variant]) -> Option<Variant>
     best.map(|(v, _)| v)
 }
 
-/// Content type of a file by extension.
+/// Content type of a file by extension (a log checkpoint is a text note).
 pub fn content_type(path: &Path) -> &'static str {
+    if path.file_name().is_some_and(|n| n == "checkpoint") {
+        return "text/plain; charset=utf-8";
+    }
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "json" => "application/json",
         "html" => "text/html; charset=utf-8",
@@ -197,10 +200,16 @@ pub async fn file_response(path: &Path, negotiated: bool, head: bool) -> Option<
     if head {
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     }
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("public, max-age=60"),
-    );
+    // Log tiles and bundles never change once written; a checkpoint changes on every write.
+    let s = path.to_string_lossy();
+    let cache = if s.contains("/log/tile/") {
+        "public, max-age=31536000, immutable"
+    } else if s.ends_with("/log/checkpoint") {
+        "no-cache"
+    } else {
+        "public, max-age=60"
+    };
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
     if negotiated {
         h.insert(header::VARY, HeaderValue::from_static("Accept"));
     }
