@@ -143,6 +143,17 @@ def make_client(token_addr, selector=None):
     return c
 
 
+def pay_with_npm_client(script, url, token_addr, rail, body):
+    """Pay one POST with the stock npm client; returns its JSON line (status, receipt, body)."""
+    env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(body),
+               RAIL=rail)
+    node = subprocess.run(["node", script], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(node.stdout.strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        return {"status": None, "stderr": node.stderr[-800:]}
+
+
 def decode_challenge(r):
     return json.loads(base64.b64decode(r.headers["payment-required"]))
 
@@ -276,13 +287,7 @@ facilitator_url = "{fac_url}"
         pay_fetch = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.artifact))),
                                  "clients", "pay-fetch.mjs")
         before = (bal("payer"), bal("pay_to"))
-        env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(trace(60)),
-                   RAIL="eip3009")
-        node = subprocess.run(["node", pay_fetch], env=env, capture_output=True, text=True, timeout=120)
-        try:
-            out = json.loads(node.stdout.strip().splitlines()[-1])
-        except Exception:  # noqa: BLE001
-            out = {"status": None, "stderr": node.stderr[-800:]}
+        out = pay_with_npm_client(pay_fetch, url, token_addr, "eip3009", trace(60))
         check("npm @x402/fetch client pays /profile: 200 with a settled receipt",
               out.get("status") == 200 and (out.get("paymentResponse") or {}).get("success") is True,
               json.dumps(out)[:800])
@@ -310,13 +315,7 @@ facilitator_url = "{fac_url}"
         check("balances moved by exactly the price (Permit2 rail)",
               before[0] - after[0] == PRICE and after[1] - before[1] == PRICE, f"{before} -> {after}")
         before = after
-        env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(trace(71)),
-                   RAIL="permit2")
-        node = subprocess.run(["node", pay_fetch], env=env, capture_output=True, text=True, timeout=120)
-        try:
-            out = json.loads(node.stdout.strip().splitlines()[-1])
-        except Exception:  # noqa: BLE001
-            out = {"status": None, "stderr": node.stderr[-800:]}
+        out = pay_with_npm_client(pay_fetch, url, token_addr, "permit2", trace(71))
         after = (bal("payer"), bal("pay_to"))
         check("npm @x402/fetch client pays /profile on the Permit2 rail: 200, settled",
               out.get("status") == 200 and (out.get("paymentResponse") or {}).get("success") is True
