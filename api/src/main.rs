@@ -88,8 +88,9 @@ enum Cmd {
     /// Audit a copy of the transparency log offline (checkpoint signature, every entry, tile
     /// and root); exit 0 only when everything verifies.
     VerifyLog {
-        /// The log directory (the one holding `checkpoint` and `tile/`, e.g. `site/log`).
-        dir: PathBuf,
+        /// The log: a directory holding `checkpoint` and `tile/` (e.g. `site/log`), or a URL
+        /// (e.g. `http://localhost:8402/log`).
+        location: String,
         /// Pinned log key as a C2SP vkey (`/pubkey` field `vkey`).
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
@@ -236,8 +237,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 }
             }
         }
-        Cmd::VerifyLog { dir, pubkey } => {
-            match conduct_api::verify_log::verify_log_dir(&dir, &pubkey) {
+        Cmd::VerifyLog { location, pubkey } => {
+            match conduct_api::verify_log::verify_log_at(&location, &pubkey) {
                 Ok(a) => {
                     println!(
                         "OK: {} size {} root {} ({} files checked)",

@@ -1,4 +1,5 @@
-//! `conduct verify-log DIR`: audit a copy of the transparency log offline, from its files alone.
+//! `conduct verify-log DIR|URL`: audit a copy of the transparency log from its files alone,
+//! read from a directory or fetched from a log URL (`https://host/log`).
 //!
 //! It checks, in order:
 //!
@@ -30,15 +31,74 @@ pub struct LogAudit {
     pub files: usize,
 }
 
-/// Audit the log under `dir` (the directory holding `checkpoint` and `tile/`) against `vkey`.
-pub fn verify_log_dir(dir: &Path, vkey: &str) -> Result<LogAudit, String> {
+/// Where the log's files come from.
+pub trait LogFiles {
+    /// The bytes of the file at `rel` (e.g. `checkpoint`, `tile/0/000`).
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String>;
+}
+
+impl LogFiles for Path {
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
+        std::fs::read(self.join(rel)).map_err(|e| format!("{rel}: {e}"))
+    }
+}
+
+/// A log served over HTTP(S) at a base URL; redirects are not followed.
+pub struct LogUrl {
+    base: String,
+    http: reqwest::blocking::Client,
+}
+
+impl LogUrl {
+    /// A reader for the log at `base` (e.g. `http://localhost:8402/log`).
+    pub fn new(base: &str) -> Result<Self, String> {
+        let http = reqwest::blocking::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("http client: {e}"))?;
+        Ok(LogUrl {
+            base: base.trim_end_matches('/').to_owned(),
+            http,
+        })
+    }
+}
+
+impl LogFiles for LogUrl {
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
+        let url = format!("{}/{rel}", self.base);
+        let resp = self
+            .http
+            .get(&url)
+            .send()
+            .map_err(|e| format!("{url}: {e}"))?;
+        if !resp.status().is_success() {
+            return Err(format!("{url}: HTTP {}", resp.status()));
+        }
+        resp.bytes()
+            .map(|b| b.to_vec())
+            .map_err(|e| format!("{url}: {e}"))
+    }
+}
+
+/// Audit a log given as a directory path or an `http(s)://` URL.
+pub fn verify_log_at(location: &str, vkey: &str) -> Result<LogAudit, String> {
+    if location.starts_with("http://") || location.starts_with("https://") {
+        verify_log(&LogUrl::new(location)?, vkey)
+    } else {
+        verify_log(Path::new(location), vkey)
+    }
+}
+
+/// Audit the log whose files `files` yields against `vkey`.
+pub fn verify_log<F: LogFiles + ?Sized>(files: &F, vkey: &str) -> Result<LogAudit, String> {
     use base64::Engine;
     let verifier = Verifier::parse(vkey).map_err(|e| format!("--pubkey: {e}"))?;
-    let text = std::fs::read_to_string(dir.join("checkpoint"))
-        .map_err(|e| format!("{}: {e}", dir.join("checkpoint").display()))?;
+    let text = String::from_utf8(files.read("checkpoint")?)
+        .map_err(|_| "checkpoint: not UTF-8".to_string())?;
     let signed = open_checkpoint(&text, &[verifier]).map_err(|e| format!("checkpoint: {e}"))?;
     let cp = signed.checkpoint;
-    let mut files = 1usize;
+    let mut checked = 1usize;
 
     // Entries, bundle by bundle.
     let mut hashes = Vec::with_capacity(cp.size as usize);
@@ -46,7 +106,7 @@ pub fn verify_log_dir(dir: &Path, vkey: &str) -> Result<LogAudit, String> {
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
         let rel = entries_path(n, width);
-        let bytes = std::fs::read(dir.join(&rel)).map_err(|e| format!("{rel}: {e}"))?;
+        let bytes = files.read(&rel)?;
         let entries = decode_bundle(&bytes).map_err(|e| format!("{rel}: {e}"))?;
         if entries.len() != width as usize {
             return Err(format!(
@@ -55,7 +115,7 @@ pub fn verify_log_dir(dir: &Path, vkey: &str) -> Result<LogAudit, String> {
             ));
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
-        files += 1;
+        checked += 1;
         n += 1;
     }
     if root(&hashes) != cp.root {
@@ -65,17 +125,17 @@ pub fn verify_log_dir(dir: &Path, vkey: &str) -> Result<LogAudit, String> {
     // Every tile, byte for byte.
     for (tile, want) in build_tiles(&hashes) {
         let rel = tile.path();
-        let got = std::fs::read(dir.join(&rel)).map_err(|e| format!("{rel}: {e}"))?;
+        let got = files.read(&rel)?;
         if got != want {
             return Err(format!(
                 "{rel}: differs from the tile rebuilt from the entries"
             ));
         }
-        files += 1;
+        checked += 1;
     }
 
     // And the root through the tiles alone, as a tile-reading client sees it.
-    let via_tiles = root_from_tiles(cp.size, |t| std::fs::read(dir.join(t.path())))
+    let via_tiles = root_from_tiles(cp.size, |t| files.read(&t.path()))
         .map_err(|e| format!("reading tiles: {e}"))?;
     if via_tiles != cp.root {
         return Err("the tiles do not hash to the signed root".into());
@@ -84,6 +144,6 @@ pub fn verify_log_dir(dir: &Path, vkey: &str) -> Result<LogAudit, String> {
         origin: cp.origin,
         size: cp.size,
         root: base64::engine::general_purpose::STANDARD.encode(cp.root),
-        files,
+        files: checked,
     })
 }

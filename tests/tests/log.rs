@@ -84,6 +84,17 @@ fn log_is_served_proven_and_audited_offline() {
         .is_err());
     assert_eq!(c.get(s.at("/log/proof/600")).send().unwrap().status(), 404);
     assert_eq!(c.get(s.at("/log/proof/01")).send().unwrap().status(), 400);
+    // The same audit over HTTP, from the served files.
+    let out = Command::new(conduct_bin())
+        .args(["verify-log", &s.at("/log"), "--pubkey", &vkey])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("size 600"));
     drop(s);
 
     // One changed byte in any kind of file is caught.
