@@ -21,6 +21,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use warp::Filter;
 
+use x402_chain_eip155::chain::permit2::{EXACT_PERMIT2_PROXY_ADDRESS, PERMIT2_ADDRESS};
+
 use crate::config::Config;
 use crate::payment::local::LocalFacilitator;
 use crate::payment::rails::RailConfig;
@@ -29,8 +31,6 @@ use crate::payment::wire::payment_from_value;
 const TESTUSD: &str = include_str!("../../contracts/out/TestUSD.json");
 const PERMIT2_RUNTIME: &str = include_str!("../../contracts/out/Permit2.runtime.hex");
 const PROXY_INITCODE: &str = include_str!("../../contracts/out/X402ExactPermit2Proxy.initcode.hex");
-const PERMIT2: &str = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
-const PROXY: &str = "0x402085c248EeA27D92E8b30b2C58ed07f9E20001";
 const CREATE2_DEPLOYER: &str = "0x4e59b44847b379578588920cA78FbF26c0B4956C";
 const PROXY_SALT: &str = "0000000000000000000000000000000000000000000000003000000007263b0e";
 const VALIDATOR_6492: &str = "0xdAcD51A54883eb67D95FAEb2BBfdC4a9a6BD2a3B";
@@ -199,7 +199,10 @@ pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, String> {
         .ok_or("TestUSD deployment has no address")?;
     let permit2 = format!("0x{}", PERMIT2_RUNTIME.trim().trim_start_matches("0x"));
     rpc_client
-        .call("anvil_setCode", json!([PERMIT2, permit2]))
+        .call(
+            "anvil_setCode",
+            json!([PERMIT2_ADDRESS.to_string(), permit2]),
+        )
         .await?;
     rpc_client
         .call("anvil_setCode", json!([VALIDATOR_6492, "0x00"]))
@@ -212,7 +215,10 @@ pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, String> {
         .send(DEPLOYER, Some(CREATE2_DEPLOYER), &create2)
         .await?;
     let code = rpc_client
-        .call("eth_getCode", json!([PROXY, "latest"]))
+        .call(
+            "eth_getCode",
+            json!([EXACT_PERMIT2_PROXY_ADDRESS.to_string(), "latest"]),
+        )
         .await?;
     if code.as_str().is_none_or(|c| c.len() <= 2) {
         return Err("the x402 Permit2 proxy did not land at its canonical address".into());
@@ -224,7 +230,11 @@ pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, String> {
             word(&format!("{FUNDING:x}"))
         );
         rpc_client.send(DEPLOYER, Some(&token), &mint).await?;
-        let approve = format!("0x095ea7b3{}{}", word(PERMIT2), "f".repeat(64));
+        let approve = format!(
+            "0x095ea7b3{}{}",
+            word(&PERMIT2_ADDRESS.to_string()),
+            "f".repeat(64)
+        );
         rpc_client.send(p, Some(&token), &approve).await?;
     }
 
@@ -337,7 +347,7 @@ pub fn banner(chain: &DevChain, public_url: &str) -> String {
         chain.token
     ));
     out.push_str(&format!(
-        "  Permit2      {PERMIT2}\n  x402 proxy   {PROXY}\n"
+        "  Permit2      {PERMIT2_ADDRESS}\n  x402 proxy   {EXACT_PERMIT2_PROXY_ADDRESS}\n"
     ));
     out.push_str(&format!(
         "  facilitator  {} (EIP-3009 rail)\n",

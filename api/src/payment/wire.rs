@@ -117,23 +117,12 @@ pub fn is_address(s: &str) -> bool {
 
 /// The EIP-55 mixed-case checksum form of an address (`0x` + 40 hex digits).
 pub fn to_checksum(addr: &str) -> Option<String> {
-    use sha3::{Digest, Keccak256};
     if !is_address(addr) {
         return None;
     }
-    let lower = addr[2..].to_ascii_lowercase();
-    let hash = Keccak256::digest(lower.as_bytes());
-    let mut out = String::with_capacity(42);
-    out.push_str("0x");
-    for (i, c) in lower.chars().enumerate() {
-        let nibble = (hash[i / 2] >> (if i % 2 == 0 { 4 } else { 0 })) & 0xf;
-        out.push(if c.is_ascii_alphabetic() && nibble >= 8 {
-            c.to_ascii_uppercase()
-        } else {
-            c
-        });
-    }
-    Some(out)
+    addr.parse::<alloy_primitives::Address>()
+        .ok()
+        .map(|a| a.to_checksum(None))
 }
 
 /// Members of a requirements object whose values are addresses (compared case-insensitively).
