@@ -82,22 +82,26 @@ pub fn resolve_predicate(d: &Disclosure) -> Result<Predicate, FieldError> {
     let metric = meter::QUANTITY_KEYS
         .iter()
         .find(|k| **k == d.predicate.metric)
-        .ok_or_else(|| FieldError {
-            pointer: "/disclosure/predicate/metric".into(),
-            detail: format!(
-                "unknown metric; posted metrics are {}",
-                meter::QUANTITY_KEYS.join(", ")
-            ),
+        .ok_or_else(|| {
+            FieldError::at(
+                "/disclosure/predicate/metric",
+                format!(
+                    "unknown metric; posted metrics are {}",
+                    meter::QUANTITY_KEYS.join(", ")
+                ),
+            )
         })?;
     let band = BANDS
         .iter()
         .find(|b| b.name == d.predicate.band)
-        .ok_or_else(|| FieldError {
-            pointer: "/disclosure/predicate/band".into(),
-            detail: format!(
-                "unknown band; posted bands are {}",
-                BANDS.map(|b| b.name).join(", ")
-            ),
+        .ok_or_else(|| {
+            FieldError::at(
+                "/disclosure/predicate/band",
+                format!(
+                    "unknown band; posted bands are {}",
+                    BANDS.map(|b| b.name).join(", ")
+                ),
+            )
         })?;
     Ok(Predicate {
         metric,

@@ -208,6 +208,19 @@ pub struct FieldError {
     pub pointer: String,
     /// What is wrong, in plain words.
     pub detail: String,
+    /// True when the body is not well-formed JSON (as opposed to JSON that breaks a rule).
+    pub syntax: bool,
+}
+
+impl FieldError {
+    /// A rule violation at `pointer`.
+    pub fn at(pointer: impl Into<String>, detail: impl Into<String>) -> Self {
+        FieldError {
+            pointer: pointer.into(),
+            detail: detail.into(),
+            syntax: false,
+        }
+    }
 }
 
 impl fmt::Display for FieldError {
@@ -234,32 +247,30 @@ pub fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, FieldErro
         Err(_) => {
             let mut de = serde_json::Deserializer::from_slice(body);
             let err = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-                Ok(_) => {
-                    return Err(FieldError {
-                        pointer: String::new(),
-                        detail: "the body is not a single JSON document".into(),
-                    })
-                }
+                Ok(_) => return Err(FieldError::at("", "the body is not a single JSON document")),
                 Err(e) => e,
             };
             let pointer = pointer_of(err.path());
             let inner = err.into_inner();
+            let (detail, syntax) = describe_serde_error(&inner);
             Err(FieldError {
                 pointer,
-                detail: describe_serde_error(&inner),
+                detail,
+                syntax,
             })
         }
     }
 }
 
-fn describe_serde_error(e: &serde_json::Error) -> String {
+/// The detail of a serde error, and whether it is a syntax error.
+fn describe_serde_error(e: &serde_json::Error) -> (String, bool) {
     use serde_json::error::Category;
     let base = e.to_string();
     // serde_json appends " at line L column C"; keep it, it helps find the byte.
     match e.classify() {
-        Category::Syntax | Category::Eof => format!("malformed JSON: {base}"),
-        Category::Io => format!("unreadable body: {base}"),
-        Category::Data => base,
+        Category::Syntax | Category::Eof => (format!("malformed JSON: {base}"), true),
+        Category::Io => (format!("unreadable body: {base}"), false),
+        Category::Data => (base, false),
     }
 }
 
@@ -326,7 +337,7 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
     let mut extra = 0usize;
     let mut push = |pointer: String, detail: String| {
         if errs.len() < MAX_REPORTED_ERRORS {
-            errs.push(FieldError { pointer, detail });
+            errs.push(FieldError::at(pointer, detail));
         } else {
             extra += 1;
         }
@@ -383,10 +394,10 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
         }
     }
     if extra > 0 {
-        errs.push(FieldError {
-            pointer: String::new(),
-            detail: format!("{extra} more errors not listed"),
-        });
+        errs.push(FieldError::at(
+            "",
+            format!("{extra} more errors not listed"),
+        ));
     }
     if errs.is_empty() {
         Ok(())

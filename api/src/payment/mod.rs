@@ -127,21 +127,17 @@ fn unavailable(detail: String) -> Problem {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, conduct_indexer::store::StoreError> + Send + 'static,
 ) -> Result<T, Problem> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store-unavailable",
-            "The store could not record the payment",
-            e.to_string(),
-        )),
-        Err(e) => Err(Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store-unavailable",
-            "The store could not record the payment",
-            e.to_string(),
-        )),
-    }
+    let failed = match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => return Ok(v),
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    Err(Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store-unavailable",
+        "The store could not record the payment",
+        failed,
+    ))
 }
 
 /// How [`authorize`] refused.
