@@ -12,3 +12,4 @@ pub mod signing;
 pub mod time;
 pub mod tlog;
 pub mod trace;
+pub mod vow;

@@ -1,0 +1,224 @@
+//! Chain verification: every vow is a hash chain inside the log. [`ChainChecker`] takes log
+//! leaves in index order (the whole log, or one vow's records) and checks each vow record and
+//! entry: canonical bytes, the service signature, its `log_index`, the vow id derivation,
+//! `seq` continuity, the `prev` hash link, and non-decreasing `at`.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::record::{record_hash, ENTRY_TYPE, VOW_TYPE};
+use crate::canonical::jcs;
+use crate::signing::{verify_object, PinnedKey};
+use crate::time::parse_rfc3339;
+
+/// What a leaf turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Leaf {
+    /// A vow record with this id.
+    Vow(String),
+    /// Entry `seq` of this vow.
+    Entry(String, u64),
+    /// Not a vow-chain record (another record type, or not JSON).
+    Other,
+}
+
+/// The state of one vow's chain after the leaves seen so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Last seq (0 = only the vow record).
+    pub seq: u64,
+    /// Hex hash of the last record's leaf bytes.
+    pub hash: String,
+    /// Its `at`, unix seconds.
+    pub at: u64,
+}
+
+/// Streams leaves and checks every vow chain in them.
+#[derive(Debug)]
+pub struct ChainChecker {
+    pinned: PinnedKey,
+    origin: Option<String>,
+    heads: HashMap<String, Head>,
+    /// Vow records seen.
+    pub vows: u64,
+    /// Entries seen.
+    pub entries: u64,
+    /// Leaves that are not vow-chain records.
+    pub other: u64,
+}
+
+impl ChainChecker {
+    /// A checker for records signed by `pinned`; vow ids are re-derived when `origin` is known.
+    pub fn new(pinned: PinnedKey, origin: Option<String>) -> Self {
+        ChainChecker {
+            pinned,
+            origin,
+            heads: HashMap::new(),
+            vows: 0,
+            entries: 0,
+            other: 0,
+        }
+    }
+
+    /// The head of each vow seen.
+    pub fn heads(&self) -> &HashMap<String, Head> {
+        &self.heads
+    }
+
+    /// Check the leaf at `index`.
+    pub fn leaf(&mut self, index: u64, bytes: &[u8]) -> Result<Leaf, String> {
+        let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+            self.other += 1;
+            return Ok(Leaf::Other);
+        };
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        if ty != VOW_TYPE && ty != ENTRY_TYPE {
+            self.other += 1;
+            return Ok(Leaf::Other);
+        }
+        let at = |m: &str| format!("leaf {index} ({ty}): {m}");
+        if jcs(&v).map_err(|e| at(&e.0))? != bytes {
+            return Err(at("the leaf is not the RFC 8785 form of its record"));
+        }
+        verify_object(&v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
+        if v.get("log_index").and_then(Value::as_u64) != Some(index) {
+            return Err(at("log_index does not name the leaf's position"));
+        }
+        let vow_id = v
+            .get("vow_id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| at("no vow_id"))?
+            .to_owned();
+        let when = v
+            .get("at")
+            .and_then(Value::as_str)
+            .and_then(parse_rfc3339)
+            .ok_or_else(|| at("`at` is not an RFC 3339 UTC instant"))?;
+        let hash = record_hash(bytes);
+        if ty == VOW_TYPE {
+            if self.heads.contains_key(&vow_id) {
+                return Err(at(&format!("vow {vow_id} is recorded twice")));
+            }
+            if let Some(origin) = &self.origin {
+                let th = v.get("text_sha256").and_then(Value::as_str).unwrap_or("");
+                let agent = v.get("agent").and_then(Value::as_str).unwrap_or("");
+                if super::vow_id(origin, index, th, agent) != vow_id {
+                    return Err(at("vow_id is not derived from origin, index, text hash, agent"));
+                }
+            }
+            if let Some(text) = v.get("text").and_then(Value::as_str) {
+                if Some(super::record::text_sha256(text).as_str())
+                    != v.get("text_sha256").and_then(Value::as_str)
+                {
+                    return Err(at("text_sha256 is not the hash of text"));
+                }
+            }
+            self.heads.insert(vow_id.clone(), Head { seq: 0, hash, at: when });
+            self.vows += 1;
+            return Ok(Leaf::Vow(vow_id));
+        }
+        let head = self
+            .heads
+            .get_mut(&vow_id)
+            .ok_or_else(|| at(&format!("entry for vow {vow_id}, which is not earlier in the log")))?;
+        let seq = v.get("seq").and_then(Value::as_u64).unwrap_or(0);
+        if seq != head.seq + 1 {
+            return Err(at(&format!("seq {seq} follows seq {}", head.seq)));
+        }
+        if v.get("prev").and_then(Value::as_str) != Some(head.hash.as_str()) {
+            return Err(at("prev is not the hash of the vow's previous record"));
+        }
+        if when < head.at {
+            return Err(at("`at` goes back in time"));
+        }
+        for flag in ["attested", "trace_donated"] {
+            if !v.get(flag).is_some_and(Value::is_boolean) {
+                return Err(at(&format!("{flag} is not a boolean")));
+            }
+        }
+        *head = Head { seq, hash, at: when };
+        self.entries += 1;
+        Ok(Leaf::Entry(vow_id, seq))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::*;
+    use super::*;
+    use crate::signing::ServiceKey;
+
+    fn setup() -> (ServiceKey, Vec<Vec<u8>>) {
+        let key = ServiceKey::from_seed(&[9; 32], "example.org/log");
+        let (id, vow) = vow_record(
+            &key,
+            &VowFields {
+                origin: "example.org/log",
+                agent: "a",
+                text: "serve billing questions",
+                cadence_hours: 24.0,
+                wallet: None,
+                wallet_signature: None,
+                sealed: false,
+                at: 100,
+            },
+            0,
+        )
+        .unwrap();
+        let profile = crate::meter::measure(&[], &[0; 32]);
+        let mut leaves = vec![vow];
+        for seq in 1..=3u64 {
+            let f = EntryFields {
+                vow_id: &id,
+                trace_sha256: [1; 32],
+                context_key: "c",
+                n_turns: 0,
+                profile: &profile,
+                declared_y: Some(declared_ys(["billing"])),
+                y_consistency: Some(1.0),
+                note: None,
+                attested: false,
+                trace_donated: false,
+                at: 100 + seq,
+            };
+            let prev = record_hash(leaves.last().unwrap());
+            leaves.push(entry_record(&key, &f, seq, &prev, seq).unwrap());
+        }
+        (key, leaves)
+    }
+
+    fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), String> {
+        let mut c = ChainChecker::new(
+            PinnedKey::parse(&key.vkey()).unwrap(),
+            Some("example.org/log".into()),
+        );
+        for (i, l) in leaves.iter().enumerate() {
+            c.leaf(i as u64, l)?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_good_chain_verifies_and_breaks_are_caught() {
+        let (key, leaves) = setup();
+        check(&key, &leaves).unwrap();
+        // Dropping an entry breaks seq and log_index.
+        let mut dropped = leaves.clone();
+        dropped.remove(2);
+        assert!(check(&key, &dropped).is_err());
+        // Swapping two entries breaks the chain.
+        let mut swapped = leaves.clone();
+        swapped.swap(1, 2);
+        assert!(check(&key, &swapped).is_err());
+        // Another key fails the signature.
+        let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
+        assert!(check(&other, &leaves).is_err());
+        // Any flipped byte is caught.
+        for i in [10, 200, leaves[2].len() - 5] {
+            let mut t = leaves.clone();
+            t[2][i] ^= 1;
+            assert!(check(&key, &t).is_err(), "byte {i}");
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! EIP-191 `personal_sign` verification: recover the address that signed a text.
+
+use alloy_primitives::Signature;
+
+/// Recover the 20-byte address whose key signed `message` with EIP-191 `personal_sign`.
+///
+/// `signature` is 65 bytes `r ‖ s ‖ v` in hex (`0x` optional), `v` being 27/28 or 0/1.
+pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], String> {
+    let hex_part = signature
+        .strip_prefix("0x")
+        .or_else(|| signature.strip_prefix("0X"))
+        .unwrap_or(signature);
+    let raw = hex::decode(hex_part).map_err(|_| "the signature is not hex".to_owned())?;
+    if raw.len() != 65 {
+        return Err(format!(
+            "the signature is {} bytes; an EIP-191 signature is 65 (r, s, v)",
+            raw.len()
+        ));
+    }
+    let sig = Signature::from_raw(&raw).map_err(|e| format!("not a signature: {e}"))?;
+    let addr = sig
+        .recover_address_from_msg(message.as_bytes())
+        .map_err(|e| format!("no address recovers from this signature: {e}"))?;
+    Ok(addr.into_array())
+}
+
+/// True when `signature` over `message` recovers to `wallet`.
+pub fn signed_by(message: &str, signature: &str, wallet: &[u8; 20]) -> Result<bool, String> {
+    Ok(&recover(message, signature)? == wallet)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Produced with PyPI eth-account 0.14.0:
+    //   Account.from_key("0x" + "11"*32).sign_message(encode_defunct(text="hello conduct"))
+    const KEY_ADDR: &str = "19e7e376e7c213b7e7e7e46cc70a5dd086daff2a";
+
+    #[test]
+    fn refuses_garbage() {
+        assert!(recover("x", "0x1234").is_err());
+        assert!(recover("x", "zz").is_err());
+        assert!(recover("x", &format!("0x{}", "00".repeat(65))).is_err());
+    }
+
+    #[test]
+    fn recovers_a_known_signature() {
+        let sig = include_str!("../../tests/vectors/eip191_hello.txt").trim();
+        let addr = recover("hello conduct", sig).unwrap();
+        assert_eq!(hex::encode(addr), KEY_ADDR);
+        assert_ne!(hex::encode(recover("hello conduct!", sig).unwrap()), KEY_ADDR);
+    }
+}

@@ -1,0 +1,369 @@
+//! The vow ledger's pure logic (spec 2.3–2.5, DESIGN.md sections 6 and 9): vow and report-in
+//! requests and their validation, the exact EIP-191 text a wallet signs, the signed record
+//! formats `conduct.vow/v1` and `conduct.entry/v1`, the declared-purpose match, report-in
+//! windows, and chain verification.
+
+pub mod chain;
+pub mod consistency;
+pub mod eip191;
+pub mod record;
+pub mod trajectory;
+pub mod windows;
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use crate::trace::{FieldError, TraceRef, Turn};
+
+/// Most characters in a vow's text.
+pub const MAX_VOW_TEXT: usize = 4000;
+/// Most characters in an agent name.
+pub const MAX_AGENT: usize = 64;
+/// Most characters in a report-in's public note (spec section 6).
+pub const MAX_NOTE: usize = 1000;
+/// Shortest declared cadence, hours.
+pub const MIN_CADENCE_HOURS: f64 = 1.0;
+/// Longest declared cadence, hours (one year).
+pub const MAX_CADENCE_HOURS: f64 = 8760.0;
+
+/// Body of `POST /vow`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VowRequest {
+    /// The declared purpose.
+    pub text: String,
+    /// Public agent name.
+    pub agent: String,
+    /// Declared report-in cadence, hours.
+    pub cadence_hours: f64,
+    /// Wallet that signed the vow text.
+    #[serde(default)]
+    pub wallet: Option<String>,
+    /// EIP-191 signature by `wallet` over [`vow_message`].
+    #[serde(default)]
+    pub signature: Option<String>,
+    /// Publish only `sha256(text)` (requires a valid signature).
+    #[serde(default)]
+    pub sealed: Option<bool>,
+}
+
+/// Body of `POST /vow/report` and `POST /vow/report/demo`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportRequest<'a> {
+    /// The vow reported on.
+    #[serde(borrow)]
+    pub vow_id: Cow<'a, str>,
+    /// Names the context flag the read is conditioned on.
+    #[serde(borrow)]
+    pub context_key: Cow<'a, str>,
+    /// The ordered turns.
+    #[serde(borrow)]
+    pub turns: Vec<Turn<'a>>,
+    /// Optional public self-account, at most [`MAX_NOTE`] characters.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// Keep the raw trace (apart from the public tree) and mark the entry `trace_donated`.
+    #[serde(default)]
+    pub donate_trace: Option<bool>,
+}
+
+impl<'a> ReportRequest<'a> {
+    /// The trace part of the request.
+    pub fn trace(&self) -> TraceRef<'_, 'a> {
+        TraceRef {
+            context_key: &self.context_key,
+            turns: &self.turns,
+        }
+    }
+}
+
+fn has_control(s: &str, allow_newlines: bool) -> bool {
+    s.chars()
+        .any(|c| c.is_control() && !(allow_newlines && (c == '\n' || c == '\t')))
+}
+
+/// Check a vow text (also used for `GET /vow/message`). `pointer` names the field.
+pub fn check_text(text: &str, pointer: &str) -> Result<(), FieldError> {
+    let n = text.chars().count();
+    if text.trim().is_empty() {
+        return Err(FieldError::at(pointer, "the vow text is empty"));
+    }
+    if n > MAX_VOW_TEXT {
+        return Err(FieldError::at(
+            pointer,
+            format!("the vow text is {n} characters; at most {MAX_VOW_TEXT}"),
+        ));
+    }
+    if has_control(text, true) || text.contains('\r') {
+        return Err(FieldError::at(
+            pointer,
+            "the vow text may not contain control characters other than newline and tab",
+        ));
+    }
+    Ok(())
+}
+
+/// Check an agent name.
+pub fn check_agent(agent: &str, pointer: &str) -> Result<(), FieldError> {
+    let n = agent.chars().count();
+    if n == 0 || n > MAX_AGENT {
+        return Err(FieldError::at(
+            pointer,
+            format!("the agent name must be 1 to {MAX_AGENT} characters (got {n})"),
+        ));
+    }
+    if agent.trim() != agent || has_control(agent, false) {
+        return Err(FieldError::at(
+            pointer,
+            "the agent name may not start or end with spaces or contain control characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Check a cadence in hours and return it in whole seconds.
+pub fn check_cadence(hours: f64, pointer: &str) -> Result<u64, FieldError> {
+    let secs = hours * 3600.0;
+    if !hours.is_finite()
+        || !(MIN_CADENCE_HOURS..=MAX_CADENCE_HOURS).contains(&hours)
+        || secs.fract() != 0.0
+    {
+        return Err(FieldError::at(
+            pointer,
+            format!(
+                "cadence_hours must be a number of hours from {MIN_CADENCE_HOURS} to \
+                 {MAX_CADENCE_HOURS} that is a whole number of seconds (got {hours})"
+            ),
+        ));
+    }
+    Ok(secs as u64)
+}
+
+/// Parse a `0x`-prefixed 20-byte address (any case).
+pub fn parse_wallet(s: &str) -> Option<[u8; 20]> {
+    let hex_part = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    let mut out = [0u8; 20];
+    hex::decode_to_slice(hex_part, &mut out).ok()?;
+    Some(out)
+}
+
+/// A vow request that passed every check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedVow {
+    /// Cadence in seconds.
+    pub cadence_seconds: u64,
+    /// The wallet, lowercase hex, when given.
+    pub wallet: Option<[u8; 20]>,
+    /// Whether a signature was given (it still has to verify).
+    pub signed: bool,
+    /// Whether the vow is sealed.
+    pub sealed: bool,
+}
+
+/// Check every field of a vow request (the signature itself is verified by the caller with
+/// [`eip191`] against [`vow_message`]).
+pub fn check_vow(req: &VowRequest) -> Result<CheckedVow, Vec<FieldError>> {
+    let mut errs = Vec::new();
+    if let Err(e) = check_text(&req.text, "/text") {
+        errs.push(e);
+    }
+    if let Err(e) = check_agent(&req.agent, "/agent") {
+        errs.push(e);
+    }
+    let cadence = check_cadence(req.cadence_hours, "/cadence_hours")
+        .map_err(|e| errs.push(e))
+        .unwrap_or(0);
+    let wallet = match &req.wallet {
+        None => None,
+        Some(w) => match parse_wallet(w) {
+            Some(a) => Some(a),
+            None => {
+                errs.push(FieldError::at(
+                    "/wallet",
+                    "wallet must be a 0x-prefixed 20-byte hex address",
+                ));
+                None
+            }
+        },
+    };
+    let sealed = req.sealed.unwrap_or(false);
+    match (&req.signature, &req.wallet) {
+        (Some(_), None) => errs.push(FieldError::at(
+            "/wallet",
+            "a signature needs the wallet that made it",
+        )),
+        (None, Some(_)) if !sealed => errs.push(FieldError::at(
+            "/signature",
+            "a wallet without its signature proves nothing: sign the text of GET /vow/message \
+             with EIP-191, or leave wallet out for a sandbox vow",
+        )),
+        (None, _) if sealed => errs.push(FieldError::at(
+            "/sealed",
+            "a sealed vow must be signed by its wallet: GET /vow/message with sealed=true, \
+             sign it with EIP-191, and send wallet and signature",
+        )),
+        _ => {}
+    }
+    if errs.is_empty() {
+        Ok(CheckedVow {
+            cadence_seconds: cadence,
+            wallet,
+            signed: req.signature.is_some(),
+            sealed,
+        })
+    } else {
+        Err(errs)
+    }
+}
+
+/// Check a report-in's own fields (the trace is validated by [`crate::trace::validate`]).
+pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
+    let mut errs = Vec::new();
+    if !is_vow_id(&req.vow_id) {
+        errs.push(FieldError::at(
+            "/vow_id",
+            format!("{:?} is not a vow id (16 lowercase hex digits)", clip(&req.vow_id)),
+        ));
+    }
+    if let Some(note) = &req.note {
+        let n = note.chars().count();
+        if n > MAX_NOTE {
+            errs.push(FieldError::at(
+                "/note",
+                format!("the note is {n} characters; at most {MAX_NOTE}"),
+            ));
+        } else if has_control(note, true) {
+            errs.push(FieldError::at(
+                "/note",
+                "the note may not contain control characters other than newline and tab",
+            ));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(errs)
+    }
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(40).collect()
+}
+
+/// Length of a vow id in hex digits.
+pub const VOW_ID_LEN: usize = 16;
+
+/// True when `s` has the shape of a vow id.
+pub fn is_vow_id(s: &str) -> bool {
+    s.len() == VOW_ID_LEN && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The vow id assigned to the vow recorded at `log_index`: the first 8 bytes of
+/// SHA-256(`conduct.vow_id/v1`, origin, log index, text hash, agent), in hex.
+pub fn vow_id(origin: &str, log_index: u64, text_sha256: &str, agent: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [
+        "conduct.vow_id/v1",
+        origin,
+        &log_index.to_string(),
+        text_sha256,
+        agent,
+    ] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(&h.finalize()[..VOW_ID_LEN / 2])
+}
+
+/// A cadence in hours as the message and records print it (the JSON number form).
+pub fn format_hours(hours: f64) -> String {
+    let mut out = Vec::new();
+    match crate::canonical::write_f64(&mut out, hours) {
+        Ok(()) => String::from_utf8(out).unwrap_or_default(),
+        Err(_) => hours.to_string(),
+    }
+}
+
+/// The exact text a wallet signs with EIP-191 `personal_sign` to take a vow (DESIGN.md
+/// section 9): it names the service origin, the action and every parameter, so a signature
+/// cannot be replayed elsewhere or for another vow.
+pub fn vow_message(origin: &str, text: &str, agent: &str, cadence_hours: f64, sealed: bool) -> String {
+    use sha2::{Digest, Sha256};
+    format!(
+        "conduct: take a vow\n\
+         \n\
+         Signing publishes this vow on the conduct ledger. It moves no funds.\n\
+         \n\
+         Origin: {origin}\n\
+         Action: take_vow\n\
+         Agent: {agent}\n\
+         Cadence hours: {}\n\
+         Sealed: {}\n\
+         Text SHA-256: {}\n\
+         Text:\n\
+         {text}",
+        format_hours(cadence_hours),
+        if sealed { "yes" } else { "no" },
+        hex::encode(Sha256::digest(text.as_bytes())),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(v: serde_json::Value) -> VowRequest {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn vow_checks_name_the_field() {
+        let ok = req(serde_json::json!({"text":"help users","agent":"a","cadence_hours":24}));
+        assert_eq!(check_vow(&ok).unwrap().cadence_seconds, 86_400);
+        let sealed = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":24,"sealed":true}));
+        assert_eq!(check_vow(&sealed).unwrap_err()[0].pointer, "/sealed");
+        let bad = req(serde_json::json!({"text":" ","agent":"","cadence_hours":0.5,"wallet":"0x12"}));
+        let ptrs: Vec<_> = check_vow(&bad).unwrap_err().into_iter().map(|e| e.pointer).collect();
+        assert_eq!(ptrs, ["/text", "/agent", "/cadence_hours", "/wallet"]);
+        let frac = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.0001}));
+        assert!(check_vow(&frac).is_err());
+        let half = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.5}));
+        assert_eq!(check_vow(&half).unwrap().cadence_seconds, 5400);
+    }
+
+    #[test]
+    fn note_limit_is_characters() {
+        let mk = |note: String| ReportRequest {
+            vow_id: "0123456789abcdef".into(),
+            context_key: "c".into(),
+            turns: vec![],
+            note: Some(note),
+            donate_trace: None,
+        };
+        assert!(check_report(&mk("é".repeat(1000))).is_ok());
+        let e = check_report(&mk("x".repeat(1001))).unwrap_err();
+        assert_eq!(e[0].pointer, "/note");
+    }
+
+    #[test]
+    fn message_names_everything() {
+        let m = vow_message("https://c.example", "serve\nwell", "bot", 24.0, true);
+        for part in ["Origin: https://c.example", "Action: take_vow", "Agent: bot",
+                     "Cadence hours: 24\n", "Sealed: yes", "Text:\nserve\nwell"] {
+            assert!(m.contains(part), "{part}");
+        }
+        assert_ne!(m, vow_message("https://other.example", "serve\nwell", "bot", 24.0, true));
+        assert_eq!(format_hours(1.5), "1.5");
+    }
+
+    #[test]
+    fn vow_ids_are_stable_and_shaped() {
+        let id = vow_id("o", 3, "ab", "agent");
+        assert!(is_vow_id(&id));
+        assert_eq!(id, vow_id("o", 3, "ab", "agent"));
+        assert_ne!(id, vow_id("o", 4, "ab", "agent"));
+    }
+}
