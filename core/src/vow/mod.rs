@@ -327,7 +327,7 @@ mod tests {
         assert_eq!(check_vow(&sealed).unwrap_err()[0].pointer, "/sealed");
         let bad = req(serde_json::json!({"text":" ","agent":"","cadence_hours":0.5,"wallet":"0x12"}));
         let ptrs: Vec<_> = check_vow(&bad).unwrap_err().into_iter().map(|e| e.pointer).collect();
-        assert_eq!(ptrs, ["/text", "/agent", "/cadence_hours", "/wallet"]);
+        assert_eq!(ptrs, ["/text", "/agent", "/cadence_hours", "/wallet", "/signature"]);
         let frac = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.0001}));
         assert!(check_vow(&frac).is_err());
         let half = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.5}));
