@@ -21,14 +21,21 @@ pub fn utc_day(unix: u64) -> u64 {
 /// Parse the exact form [`rfc3339`] writes (`YYYY-MM-DDTHH:MM:SSZ`) back to unix seconds.
 pub fn parse_rfc3339(s: &str) -> Option<u64> {
     let b = s.as_bytes();
-    if b.len() != 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':'
-        || b[16] != b':' || b[19] != b'Z'
+    if b.len() != 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'Z'
     {
         return None;
     }
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let t = s.get(r)?;
-        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
     };
     let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
@@ -83,8 +90,13 @@ mod tests {
         for t in [0, 1_795_262_400, 951_782_400, 4_102_444_799] {
             assert_eq!(parse_rfc3339(&rfc3339(t)), Some(t));
         }
-        for bad in ["2026-02-30T00:00:00Z", "2026-11-21T12:00:00+00:00", "2026-11-21 12:00:00Z",
-                    "2026-13-01T00:00:00Z", "+026-11-21T12:00:00Z"] {
+        for bad in [
+            "2026-02-30T00:00:00Z",
+            "2026-11-21T12:00:00+00:00",
+            "2026-11-21 12:00:00Z",
+            "2026-13-01T00:00:00Z",
+            "+026-11-21T12:00:00Z",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }

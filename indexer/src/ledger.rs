@@ -106,6 +106,9 @@ pub enum LedgerError {
     /// The sequencer failed the batch or is gone.
     #[error("sequencer: {0}")]
     Sequencer(String),
+    /// A build job declined; nothing of it was written.
+    #[error(transparent)]
+    Refused(Refused),
 }
 
 type Result<T, E = LedgerError> = std::result::Result<T, E>;
@@ -239,6 +242,130 @@ fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
 }
 
+/// Builds a leaf inside the append transaction from the index it will get. It may read and
+/// write other tables through the connection (a savepoint, rolled back if it refuses).
+pub type BuildLeaf = Box<dyn FnOnce(&Connection, u64) -> Result<Vec<u8>, Refused> + Send>;
+
+/// One unit of an append batch.
+pub enum Job {
+    /// A ready leaf.
+    Raw(Vec<u8>),
+    /// A leaf built in the transaction (see [`BuildLeaf`]).
+    Build(BuildLeaf),
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Raw(b) => write!(f, "Job::Raw({} bytes)", b.len()),
+            Job::Build(_) => f.write_str("Job::Build"),
+        }
+    }
+}
+
+/// Why a [`Job::Build`] declined to produce a leaf; nothing it wrote is kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// What it refers to does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// It repeats or contradicts something already recorded.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// Its input cannot be recorded.
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// The store failed while building.
+    #[error("store: {0}")]
+    Store(String),
+}
+
+impl From<rusqlite::Error> for Refused {
+    fn from(e: rusqlite::Error) -> Self {
+        Refused::Store(e.to_string())
+    }
+}
+
+/// A committed job: its index, and the leaf when the job built it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// Log index.
+    pub index: u64,
+    /// The leaf bytes of a built job.
+    pub leaf: Option<Vec<u8>>,
+}
+
+/// The new tree state of a written, not yet committed, batch.
+struct Batch {
+    size: u64,
+    root: Hash,
+    note: String,
+    edge: Vec<(u32, Hash)>,
+}
+
+/// Commit a written batch. On failure, says whether the ledger must stop (a fork, or a
+/// commit whose outcome is unknown).
+fn commit_batch(
+    tx: rusqlite::Transaction<'_>,
+    written: rusqlite::Result<Option<Batch>>,
+    first: u64,
+) -> Result<Batch, (LedgerError, bool)> {
+    let batch = match written {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err((LedgerError::Forked { expected: first }, true)),
+        Err(e) if is_constraint(&e) => return Err((LedgerError::Forked { expected: first }, true)),
+        Err(e) => return Err((e.into(), false)),
+    };
+    // Whether a failed commit committed is unknown: only a reopen can tell.
+    tx.commit().map_err(|e| (e.into(), true))?;
+    Ok(batch)
+}
+
+/// Insert `leaves` from index `first`, their stored subtree hashes, and the new signed
+/// checkpoint (compare-and-swap on `first`). `None` when the checkpoint moved (a fork).
+fn write_batch(
+    tx: &Connection,
+    key: &ServiceKey,
+    first: u64,
+    edge: &[(u32, Hash)],
+    leaves: &[&[u8]],
+) -> rusqlite::Result<Option<Batch>> {
+    let mut edge = edge.to_vec();
+    let mut nodes = Vec::new();
+    let mut hashes = Vec::with_capacity(leaves.len());
+    for (i, e) in leaves.iter().enumerate() {
+        let h = leaf_hash(e);
+        push_edge(&mut edge, first + i as u64, h, &mut nodes);
+        hashes.push(h);
+    }
+    let size = first + leaves.len() as u64;
+    let root = edge_root(&edge);
+    let note = Checkpoint::new(key.name(), size, root)
+        .and_then(|c| c.sign(key))
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    {
+        let mut st = tx.prepare_cached("INSERT INTO leaf (idx, data, hash) VALUES (?1, ?2, ?3)")?;
+        for (i, (e, h)) in leaves.iter().zip(&hashes).enumerate() {
+            st.execute(params![(first + i as u64) as i64, e, &h[..]])?;
+        }
+        let mut st =
+            tx.prepare_cached("INSERT INTO node (level, idx, hash) VALUES (?1, ?2, ?3)")?;
+        for (level, idx, h) in &nodes {
+            st.execute(params![i64::from(*level), *idx as i64, &h[..]])?;
+        }
+    }
+    let moved = tx.execute(
+        "UPDATE checkpoint SET size = ?1, root = ?2, note = ?3 WHERE id = 1 AND size = ?4",
+        params![size as i64, &root[..], note, first as i64],
+    )?;
+    Ok((moved == 1).then_some(Batch {
+        size,
+        root,
+        note,
+        edge,
+    }))
+}
+
 /// The transparency log: SQLite is the truth, the files under the log directory are derived.
 pub struct Ledger {
     conn: Connection,
@@ -367,60 +494,106 @@ impl Ledger {
         if entries.is_empty() {
             return Ok(first);
         }
-        let mut edge = self.edge.clone();
-        let mut nodes = Vec::new();
-        let mut hashes = Vec::with_capacity(entries.len());
-        for (i, e) in entries.iter().enumerate() {
-            let h = leaf_hash(e.as_ref());
-            push_edge(&mut edge, first + i as u64, h, &mut nodes);
-            hashes.push(h);
-        }
-        let new_size = first + entries.len() as u64;
-        let new_root = edge_root(&edge);
-        let note = Checkpoint::new(self.key.name(), new_size, new_root)?.sign(&self.key)?;
-
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let inserted = (|| -> rusqlite::Result<usize> {
-            {
-                let mut st =
-                    tx.prepare_cached("INSERT INTO leaf (idx, data, hash) VALUES (?1, ?2, ?3)")?;
-                for (i, (e, h)) in entries.iter().zip(&hashes).enumerate() {
-                    st.execute(params![(first + i as u64) as i64, e.as_ref(), &h[..]])?;
-                }
-                let mut st =
-                    tx.prepare_cached("INSERT INTO node (level, idx, hash) VALUES (?1, ?2, ?3)")?;
-                for (level, idx, h) in &nodes {
-                    st.execute(params![i64::from(*level), *idx as i64, &h[..]])?;
-                }
-            }
-            tx.execute(
-                "UPDATE checkpoint SET size = ?1, root = ?2, note = ?3 WHERE id = 1 AND size = ?4",
-                params![new_size as i64, &new_root[..], note, first as i64],
-            )
-        })();
-        match inserted {
-            Ok(1) => {}
-            Ok(_) => {
-                self.poisoned = true;
-                return Err(LedgerError::Forked { expected: first });
-            }
-            Err(e) if is_constraint(&e) => {
-                self.poisoned = true;
-                return Err(LedgerError::Forked { expected: first });
-            }
-            Err(e) => return Err(e.into()),
+        let leaves: Vec<&[u8]> = entries.iter().map(AsRef::as_ref).collect();
+        let written = write_batch(&tx, &self.key, first, &self.edge, &leaves);
+        let committed = commit_batch(tx, written, first);
+        self.finish_batch(committed, first)
+    }
+
+    /// Append a batch of jobs in one transaction with one checkpoint. Each job either is a
+    /// ready leaf or builds its leaf inside the transaction from the index it will get (and
+    /// may write other tables there, under a savepoint that is rolled back if it refuses).
+    ///
+    /// Returns one result per job: its index and, for a built leaf, the leaf bytes. A refused
+    /// or oversized job takes no index and does not fail the others; a failed commit fails
+    /// all. A publish failure after the commit is logged and repaired by the next append.
+    pub fn append_jobs(&mut self, jobs: Vec<Job>) -> Result<Vec<Result<Appended>>> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
         }
-        if let Err(e) = tx.commit() {
-            // Whether it committed is unknown: only a reopen can tell.
-            self.poisoned = true;
-            return Err(e.into());
+        let first = self.size;
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut leaves: Vec<Vec<u8>> = Vec::with_capacity(jobs.len());
+        let mut results = Vec::with_capacity(jobs.len());
+        for (position, job) in jobs.into_iter().enumerate() {
+            let index = first + leaves.len() as u64;
+            let (leaf, built) = match job {
+                Job::Raw(leaf) => (leaf, false),
+                Job::Build(build) => {
+                    let sp = tx.savepoint()?;
+                    match build(&sp, index) {
+                        Ok(leaf) if leaf.len() <= MAX_ENTRY_LEN => {
+                            sp.commit()?;
+                            (leaf, true)
+                        }
+                        Ok(leaf) => {
+                            drop(sp);
+                            results.push(Err(LedgerError::EntryTooLarge {
+                                position,
+                                len: leaf.len(),
+                            }));
+                            continue;
+                        }
+                        Err(refused) => {
+                            drop(sp);
+                            results.push(Err(LedgerError::Refused(refused)));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if leaf.len() > MAX_ENTRY_LEN {
+                results.push(Err(LedgerError::EntryTooLarge {
+                    position,
+                    len: leaf.len(),
+                }));
+                continue;
+            }
+            results.push(Ok(Appended {
+                index,
+                leaf: built.then(|| leaf.clone()),
+            }));
+            leaves.push(leaf);
         }
-        self.size = new_size;
-        self.root = new_root;
-        self.note = note;
-        self.edge = edge;
+        if leaves.is_empty() {
+            tx.commit()?;
+            return Ok(results);
+        }
+        let refs: Vec<&[u8]> = leaves.iter().map(Vec::as_slice).collect();
+        let written = write_batch(&tx, &self.key, first, &self.edge, &refs);
+        let committed = commit_batch(tx, written, first);
+        match self.finish_batch(committed, first) {
+            Ok(_) => Ok(results),
+            Err(LedgerError::Publish { source, .. }) => {
+                eprintln!("ledger: publishing after commit failed: {source}");
+                Ok(results)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Adopt a committed batch (or poison the ledger when the commit failed), then publish.
+    fn finish_batch(
+        &mut self,
+        committed: Result<Batch, (LedgerError, bool)>,
+        first: u64,
+    ) -> Result<u64> {
+        let batch = match committed {
+            Ok(b) => b,
+            Err((e, poison)) => {
+                self.poisoned |= poison;
+                return Err(e);
+            }
+        };
+        self.size = batch.size;
+        self.root = batch.root;
+        self.note = batch.note;
+        self.edge = batch.edge;
         self.publish().map_err(|e| LedgerError::Publish {
             first,
             source: Box::new(e),
@@ -668,12 +841,12 @@ pub struct LogHead {
 }
 
 enum Reply {
-    Async(tokio::sync::oneshot::Sender<Result<u64>>),
-    Blocking(mpsc::SyncSender<Result<u64>>),
+    Async(tokio::sync::oneshot::Sender<Result<Appended>>),
+    Blocking(mpsc::SyncSender<Result<Appended>>),
 }
 
 impl Reply {
-    fn send(self, r: Result<u64>) {
+    fn send(self, r: Result<Appended>) {
         // A requester that went away no longer needs its answer; the entry stays committed.
         match self {
             Reply::Async(s) => {
@@ -687,7 +860,7 @@ impl Reply {
 }
 
 struct Request {
-    entry: Vec<u8>,
+    job: Job,
     reply: Reply,
 }
 
@@ -732,29 +905,39 @@ impl Sequencer {
         })
     }
 
-    fn submit(&self, entry: Vec<u8>, reply: Reply) -> Result<()> {
+    fn submit(&self, job: Job, reply: Reply) -> Result<()> {
         let gone = || LedgerError::Sequencer("stopped".into());
         self.tx
             .as_ref()
             .ok_or_else(gone)?
-            .send(Request { entry, reply })
+            .send(Request { job, reply })
             .map_err(|_| gone())
     }
 
-    /// Append one entry; resolves to its index once its batch has committed.
-    pub async fn append(&self, entry: Vec<u8>) -> Result<u64> {
+    /// Append one job; resolves once its batch has committed.
+    pub async fn submit_job(&self, job: Job) -> Result<Appended> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.submit(entry, Reply::Async(tx))?;
+        self.submit(job, Reply::Async(tx))?;
         rx.await
             .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
     }
 
-    /// Blocking [`Sequencer::append`], for threads outside an async runtime.
-    pub fn append_blocking(&self, entry: Vec<u8>) -> Result<u64> {
+    /// Blocking [`Sequencer::submit_job`], for threads outside an async runtime.
+    pub fn submit_job_blocking(&self, job: Job) -> Result<Appended> {
         let (tx, rx) = mpsc::sync_channel(1);
-        self.submit(entry, Reply::Blocking(tx))?;
+        self.submit(job, Reply::Blocking(tx))?;
         rx.recv()
             .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
+    }
+
+    /// Append one entry; resolves to its index once its batch has committed.
+    pub async fn append(&self, entry: Vec<u8>) -> Result<u64> {
+        self.submit_job(Job::Raw(entry)).await.map(|a| a.index)
+    }
+
+    /// Blocking [`Sequencer::append`], for threads outside an async runtime.
+    pub fn append_blocking(&self, entry: Vec<u8>) -> Result<u64> {
+        self.submit_job_blocking(Job::Raw(entry)).map(|a| a.index)
     }
 
     /// The latest committed size, root and checkpoint.
@@ -800,44 +983,22 @@ fn run(
                 Err(_) => break,
             }
         }
-        // Refuse oversized entries one by one so they do not fail their neighbours.
-        let (mut ok, bad): (Vec<_>, Vec<_>) = batch
-            .into_iter()
-            .partition(|r| r.entry.len() <= MAX_ENTRY_LEN);
-        for r in bad {
-            let len = r.entry.len();
-            r.reply
-                .send(Err(LedgerError::EntryTooLarge { position: 0, len }));
-        }
-        if ok.is_empty() {
-            continue;
-        }
-        let entries: Vec<Vec<u8>> = ok
-            .iter_mut()
-            .map(|r| std::mem::take(&mut r.entry))
-            .collect();
-        let first = match ledger.append(&entries) {
-            Ok(first) => Ok(first),
-            Err(LedgerError::Publish { first, source }) => {
-                // Committed: acknowledge. The files are re-published by the next append.
-                eprintln!("ledger: publishing after commit failed: {source}");
-                Ok(first)
-            }
-            Err(e) => Err(e.to_string()),
-        };
-        match first {
-            Ok(first) => {
+        let (jobs, replies): (Vec<Job>, Vec<Reply>) =
+            batch.into_iter().map(|r| (r.job, r.reply)).unzip();
+        match ledger.append_jobs(jobs) {
+            Ok(results) => {
                 match head.lock() {
                     Ok(mut g) => update_head(&mut g, &ledger),
                     Err(poisoned) => update_head(&mut poisoned.into_inner(), &ledger),
                 }
-                for (i, r) in ok.into_iter().enumerate() {
-                    r.reply.send(Ok(first + i as u64));
+                for (reply, r) in replies.into_iter().zip(results) {
+                    reply.send(r);
                 }
             }
-            Err(msg) => {
-                for r in ok {
-                    r.reply.send(Err(LedgerError::Sequencer(msg.clone())));
+            Err(e) => {
+                let msg = e.to_string();
+                for reply in replies {
+                    reply.send(Err(LedgerError::Sequencer(msg.clone())));
                 }
             }
         }

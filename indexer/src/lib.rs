@@ -8,3 +8,4 @@ pub mod durable;
 pub mod keystore;
 pub mod ledger;
 pub mod store;
+pub mod vows;

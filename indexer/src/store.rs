@@ -76,6 +76,32 @@ const MIGRATIONS: &[&str] = &[
         root BLOB NOT NULL,
         note TEXT NOT NULL
     ) STRICT;",
+    // 3: vows (see `vows`). The records themselves are log leaves; these rows index them and
+    // hold each chain's head. `text` of a sealed vow lives here only, never in the log or tree.
+    "CREATE TABLE vow (
+        vow_id TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        sealed INTEGER NOT NULL,
+        sandbox INTEGER NOT NULL,
+        wallet TEXT,
+        signed_message TEXT UNIQUE,
+        cadence_seconds INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        head_seq INTEGER NOT NULL,
+        head_hash TEXT NOT NULL,
+        head_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX vow_agent ON vow (agent);
+    CREATE INDEX vow_wallet ON vow (wallet);
+    CREATE TABLE vow_entry (
+        vow_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        log_index INTEGER NOT NULL UNIQUE,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (vow_id, seq)
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.

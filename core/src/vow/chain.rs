@@ -104,7 +104,9 @@ impl ChainChecker {
                 let th = v.get("text_sha256").and_then(Value::as_str).unwrap_or("");
                 let agent = v.get("agent").and_then(Value::as_str).unwrap_or("");
                 if super::vow_id(origin, index, th, agent) != vow_id {
-                    return Err(at("vow_id is not derived from origin, index, text hash, agent"));
+                    return Err(at(
+                        "vow_id is not derived from origin, index, text hash, agent",
+                    ));
                 }
             }
             if let Some(text) = v.get("text").and_then(Value::as_str) {
@@ -114,14 +116,22 @@ impl ChainChecker {
                     return Err(at("text_sha256 is not the hash of text"));
                 }
             }
-            self.heads.insert(vow_id.clone(), Head { seq: 0, hash, at: when });
+            self.heads.insert(
+                vow_id.clone(),
+                Head {
+                    seq: 0,
+                    hash,
+                    at: when,
+                },
+            );
             self.vows += 1;
             return Ok(Leaf::Vow(vow_id));
         }
-        let head = self
-            .heads
-            .get_mut(&vow_id)
-            .ok_or_else(|| at(&format!("entry for vow {vow_id}, which is not earlier in the log")))?;
+        let head = self.heads.get_mut(&vow_id).ok_or_else(|| {
+            at(&format!(
+                "entry for vow {vow_id}, which is not earlier in the log"
+            ))
+        })?;
         let seq = v.get("seq").and_then(Value::as_u64).unwrap_or(0);
         if seq != head.seq + 1 {
             return Err(at(&format!("seq {seq} follows seq {}", head.seq)));
@@ -137,7 +147,11 @@ impl ChainChecker {
                 return Err(at(&format!("{flag} is not a boolean")));
             }
         }
-        *head = Head { seq, hash, at: when };
+        *head = Head {
+            seq,
+            hash,
+            at: when,
+        };
         self.entries += 1;
         Ok(Leaf::Entry(vow_id, seq))
     }

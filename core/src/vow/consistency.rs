@@ -10,9 +10,9 @@ use std::collections::HashSet;
 
 const STOPWORDS: &[&str] = &[
     "the", "and", "for", "with", "that", "this", "from", "into", "are", "was", "were", "will",
-    "our", "your", "its", "not", "but", "all", "any", "can", "has", "have", "had", "been",
-    "being", "than", "then", "them", "they", "their", "there", "which", "who", "what", "when",
-    "where", "how", "why", "about", "over", "under", "only", "also", "each", "per", "via",
+    "our", "your", "its", "not", "but", "all", "any", "can", "has", "have", "had", "been", "being",
+    "than", "then", "them", "they", "their", "there", "which", "who", "what", "when", "where",
+    "how", "why", "about", "over", "under", "only", "also", "each", "per", "via",
 ];
 
 /// The method statement published with every `y_consistency` number.

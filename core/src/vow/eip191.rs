@@ -49,6 +49,9 @@ mod tests {
         let sig = include_str!("../../tests/vectors/eip191_hello.txt").trim();
         let addr = recover("hello conduct", sig).unwrap();
         assert_eq!(hex::encode(addr), KEY_ADDR);
-        assert_ne!(hex::encode(recover("hello conduct!", sig).unwrap()), KEY_ADDR);
+        assert_ne!(
+            hex::encode(recover("hello conduct!", sig).unwrap()),
+            KEY_ADDR
+        );
     }
 }

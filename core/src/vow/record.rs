@@ -79,7 +79,10 @@ pub fn vow_record(
     m.insert("sandbox".into(), json!(f.wallet_signature.is_none()));
     m.insert(
         "wallet".into(),
-        f.wallet.as_ref().map(checksum_address).map_or(Value::Null, Value::String),
+        f.wallet
+            .as_ref()
+            .map(checksum_address)
+            .map_or(Value::Null, Value::String),
     );
     m.insert(
         "wallet_signature".into(),
@@ -200,8 +203,20 @@ mod tests {
     #[test]
     fn declared_ys_are_distinct_in_first_order() {
         let d = declared_ys(["b", "a", "b", "b"]);
-        assert_eq!(d[0], DeclaredY { y: "b".into(), turns: 3 });
-        assert_eq!(d[1], DeclaredY { y: "a".into(), turns: 1 });
+        assert_eq!(
+            d[0],
+            DeclaredY {
+                y: "b".into(),
+                turns: 3
+            }
+        );
+        assert_eq!(
+            d[1],
+            DeclaredY {
+                y: "a".into(),
+                turns: 1
+            }
+        );
     }
 
     #[test]

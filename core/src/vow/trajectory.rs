@@ -20,7 +20,10 @@ pub fn trajectory(
 ) -> Result<(Value, Windows), String> {
     let (vow_index, vow_leaf) = records.first().ok_or("no vow record")?;
     let vow: Value = serde_json::from_slice(vow_leaf).map_err(|e| e.to_string())?;
-    let start = vow["at"].as_str().and_then(parse_rfc3339).ok_or("vow without at")?;
+    let start = vow["at"]
+        .as_str()
+        .and_then(parse_rfc3339)
+        .ok_or("vow without at")?;
     let hours = vow["cadence_hours"].as_f64().ok_or("vow without cadence")?;
     let cadence = (hours * 3600.0) as u64;
     let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
@@ -59,7 +62,10 @@ pub fn trajectory(
         }));
     }
     let w = windows(start, cadence, &ats, now);
-    let last = series.last().map(|s| s["y_consistency"].clone()).unwrap_or(Value::Null);
+    let last = series
+        .last()
+        .map(|s| s["y_consistency"].clone())
+        .unwrap_or(Value::Null);
     let stats = json!({
         "entries": series.len(),
         "attested_entries": series.iter().filter(|s| s["attested"] == true).count(),

@@ -112,7 +112,10 @@ mod tests {
         let h = 3600;
         // Before the first window closes nothing is missed.
         let w = windows(0, h, &[], h - 1);
-        assert_eq!((w.closed, w.missed(), w.overdue, w.next_boundary), (0, 0, false, h));
+        assert_eq!(
+            (w.closed, w.missed(), w.overdue, w.next_boundary),
+            (0, 0, false, h)
+        );
         // Reported in window 0 and 2, now in window 4: windows 1 and 3 missed, overdue.
         let w = windows(0, h, &[10, 2 * h + 5], 4 * h + 1);
         assert_eq!(w.closed, 4);
