@@ -39,33 +39,86 @@ pub struct App {
     pub demo_cap: DailyCap,
     /// Reads of the transparency log (proofs).
     pub log: Arc<conduct_indexer::ledger::LedgerReader>,
+    /// Appends to the log (group commit).
+    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
+    /// Reads of vows and their chains.
+    pub vows: Arc<conduct_indexer::vows::VowReader>,
+    /// Donated raw traces, kept apart.
+    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    /// Keeps the vow pages current.
+    pub site: crate::vow_site::VowSite,
+    /// Free `POST /vow` counter.
+    pub vow_cap: DailyCap,
+    /// Free `POST /vow/report/demo` counter.
+    pub report_demo_cap: DailyCap,
     /// Idempotency keys of paid calls in progress.
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
     pub started: Instant,
 }
 
+/// The stateful parts an [`App`] is built from.
+pub struct Parts {
+    /// Configured payment rails.
+    pub rails: Rails,
+    /// The durable store.
+    pub store: Arc<Store>,
+    /// Log reads.
+    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
+    /// Log appends.
+    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
+    /// Vow reads.
+    pub vows: Arc<conduct_indexer::vows::VowReader>,
+    /// Donated traces.
+    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    /// The vow render thread.
+    pub site: crate::vow_site::VowSite,
+}
+
 impl App {
-    /// State for a configuration and key.
-    pub fn new(
-        cfg: Config,
-        key: ServiceKey,
-        rails: Rails,
-        store: Arc<Store>,
-        log: Arc<conduct_indexer::ledger::LedgerReader>,
-    ) -> Self {
-        let demo_cap = DailyCap::new(cfg.demo_daily_cap);
+    /// State for a configuration, key and opened parts.
+    pub fn new(cfg: Config, key: ServiceKey, parts: Parts) -> Self {
         App {
-            log,
+            demo_cap: DailyCap::new(cfg.demo_daily_cap),
+            vow_cap: DailyCap::new(cfg.vow_daily_cap),
+            report_demo_cap: DailyCap::new(cfg.report_demo_daily_cap),
+            log: parts.log,
+            rails: parts.rails,
+            store: parts.store,
+            seq: parts.seq,
+            vows: parts.vows,
+            donated: parts.donated,
+            site: parts.site,
             cfg,
             key,
-            rails,
-            store,
-            demo_cap,
             inflight: Default::default(),
             started: Instant::now(),
         }
     }
+}
+
+/// Take one call from a free daily cap, or refuse with 429 and `Retry-After`.
+fn take_cap(
+    cap: &DailyCap,
+    limit: Option<u32>,
+    ip: IpAddr,
+    what: &str,
+    instead: &str,
+) -> Result<(), Problem> {
+    if let Take::Refused(retry) = cap.take(ip, now_unix()) {
+        return Err(Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate-limited",
+            "Free daily cap reached",
+            format!(
+                "the free {what} cap of {} calls per IP per UTC day is used up; it resets at \
+                 UTC midnight{instead}",
+                limit.unwrap_or(0)
+            ),
+        )
+        .with_header(header::RETRY_AFTER, retry.to_string()));
+    }
+    Ok(())
 }
 
 /// Unix seconds now.
@@ -123,22 +176,30 @@ where
             }
             Dynamic::DemoProfile => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                if let Take::Refused(retry) = app.demo_cap.take(ip, now_unix()) {
-                    return Err(Problem::new(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "rate-limited",
-                        "Free daily cap reached",
-                        format!(
-                            "the free /demo/profile cap of {} calls per IP per UTC day is used up; \
-                             it resets at UTC midnight, or pay for POST /profile",
-                            app.cfg.demo_daily_cap.unwrap_or(0)
-                        ),
-                    )
-                    .with_header(header::RETRY_AFTER, retry.to_string()));
-                }
+                take_cap(&app.demo_cap, app.cfg.demo_daily_cap, ip, "/demo/profile",
+                    ", or pay for POST /profile")?;
                 let body = read_body(&req.headers, req.body).await?;
                 profile::demo(body, &req.headers).await
             }
+            Dynamic::VowMessage => crate::vows::message(app, &req.query),
+            Dynamic::TakeVow => {
+                let ip = client_ip(app, &req.headers, req.remote);
+                take_cap(&app.vow_cap, app.cfg.vow_daily_cap, ip, "POST /vow", "")?;
+                let body = read_body(&req.headers, req.body).await?;
+                crate::vows::take(app, body).await
+            }
+            Dynamic::ReportDemo => {
+                let ip = client_ip(app, &req.headers, req.remote);
+                take_cap(&app.report_demo_cap, app.cfg.report_demo_daily_cap, ip,
+                    "/vow/report/demo", ", or pay for POST /vow/report")?;
+                let body = read_body(&req.headers, req.body).await?;
+                crate::vows::report_demo(app, body).await
+            }
+            Dynamic::Report => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::vows::report_paid(app, body, &req.headers, &req.path).await
+            }
+            Dynamic::VerifyText => crate::vows::verify_text(app, &req.path, &req.query).await,
             Dynamic::Health => Ok(health(app).await),
             Dynamic::LogProof => log_proof(app, &req.path).await,
         };

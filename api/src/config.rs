@@ -19,7 +19,8 @@ pub const PRICE_USD: &str = "0.10";
 /// Largest accepted request body, bytes (DESIGN.md section 10).
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 
-/// Keys readable from `conduct.toml` (every one also has a flag and a `CONDUCT_*` twin).
+/// Keys readable from `conduct.toml` (the scalar keys of the first block also have a flag and a
+/// `CONDUCT_*` twin; the caps, rails and reading providers are file-only).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
@@ -39,6 +40,12 @@ pub struct FileConfig {
     pub manifest_ttl_hours: Option<u64>,
     /// `[[rails]]`: payment rails, all advertised at once at the one price.
     pub rails: Option<Vec<crate::payment::rails::RailConfig>>,
+    /// `vow_daily_cap`: `POST /vow` calls per IP per UTC day; 0 lifts the cap.
+    pub vow_daily_cap: Option<u32>,
+    /// `report_demo_daily_cap`: `POST /vow/report/demo` calls per IP per UTC day; 0 lifts it.
+    pub report_demo_daily_cap: Option<u32>,
+    /// `[reading]`: the language-model providers of `/vow/{id}/reading`.
+    pub reading: Option<crate::reading::ReadingConfig>,
 }
 
 impl FileConfig {
@@ -70,7 +77,18 @@ pub struct Config {
     pub manifest_ttl: u64,
     /// Configured payment rails.
     pub rails: Vec<crate::payment::rails::RailConfig>,
+    /// `POST /vow` calls per IP per UTC day; `None` when lifted.
+    pub vow_daily_cap: Option<u32>,
+    /// `POST /vow/report/demo` calls per IP per UTC day; `None` when lifted.
+    pub report_demo_daily_cap: Option<u32>,
+    /// Reading providers (none: rule-based readings).
+    pub reading: crate::reading::ReadingConfig,
 }
+
+/// Default `POST /vow` calls per IP per UTC day (DESIGN.md section 10).
+pub const DEFAULT_VOW_CAP: u32 = 20;
+/// Default `POST /vow/report/demo` calls per IP per UTC day.
+pub const DEFAULT_REPORT_DEMO_CAP: u32 = 50;
 
 /// Values given on the command line or in the environment (clap merges the two).
 #[derive(Debug, Default, Clone)]
@@ -125,6 +143,13 @@ impl Config {
                 .unwrap_or(false),
             manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
             rails: file.rails.unwrap_or_default(),
+            vow_daily_cap: Some(file.vow_daily_cap.unwrap_or(DEFAULT_VOW_CAP)).filter(|c| *c > 0),
+            report_demo_daily_cap: Some(
+                file.report_demo_daily_cap
+                    .unwrap_or(DEFAULT_REPORT_DEMO_CAP),
+            )
+            .filter(|c| *c > 0),
+            reading: file.reading.unwrap_or_default(),
         })
     }
 

@@ -194,7 +194,11 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 &cfg.rails,
                 conduct_api::config::PRICE_USD,
             )?;
-            serve::render_site(&cfg, &key, &accepts)?;
+            let store = conduct_indexer::store::Store::open(&cfg.data)
+                .map_err(|e| format!("store: {e}"))?;
+            let vows = conduct_indexer::vows::VowReader::open(&store)
+                .map_err(|e| format!("store: {e}"))?;
+            serve::render_site(&cfg, &key, &accepts, Some(&vows))?;
             println!("rendered {}", cfg.site.display());
             Ok(ExitCode::SUCCESS)
         }

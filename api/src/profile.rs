@@ -22,13 +22,13 @@ const BLOCKING_THRESHOLD: usize = 64 * 1024;
 
 /// Marks an idempotency key as in flight until dropped, so two paid calls with the same key
 /// can never both settle.
-struct InFlight<'a> {
+pub(crate) struct InFlight<'a> {
     set: &'a std::sync::Mutex<std::collections::HashSet<String>>,
     key: String,
 }
 
 impl<'a> InFlight<'a> {
-    fn enter(
+    pub(crate) fn enter(
         set: &'a std::sync::Mutex<std::collections::HashSet<String>>,
         key: &str,
     ) -> Option<Self> {
@@ -99,7 +99,7 @@ fn check_request(body: &[u8]) -> Result<String, Problem> {
 
 /// The idempotency cache key: the `Idempotency-Key` header (default: none, which makes the
 /// key `sha256(trace)` with its `context_key`) together with what the result depends on.
-fn idempotency_key(headers: &HeaderMap, request: &str) -> Result<String, Problem> {
+pub(crate) fn idempotency_key(headers: &HeaderMap, request: &str) -> Result<String, Problem> {
     let given = match headers.get("idempotency-key") {
         None => "",
         Some(v) => v
@@ -123,7 +123,7 @@ fn idempotency_key(headers: &HeaderMap, request: &str) -> Result<String, Problem
 }
 
 /// Leave a claimed payment unsettled (idempotent replay or handler failure): never charged.
-async fn leave_unsettled(app: &Arc<App>, auth: &payment::Authorized, why: &'static str) {
+pub(crate) async fn leave_unsettled(app: &Arc<App>, auth: &payment::Authorized, why: &'static str) {
     let (s, p) = (app.store.clone(), auth.payment.clone());
     let now = now_unix();
     let _ = tokio::task::spawn_blocking(move || {

@@ -16,6 +16,16 @@ pub enum Dynamic {
     Health,
     /// `GET /log/proof/{index}`: a C2SP tlog-proof of one log entry.
     LogProof,
+    /// `GET /vow/message`: the exact EIP-191 text of a vow.
+    VowMessage,
+    /// `POST /vow`: take a vow.
+    TakeVow,
+    /// `POST /vow/report/demo`: a free report-in.
+    ReportDemo,
+    /// `POST /vow/report`: a paid report-in.
+    Report,
+    /// `GET /vow/{id}/verify_text`: does a candidate text match the vow's hash.
+    VerifyText,
 }
 
 /// What answers a route.
@@ -92,6 +102,24 @@ pub const ROUTES: &[Route] = &[
         "A bundle of log entries (u16 big-endian length before each entry)."),
     route("GET", "/log/proof/{index}", false, Handler::Dynamic(Dynamic::LogProof),
         "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to."),
+    route("GET", "/vow/message", false, Handler::Dynamic(Dynamic::VowMessage),
+        "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true]."),
+    route("POST", "/vow", false, Handler::Dynamic(Dynamic::TakeVow),
+        "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day."),
+    route("POST", "/vow/report", true, Handler::Dynamic(Dynamic::Report),
+        "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402."),
+    route("POST", "/vow/report/demo", false, Handler::Dynamic(Dynamic::ReportDemo),
+        "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day."),
+    route("GET", "/vows", false, Handler::Static,
+        "Public index of every vow, by agent name (never by score)."),
+    route("GET", "/vow/{id}", false, Handler::Static,
+        "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification)."),
+    route("GET", "/vow/{id}/chain", false, Handler::Static,
+        "The complete raw chain: every signed record of the vow, in order."),
+    route("GET", "/vow/{id}/reading", false, Handler::Static,
+        "The signed trajectory plus an interpretation labelled as guidance, never a verdict."),
+    route("GET", "/vow/{id}/verify_text", false, Handler::Dynamic(Dynamic::VerifyText),
+        "Whether ?text= is the vow's text (compares sha256 with the published text_sha256)."),
 ];
 
 /// Match a concrete path against a route pattern (`{X}` matches one non-empty segment part).

@@ -8,7 +8,12 @@ use conduct_indexer::keystore;
 use conduct_renderer::{render, SiteInput};
 use warp::Filter;
 
-use crate::app::{dispatch, now_unix, App, Request};
+use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
+use conduct_indexer::vows::{DonatedTraces, VowReader};
+use conduct_renderer::publish::Publisher;
+
+use crate::app::{dispatch, now_unix, App, Parts, Request};
+use crate::vow_site::{self, VowSite};
 use crate::config::{Config, PRICE_USD};
 use crate::payment::Rails;
 use crate::routes;
@@ -27,13 +32,17 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
     Ok(key)
 }
 
-/// Render the static tree for `cfg` into `cfg.site`.
+/// Render the whole tree for `cfg` into `cfg.site`: the static pages and every vow's pages
+/// (from `vows`, when the store is open). Returns the publisher that owns the tree from now
+/// on, and each vow's next window boundary.
 pub fn render_site(
     cfg: &Config,
     key: &ServiceKey,
     accepts: &[serde_json::Value],
-) -> Result<(), String> {
+    vows: Option<&VowReader>,
+) -> Result<(Publisher, Vec<(u64, String)>), String> {
     let infos = routes::infos();
+    let as_of = now_unix();
     let input = SiteInput {
         key,
         public_url: &cfg.public_url,
@@ -41,13 +50,25 @@ pub fn render_site(
         accepts,
         price_usd: PRICE_USD,
         demo_daily_cap: cfg.demo_daily_cap,
-        as_of: now_unix(),
+        as_of,
         manifest_ttl: cfg.manifest_ttl,
     };
-    let tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    let mut tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    let boundaries = match vows {
+        Some(reader) => {
+            crate::vow_site::render_all_vows(key, reader, &cfg.site, &cfg.reading, &mut tree, as_of)?
+        }
+        None => Vec::new(),
+    };
+    // The manifest covers the vow pages too.
+    let manifest = conduct_renderer::site::manifest_doc(&tree, as_of, cfg.manifest_ttl);
+    tree.put(
+        "manifest.json",
+        conduct_renderer::snapshot::signed_bytes(key, manifest).map_err(|e| e.0)?,
+    );
     tree.write_to(&cfg.site)
         .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
-    Ok(())
+    Ok((Publisher::from_tree(&cfg.site, &tree), boundaries))
 }
 
 async fn shutdown_signal() {
@@ -119,21 +140,13 @@ pub fn filter(
         .unify()
 }
 
-/// Re-render (and so re-sign the manifest) every half manifest lifetime, so a long-running
-/// instance never serves an expired manifest.
-async fn refresh_site(app: Arc<App>) {
+/// Re-sign the manifest every half manifest lifetime, so a long-running instance never
+/// serves an expired manifest.
+async fn refresh_manifest(app: Arc<App>) {
     let period = std::time::Duration::from_secs((app.cfg.manifest_ttl / 2).max(60));
     loop {
         tokio::time::sleep(period).await;
-        let a = app.clone();
-        let done =
-            tokio::task::spawn_blocking(move || render_site(&a.cfg, &a.key, &a.rails.accepts))
-                .await;
-        match done {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => eprintln!("conduct: periodic render failed: {e}"),
-            Err(e) => eprintln!("conduct: periodic render task failed: {e}"),
-        }
+        app.site.refresh_manifest();
     }
 }
 
@@ -159,14 +172,27 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     let store = Arc::new(
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
     );
-    render_site(&cfg, &key, &rails.accepts)?;
-    // Open the ledger once: it publishes (or repairs) the log under site/log.
-    let ledger = conduct_indexer::ledger::Ledger::open(&store, key.clone(), &cfg.site.join("log"))
+    // Open the ledger: it publishes (or repairs) the log under site/log.
+    let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))
         .map_err(|e| format!("ledger: {e}"))?;
-    drop(ledger);
-    let log = Arc::new(
-        conduct_indexer::ledger::LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?,
+    let seq = Arc::new(
+        Sequencer::spawn(ledger, conduct_indexer::ledger::DEFAULT_MAX_BATCH)
+            .map_err(|e| format!("ledger: {e}"))?,
     );
+    let log = Arc::new(LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?);
+    let vows = Arc::new(VowReader::open(&store).map_err(|e| format!("store: {e}"))?);
+    let donated = Arc::new(DonatedTraces::open(&cfg.data).map_err(|e| format!("store: {e}"))?);
+    let (publisher, boundaries) = render_site(&cfg, &key, &rails.accepts, Some(&vows))?;
+    let site = VowSite::spawn(vow_site::Context {
+        key: key.clone(),
+        reader: vows.clone(),
+        publisher: Arc::new(std::sync::Mutex::new(publisher)),
+        reading: cfg.reading.clone(),
+        manifest_ttl: cfg.manifest_ttl,
+        boundaries,
+        runtime: tokio::runtime::Handle::current(),
+        site: cfg.site.clone(),
+    })?;
     conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
@@ -177,8 +203,17 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     if let Some(b) = banner {
         println!("{}", b(&cfg.public_url));
     }
-    let app = Arc::new(App::new(cfg, key, rails, store, log));
-    tokio::spawn(refresh_site(app.clone()));
+    let parts = Parts {
+        rails,
+        store,
+        log,
+        seq,
+        vows,
+        donated,
+        site,
+    };
+    let app = Arc::new(App::new(cfg, key, parts));
+    tokio::spawn(refresh_manifest(app.clone()));
     warp::serve(filter(app))
         .incoming(listener)
         .graceful(shutdown_signal())

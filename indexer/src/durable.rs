@@ -50,3 +50,31 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
         Ok(())
     }
 }
+
+/// Replace `path` atomically (temp file -> rename) without syncing: for derived files that
+/// are re-derived from the store after a crash. Readers see the old or the new bytes, never
+/// a mix. `tag` keeps concurrent writers' temp files apart.
+pub fn replace_atomic(path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp.{}.{tag}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    {
+        let mut opts = OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        opts.mode(mode);
+        opts.open(&tmp)?.write_all(bytes)?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    fs::rename(&tmp, path)
+}

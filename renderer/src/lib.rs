@@ -6,8 +6,10 @@
 pub mod docs;
 pub mod pages;
 pub mod site;
+pub mod publish;
 pub mod snapshot;
 pub mod tree;
+pub mod vows;
 
 pub use site::{render, RouteInfo, SiteInput};
 pub use tree::Tree;

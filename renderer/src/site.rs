@@ -337,16 +337,25 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
 
 /// The (unsigned) manifest of a tree: every file but the manifest itself and the log.
 pub fn manifest_doc(tree: &Tree, as_of: u64, ttl: u64) -> Value {
-    let mut files = serde_json::Map::new();
-    for (path, bytes) in &tree.files {
-        if path == "manifest.json" || path.starts_with("log/") {
-            continue;
-        }
-        files.insert(
-            path.clone(),
-            json!({"sha256": hex::encode(Sha256::digest(bytes)), "len": bytes.len()}),
-        );
-    }
+    let files = tree
+        .files
+        .iter()
+        .filter(|(p, _)| p.as_str() != "manifest.json" && !p.starts_with("log/"))
+        .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
+        .collect();
+    manifest_from(&files, as_of, ttl)
+}
+
+/// The (unsigned) manifest of files given as path -> (hex SHA-256, length).
+pub fn manifest_from(
+    files: &std::collections::BTreeMap<String, (String, u64)>,
+    as_of: u64,
+    ttl: u64,
+) -> Value {
+    let files: serde_json::Map<String, Value> = files
+        .iter()
+        .map(|(p, (sha, len))| (p.clone(), json!({"sha256": sha, "len": len})))
+        .collect();
     json!({
         "type": MANIFEST_TYPE,
         "version": as_of,

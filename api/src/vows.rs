@@ -1,0 +1,400 @@
+//! The vow endpoints (spec 4.2): `GET /vow/message`, `POST /vow`, `POST /vow/report/demo`
+//! (free), `POST /vow/report` (paid through the x402 gate) and `GET /vow/{id}/verify_text`.
+//! Reads of vows are static snapshots kept current by [`crate::vow_site`].
+//!
+//! Every check runs before anything is written or paid for; a write is acknowledged (201)
+//! only after the log committed it and the vow's pages were re-rendered.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::attestation::measure;
+use conduct_core::canonical::{sha256_hex, write_trace};
+use conduct_core::trace::{parse_json, FieldError};
+use conduct_core::vow::consistency::y_consistency;
+use conduct_core::vow::record::{declared_ys, text_sha256};
+use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
+use conduct_core::tlog::MAX_ENTRY_LEN;
+use conduct_indexer::ledger::{LedgerError, Refused};
+use conduct_indexer::store::IDEMPOTENCY_WINDOW;
+use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
+use serde_json::json;
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::app::{now_unix, query_param, App};
+use crate::payment::{self, Refusal, Resource};
+use crate::profile::{idempotency_key, leave_unsettled, InFlight};
+use crate::reply::{bytes_response, json_response, Problem};
+
+fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store-unavailable",
+        "The ledger could not be written or read now",
+        format!("{what}: {e}"),
+    )
+    .with_header(header::RETRY_AFTER, "1")
+}
+
+async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, Problem> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(unavailable(what, e)),
+        Err(e) => Err(unavailable(what, e)),
+    }
+}
+
+/// Look a vow up, or 404 naming `/vow_id`.
+async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
+    let (reader, key) = (app.vows.clone(), id.to_owned());
+    let row = blocking("reading the vow", move || {
+        reader.vow(&key).map_err(|e| e.to_string())
+    })
+    .await?;
+    row.ok_or_else(|| unknown_vow(id))
+}
+
+fn unknown_vow(id: &str) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::NOT_FOUND,
+        "unknown-vow",
+        "No such vow",
+        format!("there is no vow {id:?}; see /vows"),
+    );
+    p.errors.push(FieldError::at("/vow_id", format!("no vow {id:?}")));
+    p
+}
+
+fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
+    let mut resp = json_response(bytes);
+    *resp.status_mut() = StatusCode::CREATED;
+    if let Ok(v) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp
+}
+
+fn ledger_problem(e: LedgerError) -> Problem {
+    match e {
+        LedgerError::Refused(Refused::NotFound(m)) => {
+            Problem::new(StatusCode::NOT_FOUND, "unknown-vow", "No such vow", m)
+        }
+        LedgerError::Refused(Refused::Conflict(m)) => {
+            Problem::new(StatusCode::CONFLICT, "already-recorded", "Already recorded", m)
+        }
+        LedgerError::EntryTooLarge { len, .. } => {
+            let mut p = Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "entry-too-large",
+                "The entry would not fit in the log",
+                format!("the signed entry would be {len} bytes; a log entry holds at most {MAX_ENTRY_LEN}"),
+            );
+            p.errors.push(FieldError::at("/turns", "the distinct declared purposes (Y) are too long to record"));
+            p
+        }
+        other => unavailable("appending to the log", other),
+    }
+}
+
+/// `GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]`: the exact EIP-191 text.
+pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
+    let mut errs = Vec::new();
+    let get = |name: &str, errs: &mut Vec<FieldError>| {
+        let v = query_param(query, name);
+        if v.is_none() {
+            errs.push(FieldError::at(format!("?{name}"), "missing query parameter"));
+        }
+        v.unwrap_or_default()
+    };
+    let text = get("text", &mut errs);
+    let agent = get("agent", &mut errs);
+    let cadence_raw = get("cadence_hours", &mut errs);
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let sealed = match query_param(query, "sealed").as_deref() {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(other) => {
+            return Err(Problem::invalid(vec![FieldError::at(
+                "?sealed",
+                format!("{other:?} is not true or false"),
+            )]))
+        }
+    };
+    let cadence: f64 = cadence_raw
+        .parse()
+        .map_err(|_| Problem::invalid(vec![FieldError::at("?cadence_hours", "not a number")]))?;
+    let checks = [
+        vow::check_text(&text, "?text"),
+        vow::check_agent(&agent, "?agent"),
+        vow::check_cadence(cadence, "?cadence_hours").map(|_| ()),
+    ];
+    let errs: Vec<FieldError> = checks.into_iter().filter_map(Result::err).collect();
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed);
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        msg.into_bytes(),
+    ))
+}
+
+/// `POST /vow`: take a vow (sandbox unless a wallet signature verifies).
+pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+    let req: VowRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    let checked = vow::check_vow(&req).map_err(Problem::invalid)?;
+    let mut signed_message = None;
+    let mut signature = None;
+    if let (Some(sig), Some(wallet)) = (&req.signature, &checked.wallet) {
+        let msg = vow::vow_message(
+            &app.cfg.public_url,
+            &req.text,
+            &req.agent,
+            req.cadence_hours,
+            checked.sealed,
+        );
+        let bad = |detail: String| {
+            let mut p = Problem::invalid(vec![FieldError::at("/signature", detail)]);
+            p.kind = "bad-signature";
+            p.title = "The wallet signature does not verify";
+            p
+        };
+        match eip191::recover(&msg, sig) {
+            Ok(addr) if &addr == wallet => {}
+            Ok(addr) => {
+                return Err(bad(format!(
+                    "the signature recovers to 0x{}, not the wallet; sign the exact text of \
+                     GET /vow/message with these parameters (sealed={})",
+                    hex::encode(addr),
+                    checked.sealed
+                )))
+            }
+            Err(e) => return Err(bad(e)),
+        }
+        signed_message = Some(sha256_hex(format!("{}\n{msg}", hex::encode(wallet)).as_bytes()));
+        signature = Some(sig.to_ascii_lowercase());
+    }
+    let new = NewVow {
+        origin: app.key.name().to_owned(),
+        agent: req.agent,
+        text: req.text,
+        cadence_hours: req.cadence_hours,
+        cadence_seconds: checked.cadence_seconds,
+        wallet: checked.wallet.filter(|_| signature.is_some()),
+        wallet_signature: signature,
+        signed_message_sha256: signed_message,
+        sealed: checked.sealed,
+        at: now_unix(),
+    };
+    let appended = app
+        .seq
+        .submit_job(vow_job(app.key.clone(), new))
+        .await
+        .map_err(ledger_problem)?;
+    let leaf = appended.leaf.unwrap_or_default();
+    let id = serde_json::from_slice::<serde_json::Value>(&leaf)
+        .ok()
+        .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    app.site
+        .render(&id, true)
+        .await
+        .map_err(|e| unavailable("rendering the vow", e))?;
+    Ok(created(leaf, &format!("/vow/{id}")))
+}
+
+/// A report-in checked, scored and ready to append.
+struct Prepared {
+    entry: NewEntry,
+    donated: Option<Vec<u8>>,
+}
+
+/// Check and score a report-in body (everything but appending).
+async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared, Problem> {
+    let app2 = app.clone();
+    let work = move || -> Result<Prepared, Problem> {
+        let req: ReportRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+        vow::check_report(&req).map_err(Problem::invalid)?;
+        let row = app2
+            .vows
+            .vow(&req.vow_id)
+            .map_err(|e| unavailable("reading the vow", e))?
+            .ok_or_else(|| unknown_vow(&req.vow_id))?;
+        let measured = measure(req.trace()).map_err(Problem::invalid)?;
+        let ys = || req.turns.iter().map(|t| t.y.as_ref());
+        let donate = req.donate_trace.unwrap_or(false);
+        let donated = donate.then(|| {
+            let mut out = Vec::new();
+            write_trace(&mut out, req.trace());
+            out
+        });
+        let entry = NewEntry {
+            vow_id: row.vow_id.clone(),
+            trace_sha256: measured.trace_sha256,
+            context_key: req.context_key.to_string(),
+            n_turns: req.turns.len(),
+            profile: measured.profile,
+            declared_y: (!row.sealed).then(|| declared_ys(ys())),
+            y_consistency: y_consistency(&row.text, ys()),
+            note: req.note.clone(),
+            attested,
+            trace_donated: donate,
+            at: now_unix(),
+        };
+        let len = entry
+            .worst_case_len(&app2.key)
+            .map_err(|e| unavailable("signing the entry", e))?;
+        if len > MAX_ENTRY_LEN {
+            return Err(ledger_problem(LedgerError::EntryTooLarge { position: 0, len }));
+        }
+        Ok(Prepared { entry, donated })
+    };
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| unavailable("scoring", e))?
+}
+
+/// Append a prepared report-in and re-render its vow; the signed entry bytes.
+async fn append(app: &Arc<App>, p: Prepared) -> Result<Vec<u8>, Problem> {
+    let vow_id = p.entry.vow_id.clone();
+    if let Some(trace) = p.donated {
+        let (d, v, h, at) = (
+            app.donated.clone(),
+            vow_id.clone(),
+            hex::encode(p.entry.trace_sha256),
+            p.entry.at,
+        );
+        blocking("keeping the donated trace", move || {
+            d.put(&v, &h, &trace, at).map_err(|e| e.to_string())
+        })
+        .await?;
+    }
+    let appended = app
+        .seq
+        .submit_job(entry_job(app.key.clone(), p.entry))
+        .await
+        .map_err(ledger_problem)?;
+    app.site
+        .render(&vow_id, false)
+        .await
+        .map_err(|e| unavailable("rendering the vow", e))?;
+    Ok(appended.leaf.unwrap_or_default())
+}
+
+/// `POST /vow/report/demo`: a free report-in, `attested: false` forever.
+pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+    let prepared = prepare(app, body, false).await?;
+    let id = prepared.entry.vow_id.clone();
+    let leaf = append(app, prepared).await?;
+    Ok(created(leaf, &format!("/vow/{id}/chain")))
+}
+
+/// `POST /vow/report`: a paid report-in, `attested: true`. Checked and scored first; then
+/// verify and claim the payment, settle it, append, serve. The same `Idempotency-Key`
+/// (default: the body's hash) within 24 hours returns the same entry and charges nothing.
+pub async fn report_paid(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    let request = format!("vow-report|{}", sha256_hex(&body));
+    let prepared = prepare(app, body, true).await?;
+    let idem = idempotency_key(headers, &request)?;
+    let Some(_inflight) = InFlight::enter(&app.inflight, &idem) else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "in-flight",
+            "The same report-in is being paid for right now",
+            "a paid call with the same idempotency key is in progress; retry shortly",
+        )
+        .with_header(header::RETRY_AFTER, "1"));
+    };
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let resource = Resource {
+        url: &url,
+        description: "A signed, attested report-in appended to a vow's chain",
+    };
+    let now = now_unix();
+    let auth = match payment::authorize(&app.rails, &app.store, headers, resource, now).await {
+        Ok(a) => a,
+        Err(Refusal::Challenge(r)) => return Ok(r),
+        Err(Refusal::Problem(p)) => return Err(p),
+    };
+    let (store, key2) = (app.store.clone(), idem.clone());
+    let cached = tokio::task::spawn_blocking(move || {
+        store.idempotent_get(&key2, now.saturating_sub(IDEMPOTENCY_WINDOW))
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten();
+    if let Some(bytes) = cached {
+        leave_unsettled(app, &auth, "idempotent replay: the entry exists, not charged").await;
+        let mut resp = json_response(bytes);
+        resp.headers_mut()
+            .insert("idempotent-replayed", HeaderValue::from_static("true"));
+        return Ok(resp);
+    }
+    // Settle before appending: an `attested: true` entry exists only for a settled payment.
+    let receipt = match payment::settle(&app.rails, &app.store, &auth, resource, now_unix()).await {
+        Ok(r) => r,
+        Err(Refusal::Challenge(r)) => return Ok(r),
+        Err(Refusal::Problem(p)) => return Err(p),
+    };
+    let id = prepared.entry.vow_id.clone();
+    let leaf = match append(app, prepared).await {
+        Ok(l) => l,
+        Err(mut p) => {
+            p.detail = format!(
+                "{}; the payment settled (transaction {}) but no entry was appended: the \
+                 operator refunds it from the payment record",
+                p.detail, receipt.transaction
+            );
+            return Err(p);
+        }
+    };
+    let (store, bytes) = (app.store.clone(), leaf.clone());
+    let _ = tokio::task::spawn_blocking(move || store.idempotent_put(&idem, &bytes, now)).await;
+    Ok(payment::with_receipt(
+        created(leaf, &format!("/vow/{id}/chain")),
+        &receipt,
+    ))
+}
+
+/// `GET /vow/{id}/verify_text?text=`: whether a candidate text is the vow's text.
+pub async fn verify_text(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
+    let id = path
+        .strip_prefix("/vow/")
+        .and_then(|r| r.strip_suffix("/verify_text"))
+        .unwrap_or("");
+    if !vow::is_vow_id(id) {
+        return Err(unknown_vow(id));
+    }
+    let text = query_param(query, "text").ok_or_else(|| {
+        Problem::invalid(vec![FieldError::at("?text", "missing query parameter")])
+    })?;
+    let row = find_vow(app, id).await?;
+    let candidate = text_sha256(&text);
+    let published = text_sha256(&row.text);
+    let doc = json!({
+        "type": "conduct.verify_text/v1",
+        "vow_id": row.vow_id,
+        "sealed": row.sealed,
+        "text_sha256": published,
+        "candidate_sha256": candidate,
+        "matches": candidate == published,
+        "how": "sha256 of the candidate's UTF-8 bytes compared with the vow's text_sha256",
+        "scope": conduct_core::scope::scope_value(),
+    });
+    let bytes = conduct_renderer::snapshot::signed_bytes(&app.key, doc)
+        .map_err(|e| unavailable("signing", e.0))?;
+    Ok(json_response(bytes))
+}

@@ -1,0 +1,82 @@
+//! Incremental publishing into the site directory: writes only files whose bytes changed,
+//! keeps the hash and length of every file for the signed manifest, and re-signs the manifest
+//! on demand. One `Publisher` is the only writer of the tree outside `log/`.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use conduct_core::signing::ServiceKey;
+use conduct_indexer::durable::replace_atomic;
+use sha2::{Digest, Sha256};
+
+use crate::site::manifest_from;
+use crate::snapshot::signed_bytes;
+use crate::tree::Tree;
+use crate::RenderError;
+
+/// The site directory and what the manifest says about it.
+#[derive(Debug)]
+pub struct Publisher {
+    root: PathBuf,
+    files: BTreeMap<String, (String, u64)>,
+    dirty: bool,
+}
+
+impl Publisher {
+    /// A publisher for `root` whose files are exactly `tree` (just written by
+    /// [`Tree::write_to`]).
+    pub fn from_tree(root: &Path, tree: &Tree) -> Self {
+        let files = tree
+            .files
+            .iter()
+            .filter(|(p, _)| p.as_str() != "manifest.json" && !p.starts_with("log/"))
+            .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
+            .collect();
+        Publisher {
+            root: root.to_path_buf(),
+            files,
+            dirty: false,
+        }
+    }
+
+    /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
+    pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
+        let sha = hex::encode(Sha256::digest(bytes));
+        if self
+            .files
+            .get(rel)
+            .is_some_and(|(h, l)| *h == sha && *l == bytes.len() as u64)
+        {
+            return Ok(false);
+        }
+        replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
+        self.files.insert(rel.to_owned(), (sha, bytes.len() as u64));
+        self.dirty = true;
+        Ok(true)
+    }
+
+    /// True when files changed since the manifest was last signed.
+    pub fn dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Files the manifest covers.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// True when no file is published.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Sign and write the manifest for the current files.
+    pub fn write_manifest(&mut self, key: &ServiceKey, as_of: u64, ttl: u64) -> Result<(), RenderError> {
+        let bytes = signed_bytes(key, manifest_from(&self.files, as_of, ttl))?;
+        replace_atomic(&self.root.join("manifest.json"), &bytes, 0o644, "pub")
+            .map_err(|e| RenderError::Input(format!("writing the manifest: {e}")))?;
+        self.dirty = false;
+        Ok(())
+    }
+}
