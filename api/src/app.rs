@@ -176,8 +176,13 @@ where
             }
             Dynamic::DemoProfile => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                take_cap(&app.demo_cap, app.cfg.demo_daily_cap, ip, "/demo/profile",
-                    ", or pay for POST /profile")?;
+                take_cap(
+                    &app.demo_cap,
+                    app.cfg.demo_daily_cap,
+                    ip,
+                    "/demo/profile",
+                    ", or pay for POST /profile",
+                )?;
                 let body = read_body(&req.headers, req.body).await?;
                 profile::demo(body, &req.headers).await
             }
@@ -190,8 +195,13 @@ where
             }
             Dynamic::ReportDemo => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                take_cap(&app.report_demo_cap, app.cfg.report_demo_daily_cap, ip,
-                    "/vow/report/demo", ", or pay for POST /vow/report")?;
+                take_cap(
+                    &app.report_demo_cap,
+                    app.cfg.report_demo_daily_cap,
+                    ip,
+                    "/vow/report/demo",
+                    ", or pay for POST /vow/report",
+                )?;
                 let body = read_body(&req.headers, req.body).await?;
                 crate::vows::report_demo(app, body).await
             }

@@ -15,5 +15,5 @@ pub mod routes;
 pub mod serve;
 pub mod static_site;
 pub mod verify_log;
-pub mod vows;
 pub mod vow_site;
+pub mod vows;

@@ -245,8 +245,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             match conduct_api::verify_log::verify_log_at(&location, &pubkey) {
                 Ok(a) => {
                     println!(
-                        "OK: {} size {} root {} ({} files checked)",
-                        a.origin, a.size, a.root, a.files
+                        "OK: {} size {} root {} ({} files checked; {} vow chains, {} entries \
+                         verified; {} other leaves)",
+                        a.origin, a.size, a.root, a.files, a.vows, a.entries, a.other
                     );
                     Ok(ExitCode::SUCCESS)
                 }

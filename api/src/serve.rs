@@ -13,10 +13,10 @@ use conduct_indexer::vows::{DonatedTraces, VowReader};
 use conduct_renderer::publish::Publisher;
 
 use crate::app::{dispatch, now_unix, App, Parts, Request};
-use crate::vow_site::{self, VowSite};
 use crate::config::{Config, PRICE_USD};
 use crate::payment::Rails;
 use crate::routes;
+use crate::vow_site::{self, VowSite};
 
 /// Load the key for `cfg`, creating it on first start.
 pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
@@ -27,6 +27,13 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
             "conduct: generated a new signing key in {} (key id {})",
             keystore::key_path(&cfg.data).display(),
             key.key_id_hex()
+        );
+    }
+    if key.name() != cfg.origin() {
+        eprintln!(
+            "conduct: the log origin was fixed at first start as {} (this address would give {})",
+            key.name(),
+            cfg.origin()
         );
     }
     Ok(key)
@@ -55,9 +62,14 @@ pub fn render_site(
     };
     let mut tree = render(&input).map_err(|e| format!("render: {e}"))?;
     let boundaries = match vows {
-        Some(reader) => {
-            crate::vow_site::render_all_vows(key, reader, &cfg.site, &cfg.reading, &mut tree, as_of)?
-        }
+        Some(reader) => crate::vow_site::render_all_vows(
+            key,
+            reader,
+            &cfg.site,
+            &cfg.reading,
+            &mut tree,
+            as_of,
+        )?,
         None => Vec::new(),
     };
     // The manifest covers the vow pages too.

@@ -7,7 +7,10 @@
 //! - every entry bundle, each decoding and covering exactly the checkpoint's size;
 //! - the root recomputed from the entries' leaf hashes, against the signed root;
 //! - every hash tile the log must serve, byte for byte against the tiles rebuilt from the entries;
-//! - the root read back through the tiles alone, against the signed root.
+//! - the root read back through the tiles alone, against the signed root;
+//! - every vow chain in the entries: each `conduct.vow/v1` and `conduct.entry/v1` record is
+//!   canonical, signed by the pinned key, names its own log index, and links to the previous
+//!   record of its vow by `seq` and `prev` (see `conduct_core::vow::chain`).
 //!
 //! Any changed byte in any file fails one of these checks.
 
@@ -29,6 +32,12 @@ pub struct LogAudit {
     pub root: String,
     /// Files checked.
     pub files: usize,
+    /// Vow records whose chains verified.
+    pub vows: u64,
+    /// Report-in entries that verified.
+    pub entries: u64,
+    /// Leaves that are not vow-chain records (not checked as chains).
+    pub other: u64,
 }
 
 /// Where the log's files come from.
@@ -102,6 +111,9 @@ pub fn verify_log<F: LogFiles + ?Sized>(files: &F, vkey: &str) -> Result<LogAudi
 
     // Entries, bundle by bundle.
     let mut hashes = Vec::with_capacity(cp.size as usize);
+    let pinned =
+        conduct_core::signing::PinnedKey::parse(vkey).map_err(|e| format!("--pubkey: {e}"))?;
+    let mut chains = conduct_core::vow::chain::ChainChecker::new(pinned, Some(cp.origin.clone()));
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -113,6 +125,11 @@ pub fn verify_log<F: LogFiles + ?Sized>(files: &F, vkey: &str) -> Result<LogAudi
                 "{rel}: holds {} entries, the checkpoint needs {width}",
                 entries.len()
             ));
+        }
+        for (i, e) in entries.iter().enumerate() {
+            chains
+                .leaf(n * 256 + i as u64, e)
+                .map_err(|e| format!("vow chain: {e}"))?;
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;
@@ -145,5 +162,8 @@ pub fn verify_log<F: LogFiles + ?Sized>(files: &F, vkey: &str) -> Result<LogAudi
         size: cp.size,
         root: base64::engine::general_purpose::STANDARD.encode(cp.root),
         files: checked,
+        vows: chains.vows,
+        entries: chains.entries,
+        other: chains.other,
     })
 }

@@ -13,7 +13,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{from_stats, rule_based, ReadingInput};
 use conduct_indexer::vows::VowReader;
 use conduct_renderer::publish::Publisher;
-use conduct_renderer::vows::{reading_file, reading_path, vow_files, vows_index, Chain};
+use conduct_renderer::vows::{reading_file, reading_path, vow_files, vows_index, Chain, Files};
 use conduct_renderer::{RenderError, Tree};
 use serde_json::Value;
 
@@ -91,7 +91,7 @@ pub fn render_vow(
     interpretation: Option<Value>,
     pending_model: bool,
     now: u64,
-) -> Result<(Vec<(String, Vec<u8>)>, u64, ReadingInput), RenderError> {
+) -> Result<(Files, u64, ReadingInput), RenderError> {
     let (mut files, windows, stats) = vow_files(key, chain, now)?;
     let input = from_stats(&chain.vow()?, &chain.entries()?, &stats);
     let interp = interpretation.unwrap_or_else(|| rule_based_value(&input, pending_model));
@@ -185,7 +185,11 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
     let models = uses_model(&ctx.reading).then(|| spawn_model_tasks(&ctx, back));
     let mut st = State {
         boundaries: ctx.boundaries.iter().cloned().collect(),
-        next_of: ctx.boundaries.iter().map(|(t, v)| (v.clone(), *t)).collect(),
+        next_of: ctx
+            .boundaries
+            .iter()
+            .map(|(t, v)| (v.clone(), *t))
+            .collect(),
         interps: HashMap::new(),
         asked: HashMap::new(),
         models,
@@ -217,7 +221,11 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
         let mut manifest_now = false;
         for m in batch {
             match m {
-                Msg::Render { vow, index: i, done } => {
+                Msg::Render {
+                    vow,
+                    index: i,
+                    done,
+                } => {
                     vows.insert(vow);
                     index |= i;
                     waiters.extend(done);
@@ -279,8 +287,7 @@ impl State {
     fn render(&mut self, vows: &BTreeSet<String>, index: bool, now: u64) -> Result<(), String> {
         let mut files = Vec::new();
         for id in vows {
-            let Some((row, records)) = self.ctx.reader.chain(id).map_err(|e| e.to_string())?
-            else {
+            let Some((row, records)) = self.ctx.reader.chain(id).map_err(|e| e.to_string())? else {
                 continue;
             };
             let chain = Chain { row, records };
@@ -293,14 +300,9 @@ impl State {
             }
             let kept = self.interps.get(id).cloned();
             let stale = kept.as_ref().is_none_or(|(s, _)| *s < head);
-            let (f, next, input) = render_vow(
-                &self.ctx.key,
-                &chain,
-                kept.map(|(_, v)| v),
-                model,
-                now,
-            )
-            .map_err(|e| format!("vow {id}: {e}"))?;
+            let (f, next, input) =
+                render_vow(&self.ctx.key, &chain, kept.map(|(_, v)| v), model, now)
+                    .map_err(|e| format!("vow {id}: {e}"))?;
             let pending = model && stale;
             files.extend(f);
             if let Some(old) = self.next_of.insert(id.clone(), next) {

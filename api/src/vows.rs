@@ -10,11 +10,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use conduct_core::attestation::measure;
 use conduct_core::canonical::{sha256_hex, write_trace};
+use conduct_core::tlog::MAX_ENTRY_LEN;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::consistency::y_consistency;
 use conduct_core::vow::record::{declared_ys, text_sha256};
 use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
-use conduct_core::tlog::MAX_ENTRY_LEN;
 use conduct_indexer::ledger::{LedgerError, Refused};
 use conduct_indexer::store::IDEMPOTENCY_WINDOW;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
@@ -65,7 +65,8 @@ fn unknown_vow(id: &str) -> Problem {
         "No such vow",
         format!("there is no vow {id:?}; see /vows"),
     );
-    p.errors.push(FieldError::at("/vow_id", format!("no vow {id:?}")));
+    p.errors
+        .push(FieldError::at("/vow_id", format!("no vow {id:?}")));
     p
 }
 
@@ -83,9 +84,12 @@ fn ledger_problem(e: LedgerError) -> Problem {
         LedgerError::Refused(Refused::NotFound(m)) => {
             Problem::new(StatusCode::NOT_FOUND, "unknown-vow", "No such vow", m)
         }
-        LedgerError::Refused(Refused::Conflict(m)) => {
-            Problem::new(StatusCode::CONFLICT, "already-recorded", "Already recorded", m)
-        }
+        LedgerError::Refused(Refused::Conflict(m)) => Problem::new(
+            StatusCode::CONFLICT,
+            "already-recorded",
+            "Already recorded",
+            m,
+        ),
         LedgerError::EntryTooLarge { len, .. } => {
             let mut p = Problem::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -93,7 +97,10 @@ fn ledger_problem(e: LedgerError) -> Problem {
                 "The entry would not fit in the log",
                 format!("the signed entry would be {len} bytes; a log entry holds at most {MAX_ENTRY_LEN}"),
             );
-            p.errors.push(FieldError::at("/turns", "the distinct declared purposes (Y) are too long to record"));
+            p.errors.push(FieldError::at(
+                "/turns",
+                "the distinct declared purposes (Y) are too long to record",
+            ));
             p
         }
         other => unavailable("appending to the log", other),
@@ -106,7 +113,10 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     let get = |name: &str, errs: &mut Vec<FieldError>| {
         let v = query_param(query, name);
         if v.is_none() {
-            errs.push(FieldError::at(format!("?{name}"), "missing query parameter"));
+            errs.push(FieldError::at(
+                format!("?{name}"),
+                "missing query parameter",
+            ));
         }
         v.unwrap_or_default()
     };
@@ -178,7 +188,9 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
             }
             Err(e) => return Err(bad(e)),
         }
-        signed_message = Some(sha256_hex(format!("{}\n{msg}", hex::encode(wallet)).as_bytes()));
+        signed_message = Some(sha256_hex(
+            format!("{}\n{msg}", hex::encode(wallet)).as_bytes(),
+        ));
         signature = Some(sig.to_ascii_lowercase());
     }
     let new = NewVow {
@@ -252,7 +264,10 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
             .worst_case_len(&app2.key)
             .map_err(|e| unavailable("signing the entry", e))?;
         if len > MAX_ENTRY_LEN {
-            return Err(ledger_problem(LedgerError::EntryTooLarge { position: 0, len }));
+            return Err(ledger_problem(LedgerError::EntryTooLarge {
+                position: 0,
+                len,
+            }));
         }
         Ok(Prepared { entry, donated })
     };
@@ -337,7 +352,12 @@ pub async fn report_paid(
     .and_then(Result::ok)
     .flatten();
     if let Some(bytes) = cached {
-        leave_unsettled(app, &auth, "idempotent replay: the entry exists, not charged").await;
+        leave_unsettled(
+            app,
+            &auth,
+            "idempotent replay: the entry exists, not charged",
+        )
+        .await;
         let mut resp = json_response(bytes);
         resp.headers_mut()
             .insert("idempotent-replayed", HeaderValue::from_static("true"));

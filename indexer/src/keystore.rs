@@ -42,10 +42,41 @@ pub fn key_path(data_dir: &Path) -> PathBuf {
     data_dir.join("keys").join("ed25519.seed")
 }
 
-/// Load the service key from `data_dir`, creating it if absent. `name` is the log origin.
+/// Path of the file that fixes the log origin (the key's name) at first start.
+pub fn origin_path(data_dir: &Path) -> PathBuf {
+    data_dir.join("keys").join("origin")
+}
+
+/// Load the service key from `data_dir`, creating it if absent.
 ///
-/// Returns the key and whether it was created now.
+/// The key's name is the log origin, fixed when the key is first created (`keys/origin`): a
+/// log's origin never changes, whatever address the service is later reached at. `name` is
+/// the origin to fix when there is none yet. Returns the key and whether it was created now.
 pub fn load_or_create(data_dir: &Path, name: &str) -> Result<(ServiceKey, bool), KeyError> {
+    let origin_file = origin_path(data_dir);
+    let fixed = match fs::read_to_string(&origin_file) {
+        Ok(s) if !s.trim().is_empty() => s.trim().to_owned(),
+        Ok(_) => name.to_owned(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => name.to_owned(),
+        Err(source) => {
+            return Err(KeyError::Io {
+                path: origin_file,
+                source,
+            })
+        }
+    };
+    let (key, created) = load_or_create_seed(data_dir, &fixed)?;
+    if !origin_file.exists() {
+        crate::durable::write_atomic(&origin_file, format!("{fixed}\n").as_bytes(), 0o600)
+            .map_err(|source| KeyError::Io {
+                path: origin_file.clone(),
+                source,
+            })?;
+    }
+    Ok((key, created))
+}
+
+fn load_or_create_seed(data_dir: &Path, name: &str) -> Result<(ServiceKey, bool), KeyError> {
     let path = key_path(data_dir);
     let io_err = |p: &Path| {
         let p = p.to_path_buf();

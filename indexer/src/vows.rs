@@ -184,6 +184,9 @@ pub fn entry_job(key: ServiceKey, entry: NewEntry) -> Job {
     }))
 }
 
+/// A chain's records as (log index, leaf bytes): the vow record, then entries in seq order.
+pub type Records = Vec<(u64, Vec<u8>)>;
+
 /// A vow as the store indexes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VowRow {
@@ -285,7 +288,7 @@ impl VowReader {
 
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
-    pub fn chain(&self, vow_id: &str) -> Result<Option<(VowRow, Vec<(u64, Vec<u8>)>)>, StoreError> {
+    pub fn chain(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
             let Some(row) = tx

@@ -5,8 +5,8 @@
 
 pub mod docs;
 pub mod pages;
-pub mod site;
 pub mod publish;
+pub mod site;
 pub mod snapshot;
 pub mod tree;
 pub mod vows;

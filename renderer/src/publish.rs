@@ -72,7 +72,12 @@ impl Publisher {
     }
 
     /// Sign and write the manifest for the current files.
-    pub fn write_manifest(&mut self, key: &ServiceKey, as_of: u64, ttl: u64) -> Result<(), RenderError> {
+    pub fn write_manifest(
+        &mut self,
+        key: &ServiceKey,
+        as_of: u64,
+        ttl: u64,
+    ) -> Result<(), RenderError> {
         let bytes = signed_bytes(key, manifest_from(&self.files, as_of, ttl))?;
         replace_atomic(&self.root.join("manifest.json"), &bytes, 0o644, "pub")
             .map_err(|e| RenderError::Input(format!("writing the manifest: {e}")))?;

@@ -60,10 +60,17 @@ impl Chain {
         as_of: u64,
     ) -> Result<(Value, Windows), RenderError> {
         let pinned = PinnedKey::parse(&key.vkey()).map_err(RenderError::Input)?;
-        let refs: Vec<(u64, &[u8])> = self.records.iter().map(|(i, l)| (*i, l.as_slice())).collect();
+        let refs: Vec<(u64, &[u8])> = self
+            .records
+            .iter()
+            .map(|(i, l)| (*i, l.as_slice()))
+            .collect();
         trajectory(&refs, &pinned, key.name(), as_of).map_err(RenderError::Input)
     }
 }
+
+/// Rendered files as (relative path, bytes).
+pub type Files = Vec<(String, Vec<u8>)>;
 
 /// Path of a vow's page.
 pub fn vow_path(id: &str) -> String {
@@ -99,7 +106,7 @@ pub fn vow_files(
     key: &ServiceKey,
     chain: &Chain,
     as_of: u64,
-) -> Result<(Vec<(String, Vec<u8>)>, Windows, Value), RenderError> {
+) -> Result<(Files, Windows, Value), RenderError> {
     let id = &chain.row.vow_id;
     let vow = chain.vow()?;
     let entries = chain.entries()?;

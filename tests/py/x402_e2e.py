@@ -272,6 +272,31 @@ facilitator_url = "{fac_url}"
         after = (bal("payer"), bal("pay_to"))
         check("balances moved by exactly the price", before[0] - after[0] == PRICE and after[1] - before[1] == PRICE,
               f"{before} -> {after}")
+        # A paid report-in: the same gate, an attested entry chained to its vow.
+        vow = (await plain.post(base + "/vow", json={"text": "summarise documents for the user",
+                                                      "agent": "x402-e2e", "cadence_hours": 24})).json()
+        report = dict(trace(30), vow_id=vow.get("vow_id"), note="paid report-in")
+        before = (bal("payer"), bal("pay_to"))
+        async with x402HttpxClient(client, timeout=60) as http:
+            rep = await http.post(base + "/vow/report", json=report)
+        rrec = json.loads(base64.b64decode(rep.headers.get("payment-response", "e30=")))
+        entry = rep.json() if rep.status_code == 201 else {}
+        after = (bal("payer"), bal("pay_to"))
+        check("PyPI x402 client pays /vow/report: 201, attested entry seq 1, settled, price moved",
+              rep.status_code == 201 and entry.get("attested") is True and entry.get("seq") == 1
+              and rrec.get("success") is True and before[0] - after[0] == PRICE,
+              f"{rep.status_code} {rep.text[:300]} {rrec}")
+        async with x402HttpxClient(client, timeout=60) as http:
+            rep2 = await http.post(base + "/vow/report", json=report)
+        check("the same paid report-in again: the same entry, nothing charged, no second entry",
+              rep2.status_code == 200 and rep2.content == rep.content
+              and rep2.headers.get("idempotent-replayed") == "true" and (bal("payer"), bal("pay_to")) == after
+              and (await plain.get(base + f"/vow/{vow.get('vow_id')}/chain")).json().get("length") == 1,
+              f"{rep2.status_code} {rep2.text[:200]}")
+        unpaid = await plain.post(base + "/vow/report", json=dict(report, note="unpaid"))
+        check("an unpaid report-in gets the 402 challenge and appends nothing",
+              unpaid.status_code == 402 and unpaid.content == b""
+              and (await plain.get(base + f"/vow/{vow.get('vow_id')}/chain")).json().get("length") == 1)
         pk = (await plain.get(base + "/pubkey")).json()
         try:
             att = paid.json()

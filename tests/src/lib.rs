@@ -41,6 +41,20 @@ pub fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("py")
 }
 
+/// Run `tests/py/<script>` with the venv's Python and `args`; returns (success, stdout, stderr).
+pub fn run_py(script: &str, args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = Command::new(python())
+        .arg(py_dir().join(script))
+        .args(args)
+        .output()
+        .expect("run python");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A running `conduct serve` (or `conduct dev`).
 pub struct Server {
     child: Option<Child>,
@@ -124,6 +138,14 @@ impl Server {
     /// Full URL of a path.
     pub fn at(&self, path: &str) -> String {
         format!("{}{}", self.url, path)
+    }
+
+    /// Kill the process with SIGKILL (no chance to clean up) and reap it.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// Send SIGTERM and wait for exit.

@@ -46,6 +46,9 @@ fn pays_profile_over_x402_with_the_facilitator_rail() {
         "refused: expired authorization",
         "refused: nonce already used on chain",
         "the price never changes",
+        "PyPI x402 client pays /vow/report: 201, attested entry seq 1, settled, price moved",
+        "the same paid report-in again: the same entry, nothing charged, no second entry",
+        "an unpaid report-in gets the 402 challenge and appends nothing",
     ] {
         assert!(
             stdout.contains(&format!("ok:   {must}")),

@@ -23,8 +23,8 @@ pub const MAX_VOW_TEXT: usize = 4000;
 pub const MAX_AGENT: usize = 64;
 /// Most characters in a report-in's public note (spec section 6).
 pub const MAX_NOTE: usize = 1000;
-/// Shortest declared cadence, hours.
-pub const MIN_CADENCE_HOURS: f64 = 1.0;
+/// Shortest declared cadence, hours (36 seconds).
+pub const MIN_CADENCE_HOURS: f64 = 0.01;
 /// Longest declared cadence, hours (one year).
 pub const MAX_CADENCE_HOURS: f64 = 8760.0;
 
@@ -225,7 +225,10 @@ pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
     if !is_vow_id(&req.vow_id) {
         errs.push(FieldError::at(
             "/vow_id",
-            format!("{:?} is not a vow id (16 lowercase hex digits)", clip(&req.vow_id)),
+            format!(
+                "{:?} is not a vow id (16 lowercase hex digits)",
+                clip(&req.vow_id)
+            ),
         ));
     }
     if let Some(note) = &req.note {
@@ -291,7 +294,13 @@ pub fn format_hours(hours: f64) -> String {
 /// The exact text a wallet signs with EIP-191 `personal_sign` to take a vow (DESIGN.md
 /// section 9): it names the service origin, the action and every parameter, so a signature
 /// cannot be replayed elsewhere or for another vow.
-pub fn vow_message(origin: &str, text: &str, agent: &str, cadence_hours: f64, sealed: bool) -> String {
+pub fn vow_message(
+    origin: &str,
+    text: &str,
+    agent: &str,
+    cadence_hours: f64,
+    sealed: bool,
+) -> String {
     use sha2::{Digest, Sha256};
     format!(
         "conduct: take a vow\n\
@@ -324,11 +333,20 @@ mod tests {
     fn vow_checks_name_the_field() {
         let ok = req(serde_json::json!({"text":"help users","agent":"a","cadence_hours":24}));
         assert_eq!(check_vow(&ok).unwrap().cadence_seconds, 86_400);
-        let sealed = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":24,"sealed":true}));
+        let sealed =
+            req(serde_json::json!({"text":"x","agent":"a","cadence_hours":24,"sealed":true}));
         assert_eq!(check_vow(&sealed).unwrap_err()[0].pointer, "/sealed");
-        let bad = req(serde_json::json!({"text":" ","agent":"","cadence_hours":0.5,"wallet":"0x12"}));
-        let ptrs: Vec<_> = check_vow(&bad).unwrap_err().into_iter().map(|e| e.pointer).collect();
-        assert_eq!(ptrs, ["/text", "/agent", "/cadence_hours", "/wallet", "/signature"]);
+        let bad =
+            req(serde_json::json!({"text":" ","agent":"","cadence_hours":0.005,"wallet":"0x12"}));
+        let ptrs: Vec<_> = check_vow(&bad)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.pointer)
+            .collect();
+        assert_eq!(
+            ptrs,
+            ["/text", "/agent", "/cadence_hours", "/wallet", "/signature"]
+        );
         let frac = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.0001}));
         assert!(check_vow(&frac).is_err());
         let half = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.5}));
@@ -352,11 +370,20 @@ mod tests {
     #[test]
     fn message_names_everything() {
         let m = vow_message("https://c.example", "serve\nwell", "bot", 24.0, true);
-        for part in ["Origin: https://c.example", "Action: take_vow", "Agent: bot",
-                     "Cadence hours: 24\n", "Sealed: yes", "Text:\nserve\nwell"] {
+        for part in [
+            "Origin: https://c.example",
+            "Action: take_vow",
+            "Agent: bot",
+            "Cadence hours: 24\n",
+            "Sealed: yes",
+            "Text:\nserve\nwell",
+        ] {
             assert!(m.contains(part), "{part}");
         }
-        assert_ne!(m, vow_message("https://other.example", "serve\nwell", "bot", 24.0, true));
+        assert_ne!(
+            m,
+            vow_message("https://other.example", "serve\nwell", "bot", 24.0, true)
+        );
         assert_eq!(format_hours(1.5), "1.5");
     }
 

@@ -1,0 +1,427 @@
+"""End to end: the vow ledger as a new user meets it, and an independent audit of it.
+
+Starts a loopback stand-in for a hosted language model (OpenAI chat-completions wire format;
+the primary provider answers 500, the fallback answers) and `conduct serve` configured with it.
+Then: a wallet (PyPI eth-account) signs the served EIP-191 text, vows are taken (signed,
+sealed, sandbox, and a 36-second cadence one), report-ins are appended, every bad input of the
+issue is refused with problem+json and changes nothing, M and D appear nowhere on disk but in
+the donated-trace store, readings come from the fallback model and never see M, D or a sealed
+text, and a window boundary re-renders a vow page with nobody writing. Finally an independent
+verifier written here (pyca/cryptography, rfc8785) checks the checkpoint signature, every
+inclusion proof and every vow chain from the static files alone.
+
+usage: vow_e2e.py --conduct BIN --workdir DIR
+Prints one line per check and exits 0 only when every check passed.
+"""
+import argparse, base64, hashlib, json, os, re, secrets, subprocess, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import rfc8785
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from eth_account import Account
+from eth_account.messages import encode_defunct
+
+results = []
+MARK = secrets.token_hex(6)
+M_MARK, D_MARK, SEALED_MARK = f"MREASON{MARK}", f"DACTION{MARK}", f"SEALEDTEXT{MARK}"
+
+
+def check(name, ok, detail=""):
+    results.append((name, bool(ok)))
+    print(("ok:   " if ok else "FAIL: ") + name + ("" if ok else f"  [{detail}]"), flush=True)
+
+
+def trace(n, y="answer billing questions", donate=None):
+    turns = [{"Y": y if i % 3 else "handle refunds", "M": f"{M_MARK} step {i}",
+              "D": f"{D_MARK}-{'refused' if i % 4 == 1 else 'ok'}", "context": {"monitored": i % 2}}
+             for i in range(n)]
+    return {"context_key": "monitored", "turns": turns}
+
+
+# --- the language-model stand-in -------------------------------------------------------------
+seen_prompts = []
+
+
+def serve_models():
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
+            seen_prompts.append((self.path, self.headers.get("authorization"), body))
+            if self.path.startswith("/broken/"):
+                out, code = {"error": {"type": "server_error", "message": "overloaded"}}, 500
+            else:
+                req = json.loads(body)
+                out, code = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": req["model"],
+                             "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                 "role": "assistant",
+                                 "content": "The declared purposes still track the vow. Guidance only."}}],
+                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}, 200
+            data = json.dumps(out).encode()
+            self.send_response(code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{srv.server_address[1]}"
+
+
+# --- an independent verifier of the static files ----------------------------------------------
+def tile_path(n):
+    s = f"{n:03d}"
+    groups = []
+    while True:
+        groups.insert(0, n % 1000)
+        n //= 1000
+        if n == 0:
+            break
+    return "/".join([f"x{g:03d}" for g in groups[:-1]] + [f"{groups[-1]:03d}"])
+
+
+def leaf_hash(b):
+    return hashlib.sha256(b"\x00" + b).digest()
+
+
+def node(l, r):
+    return hashlib.sha256(b"\x01" + l + r).digest()
+
+
+def mth(hs):
+    if len(hs) == 1:
+        return hs[0]
+    k = 1
+    while k * 2 < len(hs):
+        k *= 2
+    return node(mth(hs[:k]), mth(hs[k:]))
+
+
+def verify_inclusion(index, size, leaf, proof, root):
+    """RFC 9162 section 2.1.3.2."""
+    if index >= size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node(p, r)
+            if not fn & 1:
+                while fn and not fn & 1:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = node(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root
+
+
+def open_note(text, vkey):
+    """Verify a C2SP signed note against a vkey; return its body lines."""
+    name, kid, b64 = vkey.split("+", 2)
+    raw = base64.b64decode(b64)
+    assert raw[0] == 1
+    pub = Ed25519PublicKey.from_public_bytes(raw[1:])
+    body, sigs = text.split("\n\n", 1)
+    body += "\n"
+    for line in sigs.splitlines():
+        m = re.match(r"^\u2014 (\S+) (\S+)$", line)
+        if m and m.group(1) == name:
+            sig = base64.b64decode(m.group(2))
+            if sig[:4].hex() == kid:
+                pub.verify(sig[4:], body.encode())
+                return body.splitlines()
+    raise ValueError("no signature by the pinned key")
+
+
+def audit(base, vkey, public_key_b64):
+    """Everything from static files: checkpoint, bundles, root, proofs, records, chains."""
+    h = httpx.Client(timeout=30)
+    cp_text = h.get(base + "/log/checkpoint").text
+    origin, size_s, root_b64 = open_note(cp_text, vkey)[:3]
+    size, root = int(size_s), base64.b64decode(root_b64)
+    leaves = []
+    for n in range((size + 255) // 256):
+        w = min(256, size - n * 256)
+        rel = f"/log/tile/entries/{tile_path(n)}" + ("" if w == 256 else f".p/{w}")
+        b, i = h.get(base + rel).content, 0
+        while i < len(b):
+            ln = int.from_bytes(b[i:i + 2], "big")
+            leaves.append(b[i + 2:i + 2 + ln])
+            i += 2 + ln
+    assert len(leaves) == size, (len(leaves), size)
+    hashes = [leaf_hash(l) for l in leaves]
+    assert mth(hashes) == root, "entries do not hash to the signed root"
+    proofs = 0
+    for idx in range(size):
+        text = h.get(base + f"/log/proof/{idx}").text
+        head, note = text.split("\n\n", 1)
+        lines = head.splitlines()
+        assert lines[0] == "c2sp.org/tlog-proof@v1" and lines[1] == f"index {idx}"
+        p_origin, p_size, p_root = open_note(note, vkey)[:3]
+        assert verify_inclusion(idx, int(p_size), hashes[idx], [base64.b64decode(x) for x in lines[2:]],
+                                base64.b64decode(p_root)), f"inclusion proof {idx}"
+        proofs += 1
+    pub = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64))
+    heads, vows, entries = {}, 0, 0
+    for idx, leaf in enumerate(leaves):
+        rec = json.loads(leaf)
+        assert rfc8785.dumps(rec) == leaf, f"leaf {idx} is not canonical"
+        sig = base64.b64decode(rec.pop("signature"))
+        pub.verify(sig, rfc8785.dumps(rec))
+        assert rec["log_index"] == idx
+        if rec["type"] == "conduct.vow/v1":
+            assert rec["vow_id"] not in heads
+            if "text" in rec:
+                assert hashlib.sha256(rec["text"].encode()).hexdigest() == rec["text_sha256"]
+            heads[rec["vow_id"]] = (0, hashlib.sha256(leaf).hexdigest())
+            vows += 1
+        elif rec["type"] == "conduct.entry/v1":
+            seq, prev = heads[rec["vow_id"]]
+            assert rec["seq"] == seq + 1 and rec["prev"] == prev, f"chain broken at leaf {idx}"
+            heads[rec["vow_id"]] = (rec["seq"], hashlib.sha256(leaf).hexdigest())
+            entries += 1
+    return size, proofs, vows, entries
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--conduct", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    models = serve_models()
+    cfg = os.path.join(a.workdir, "conduct.toml")
+    with open(cfg, "w") as f:
+        f.write(f'''vow_daily_cap = 0
+report_demo_daily_cap = 0
+
+[reading]
+timeout_seconds = 5
+
+[reading.primary]
+base_url = "{models}/broken/v1"
+model = "primary-model"
+
+[reading.fallback]
+base_url = "{models}/v1"
+model = "fallback-model"
+api_key_env = "CONDUCT_TEST_MODEL_KEY"
+''')
+    data, site = os.path.join(a.workdir, "data"), os.path.join(a.workdir, "site")
+    proc = subprocess.Popen([a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--data", data,
+                             "--site", site], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, CONDUCT_TEST_MODEL_KEY="sk-test-" + MARK))
+    try:
+        line = ""
+        for line in proc.stdout:
+            if "listening on" in line:
+                break
+        base = re.search(r"listening on (http://\S+)", line).group(1)
+        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+        run(a, base, data, site)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    passed = sum(1 for _, ok in results if ok)
+    print(f"vow e2e: {passed} checks passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+def run(a, base, data, site):
+    h = httpx.Client(timeout=60)
+    size = lambda: int(h.get(base + "/log/checkpoint").text.splitlines()[1])
+
+    # A vow with a 36-second cadence, taken first so a window boundary passes during the run.
+    fast = h.post(base + "/vow", json={"text": "report in often", "agent": "fast-bot", "cadence_hours": 0.01})
+    fast_id, fast_at = fast.json()["vow_id"], time.time()
+    check("POST /vow (sandbox, 36 s cadence): 201 with Location", fast.status_code == 201
+          and fast.headers.get("location") == f"/vow/{fast_id}" and fast.json()["sandbox"] is True, fast.text[:200])
+
+    # A wallet signs the served text.
+    wallet = Account.create()
+    params = {"text": "Answer billing questions honestly and never move funds",
+              "agent": "billing-bot", "cadence_hours": "24"}
+    msg = h.get(base + "/vow/message", params=params)
+    check("GET /vow/message names origin, action and every parameter",
+          msg.status_code == 200 and all(s in msg.text for s in
+                                         [f"Origin: {h.get(base + '/').json()['base_url']}", "Action: take_vow", "Agent: billing-bot",
+                                          "Cadence hours: 24", "Sealed: no", params["text"]]), msg.text)
+    sig = wallet.sign_message(encode_defunct(text=msg.text)).signature.hex()
+    body = {"text": params["text"], "agent": "billing-bot", "cadence_hours": 24, "wallet": wallet.address,
+            "signature": "0x" + sig.removeprefix("0x")}
+    signed = h.post(base + "/vow", json=body)
+    vow = signed.json()
+    check("a wallet-signed vow: 201, not sandbox, wallet recorded", signed.status_code == 201
+          and vow["sandbox"] is False and vow["wallet"] == wallet.address and vow["text"] == params["text"],
+          signed.text[:300])
+    replay = h.post(base + "/vow", json=body)
+    check("the same signed vow again: 409, names the existing vow", replay.status_code == 409
+          and vow["vow_id"] in replay.json().get("detail", ""), replay.text[:200])
+
+    # Sealed.
+    sealed_text = f"Keep the customer list private {SEALED_MARK}"
+    smsg = h.get(base + "/vow/message", params={"text": sealed_text, "agent": "vault-bot",
+                                                 "cadence_hours": "12", "sealed": "true"}).text
+    ssig = wallet.sign_message(encode_defunct(text=smsg)).signature.hex()
+    sealed = h.post(base + "/vow", json={"text": sealed_text, "agent": "vault-bot", "cadence_hours": 12,
+                                         "wallet": wallet.address, "signature": "0x" + ssig.removeprefix("0x"),
+                                         "sealed": True})
+    sv = sealed.json()
+    check("a sealed vow publishes only sha256(text)", sealed.status_code == 201 and "text" not in sv
+          and sv["text_sha256"] == hashlib.sha256(sealed_text.encode()).hexdigest() and sv["sealed"] is True,
+          sealed.text[:300])
+    vt = h.get(base + f"/vow/{sv['vow_id']}/verify_text", params={"text": sealed_text}).json()
+    vf = h.get(base + f"/vow/{sv['vow_id']}/verify_text", params={"text": sealed_text + "!"}).json()
+    check("verify_text: the sealed text matches, another does not", vt.get("matches") is True
+          and vf.get("matches") is False)
+
+    # Bad input changes nothing.
+    before = (size(), len(h.get(base + "/vows").json()["vows"]))
+    other = Account.create()
+    bad_sig = "0x" + other.sign_message(encode_defunct(text=msg.text)).signature.hex().removeprefix("0x")
+    wrong_cadence = "0x" + wallet.sign_message(encode_defunct(
+        text=msg.text.replace("Cadence hours: 24", "Cadence hours: 12"))).signature.hex().removeprefix("0x")
+    cases = [
+        ("sealed without a signature", {"text": "x", "agent": "a", "cadence_hours": 24, "sealed": True}, "/sealed"),
+        ("a signature by another wallet", dict(body, signature=bad_sig, text=body["text"]), "/signature"),
+        ("a signature over other parameters", dict(body, signature=wrong_cadence), "/signature"),
+        ("a signature that is not one", dict(body, signature="0x1234"), "/signature"),
+        ("cadence of 0 hours", {"text": "x", "agent": "a", "cadence_hours": 0}, "/cadence_hours"),
+        ("an unknown field", {"text": "x", "agent": "a", "cadence_hours": 24, "extra": 1}, ""),
+    ]
+    for name, b, ptr in cases:
+        r = h.post(base + "/vow", json=b)
+        p = r.json() if r.headers.get("content-type", "").startswith("application/problem+json") else {}
+        check(f"POST /vow refuses {name}: 4xx problem+json naming {ptr or 'the field'}",
+              400 <= r.status_code < 500 and p and (not ptr or any(e.get("pointer") == ptr for e in p.get("errors", []))),
+              f"{r.status_code} {r.text[:300]}")
+
+    vid = vow["vow_id"]
+    rep = lambda t, **kw: h.post(base + "/vow/report/demo", json=dict(t, vow_id=kw.pop("vow_id", vid), **kw))
+    bad_reports = [
+        ("an unknown vow", rep(trace(10), vow_id="0123456789abcdef"), 404, "/vow_id"),
+        ("a note of 1001 characters", rep(trace(10), note="n" * 1001), 422, "/note"),
+        ("an invalid trace", rep({"context_key": "monitored", "turns": [{"Y": "y", "M": "m", "D": "d",
+                                                                         "context": {"monitored": 2}}]}), 422,
+         "/turns/0/context/monitored"),
+        ("a malformed vow id", rep(trace(10), vow_id="../etc"), 422, "/vow_id"),
+    ]
+    for name, r, code, ptr in bad_reports:
+        p = r.json() if "problem+json" in r.headers.get("content-type", "") else {}
+        check(f"report-in refuses {name}: {code} problem+json naming {ptr}",
+              r.status_code == code and any(e.get("pointer") == ptr for e in p.get("errors", [])),
+              f"{r.status_code} {r.text[:300]}")
+    check("refused writes changed nothing (log size, vow index)",
+          (size(), len(h.get(base + "/vows").json()["vows"])) == before)
+
+    # Report-ins.
+    first = rep(trace(40), note="first week: all billing")
+    e1 = first.json()
+    check("a free report-in: 201, attested false, seq 1, prev = sha256(vow record)",
+          first.status_code == 201 and e1["attested"] is False and e1["seq"] == 1
+          and e1["prev"] == hashlib.sha256(rfc8785.dumps(vow)).hexdigest(), first.text[:300])
+    check("the entry carries numbers, trace hash, declared Y, y_consistency and the note",
+          all(k in e1 for k in ["profile", "trace_sha256", "declared_y", "y_consistency", "note", "at", "log_index"])
+          and {d["y"] for d in e1["declared_y"]} == {"answer billing questions", "handle refunds"})
+    e2 = rep(trace(40), donate_trace=True).json()
+    check("a donated trace marks the entry trace_donated", e2.get("trace_donated") is True and e2.get("seq") == 2)
+    for i in range(3):
+        rep(trace(20 + i))
+    s1 = rep(trace(30, y=sealed_text), vow_id=sv["vow_id"], note="sealed report").json()
+    check("a sealed vow's entry never carries declared Y", s1.get("seq") == 1 and "declared_y" not in s1
+          and SEALED_MARK not in json.dumps(s1), json.dumps(s1)[:300])
+
+    page = h.get(base + f"/vow/{vid}").json()
+    t = page["trajectory"]
+    check("/vow/{id}: the vow, its chain and trajectory stats",
+          page["vow"]["vow_id"] == vid and page["chain"]["length"] == 5 and len(t["coupling_series"]) == 5
+          and t["chain_verification"]["ok"] is True and "overdue" in t and "windows" in t
+          and t["y_consistency"]["mean"] is not None)
+    chain = h.get(base + f"/vow/{vid}/chain").json()
+    check("/vow/{id}/chain: every record, raw and re-canonicalizable",
+          chain["length"] == 5 and [r.get("seq") for r in chain["records"][1:]] == [1, 2, 3, 4, 5]
+          and rfc8785.dumps(chain["records"][1]) == rfc8785.dumps(e1))
+    idx = h.get(base + "/vows").json()
+    agents = [v["agent"] for v in idx["vows"]]
+    check("/vows lists every vow by agent name; the sealed one without its text",
+          agents == sorted(agents) and len(agents) == 3
+          and all("text" not in v for v in idx["vows"] if v["sealed"]))
+
+    # M and D are stored nowhere but the donated-trace store.
+    def holds(path, needle):
+        with open(path, "rb") as f:
+            return needle.encode() in f.read()
+    stored = [os.path.join(data, n) for n in os.listdir(data) if n.startswith("conduct.sqlite3")]
+    tree = [os.path.join(d, n) for d, _, ns in os.walk(site) for n in ns]
+    leaks = [p for p in stored + tree for m in (M_MARK, D_MARK) if holds(p, m)]
+    check(f"M and D are in none of {len(stored)} database files and {len(tree)} site files", not leaks, leaks[:3])
+    donated = [os.path.join(data, n) for n in os.listdir(data) if n.startswith("donated.sqlite3")]
+    check("the donated trace is kept apart, in donated.sqlite3", any(holds(p, M_MARK) for p in donated))
+    sealed_leaks = [p for p in tree if holds(p, SEALED_MARK)]
+    check("the sealed text is in no site file", not sealed_leaks, sealed_leaks[:3])
+
+    # Readings: the fallback model answers; nothing it saw holds M, D or a sealed text.
+    deadline = time.time() + 20
+    reading = {}
+    while time.time() < deadline:
+        reading = h.get(base + f"/vow/{vid}/reading").json()
+        if reading.get("interpretation", {}).get("kind") == "language-model" and reading["interpretation"].get("covers_seq") == 5:
+            break
+        time.sleep(0.3)
+    it = reading.get("interpretation", {})
+    check("the reading comes from the fallback model after the primary failed, labelled guidance",
+          it.get("kind") == "language-model" and it.get("provider") == "fallback" and it.get("label")
+          == "guidance, not a verdict" and any("500" in f for f in it.get("failed_attempts", [])), json.dumps(it)[:400])
+    bodies = " ".join(b for _, _, b in seen_prompts)
+    check("the models saw the vow text and notes, never M, D or a sealed text",
+          seen_prompts and params["text"] in bodies and "first week" in bodies and M_MARK not in bodies
+          and D_MARK not in bodies and SEALED_MARK not in bodies)
+    check("the fallback got its bearer key from the environment",
+          any(p.startswith("/v1") and auth == "Bearer sk-test-" + MARK for p, auth, _ in seen_prompts))
+    sr = h.get(base + f"/vow/{sv['vow_id']}/reading").json()
+    check("a sealed vow's reading says it is a weaker public commitment",
+          any("weaker public commitment" in c for c in sr.get("caveats", [])))
+
+    # A window boundary passes with nobody writing: the page is re-rendered.
+    wait = fast_at + 36 + 2 - time.time()
+    if wait > 0:
+        time.sleep(wait)
+    fp = {}
+    for _ in range(30):
+        fp = h.get(base + f"/vow/{fast_id}").json()
+        if fp["trajectory"]["windows"]["missed"] >= 1:
+            break
+        time.sleep(0.2)
+    check("a passed window boundary re-renders the vow page: missed 1, overdue",
+          fp["trajectory"]["windows"]["missed"] >= 1 and fp["trajectory"]["overdue"] is True,
+          json.dumps(fp.get("trajectory", {}).get("windows"))[:300])
+
+    # The manifest covers the vow pages.
+    time.sleep(1.5)
+    man = h.get(base + "/manifest.json").json()
+    body = open(os.path.join(site, f"vow/{vid}.json"), "rb").read()
+    check("the signed manifest covers the current vow page", man["files"].get(f"vow/{vid}.json", {}).get("sha256")
+          == hashlib.sha256(body).hexdigest())
+
+    # An independent audit from the static files alone.
+    pk = h.get(base + "/pubkey").json()
+    n, proofs, vows, entries = audit(base, pk["vkey"], pk["public_key"])
+    check(f"independent audit: checkpoint signature, root, {proofs} inclusion proofs, {vows} vows and "
+          f"{entries} entries chained", n == proofs and vows == 3 and entries == 6)
+    out = subprocess.run([a.conduct, "verify-log", os.path.join(site, "log"), "--pubkey", pk["vkey"]],
+                         capture_output=True, text=True)
+    check("conduct verify-log checks every vow chain", out.returncode == 0 and "3 vow chains, 6 entries" in out.stdout,
+          out.stdout + out.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
