@@ -47,7 +47,7 @@ pub fn render_site(
     key: &ServiceKey,
     accepts: &[serde_json::Value],
     vows: Option<&VowReader>,
-) -> Result<(Publisher, Vec<(u64, String)>), String> {
+) -> Result<(Publisher, vow_site::Rendered), String> {
     let infos = routes::infos();
     let as_of = now_unix();
     let input = SiteInput {
@@ -60,27 +60,27 @@ pub fn render_site(
         as_of,
         manifest_ttl: cfg.manifest_ttl,
     };
-    let mut tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    let tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    // The static pages; vow pages are the vow renderer's (see `FOREIGN_PREFIXES`).
+    tree.write_to(&cfg.site)
+        .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
+    let mut publisher = Publisher::from_tree(&cfg.site, &tree);
     let boundaries = match vows {
         Some(reader) => crate::vow_site::render_all_vows(
             key,
             reader,
             &cfg.site,
             &cfg.reading,
-            &mut tree,
+            &mut publisher,
             as_of,
         )?,
         None => Vec::new(),
     };
     // The manifest covers the vow pages too.
-    let manifest = conduct_renderer::site::manifest_doc(&tree, as_of, cfg.manifest_ttl);
-    tree.put(
-        "manifest.json",
-        conduct_renderer::snapshot::signed_bytes(key, manifest).map_err(|e| e.0)?,
-    );
-    tree.write_to(&cfg.site)
-        .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
-    Ok((Publisher::from_tree(&cfg.site, &tree), boundaries))
+    publisher
+        .write_manifest(key, as_of, cfg.manifest_ttl)
+        .map_err(|e| format!("manifest: {e}"))?;
+    Ok((publisher, boundaries))
 }
 
 async fn shutdown_signal() {

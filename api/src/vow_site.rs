@@ -14,11 +14,15 @@ use conduct_core::vow::interpret::{from_stats, rule_based, ReadingInput};
 use conduct_indexer::vows::VowReader;
 use conduct_renderer::publish::Publisher;
 use conduct_renderer::vows::{reading_file, reading_path, vow_files, vows_index, Chain, Files};
-use conduct_renderer::{RenderError, Tree};
+use conduct_renderer::RenderError;
 use serde_json::Value;
 
 use crate::app::now_unix;
 use crate::reading::{interpret, Interpretation, ReadingConfig};
+
+/// Per vow, from a full render: its next window boundary, its id, and how many of its records
+/// verified.
+pub type Rendered = Vec<(u64, String, usize)>;
 
 /// Longest a changed tree waits for its manifest to be re-signed.
 const MANIFEST_DELAY: Duration = Duration::from_secs(1);
@@ -55,8 +59,9 @@ pub struct Context {
     pub reading: ReadingConfig,
     /// Manifest validity, seconds.
     pub manifest_ttl: u64,
-    /// Window boundaries known from the full render: (instant, vow id).
-    pub boundaries: Vec<(u64, String)>,
+    /// From the full render: each vow's next window boundary and how many of its records
+    /// were verified.
+    pub boundaries: Rendered,
     /// Runtime for model calls.
     pub runtime: tokio::runtime::Handle,
     /// The site directory (to pick up published readings).
@@ -84,19 +89,21 @@ pub fn rule_based_value(input: &ReadingInput, pending_model: bool) -> Value {
 }
 
 /// Render one vow's files at `now`: page, chain and reading (rule-based, or `interpretation`).
-/// Returns the files and the vow's next window boundary.
+/// The first `trusted` records were verified by this process before. Returns the files, the
+/// vow's next window boundary, the reading input, and how many records are now verified.
 pub fn render_vow(
     key: &ServiceKey,
     chain: &Chain,
     interpretation: Option<Value>,
     pending_model: bool,
     now: u64,
-) -> Result<(Files, u64, ReadingInput), RenderError> {
-    let (mut files, windows, stats) = vow_files(key, chain, now)?;
-    let input = from_stats(&chain.vow()?, &chain.entries()?, &stats);
+    trusted: usize,
+) -> Result<(Files, u64, ReadingInput, usize), RenderError> {
+    let (mut files, t) = vow_files(key, chain, now, trusted)?;
+    let input = from_stats(&t.vow, &t.entries, &t.stats);
     let interp = interpretation.unwrap_or_else(|| rule_based_value(&input, pending_model));
-    files.push(reading_file(key, chain, &stats, interp, now)?);
-    Ok((files, windows.next_boundary, input))
+    files.push(reading_file(key, chain, &t.stats, interp, now)?);
+    Ok((files, t.windows.next_boundary, input, t.verified))
 }
 
 /// The interpretation in an already published reading, if any (kept across restarts).
@@ -108,18 +115,22 @@ pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> 
     Some((v.get("covers_seq")?.as_u64()?, interp))
 }
 
-/// Add every vow's files to `tree` at `now`; returns each vow's next window boundary.
+/// Render every vow's files at `now` through `publisher` (which skips files whose bytes are
+/// already there), one vow at a time; returns each vow's next window boundary and how many of
+/// its records verified.
 pub fn render_all_vows(
     key: &ServiceKey,
     reader: &VowReader,
     site: &Path,
     reading: &ReadingConfig,
-    tree: &mut Tree,
+    publisher: &mut Publisher,
     now: u64,
-) -> Result<Vec<(u64, String)>, String> {
+) -> Result<Rendered, String> {
     let rows = reader.all().map_err(|e| e.to_string())?;
     let (path, bytes) = vows_index(key, &rows).map_err(|e| e.to_string())?;
-    tree.put(path, bytes);
+    publisher
+        .put(&path, &bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
     let mut boundaries = Vec::with_capacity(rows.len());
     for row in rows {
         let Some((row, records)) = reader.chain(&row.vow_id).map_err(|e| e.to_string())? else {
@@ -130,12 +141,13 @@ pub fn render_all_vows(
             .then(|| published_interpretation(site, &chain.row.vow_id))
             .flatten();
         let pending = uses_model(reading) && kept.is_none();
-        let (files, next, _) = render_vow(key, &chain, kept.map(|(_, v)| v), pending, now)
-            .map_err(|e| format!("vow {}: {e}", chain.row.vow_id))?;
+        let (files, next, _, verified) =
+            render_vow(key, &chain, kept.map(|(_, v)| v), pending, now, 0)
+                .map_err(|e| format!("vow {}: {e}", chain.row.vow_id))?;
         for (p, b) in files {
-            tree.put(p, b);
+            publisher.put(&p, &b).map_err(|e| format!("{p}: {e}"))?;
         }
-        boundaries.push((next, chain.row.vow_id.clone()));
+        boundaries.push((next, chain.row.vow_id.clone(), verified));
     }
     Ok(boundaries)
 }
@@ -178,20 +190,30 @@ struct State {
     next_of: HashMap<String, u64>,
     interps: HashMap<String, (u64, Value)>,
     asked: HashMap<String, u64>,
+    verified: HashMap<String, usize>,
     models: Option<tokio::sync::mpsc::UnboundedSender<(String, u64, ReadingInput)>>,
 }
 
 fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
     let models = uses_model(&ctx.reading).then(|| spawn_model_tasks(&ctx, back));
     let mut st = State {
-        boundaries: ctx.boundaries.iter().cloned().collect(),
+        boundaries: ctx
+            .boundaries
+            .iter()
+            .map(|(t, v, _)| (*t, v.clone()))
+            .collect(),
         next_of: ctx
             .boundaries
             .iter()
-            .map(|(t, v)| (v.clone(), *t))
+            .map(|(t, v, _)| (v.clone(), *t))
             .collect(),
         interps: HashMap::new(),
         asked: HashMap::new(),
+        verified: ctx
+            .boundaries
+            .iter()
+            .map(|(_, v, n)| (v.clone(), *n))
+            .collect(),
         models,
         ctx,
     };
@@ -300,9 +322,17 @@ impl State {
             }
             let kept = self.interps.get(id).cloned();
             let stale = kept.as_ref().is_none_or(|(s, _)| *s < head);
-            let (f, next, input) =
-                render_vow(&self.ctx.key, &chain, kept.map(|(_, v)| v), model, now)
-                    .map_err(|e| format!("vow {id}: {e}"))?;
+            let trusted = self.verified.get(id).copied().unwrap_or(0);
+            let (f, next, input, verified) = render_vow(
+                &self.ctx.key,
+                &chain,
+                kept.map(|(_, v)| v),
+                model,
+                now,
+                trusted,
+            )
+            .map_err(|e| format!("vow {id}: {e}"))?;
+            self.verified.insert(id.clone(), verified);
             let pending = model && stale;
             files.extend(f);
             if let Some(old) = self.next_of.insert(id.clone(), next) {

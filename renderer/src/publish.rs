@@ -41,13 +41,23 @@ impl Publisher {
     }
 
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
+    /// A file this publisher has not written yet is compared with the bytes on disk.
     pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
         let sha = hex::encode(Sha256::digest(bytes));
-        if self
-            .files
-            .get(rel)
-            .is_some_and(|(h, l)| *h == sha && *l == bytes.len() as u64)
-        {
+        let len = bytes.len() as u64;
+        let same = match self.files.get(rel) {
+            Some((h, l)) => *h == sha && *l == len,
+            None => {
+                let path = self.root.join(rel);
+                std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
+                    && std::fs::read(&path).is_ok_and(|old| old == bytes)
+            }
+        };
+        if same {
+            if !self.files.contains_key(rel) {
+                self.files.insert(rel.to_owned(), (sha, len));
+                self.dirty = true;
+            }
             return Ok(false);
         }
         replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;

@@ -9,8 +9,7 @@ use conduct_core::scope::scope_value;
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
 use conduct_core::vow::record::{record_hash, text_sha256};
-use conduct_core::vow::trajectory::trajectory;
-use conduct_core::vow::windows::Windows;
+use conduct_core::vow::trajectory::{trajectory, Trajectory};
 use conduct_indexer::vows::VowRow;
 use serde_json::{json, Value};
 
@@ -36,37 +35,78 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// The vow record.
-    pub fn vow(&self) -> Result<Value, RenderError> {
-        let (_, leaf) = self
-            .records
-            .first()
-            .ok_or_else(|| RenderError::Input("a chain without its vow record".into()))?;
-        serde_json::from_slice(leaf).map_err(|e| RenderError::Input(e.to_string()))
-    }
-
-    /// The entries, parsed.
-    pub fn entries(&self) -> Result<Vec<Value>, RenderError> {
-        self.records[1.min(self.records.len())..]
-            .iter()
-            .map(|(_, l)| serde_json::from_slice(l).map_err(|e| RenderError::Input(e.to_string())))
-            .collect()
-    }
-
-    /// Trajectory stats at `as_of`, with the window state.
+    /// Parse and verify the chain and compute its stats at `as_of`. The first `trusted`
+    /// records were verified by this process before (see [`trajectory`]).
     pub fn trajectory(
         &self,
         key: &ServiceKey,
         as_of: u64,
-    ) -> Result<(Value, Windows), RenderError> {
+        trusted: usize,
+    ) -> Result<Trajectory, RenderError> {
         let pinned = PinnedKey::parse(&key.vkey()).map_err(RenderError::Input)?;
         let refs: Vec<(u64, &[u8])> = self
             .records
             .iter()
             .map(|(i, l)| (*i, l.as_slice()))
             .collect();
-        trajectory(&refs, &pinned, key.name(), as_of).map_err(RenderError::Input)
+        trajectory(&refs, &pinned, key.name(), as_of, trusted).map_err(RenderError::Input)
     }
+}
+
+/// `/vow/<id>/chain` as RFC 8785 bytes, signed, built around the records' own leaf bytes
+/// (which are canonical already) without parsing them again.
+fn chain_doc(key: &ServiceKey, chain: &Chain, head_hash: &str) -> Result<Vec<u8>, RenderError> {
+    const HOLE: &str = "@@records@@";
+    let id = &chain.row.vow_id;
+    let mut doc = serde_json::Map::new();
+    doc.insert("type".into(), json!(CHAIN_TYPE));
+    doc.insert("vow_id".into(), json!(id));
+    doc.insert(
+        "length".into(),
+        json!(chain.records.len().saturating_sub(1)),
+    );
+    doc.insert("head_sha256".into(), json!(head_hash));
+    doc.insert("records".into(), json!(HOLE));
+    doc.insert(
+        "how_to_verify".into(),
+        json!(
+            "Each record is signed by the service key (remove `signature`, RFC 8785, \
+            Ed25519). Record n's RFC 8785 bytes are log leaf `log_index`; entry n's `prev` is \
+            the hex SHA-256 of record n-1's RFC 8785 bytes; `seq` counts from 1. \
+            `conduct verify-log` checks every chain against the log."
+        ),
+    );
+    doc.insert("scope".into(), scope_value());
+    doc.insert("key_id".into(), json!(key.key_id_hex()));
+    let mut records = Vec::with_capacity(chain.records.iter().map(|(_, l)| l.len() + 1).sum());
+    records.push(b'[');
+    for (k, (_, leaf)) in chain.records.iter().enumerate() {
+        if k > 0 {
+            records.push(b',');
+        }
+        records.extend_from_slice(leaf);
+    }
+    records.push(b']');
+    let fill = |map: &serde_json::Map<String, Value>| -> Result<Vec<u8>, RenderError> {
+        let bytes = conduct_core::canonical::jcs_map(map)?;
+        let hole = format!("\"{HOLE}\"");
+        let at = bytes
+            .windows(hole.len())
+            .position(|w| w == hole.as_bytes())
+            .ok_or_else(|| RenderError::Input("chain template lost its hole".into()))?;
+        let mut out = Vec::with_capacity(bytes.len() + records.len());
+        out.extend_from_slice(&bytes[..at]);
+        out.extend_from_slice(&records);
+        out.extend_from_slice(&bytes[at + hole.len()..]);
+        Ok(out)
+    };
+    let unsigned = fill(&doc)?;
+    use base64::Engine;
+    let sig = base64::engine::general_purpose::STANDARD.encode(key.sign_bytes(&unsigned));
+    doc.insert("signature".into(), json!(sig));
+    let mut signed = fill(&doc)?;
+    signed.push(b'\n');
+    Ok(signed)
 }
 
 /// Rendered files as (relative path, bytes).
@@ -100,20 +140,20 @@ fn links(id: &str) -> Value {
     })
 }
 
-/// `/vow/<id>` and `/vow/<id>/chain` at `as_of`; also returns the window state (for the
-/// re-render at the next window boundary) and the trajectory stats (for the reading).
+/// `/vow/<id>` and `/vow/<id>/chain` at `as_of`, with the parsed trajectory (for the
+/// reading and the next window boundary). `trusted`: see [`Chain::trajectory`].
 pub fn vow_files(
     key: &ServiceKey,
     chain: &Chain,
     as_of: u64,
-) -> Result<(Files, Windows, Value), RenderError> {
+    trusted: usize,
+) -> Result<(Files, Trajectory), RenderError> {
     let id = &chain.row.vow_id;
-    let vow = chain.vow()?;
-    let entries = chain.entries()?;
-    let (stats, windows) = chain.trajectory(key, as_of)?;
-    let brief: Vec<Value> = entries
+    let t = chain.trajectory(key, as_of, trusted)?;
+    let brief: Vec<Value> = t
+        .entries
         .iter()
-        .zip(&chain.records[1..])
+        .zip(chain.records.get(1..).unwrap_or_default())
         .map(|(e, (_, leaf))| {
             json!({
                 "seq": e["seq"], "at": e["at"], "log_index": e["log_index"],
@@ -132,40 +172,22 @@ pub fn vow_files(
         "type": VOW_PAGE_TYPE,
         "vow_id": id,
         "as_of": rfc3339(as_of),
-        "vow": vow,
+        "vow": t.vow,
         "chain": {
-            "length": entries.len(),
+            "length": t.entries.len(),
             "head_sha256": head_hash,
             "entries": brief,
             "records_at": format!("/vow/{id}/chain"),
         },
-        "trajectory": stats,
+        "trajectory": t.stats,
         "links": links(id),
         "scope": scope_value(),
     });
-    let mut records: Vec<Value> = Vec::with_capacity(entries.len() + 1);
-    records.push(vow);
-    records.extend(entries);
-    let chain_doc = json!({
-        "type": CHAIN_TYPE,
-        "vow_id": id,
-        "length": records.len() - 1,
-        "head_sha256": head_hash,
-        "records": records,
-        "how_to_verify": "Each record is signed by the service key (remove `signature`, RFC 8785, \
-            Ed25519). Record n's RFC 8785 bytes are log leaf `log_index`; entry n's `prev` is \
-            the hex SHA-256 of record n-1's RFC 8785 bytes; `seq` counts from 1. \
-            `conduct verify-log` checks every chain against the log.",
-        "scope": scope_value(),
-    });
-    Ok((
-        vec![
-            (vow_path(id), signed_bytes(key, page)?),
-            (chain_path(id), signed_bytes(key, chain_doc)?),
-        ],
-        windows,
-        stats,
-    ))
+    let files = vec![
+        (vow_path(id), signed_bytes(key, page)?),
+        (chain_path(id), chain_doc(key, chain, &head_hash)?),
+    ];
+    Ok((files, t))
 }
 
 /// `/vow/<id>/reading`: the trajectory and an interpretation (already labelled).

@@ -10,16 +10,37 @@ use super::windows::{windows, Windows};
 use crate::signing::PinnedKey;
 use crate::time::parse_rfc3339;
 
+/// A vow's records, parsed once, with their stats at one instant.
+#[derive(Debug, Clone)]
+pub struct Trajectory {
+    /// The stats object published in `/vow/<id>` and the reading.
+    pub stats: Value,
+    /// The window state.
+    pub windows: Windows,
+    /// The vow record.
+    pub vow: Value,
+    /// The entries, in seq order.
+    pub entries: Vec<Value>,
+    /// How many leading records are verified (signature and canonical form): all of them when
+    /// the chain verified.
+    pub verified: usize,
+}
+
 /// Stats of one vow at `now` from its records' leaves (the vow record first, then the entries
-/// in seq order, each with its log index).
+/// in seq order, each with its log index). The first `trusted` records were verified before
+/// by this process: their chain links are checked again, their signatures are not.
 pub fn trajectory(
     records: &[(u64, &[u8])],
     pinned: &PinnedKey,
     origin: &str,
     now: u64,
-) -> Result<(Value, Windows), String> {
-    let (vow_index, vow_leaf) = records.first().ok_or("no vow record")?;
-    let vow: Value = serde_json::from_slice(vow_leaf).map_err(|e| e.to_string())?;
+    trusted: usize,
+) -> Result<Trajectory, String> {
+    let parsed: Vec<Value> = records
+        .iter()
+        .map(|(i, l)| serde_json::from_slice(l).map_err(|e| format!("leaf {i}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let (vow, entry_values) = parsed.split_first().ok_or("no vow record")?;
     let start = vow["at"]
         .as_str()
         .and_then(parse_rfc3339)
@@ -27,20 +48,31 @@ pub fn trajectory(
     let hours = vow["cadence_hours"].as_f64().ok_or("vow without cadence")?;
     let cadence = (hours * 3600.0) as u64;
     let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
-    let verification = match checker.leaf(*vow_index, vow_leaf) {
-        Ok(Leaf::Vow(_)) => records[1..]
-            .iter()
-            .try_for_each(|(i, l)| checker.leaf(*i, l).map(|_| ()))
-            .map(|_| json!({"ok": true, "records": records.len()})),
-        Ok(_) => Ok(json!({"ok": false, "error": "the first record is not a vow"})),
-        Err(e) => Err(e),
+    let mut verified = 0usize;
+    let mut failure = None;
+    for (k, ((i, leaf), v)) in records.iter().zip(&parsed).enumerate() {
+        match checker.record(*i, leaf, v, k < trusted) {
+            Ok(Leaf::Vow(_)) if k == 0 => verified += 1,
+            Ok(Leaf::Entry(..)) if k > 0 => verified += 1,
+            Ok(_) => {
+                failure = Some(format!("leaf {i}: not the record expected at position {k}"));
+                break;
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
     }
-    .unwrap_or_else(|e| json!({"ok": false, "error": e}));
-    let mut series = Vec::with_capacity(records.len().saturating_sub(1));
-    let mut ats = Vec::with_capacity(series.capacity());
+    let verification = match &failure {
+        None => json!({"ok": true, "records": records.len(),
+                       "checked": "canonical bytes, service signature, log_index, seq, prev links, at order"}),
+        Some(e) => json!({"ok": false, "records": records.len(), "error": e}),
+    };
+    let mut series = Vec::with_capacity(entry_values.len());
+    let mut ats = Vec::with_capacity(entry_values.len());
     let (mut ysum, mut yn) = (0.0, 0u64);
-    for (_, leaf) in &records[1..] {
-        let e: Value = serde_json::from_slice(leaf).map_err(|e| e.to_string())?;
+    for e in entry_values {
         if let Some(t) = e["at"].as_str().and_then(parse_rfc3339) {
             ats.push(t);
         }
@@ -80,5 +112,14 @@ pub fn trajectory(
         "overdue": w.overdue,
         "chain_verification": verification,
     });
-    Ok((stats, w))
+    let mut parsed = parsed;
+    let entries = parsed.split_off(1);
+    let vow = parsed.pop().unwrap_or(Value::Null);
+    Ok(Trajectory {
+        stats,
+        windows: w,
+        vow,
+        entries,
+        verified,
+    })
 }
