@@ -307,42 +307,75 @@ impl State {
     }
 
     fn render(&mut self, vows: &BTreeSet<String>, index: bool, now: u64) -> Result<(), String> {
-        let mut files = Vec::new();
+        let model = self.models.is_some();
+        // What each render needs from the state, gathered first.
+        let mut jobs = Vec::with_capacity(vows.len());
         for id in vows {
-            let Some((row, records)) = self.ctx.reader.chain(id).map_err(|e| e.to_string())? else {
-                continue;
-            };
-            let chain = Chain { row, records };
-            let head = chain.row.head_seq;
-            let model = self.models.is_some();
             if model && !self.interps.contains_key(id) {
                 if let Some(kept) = published_interpretation(&self.ctx.site, id) {
                     self.interps.insert(id.clone(), kept);
                 }
             }
             let kept = self.interps.get(id).cloned();
-            let stale = kept.as_ref().is_none_or(|(s, _)| *s < head);
             let trusted = self.verified.get(id).copied().unwrap_or(0);
-            let (f, next, input, verified) = render_vow(
-                &self.ctx.key,
-                &chain,
-                kept.map(|(_, v)| v),
-                model,
-                now,
-                trusted,
-            )
-            .map_err(|e| format!("vow {id}: {e}"))?;
+            jobs.push((id.clone(), kept, trusted));
+        }
+        // The vows of a batch are independent: render them on every core.
+        let (key, reader) = (&self.ctx.key, &self.ctx.reader);
+        let render_one = |(id, kept, trusted): &(String, Option<(u64, Value)>, usize)| {
+            let Some((row, records)) = reader.chain(id).map_err(|e| e.to_string())? else {
+                return Ok(None);
+            };
+            let chain = Chain { row, records };
+            let head = chain.row.head_seq;
+            let stale = kept.as_ref().is_none_or(|(s, _)| *s < head);
+            let interp = kept.as_ref().map(|(_, v)| v.clone());
+            render_vow(key, &chain, interp, model, now, *trusted)
+                .map(|(files, next, input, verified)| {
+                    Some((id.clone(), head, stale, files, next, input, verified))
+                })
+                .map_err(|e| format!("vow {id}: {e}"))
+        };
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(jobs.len())
+            .max(1);
+        let per = jobs.len().div_ceil(threads).max(1);
+        let rendered: Vec<Result<_, String>> = if threads == 1 {
+            jobs.iter().map(render_one).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = jobs
+                    .chunks(per)
+                    .map(|chunk| {
+                        scope.spawn(move || chunk.iter().map(render_one).collect::<Vec<_>>())
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| vec![Err("a render thread panicked".to_owned())])
+                    })
+                    .collect()
+            })
+        };
+        let mut files = Vec::new();
+        for r in rendered {
+            let Some((id, head, stale, f, next, input, verified)) = r? else {
+                continue;
+            };
             self.verified.insert(id.clone(), verified);
-            let pending = model && stale;
             files.extend(f);
             if let Some(old) = self.next_of.insert(id.clone(), next) {
                 self.boundaries.remove(&(old, id.clone()));
             }
             self.boundaries.insert((next, id.clone()));
-            if pending && self.asked.get(id) != Some(&head) {
+            if model && stale && self.asked.get(&id) != Some(&head) {
                 if let Some(tx) = &self.models {
                     self.asked.insert(id.clone(), head);
-                    let _ = tx.send((id.clone(), head, input));
+                    let _ = tx.send((id, head, input));
                 }
             }
         }
