@@ -358,8 +358,12 @@ def run(a, base, data, site):
 
     # M and D are stored nowhere but the donated-trace store.
     def holds(path, needle):
-        with open(path, "rb") as f:
-            return needle.encode() in f.read()
+        # The render thread may replace a file while we scan (its temp files vanish).
+        try:
+            with open(path, "rb") as f:
+                return needle.encode() in f.read()
+        except FileNotFoundError:
+            return False
     stored = [os.path.join(data, n) for n in os.listdir(data) if n.startswith("conduct.sqlite3")]
     tree = [os.path.join(d, n) for d, _, ns in os.walk(site) for n in ns]
     leaks = [p for p in stored + tree for m in (M_MARK, D_MARK) if holds(p, m)]
