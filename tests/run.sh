@@ -36,6 +36,9 @@ echo "== build the conduct binary"
 cargo build --workspace --bins --quiet
 
 echo "== cargo test"
-cargo test --workspace --quiet 2>&1 | tee "$tools/test.log"
+# Every test binary runs even when one fails, so the tally covers the whole suite.
+status=0
+cargo test --workspace --no-fail-fast --quiet 2>&1 | tee "$tools/test.log" || status=$?
 # Print one closing tally line for CI readers.
 awk '/^test result:/ {p+=$4; f+=$6; i+=$8} END {printf "%d passed, %d failed, %d skipped\n", p, f, i}' "$tools/test.log"
+exit "$status"
