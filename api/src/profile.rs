@@ -43,6 +43,51 @@ impl<'a> InFlight<'a> {
     }
 }
 
+impl<'a> InFlight<'a> {
+    /// [`InFlight::enter`], or the 409 (with `Retry-After`) for a key already in flight.
+    pub(crate) fn enter_or_refuse(
+        set: &'a std::sync::Mutex<std::collections::HashSet<String>>,
+        key: &str,
+    ) -> Result<Self, Problem> {
+        InFlight::enter(set, key).ok_or_else(|| {
+            Problem::new(
+                StatusCode::CONFLICT,
+                "in-flight",
+                "The same request is being paid for right now",
+                "a paid call with the same idempotency key is in progress; retry shortly and \
+                 what it paid for is returned without a second charge",
+            )
+            .with_header(header::RETRY_AFTER, "1")
+        })
+    }
+}
+
+/// The bytes already paid for under idempotency key `idem` within 24 hours, answered with
+/// `Idempotent-Replayed: true`; the new authorization is left unsettled, recorded with `why`.
+pub(crate) async fn replay(
+    app: &Arc<App>,
+    auth: &payment::Authorized,
+    idem: &str,
+    now: u64,
+    why: &'static str,
+) -> Option<WarpResponse> {
+    let (store, key) = (app.store.clone(), idem.to_owned());
+    let bytes = tokio::task::spawn_blocking(move || {
+        store.idempotent_get(&key, now.saturating_sub(IDEMPOTENCY_WINDOW))
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten()?;
+    leave_unsettled(app, auth, why).await;
+    let mut resp = json_response(bytes);
+    resp.headers_mut().insert(
+        "idempotent-replayed",
+        warp::http::HeaderValue::from_static("true"),
+    );
+    Some(resp)
+}
+
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         let mut g = match self.set.lock() {
@@ -123,7 +168,7 @@ pub(crate) fn idempotency_key(headers: &HeaderMap, request: &str) -> Result<Stri
 }
 
 /// Leave a claimed payment unsettled (idempotent replay or handler failure): never charged.
-pub(crate) async fn leave_unsettled(app: &Arc<App>, auth: &payment::Authorized, why: &'static str) {
+async fn leave_unsettled(app: &Arc<App>, auth: &payment::Authorized, why: &'static str) {
     let (s, p) = (app.store.clone(), auth.payment.clone());
     let now = now_unix();
     let _ = tokio::task::spawn_blocking(move || {
@@ -143,16 +188,7 @@ pub async fn paid(
     let request = check_request(&body)?;
     let idem = idempotency_key(headers, &request)?;
     // One paid call per idempotency key at a time; nothing has been verified or charged yet.
-    let Some(_inflight) = InFlight::enter(&app.inflight, &idem) else {
-        return Err(Problem::new(
-            StatusCode::CONFLICT,
-            "in-flight",
-            "The same request is being paid for right now",
-            "a paid call with the same idempotency key is in progress; retry shortly and the \
-             signed result is returned without a second charge",
-        )
-        .with_header(header::RETRY_AFTER, "1"));
-    };
+    let _inflight = InFlight::enter_or_refuse(&app.inflight, &idem)?;
     let url = format!("{}{}", app.cfg.public_url, path);
     let resource = Resource {
         url: &url,
@@ -166,27 +202,15 @@ pub async fn paid(
         Err(Refusal::Problem(p)) => return Err(p),
     };
     // The same key within 24 h returns the identical bytes and charges nothing more.
-    let store = app.store.clone();
-    let key2 = idem.clone();
-    let cached = tokio::task::spawn_blocking(move || {
-        store.idempotent_get(&key2, now.saturating_sub(IDEMPOTENCY_WINDOW))
-    })
+    if let Some(resp) = replay(
+        app,
+        &auth,
+        &idem,
+        now,
+        "idempotent replay: served from cache, not charged",
+    )
     .await
-    .ok()
-    .and_then(Result::ok)
-    .flatten();
-    if let Some(bytes) = cached {
-        leave_unsettled(
-            app,
-            &auth,
-            "idempotent replay: served from cache, not charged",
-        )
-        .await;
-        let mut resp = json_response(bytes);
-        resp.headers_mut().insert(
-            "idempotent-replayed",
-            warp::http::HeaderValue::from_static("true"),
-        );
+    {
         return Ok(resp);
     }
     let verify_ms = t_verify.elapsed().as_secs_f64() * 1e3;

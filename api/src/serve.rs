@@ -60,8 +60,10 @@ pub fn render_site(
         as_of,
         manifest_ttl: cfg.manifest_ttl,
     };
-    let tree = render(&input).map_err(|e| format!("render: {e}"))?;
-    // The static pages; vow pages are the vow renderer's (see `FOREIGN_PREFIXES`).
+    let mut tree = render(&input).map_err(|e| format!("render: {e}"))?;
+    // The static pages; vow pages are the vow renderer's (see `FOREIGN_PREFIXES`), and the
+    // manifest, which must cover them too, is the publisher's (written below).
+    tree.files.remove("manifest.json");
     tree.write_to(&cfg.site)
         .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
     let mut publisher = Publisher::from_tree(&cfg.site, &tree);

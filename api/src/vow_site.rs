@@ -106,6 +106,46 @@ pub fn render_vow(
     Ok((files, t.windows.next_boundary, input, t.verified))
 }
 
+/// One vow rendered from the store.
+struct RenderedVow {
+    head: u64,
+    /// Its model interpretation (if any) covers fewer entries than the chain has.
+    stale: bool,
+    files: Files,
+    next: u64,
+    input: ReadingInput,
+    verified: usize,
+}
+
+/// Read vow `id`'s chain and render it (see [`render_vow`]); `kept` is its last model
+/// interpretation and its seq. `None` when there is no such vow.
+fn render_stored(
+    key: &ServiceKey,
+    reader: &VowReader,
+    id: &str,
+    kept: Option<&(u64, Value)>,
+    model: bool,
+    now: u64,
+    trusted: usize,
+) -> Result<Option<RenderedVow>, String> {
+    let Some((row, records)) = reader.chain(id).map_err(|e| e.to_string())? else {
+        return Ok(None);
+    };
+    let chain = Chain { row, records };
+    let head = chain.row.head_seq;
+    let interp = kept.map(|(_, v)| v.clone());
+    let (files, next, input, verified) = render_vow(key, &chain, interp, model, now, trusted)
+        .map_err(|e| format!("vow {id}: {e}"))?;
+    Ok(Some(RenderedVow {
+        head,
+        stale: kept.is_none_or(|(s, _)| *s < head),
+        files,
+        next,
+        input,
+        verified,
+    }))
+}
+
 /// The interpretation in an already published reading, if any (kept across restarts).
 pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> {
     let bytes = std::fs::read(site.join(reading_path(vow))).ok()?;
@@ -131,23 +171,19 @@ pub fn render_all_vows(
     publisher
         .put(&path, &bytes)
         .map_err(|e| format!("{path}: {e}"))?;
+    let model = uses_model(reading);
     let mut boundaries = Vec::with_capacity(rows.len());
     for row in rows {
-        let Some((row, records)) = reader.chain(&row.vow_id).map_err(|e| e.to_string())? else {
+        let kept = model
+            .then(|| published_interpretation(site, &row.vow_id))
+            .flatten();
+        let Some(r) = render_stored(key, reader, &row.vow_id, kept.as_ref(), model, now, 0)? else {
             continue;
         };
-        let chain = Chain { row, records };
-        let kept = uses_model(reading)
-            .then(|| published_interpretation(site, &chain.row.vow_id))
-            .flatten();
-        let pending = uses_model(reading) && kept.is_none();
-        let (files, next, _, verified) =
-            render_vow(key, &chain, kept.map(|(_, v)| v), pending, now, 0)
-                .map_err(|e| format!("vow {}: {e}", chain.row.vow_id))?;
-        for (p, b) in files {
+        for (p, b) in r.files {
             publisher.put(&p, &b).map_err(|e| format!("{p}: {e}"))?;
         }
-        boundaries.push((next, chain.row.vow_id.clone(), verified));
+        boundaries.push((r.next, row.vow_id, r.verified));
     }
     Ok(boundaries)
 }
@@ -323,18 +359,8 @@ impl State {
         // The vows of a batch are independent: render them on every core.
         let (key, reader) = (&self.ctx.key, &self.ctx.reader);
         let render_one = |(id, kept, trusted): &(String, Option<(u64, Value)>, usize)| {
-            let Some((row, records)) = reader.chain(id).map_err(|e| e.to_string())? else {
-                return Ok(None);
-            };
-            let chain = Chain { row, records };
-            let head = chain.row.head_seq;
-            let stale = kept.as_ref().is_none_or(|(s, _)| *s < head);
-            let interp = kept.as_ref().map(|(_, v)| v.clone());
-            render_vow(key, &chain, interp, model, now, *trusted)
-                .map(|(files, next, input, verified)| {
-                    Some((id.clone(), head, stale, files, next, input, verified))
-                })
-                .map_err(|e| format!("vow {id}: {e}"))
+            render_stored(key, reader, id, kept.as_ref(), model, now, *trusted)
+                .map(|r| r.map(|r| (id.clone(), r)))
         };
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
@@ -363,19 +389,19 @@ impl State {
         };
         let mut files = Vec::new();
         for r in rendered {
-            let Some((id, head, stale, f, next, input, verified)) = r? else {
+            let Some((id, r)) = r? else {
                 continue;
             };
-            self.verified.insert(id.clone(), verified);
-            files.extend(f);
-            if let Some(old) = self.next_of.insert(id.clone(), next) {
+            self.verified.insert(id.clone(), r.verified);
+            files.extend(r.files);
+            if let Some(old) = self.next_of.insert(id.clone(), r.next) {
                 self.boundaries.remove(&(old, id.clone()));
             }
-            self.boundaries.insert((next, id.clone()));
-            if model && stale && self.asked.get(&id) != Some(&head) {
+            self.boundaries.insert((r.next, id.clone()));
+            if model && r.stale && self.asked.get(&id) != Some(&r.head) {
                 if let Some(tx) = &self.models {
-                    self.asked.insert(id.clone(), head);
-                    let _ = tx.send((id, head, input));
+                    self.asked.insert(id.clone(), r.head);
+                    let _ = tx.send((id, r.head, r.input));
                 }
             }
         }

@@ -16,7 +16,6 @@ use conduct_core::vow::consistency::y_consistency;
 use conduct_core::vow::record::{declared_ys, text_sha256};
 use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::{LedgerError, Refused};
-use conduct_indexer::store::IDEMPOTENCY_WINDOW;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
 use serde_json::json;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -24,7 +23,7 @@ use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App};
 use crate::payment::{self, Refusal, Resource};
-use crate::profile::{idempotency_key, leave_unsettled, InFlight};
+use crate::profile::{idempotency_key, replay, InFlight};
 use crate::reply::{bytes_response, json_response, Problem};
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
@@ -323,15 +322,7 @@ pub async fn report_paid(
     let request = format!("vow-report|{}", sha256_hex(&body));
     let prepared = prepare(app, body, true).await?;
     let idem = idempotency_key(headers, &request)?;
-    let Some(_inflight) = InFlight::enter(&app.inflight, &idem) else {
-        return Err(Problem::new(
-            StatusCode::CONFLICT,
-            "in-flight",
-            "The same report-in is being paid for right now",
-            "a paid call with the same idempotency key is in progress; retry shortly",
-        )
-        .with_header(header::RETRY_AFTER, "1"));
-    };
+    let _inflight = InFlight::enter_or_refuse(&app.inflight, &idem)?;
     let url = format!("{}{}", app.cfg.public_url, path);
     let resource = Resource {
         url: &url,
@@ -343,24 +334,8 @@ pub async fn report_paid(
         Err(Refusal::Challenge(r)) => return Ok(r),
         Err(Refusal::Problem(p)) => return Err(p),
     };
-    let (store, key2) = (app.store.clone(), idem.clone());
-    let cached = tokio::task::spawn_blocking(move || {
-        store.idempotent_get(&key2, now.saturating_sub(IDEMPOTENCY_WINDOW))
-    })
-    .await
-    .ok()
-    .and_then(Result::ok)
-    .flatten();
-    if let Some(bytes) = cached {
-        leave_unsettled(
-            app,
-            &auth,
-            "idempotent replay: the entry exists, not charged",
-        )
-        .await;
-        let mut resp = json_response(bytes);
-        resp.headers_mut()
-            .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    let why = "idempotent replay: the entry exists, not charged";
+    if let Some(resp) = replay(app, &auth, &idem, now, why).await {
         return Ok(resp);
     }
     // Settle before appending: an `attested: true` entry exists only for a settled payment.

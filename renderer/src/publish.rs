@@ -10,7 +10,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::durable::replace_atomic;
 use sha2::{Digest, Sha256};
 
-use crate::site::manifest_from;
+use crate::site::{manifest_files, manifest_from};
 use crate::snapshot::signed_bytes;
 use crate::tree::Tree;
 use crate::RenderError;
@@ -27,15 +27,9 @@ impl Publisher {
     /// A publisher for `root` whose files are exactly `tree` (just written by
     /// [`Tree::write_to`]).
     pub fn from_tree(root: &Path, tree: &Tree) -> Self {
-        let files = tree
-            .files
-            .iter()
-            .filter(|(p, _)| p.as_str() != "manifest.json" && !p.starts_with("log/"))
-            .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
-            .collect();
         Publisher {
             root: root.to_path_buf(),
-            files,
+            files: manifest_files(tree),
             dirty: false,
         }
     }

@@ -337,13 +337,17 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
 
 /// The (unsigned) manifest of a tree: every file but the manifest itself and the log.
 pub fn manifest_doc(tree: &Tree, as_of: u64, ttl: u64) -> Value {
-    let files = tree
-        .files
+    manifest_from(&manifest_files(tree), as_of, ttl)
+}
+
+/// What the manifest says of a tree's files: path -> (hex SHA-256, length), for every file
+/// but the manifest itself and the log (whose checkpoint covers it).
+pub fn manifest_files(tree: &Tree) -> std::collections::BTreeMap<String, (String, u64)> {
+    tree.files
         .iter()
         .filter(|(p, _)| p.as_str() != "manifest.json" && !p.starts_with("log/"))
         .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
-        .collect();
-    manifest_from(&files, as_of, ttl)
+        .collect()
 }
 
 /// The (unsigned) manifest of files given as path -> (hex SHA-256, length).
