@@ -147,6 +147,7 @@ EOF
     sleep 0.1
   done
   startup_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
+  sync # the startup render's writes must not be written back during the measurements
   url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/conduct.out")
   rss=$(awk '/VmRSS/ {print int($2/1024) " MB"}' /proc/$server/status)
   echo "   prefill ${prefill_s} s, disk data/site $disk, startup (render all vows) ${startup_s} s, RSS $rss"

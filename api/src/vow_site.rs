@@ -6,14 +6,15 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use conduct_core::signing::ServiceKey;
-use conduct_core::vow::interpret::{from_stats, rule_based, ReadingInput};
-use conduct_indexer::vows::VowReader;
+use conduct_core::vow::interpret::{rule_based, ReadingInput};
+use conduct_indexer::vows::{VowReader, VowRow};
 use conduct_renderer::publish::Publisher;
-use conduct_renderer::vows::{reading_file, reading_path, vow_files, vows_index, Chain, Files};
+use conduct_renderer::vows::{reading_path, vows_index, Files, VowDocs};
 use conduct_renderer::RenderError;
 use serde_json::Value;
 
@@ -23,6 +24,10 @@ use crate::reading::{interpret, Interpretation, ReadingConfig};
 /// Per vow, from a full render: its next window boundary, its id, and how many of its records
 /// verified.
 pub type Rendered = Vec<(u64, String, usize)>;
+
+/// Most vows re-rendered for a passed window boundary per round of the render thread (the
+/// rest follow in the next rounds, each also serving the report-ins that arrived meanwhile).
+const BOUNDARY_SLICE: usize = 2;
 
 /// Longest a changed tree waits for its manifest to be re-signed.
 const MANIFEST_DELAY: Duration = Duration::from_secs(1);
@@ -88,25 +93,7 @@ pub fn rule_based_value(input: &ReadingInput, pending_model: bool) -> Value {
     v
 }
 
-/// Render one vow's files at `now`: page, chain and reading (rule-based, or `interpretation`).
-/// The first `trusted` records were verified by this process before. Returns the files, the
-/// vow's next window boundary, the reading input, and how many records are now verified.
-pub fn render_vow(
-    key: &ServiceKey,
-    chain: &Chain,
-    interpretation: Option<Value>,
-    pending_model: bool,
-    now: u64,
-    trusted: usize,
-) -> Result<(Files, u64, ReadingInput, usize), RenderError> {
-    let (mut files, t) = vow_files(key, chain, now, trusted)?;
-    let input = from_stats(&t.vow, &t.entries, &t.stats);
-    let interp = interpretation.unwrap_or_else(|| rule_based_value(&input, pending_model));
-    files.push(reading_file(key, chain, &t.stats, interp, now)?);
-    Ok((files, t.windows.next_boundary, input, t.verified))
-}
-
-/// One vow rendered from the store.
+/// One vow rendered.
 struct RenderedVow {
     head: u64,
     /// Its model interpretation (if any) covers fewer entries than the chain has.
@@ -117,33 +104,60 @@ struct RenderedVow {
     verified: usize,
 }
 
-/// Read vow `id`'s chain and render it (see [`render_vow`]); `kept` is its last model
-/// interpretation and its seq. `None` when there is no such vow.
+/// Bring `docs` (a vow's kept state; `None` to start over) up to date with the store and
+/// render vow `id` at `now`. Only the chain's tail is read when `docs` holds the rest. `kept`
+/// is its last model interpretation and that one's seq; the first `trusted` records were
+/// verified by this process before; `known` gives the SHA-256 of an already published file.
+/// `None` when there is no such vow.
+#[allow(clippy::too_many_arguments)]
 fn render_stored(
     key: &ServiceKey,
     reader: &VowReader,
+    known: &(dyn Fn(&str) -> Option<String> + Sync),
     id: &str,
+    docs: Option<VowDocs>,
     kept: Option<&(u64, Value)>,
     model: bool,
     now: u64,
     trusted: usize,
-) -> Result<Option<RenderedVow>, String> {
-    let Some((row, records)) = reader.chain(id).map_err(|e| e.to_string())? else {
+) -> Result<Option<(VowDocs, RenderedVow)>, String> {
+    let from = docs.as_ref().map_or(0, VowDocs::tail_from);
+    let Some((_, read)) = reader
+        .chain_from(id, from as u64)
+        .map_err(|e| e.to_string())?
+    else {
         return Ok(None);
     };
-    let chain = Chain { row, records };
-    let head = chain.row.head_seq;
-    let interp = kept.map(|(_, v)| v.clone());
-    let (files, next, input, verified) = render_vow(key, &chain, interp, model, now, trusted)
-        .map_err(|e| format!("vow {id}: {e}"))?;
-    Ok(Some(RenderedVow {
+    let fail = |e: RenderError| format!("vow {id}: {e}");
+    let mut docs = match docs {
+        Some(d) => d,
+        None => {
+            let (index, leaf) = read
+                .first()
+                .ok_or_else(|| format!("vow {id}: no vow record"))?;
+            VowDocs::new(key, id, (*index, leaf), trusted > 0).map_err(fail)?
+        }
+    };
+    let mut files = docs
+        .extend(key, &read, from, trusted, known)
+        .map_err(fail)?;
+    let interpretation = |input: &ReadingInput| {
+        kept.map_or_else(|| rule_based_value(input, model), |(_, v)| v.clone())
+    };
+    let r = docs
+        .render(key, &read, from, now, interpretation)
+        .map_err(fail)?;
+    files.extend(r.files);
+    let head = docs.head_seq();
+    let rendered = RenderedVow {
         head,
         stale: kept.is_none_or(|(s, _)| *s < head),
         files,
-        next,
-        input,
-        verified,
-    }))
+        next: r.windows.next_boundary,
+        input: r.input,
+        verified: docs.verified(),
+    };
+    Ok(Some((docs, rendered)))
 }
 
 /// The interpretation in an already published reading, if any (kept across restarts).
@@ -156,8 +170,8 @@ pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> 
 }
 
 /// Render every vow's files at `now` through `publisher` (which skips files whose bytes are
-/// already there), one vow at a time; returns each vow's next window boundary and how many of
-/// its records verified.
+/// already there), the vows spread over every core; returns each vow's next window boundary
+/// and how many of its records verified.
 pub fn render_all_vows(
     key: &ServiceKey,
     reader: &VowReader,
@@ -172,20 +186,49 @@ pub fn render_all_vows(
         .put(&path, &bytes)
         .map_err(|e| format!("{path}: {e}"))?;
     let model = uses_model(reading);
-    let mut boundaries = Vec::with_capacity(rows.len());
-    for row in rows {
+    let none = |_: &str| None;
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let out = Mutex::new((publisher, Vec::with_capacity(rows.len()), None::<String>));
+    let lock = || match out.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    let render_one = |row: &VowRow| -> Result<(), String> {
         let kept = model
             .then(|| published_interpretation(site, &row.vow_id))
             .flatten();
-        let Some(r) = render_stored(key, reader, &row.vow_id, kept.as_ref(), model, now, 0)? else {
-            continue;
+        let id = &row.vow_id;
+        let Some((_, r)) =
+            render_stored(key, reader, &none, id, None, kept.as_ref(), model, now, 0)?
+        else {
+            return Ok(());
         };
+        let mut g = lock();
         for (p, b) in r.files {
-            publisher.put(&p, &b).map_err(|e| format!("{p}: {e}"))?;
+            g.0.put(&p, &b).map_err(|e| format!("{p}: {e}"))?;
         }
-        boundaries.push((r.next, row.vow_id, r.verified));
-    }
-    Ok(boundaries)
+        g.1.push((r.next, id.clone(), r.verified));
+        Ok(())
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                while !failed.load(Ordering::Relaxed) {
+                    let Some(row) = rows.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    if let Err(e) = render_one(row) {
+                        failed.store(true, Ordering::Relaxed);
+                        lock().2.get_or_insert(e);
+                    }
+                }
+            });
+        }
+    });
+    let (_, boundaries, error) = out.into_inner().unwrap_or_else(|p| p.into_inner());
+    error.map_or(Ok(boundaries), Err)
 }
 
 impl VowSite {
@@ -202,16 +245,26 @@ impl VowSite {
 
     /// Re-render `vow` (and the index when `index`), resolving once its files are written.
     pub async fn render(&self, vow: &str, index: bool) -> Result<(), String> {
-        let (done, rx) = tokio::sync::oneshot::channel();
-        self.tx
-            .send(Msg::Render {
-                vow: vow.to_owned(),
-                index,
-                done: Some(done),
-            })
-            .map_err(|_| "the render thread stopped".to_owned())?;
-        rx.await
+        self.start_render(vow, index)
+            .await
             .map_err(|_| "the render thread stopped".to_owned())?
+    }
+
+    /// Ask for a re-render of `vow` (and the index when `index`) without waiting; the
+    /// receiver resolves once its files are written (or fails when the render thread is gone).
+    pub fn start_render(
+        &self,
+        vow: &str,
+        index: bool,
+    ) -> tokio::sync::oneshot::Receiver<Result<(), String>> {
+        let (done, rx) = tokio::sync::oneshot::channel();
+        // When the thread is gone, `done` is dropped with the message and `rx` says so.
+        let _ = self.tx.send(Msg::Render {
+            vow: vow.to_owned(),
+            index,
+            done: Some(done),
+        });
+        rx
     }
 
     /// Re-sign the manifest now (the periodic refresh).
@@ -227,10 +280,20 @@ struct State {
     interps: HashMap<String, (u64, Value)>,
     asked: HashMap<String, u64>,
     verified: HashMap<String, usize>,
+    cache: DocsCache,
     models: Option<tokio::sync::mpsc::UnboundedSender<(String, u64, ReadingInput)>>,
 }
 
 fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
+    {
+        let mut p = match ctx.publisher.lock() {
+            Ok(p) => p,
+            Err(p) => p.into_inner(),
+        };
+        if let Err(e) = p.sign_off_thread(&ctx.key, ctx.manifest_ttl) {
+            eprintln!("conduct: no manifest signer thread ({e}); signing on the render thread");
+        }
+    }
     let models = uses_model(&ctx.reading).then(|| spawn_model_tasks(&ctx, back));
     let mut st = State {
         boundaries: ctx
@@ -251,6 +314,7 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             .map(|(_, v, n)| (v.clone(), *n))
             .collect(),
         models,
+        cache: DocsCache::default(),
         ctx,
     };
     let mut manifest_due: Option<Instant> = None;
@@ -300,10 +364,14 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             }
         }
         let now = now_unix();
+        // Vows whose window boundary passed, a few per round: many vows can share a boundary,
+        // and report-ins waiting in the queue must not wait for all of them.
+        let mut slice = 0;
         while let Some((t, _)) = st.boundaries.first() {
-            if *t > now {
+            if *t > now || slice == BOUNDARY_SLICE {
                 break;
             }
+            slice += 1;
             if let Some((_, v)) = st.boundaries.pop_first() {
                 st.next_of.remove(&v);
                 vows.insert(v);
@@ -329,6 +397,11 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
         }
     }
     st.write_manifest();
+    let mut p = match st.ctx.publisher.lock() {
+        Ok(p) => p,
+        Err(p) => p.into_inner(),
+    };
+    p.stop_signing_off_thread();
 }
 
 impl State {
@@ -354,44 +427,78 @@ impl State {
             }
             let kept = self.interps.get(id).cloned();
             let trusted = self.verified.get(id).copied().unwrap_or(0);
-            jobs.push((id.clone(), kept, trusted));
+            jobs.push(Job {
+                id: id.clone(),
+                docs: self.cache.take(id),
+                kept,
+                trusted,
+            });
         }
         // The vows of a batch are independent: render them on every core.
-        let (key, reader) = (&self.ctx.key, &self.ctx.reader);
-        let render_one = |(id, kept, trusted): &(String, Option<(u64, Value)>, usize)| {
-            render_stored(key, reader, id, kept.as_ref(), model, now, *trusted)
-                .map(|r| r.map(|r| (id.clone(), r)))
+        let (key, reader, publisher) = (&self.ctx.key, &self.ctx.reader, &self.ctx.publisher);
+        let known = |path: &str| match publisher.lock() {
+            Ok(p) => p.sha256_of(path),
+            Err(p) => p.into_inner().sha256_of(path),
+        };
+        let render_one = |job: Job| {
+            let r = render_stored(
+                key,
+                reader,
+                &known,
+                &job.id,
+                job.docs,
+                job.kept.as_ref(),
+                model,
+                now,
+                job.trusted,
+            );
+            (job.id, r)
         };
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
             .min(jobs.len())
             .max(1);
-        let per = jobs.len().div_ceil(threads).max(1);
-        let rendered: Vec<Result<_, String>> = if threads == 1 {
-            jobs.iter().map(render_one).collect()
+        let rendered: Vec<_> = if threads == 1 {
+            jobs.into_iter().map(render_one).collect()
         } else {
+            let per = jobs.len().div_ceil(threads).max(1);
+            let mut chunks: Vec<Vec<Job>> = Vec::new();
+            for job in jobs {
+                match chunks.last_mut() {
+                    Some(c) if c.len() < per => c.push(job),
+                    _ => chunks.push(vec![job]),
+                }
+            }
             std::thread::scope(|scope| {
-                let handles: Vec<_> = jobs
-                    .chunks(per)
+                let handles: Vec<_> = chunks
+                    .into_iter()
                     .map(|chunk| {
-                        scope.spawn(move || chunk.iter().map(render_one).collect::<Vec<_>>())
+                        scope.spawn(|| chunk.into_iter().map(render_one).collect::<Vec<_>>())
                     })
                     .collect();
                 handles
                     .into_iter()
                     .flat_map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| vec![Err("a render thread panicked".to_owned())])
+                        h.join().unwrap_or_else(|_| {
+                            vec![(String::new(), Err("a render thread panicked".to_owned()))]
+                        })
                     })
                     .collect()
             })
         };
         let mut files = Vec::new();
-        for r in rendered {
-            let Some((id, r)) = r? else {
-                continue;
+        let mut failed = None;
+        for (id, r) in rendered {
+            let (docs, r) = match r {
+                Ok(Some(x)) => x,
+                Ok(None) => continue,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    continue;
+                }
             };
+            self.cache.put(id.clone(), docs);
             self.verified.insert(id.clone(), r.verified);
             files.extend(r.files);
             if let Some(old) = self.next_of.insert(id.clone(), r.next) {
@@ -416,7 +523,55 @@ impl State {
         for (path, bytes) in files {
             p.put(&path, &bytes).map_err(|e| format!("{path}: {e}"))?;
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
+    }
+}
+
+/// One vow to render: its kept state (if cached), model interpretation and trusted count.
+struct Job {
+    id: String,
+    docs: Option<VowDocs>,
+    kept: Option<(u64, Value)>,
+    trusted: usize,
+}
+
+/// Most bytes of vow state the render thread keeps between renders.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// Vows' kept state, least recently rendered evicted first. A vow not here is read whole
+/// from the store on its next render.
+#[derive(Default)]
+struct DocsCache {
+    docs: HashMap<String, (VowDocs, u64, usize)>,
+    weight: usize,
+    tick: u64,
+}
+
+impl DocsCache {
+    fn take(&mut self, id: &str) -> Option<VowDocs> {
+        let (docs, _, w) = self.docs.remove(id)?;
+        self.weight -= w;
+        Some(docs)
+    }
+
+    fn put(&mut self, id: String, docs: VowDocs) {
+        self.tick += 1;
+        let w = docs.weight();
+        self.weight += w;
+        if let Some((_, _, old)) = self.docs.insert(id, (docs, self.tick, w)) {
+            self.weight -= old;
+        }
+        while self.weight > CACHE_BYTES {
+            let Some(oldest) = self
+                .docs
+                .iter()
+                .min_by_key(|(_, (_, t, _))| *t)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            let _ = self.take(&oldest);
+        }
     }
 }
 

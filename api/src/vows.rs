@@ -290,14 +290,26 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<Vec<u8>, Problem> {
         })
         .await?;
     }
+    // The vow is re-rendered as soon as the entry has committed, while the log's files are
+    // being published; the answer waits for both.
+    let (site, id) = (app.site.clone(), vow_id.clone());
+    let (rendered_tx, rendered) = tokio::sync::oneshot::channel();
+    let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
+        if r.is_ok() {
+            let _ = rendered_tx.send(site.start_render(&id, false));
+        }
+    });
     let appended = app
         .seq
-        .submit_job(entry_job(app.key.clone(), p.entry))
+        .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
         .await
         .map_err(ledger_problem)?;
-    app.site
-        .render(&vow_id, false)
+    let started = rendered
         .await
+        .map_err(|_| unavailable("rendering the vow", "the commit hook did not run"))?;
+    started
+        .await
+        .map_err(|_| unavailable("rendering the vow", "the render thread stopped"))?
         .map_err(|e| unavailable("rendering the vow", e))?;
     Ok(appended.leaf.unwrap_or_default())
 }

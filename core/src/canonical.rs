@@ -244,6 +244,49 @@ pub fn jcs_map(
     Ok(out)
 }
 
+/// Canonical bytes of a JSON object given as `map` plus `raw` members whose values are
+/// already canonical bytes (spliced in as they are, never parsed). Members are ordered as
+/// RFC 8785 orders them; a name in both `map` and `raw` is an error.
+///
+/// This is how a large document is assembled from pre-rendered parts: the caller guarantees
+/// each raw value is itself RFC 8785 output.
+pub fn jcs_map_with_raw(
+    map: &serde_json::Map<String, serde_json::Value>,
+    raw: &[(&str, &[u8])],
+) -> Result<Vec<u8>, CanonicalError> {
+    enum Member<'a> {
+        Value(&'a serde_json::Value),
+        Raw(&'a [u8]),
+    }
+    let mut members: Vec<(&str, Member<'_>)> = map
+        .iter()
+        .map(|(k, v)| (k.as_str(), Member::Value(v)))
+        .collect();
+    for (k, bytes) in raw {
+        if map.contains_key(*k) {
+            return Err(CanonicalError(format!("member {k} given twice")));
+        }
+        members.push((k, Member::Raw(bytes)));
+    }
+    members.sort_by(|a, b| utf16_cmp(a.0, b.0));
+    let cap = 256 + raw.iter().map(|(_, b)| b.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(cap);
+    out.put(b"{");
+    for (i, (k, m)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        write_string(&mut out, k);
+        out.put(b":");
+        match m {
+            Member::Value(v) => write_value(&mut out, v)?,
+            Member::Raw(bytes) => out.put(bytes),
+        }
+    }
+    out.put(b"}");
+    Ok(out)
+}
+
 /// Largest integer magnitude an IEEE double holds exactly (2^53).
 const MAX_EXACT_INT: u64 = 1 << 53;
 
@@ -385,5 +428,38 @@ mod tests {
             std::cmp::Ordering::Greater
         );
         assert_eq!("\u{ff61}".cmp("\u{1F600}"), std::cmp::Ordering::Less);
+    }
+
+    proptest::proptest! {
+        /// Splicing pre-rendered members gives the bytes of canonicalizing the whole object.
+        #[test]
+        fn raw_members_splice_to_the_whole_objects_bytes(
+            plain in proptest::collection::btree_map("[a-z\u{e9}\u{1F600}]{1,6}", -1e6f64..1e6, 0..6),
+            spliced in proptest::collection::btree_map("[A-Z_]{1,6}", proptest::collection::vec(0u32..1000, 0..5), 0..4),
+        ) {
+            let mut map = serde_json::Map::new();
+            for (k, v) in &plain {
+                map.insert(k.clone(), serde_json::json!(v));
+            }
+            let raws: Vec<(String, Vec<u8>)> = spliced
+                .iter()
+                .map(|(k, v)| (k.clone(), jcs(&serde_json::json!(v)).unwrap()))
+                .collect();
+            let refs: Vec<(&str, &[u8])> =
+                raws.iter().map(|(k, b)| (k.as_str(), b.as_slice())).collect();
+            let got = jcs_map_with_raw(&map, &refs).unwrap();
+            let mut whole = map.clone();
+            for (k, v) in &spliced {
+                whole.insert(k.clone(), serde_json::json!(v));
+            }
+            proptest::prop_assert_eq!(got, jcs_map(&whole).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_member_given_twice_is_refused() {
+        let mut map = serde_json::Map::new();
+        map.insert("a".into(), serde_json::json!(1));
+        assert!(jcs_map_with_raw(&map, &[("a", b"2")]).is_err());
     }
 }

@@ -511,6 +511,17 @@ impl Ledger {
     /// or oversized job takes no index and does not fail the others; a failed commit fails
     /// all. A publish failure after the commit is logged and repaired by the next append.
     pub fn append_jobs(&mut self, jobs: Vec<Job>) -> Result<Vec<Result<Appended>>> {
+        self.append_jobs_then(jobs, |_| {})
+    }
+
+    /// [`Self::append_jobs`], calling `on_commit` with the results once the batch has
+    /// committed and before the derived files are published (so work that needs only the
+    /// committed state can overlap publishing).
+    pub fn append_jobs_then(
+        &mut self,
+        jobs: Vec<Job>,
+        on_commit: impl FnOnce(&[Result<Appended>]),
+    ) -> Result<Vec<Result<Appended>>> {
         if self.poisoned {
             return Err(LedgerError::Poisoned);
         }
@@ -562,27 +573,22 @@ impl Ledger {
         }
         if leaves.is_empty() {
             tx.commit()?;
+            on_commit(&results);
             return Ok(results);
         }
         let refs: Vec<&[u8]> = leaves.iter().map(Vec::as_slice).collect();
         let written = write_batch(&tx, &self.key, first, &self.edge, &refs);
         let committed = commit_batch(tx, written, first);
-        match self.finish_batch(committed, first) {
-            Ok(_) => Ok(results),
-            Err(LedgerError::Publish { source, .. }) => {
-                eprintln!("ledger: publishing after commit failed: {source}");
-                Ok(results)
-            }
-            Err(e) => Err(e),
+        self.adopt(committed)?;
+        on_commit(&results);
+        if let Err(e) = self.publish() {
+            eprintln!("ledger: publishing after commit (from index {first}) failed: {e}");
         }
+        Ok(results)
     }
 
-    /// Adopt a committed batch (or poison the ledger when the commit failed), then publish.
-    fn finish_batch(
-        &mut self,
-        committed: Result<Batch, (LedgerError, bool)>,
-        first: u64,
-    ) -> Result<u64> {
+    /// Adopt a committed batch, or poison the ledger when the commit failed fatally.
+    fn adopt(&mut self, committed: Result<Batch, (LedgerError, bool)>) -> Result<()> {
         let batch = match committed {
             Ok(b) => b,
             Err((e, poison)) => {
@@ -594,6 +600,16 @@ impl Ledger {
         self.root = batch.root;
         self.note = batch.note;
         self.edge = batch.edge;
+        Ok(())
+    }
+
+    /// Adopt a committed batch (see [`Self::adopt`]), then publish.
+    fn finish_batch(
+        &mut self,
+        committed: Result<Batch, (LedgerError, bool)>,
+        first: u64,
+    ) -> Result<u64> {
+        self.adopt(committed)?;
         self.publish().map_err(|e| LedgerError::Publish {
             first,
             source: Box::new(e),
@@ -859,9 +875,14 @@ impl Reply {
     }
 }
 
+/// Called with a job's result once its batch has committed, before the log's files are
+/// published.
+pub type OnCommit = Box<dyn FnOnce(&Result<Appended>) + Send>;
+
 struct Request {
     job: Job,
     reply: Reply,
+    on_commit: Option<OnCommit>,
 }
 
 /// Group commit: a thread owns the [`Ledger`] and appends whatever requests are pending (up
@@ -905,19 +926,30 @@ impl Sequencer {
         })
     }
 
-    fn submit(&self, job: Job, reply: Reply) -> Result<()> {
+    fn submit(&self, job: Job, reply: Reply, on_commit: Option<OnCommit>) -> Result<()> {
         let gone = || LedgerError::Sequencer("stopped".into());
         self.tx
             .as_ref()
             .ok_or_else(gone)?
-            .send(Request { job, reply })
+            .send(Request {
+                job,
+                reply,
+                on_commit,
+            })
             .map_err(|_| gone())
     }
 
-    /// Append one job; resolves once its batch has committed.
+    /// Append one job; resolves once its batch has committed and the log's files are
+    /// published.
     pub async fn submit_job(&self, job: Job) -> Result<Appended> {
+        self.submit_job_then(job, None).await
+    }
+
+    /// [`Sequencer::submit_job`], calling `on_commit` on the sequencer thread as soon as the
+    /// batch has committed (before the log's files are published).
+    pub async fn submit_job_then(&self, job: Job, on_commit: Option<OnCommit>) -> Result<Appended> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.submit(job, Reply::Async(tx))?;
+        self.submit(job, Reply::Async(tx), on_commit)?;
         rx.await
             .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
     }
@@ -925,7 +957,7 @@ impl Sequencer {
     /// Blocking [`Sequencer::submit_job`], for threads outside an async runtime.
     pub fn submit_job_blocking(&self, job: Job) -> Result<Appended> {
         let (tx, rx) = mpsc::sync_channel(1);
-        self.submit(job, Reply::Blocking(tx))?;
+        self.submit(job, Reply::Blocking(tx), None)?;
         rx.recv()
             .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
     }
@@ -983,9 +1015,22 @@ fn run(
                 Err(_) => break,
             }
         }
-        let (jobs, replies): (Vec<Job>, Vec<Reply>) =
-            batch.into_iter().map(|r| (r.job, r.reply)).unzip();
-        match ledger.append_jobs(jobs) {
+        let mut jobs = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        let mut hooks = Vec::with_capacity(batch.len());
+        for r in batch {
+            jobs.push(r.job);
+            replies.push(r.reply);
+            hooks.push(r.on_commit);
+        }
+        let on_commit = |results: &[Result<Appended>]| {
+            for (hook, r) in hooks.into_iter().zip(results) {
+                if let Some(hook) = hook {
+                    hook(r);
+                }
+            }
+        };
+        match ledger.append_jobs_then(jobs, on_commit) {
             Ok(results) => {
                 match head.lock() {
                     Ok(mut g) => update_head(&mut g, &ledger),

@@ -6,7 +6,8 @@
 //! idempotency cache of signed responses.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -139,10 +140,71 @@ pub struct PaymentKey<'a> {
     pub nonce: &'a str,
 }
 
+/// Open a connection with the store's settings: WAL, `synchronous=FULL`, foreign keys, and
+/// no checkpoint on commit (the [`Checkpointer`] does that off the write path).
+fn configured(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    conn.pragma_update(None, "journal_size_limit", 64i64 << 20)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// How often the checkpointer copies the write-ahead log back into the database.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Start the checkpointer: a thread of its own that copies the write-ahead log back into the
+/// database every `every` (a passive checkpoint, which never blocks a writer or a reader).
+/// Connections never checkpoint on commit, so no write waits for one.
+fn start_checkpointer(path: &Path, every: std::time::Duration) -> Result<Checkpointer, StoreError> {
+    let conn = configured(path)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("wal-checkpoint".into())
+        .spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::park_timeout(every);
+                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    eprintln!("conduct: WAL checkpoint failed (will retry): {e}");
+                }
+            }
+        })
+        .map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(Checkpointer {
+        stop,
+        thread: Some(thread),
+    })
+}
+
+/// The running checkpointer (owned by the [`Store`]); dropping it stops the thread.
+#[derive(Debug)]
+pub struct Checkpointer {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
 /// The durable store.
 pub struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
+    _checkpointer: Checkpointer,
 }
 
 impl std::fmt::Debug for Store {
@@ -159,15 +221,13 @@ impl Store {
             source,
         })?;
         let path = data_dir.join("conduct.sqlite3");
-        let mut conn = Connection::open(&path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let mut conn = configured(&path)?;
         migrate(&mut conn)?;
+        let checkpointer = start_checkpointer(&path, CHECKPOINT_EVERY)?;
         Ok(Store {
             conn: Mutex::new(conn),
             path,
+            _checkpointer: checkpointer,
         })
     }
 
@@ -179,12 +239,7 @@ impl Store {
     /// A new connection to the same (already migrated) database, with the same settings, for
     /// a component that owns its connection (the ledger's sequencer thread).
     pub fn connection(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open(&self.path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        Ok(conn)
+        configured(&self.path)
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {

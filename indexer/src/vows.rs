@@ -233,32 +233,41 @@ fn vow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VowRow> {
     })
 }
 
-/// Reads of the committed vows over a connection of its own.
+/// Reads of the committed vows over a few connections of their own (so renders of different
+/// vows on different threads do not wait for each other).
 pub struct VowReader {
-    conn: Mutex<Connection>,
+    conns: Vec<Mutex<Connection>>,
 }
 
 impl std::fmt::Debug for VowReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VowReader").finish_non_exhaustive()
+        f.debug_struct("VowReader")
+            .field("connections", &self.conns.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl VowReader {
-    /// A reader over a new connection to `store`.
+    /// A reader over new connections to `store`, one per available core.
     pub fn open(store: &Store) -> Result<VowReader, StoreError> {
-        Ok(VowReader {
-            conn: Mutex::new(store.connection()?),
-        })
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let conns = (0..n)
+            .map(|_| store.connection().map(Mutex::new))
+            .collect::<Result<_, _>>()?;
+        Ok(VowReader { conns })
     }
 
     fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let mut g = match self.conn.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
+        let free = self.conns.iter().find_map(|c| c.try_lock().ok());
+        let mut g = match free {
+            Some(g) => g,
+            None => match self.conns[0].lock() {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            },
         };
         Ok(f(&mut g)?)
     }
@@ -289,6 +298,16 @@ impl VowReader {
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
     pub fn chain(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
+        self.chain_from(vow_id, 0)
+    }
+
+    /// Like [`Self::chain`], but only the records from chain position `from` on (position 0
+    /// is the vow record, position n is entry seq n).
+    pub fn chain_from(
+        &self,
+        vow_id: &str,
+        from: u64,
+    ) -> Result<Option<(VowRow, Records)>, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
             let Some(row) = tx
@@ -301,19 +320,21 @@ impl VowReader {
             else {
                 return Ok(None);
             };
-            let mut records = Vec::with_capacity(row.head_seq as usize + 1);
-            let leaf: Vec<u8> = tx.query_row(
-                "SELECT data FROM leaf WHERE idx = ?1",
-                params![row.log_index as i64],
-                |r| r.get(0),
-            )?;
-            records.push((row.log_index, leaf));
+            let mut records = Vec::with_capacity((row.head_seq + 1).saturating_sub(from) as usize);
+            if from == 0 {
+                let leaf: Vec<u8> = tx.query_row(
+                    "SELECT data FROM leaf WHERE idx = ?1",
+                    params![row.log_index as i64],
+                    |r| r.get(0),
+                )?;
+                records.push((row.log_index, leaf));
+            }
             {
                 let mut st = tx.prepare_cached(
                     "SELECT e.log_index, l.data FROM vow_entry e JOIN leaf l ON l.idx = e.log_index
-                     WHERE e.vow_id = ?1 ORDER BY e.seq",
+                     WHERE e.vow_id = ?1 AND e.seq >= ?2 ORDER BY e.seq",
                 )?;
-                let rows = st.query_map(params![vow_id], |r| {
+                let rows = st.query_map(params![vow_id, from.max(1) as i64], |r| {
                     Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Vec<u8>>(1)?))
                 })?;
                 for r in rows {

@@ -1,17 +1,21 @@
 //! Incremental publishing into the site directory: writes only files whose bytes changed,
 //! keeps the hash and length of every file for the signed manifest, and re-signs the manifest
 //! on demand. One `Publisher` is the only writer of the tree outside `log/`.
+//!
+//! Signing the manifest of a large tree takes tens of milliseconds, so a running service hands
+//! it to a [`ManifestSigner`] thread that keeps its own copy of the file list (fed by every
+//! change) and signs when asked, never holding up a render.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::durable::replace_atomic;
 use sha2::{Digest, Sha256};
 
-use crate::site::{manifest_files, manifest_from};
-use crate::snapshot::signed_bytes;
+use crate::site::{manifest_bytes, manifest_files};
 use crate::tree::Tree;
 use crate::RenderError;
 
@@ -21,6 +25,7 @@ pub struct Publisher {
     root: PathBuf,
     files: BTreeMap<String, (String, u64)>,
     dirty: bool,
+    signer: Option<ManifestSigner>,
 }
 
 impl Publisher {
@@ -31,6 +36,7 @@ impl Publisher {
             root: root.to_path_buf(),
             files: manifest_files(tree),
             dirty: false,
+            signer: None,
         }
     }
 
@@ -49,15 +55,38 @@ impl Publisher {
         };
         if same {
             if !self.files.contains_key(rel) {
-                self.files.insert(rel.to_owned(), (sha, len));
-                self.dirty = true;
+                self.record(rel, sha, len);
             }
             return Ok(false);
         }
         replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
-        self.files.insert(rel.to_owned(), (sha, bytes.len() as u64));
-        self.dirty = true;
+        self.record(rel, sha, len);
         Ok(true)
+    }
+
+    fn record(&mut self, rel: &str, sha: String, len: u64) {
+        if let Some(s) = &self.signer {
+            let _ = s.tx.send(SignerMsg::File(rel.to_owned(), sha.clone(), len));
+        }
+        self.files.insert(rel.to_owned(), (sha, len));
+        self.dirty = true;
+    }
+
+    /// From now on sign the manifest on a thread of its own ([`ManifestSigner`]):
+    /// [`Self::write_manifest`] then only asks for it.
+    pub fn sign_off_thread(&mut self, key: &ServiceKey, ttl: u64) -> io::Result<()> {
+        self.signer = Some(ManifestSigner::spawn(
+            self.root.clone(),
+            key.clone(),
+            ttl,
+            self.files.clone(),
+        )?);
+        Ok(())
+    }
+
+    /// The SHA-256 (hex) of the file at `rel` as published, if this publisher knows it.
+    pub fn sha256_of(&self, rel: &str) -> Option<String> {
+        self.files.get(rel).map(|(sha, _)| sha.clone())
     }
 
     /// True when files changed since the manifest was last signed.
@@ -75,17 +104,89 @@ impl Publisher {
         self.files.is_empty()
     }
 
-    /// Sign and write the manifest for the current files.
+    /// Wait for the signer thread (if any) to sign what it was asked to, and sign on this
+    /// thread from now on.
+    pub fn stop_signing_off_thread(&mut self) {
+        if let Some(s) = self.signer.take() {
+            drop(s.tx);
+            let _ = s.thread.join();
+        }
+    }
+
+    /// Sign and write the manifest for the current files (on the signer's thread when there
+    /// is one, which signs every change made before this call).
     pub fn write_manifest(
         &mut self,
         key: &ServiceKey,
         as_of: u64,
         ttl: u64,
     ) -> Result<(), RenderError> {
-        let bytes = signed_bytes(key, manifest_from(&self.files, as_of, ttl))?;
-        replace_atomic(&self.root.join("manifest.json"), &bytes, 0o644, "pub")
-            .map_err(|e| RenderError::Input(format!("writing the manifest: {e}")))?;
+        match &self.signer {
+            Some(s) => {
+                s.tx.send(SignerMsg::Sign(as_of))
+                    .map_err(|_| RenderError::Input("the manifest signer stopped".into()))?
+            }
+            None => write_manifest(&self.root, key, &self.files, as_of, ttl)?,
+        }
         self.dirty = false;
         Ok(())
+    }
+}
+
+fn write_manifest(
+    root: &Path,
+    key: &ServiceKey,
+    files: &BTreeMap<String, (String, u64)>,
+    as_of: u64,
+    ttl: u64,
+) -> Result<(), RenderError> {
+    let bytes = manifest_bytes(key, files, as_of, ttl)?;
+    replace_atomic(&root.join("manifest.json"), &bytes, 0o644, "manifest")
+        .map_err(|e| RenderError::Input(format!("writing the manifest: {e}")))
+}
+
+enum SignerMsg {
+    File(String, String, u64),
+    Sign(u64),
+}
+
+/// A thread that owns a copy of the manifest's file list and signs `manifest.json` on request.
+/// Requests that queue up while it signs are answered by one signature. It stops when the
+/// [`Publisher`] holding it is dropped.
+#[derive(Debug)]
+pub struct ManifestSigner {
+    tx: mpsc::Sender<SignerMsg>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl ManifestSigner {
+    fn spawn(
+        root: PathBuf,
+        key: ServiceKey,
+        ttl: u64,
+        mut files: BTreeMap<String, (String, u64)>,
+    ) -> io::Result<ManifestSigner> {
+        let (tx, rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("manifest-sign".into())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let mut sign = None;
+                    for m in std::iter::once(first).chain(rx.try_iter()) {
+                        match m {
+                            SignerMsg::File(p, sha, len) => {
+                                files.insert(p, (sha, len));
+                            }
+                            SignerMsg::Sign(at) => sign = Some(at),
+                        }
+                    }
+                    if let Some(at) = sign {
+                        if let Err(e) = write_manifest(&root, &key, &files, at, ttl) {
+                            eprintln!("conduct: signing the manifest failed: {e}");
+                        }
+                    }
+                }
+            })?;
+        Ok(ManifestSigner { tx, thread })
     }
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::docs;
 use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage};
-use crate::snapshot::signed_bytes;
+use crate::snapshot::{signed_bytes, signed_raw};
 use crate::tree::Tree;
 use crate::RenderError;
 
@@ -330,14 +330,9 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
     );
 
     // The manifest covers everything above.
-    let manifest = manifest_doc(&tree, input.as_of, input.manifest_ttl);
-    tree.put("manifest.json", sign(manifest)?);
+    let manifest = manifest_bytes(key, &manifest_files(&tree), input.as_of, input.manifest_ttl)?;
+    tree.put("manifest.json", manifest);
     Ok(tree)
-}
-
-/// The (unsigned) manifest of a tree: every file but the manifest itself and the log.
-pub fn manifest_doc(tree: &Tree, as_of: u64, ttl: u64) -> Value {
-    manifest_from(&manifest_files(tree), as_of, ttl)
 }
 
 /// What the manifest says of a tree's files: path -> (hex SHA-256, length), for every file
@@ -350,22 +345,40 @@ pub fn manifest_files(tree: &Tree) -> std::collections::BTreeMap<String, (String
         .collect()
 }
 
-/// The (unsigned) manifest of files given as path -> (hex SHA-256, length).
-pub fn manifest_from(
+/// The signed manifest of files given as path -> (hex SHA-256, length), as file bytes. The
+/// `files` object is written straight from the map (it has tens of thousands of members on a
+/// large tree), in RFC 8785 member order.
+pub fn manifest_bytes(
+    key: &ServiceKey,
     files: &std::collections::BTreeMap<String, (String, u64)>,
     as_of: u64,
     ttl: u64,
-) -> Value {
-    let files: serde_json::Map<String, Value> = files
-        .iter()
-        .map(|(p, (sha, len))| (p.clone(), json!({"sha256": sha, "len": len})))
-        .collect();
-    json!({
-        "type": MANIFEST_TYPE,
-        "version": as_of,
-        "as_of": rfc3339(as_of),
-        "expires": rfc3339(as_of.saturating_add(ttl)),
-        "files": files,
-        "scope": scope_value(),
-    })
+) -> Result<Vec<u8>, RenderError> {
+    use conduct_core::canonical::{utf16_cmp, write_string, write_u64};
+    let mut order: Vec<(&String, &(String, u64))> = files.iter().collect();
+    if !files.keys().all(|p| p.is_ascii()) {
+        // UTF-16 order differs from the map's byte order only beyond ASCII.
+        order.sort_by(|a, b| utf16_cmp(a.0, b.0));
+    }
+    let mut raw = Vec::with_capacity(files.len() * 120);
+    raw.push(b'{');
+    for (i, (path, (sha, len))) in order.into_iter().enumerate() {
+        if i > 0 {
+            raw.push(b',');
+        }
+        write_string(&mut raw, path);
+        raw.extend_from_slice(b":{\"len\":");
+        write_u64(&mut raw, *len)?;
+        raw.extend_from_slice(b",\"sha256\":");
+        write_string(&mut raw, sha);
+        raw.push(b'}');
+    }
+    raw.push(b'}');
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), json!(MANIFEST_TYPE));
+    m.insert("version".into(), json!(as_of));
+    m.insert("as_of".into(), json!(rfc3339(as_of)));
+    m.insert("expires".into(), json!(rfc3339(as_of.saturating_add(ttl))));
+    m.insert("scope".into(), scope_value());
+    Ok(signed_raw(key, m, &[("files", &raw)])?)
 }

@@ -1,19 +1,27 @@
 //! The vow snapshots of the static tree: `/vow/<id>` (the vow, its chain in brief, trajectory
-//! stats), `/vow/<id>/chain` (every record of the chain, raw), `/vow/<id>/reading` (the signed
-//! trajectory plus an interpretation labelled as guidance) and `/vows` (the public index).
+//! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning immutable pages of
+//! [`CHAIN_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
+//! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance) and
+//! `/vows` (the public index).
 //!
 //! Each is a signed JSON snapshot. Pages that depend on the clock carry `as_of`; the same
-//! chain and `as_of` give the same bytes.
+//! chain and `as_of` give the same bytes. [`VowDocs`] keeps a vow's state between renders, so
+//! a report-in costs one record's work plus copying bytes, whatever the chain's length: a full
+//! chain page is written once and never again, and the documents are assembled from each
+//! entry's pre-rendered RFC 8785 lines.
 
+use conduct_core::canonical::{jcs_map_with_raw, sha256_hex};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
-use conduct_core::vow::record::{record_hash, text_sha256};
-use conduct_core::vow::trajectory::{trajectory, Trajectory};
+use conduct_core::vow::interpret::ReadingInput;
+use conduct_core::vow::record::text_sha256;
+use conduct_core::vow::trajectory::{Track, SERIES_LIMIT};
+use conduct_core::vow::windows::Windows;
 use conduct_indexer::vows::VowRow;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use crate::snapshot::signed_bytes;
+use crate::snapshot::{signed_bytes, signed_raw};
 use crate::RenderError;
 
 /// Type of `/vow/<id>`.
@@ -25,101 +33,31 @@ pub const READING_TYPE: &str = "conduct.reading/v1";
 /// Type of `/vows`.
 pub const VOWS_TYPE: &str = "conduct.vows/v1";
 
-/// A vow's chain as read from the store, parsed once.
-#[derive(Debug, Clone)]
-pub struct Chain {
-    /// The store's row.
-    pub row: VowRow,
-    /// (log index, leaf bytes): the vow record, then the entries in seq order.
-    pub records: Vec<(u64, Vec<u8>)>,
-}
+/// Records per immutable page of a vow's chain (`/vow/<id>/chain/<k>`).
+pub const CHAIN_PAGE_SIZE: usize = 32;
 
-impl Chain {
-    /// Parse and verify the chain and compute its stats at `as_of`. The first `trusted`
-    /// records were verified by this process before (see [`trajectory`]).
-    pub fn trajectory(
-        &self,
-        key: &ServiceKey,
-        as_of: u64,
-        trusted: usize,
-    ) -> Result<Trajectory, RenderError> {
-        let pinned = PinnedKey::parse(&key.vkey()).map_err(RenderError::Input)?;
-        let refs: Vec<(u64, &[u8])> = self
-            .records
-            .iter()
-            .map(|(i, l)| (*i, l.as_slice()))
-            .collect();
-        trajectory(&refs, &pinned, key.name(), as_of, trusted).map_err(RenderError::Input)
-    }
-}
-
-/// `/vow/<id>/chain` as RFC 8785 bytes, signed, built around the records' own leaf bytes
-/// (which are canonical already) without parsing them again.
-fn chain_doc(key: &ServiceKey, chain: &Chain, head_hash: &str) -> Result<Vec<u8>, RenderError> {
-    const HOLE: &str = "@@records@@";
-    let id = &chain.row.vow_id;
-    let mut doc = serde_json::Map::new();
-    doc.insert("type".into(), json!(CHAIN_TYPE));
-    doc.insert("vow_id".into(), json!(id));
-    doc.insert(
-        "length".into(),
-        json!(chain.records.len().saturating_sub(1)),
-    );
-    doc.insert("head_sha256".into(), json!(head_hash));
-    doc.insert("records".into(), json!(HOLE));
-    doc.insert(
-        "how_to_verify".into(),
-        json!(
-            "Each record is signed by the service key (remove `signature`, RFC 8785, \
-            Ed25519). Record n's RFC 8785 bytes are log leaf `log_index`; entry n's `prev` is \
-            the hex SHA-256 of record n-1's RFC 8785 bytes; `seq` counts from 1. \
-            `conduct verify-log` checks every chain against the log."
-        ),
-    );
-    doc.insert("scope".into(), scope_value());
-    doc.insert("key_id".into(), json!(key.key_id_hex()));
-    let mut records = Vec::with_capacity(chain.records.iter().map(|(_, l)| l.len() + 1).sum());
-    records.push(b'[');
-    for (k, (_, leaf)) in chain.records.iter().enumerate() {
-        if k > 0 {
-            records.push(b',');
-        }
-        records.extend_from_slice(leaf);
-    }
-    records.push(b']');
-    let fill = |map: &serde_json::Map<String, Value>| -> Result<Vec<u8>, RenderError> {
-        let bytes = conduct_core::canonical::jcs_map(map)?;
-        let hole = format!("\"{HOLE}\"");
-        let at = bytes
-            .windows(hole.len())
-            .position(|w| w == hole.as_bytes())
-            .ok_or_else(|| RenderError::Input("chain template lost its hole".into()))?;
-        let mut out = Vec::with_capacity(bytes.len() + records.len());
-        out.extend_from_slice(&bytes[..at]);
-        out.extend_from_slice(&records);
-        out.extend_from_slice(&bytes[at + hole.len()..]);
-        Ok(out)
-    };
-    let unsigned = fill(&doc)?;
-    use base64::Engine;
-    let sig = base64::engine::general_purpose::STANDARD.encode(key.sign_bytes(&unsigned));
-    doc.insert("signature".into(), json!(sig));
-    let mut signed = fill(&doc)?;
-    signed.push(b'\n');
-    Ok(signed)
-}
+/// Type of `/vow/<id>/chain/<k>`.
+pub const CHAIN_PAGE_TYPE: &str = "conduct.chain_page/v1";
 
 /// Rendered files as (relative path, bytes).
 pub type Files = Vec<(String, Vec<u8>)>;
+
+/// Records as (log index, leaf bytes), in chain order.
+pub type Records = [(u64, Vec<u8>)];
 
 /// Path of a vow's page.
 pub fn vow_path(id: &str) -> String {
     format!("vow/{id}.json")
 }
 
-/// Path of a vow's chain.
+/// Path of a vow's chain head.
 pub fn chain_path(id: &str) -> String {
     format!("vow/{id}/chain.json")
+}
+
+/// Path of page `k` of a vow's chain.
+pub fn chain_page_path(id: &str, k: usize) -> String {
+    format!("vow/{id}/chain/{k}.json")
 }
 
 /// Path of a vow's reading.
@@ -140,91 +78,263 @@ fn links(id: &str) -> Value {
     })
 }
 
-/// `/vow/<id>` and `/vow/<id>/chain` at `as_of`, with the parsed trajectory (for the
-/// reading and the next window boundary). `trusted`: see [`Chain::trajectory`].
-pub fn vow_files(
-    key: &ServiceKey,
-    chain: &Chain,
-    as_of: u64,
-    trusted: usize,
-) -> Result<(Files, Trajectory), RenderError> {
-    let id = &chain.row.vow_id;
-    let t = chain.trajectory(key, as_of, trusted)?;
-    let brief: Vec<Value> = t
-        .entries
-        .iter()
-        .zip(chain.records.get(1..).unwrap_or_default())
-        .map(|(e, (_, leaf))| {
-            json!({
-                "seq": e["seq"], "at": e["at"], "log_index": e["log_index"],
-                "record_sha256": record_hash(leaf), "prev": e["prev"],
-                "attested": e["attested"], "trace_donated": e["trace_donated"],
-                "trace_sha256": e["trace_sha256"], "note": e["note"],
-            })
-        })
-        .collect();
-    let head_hash = chain
-        .records
-        .last()
-        .map(|(_, l)| record_hash(l))
-        .unwrap_or_default();
-    let page = json!({
-        "type": VOW_PAGE_TYPE,
-        "vow_id": id,
-        "as_of": rfc3339(as_of),
-        "vow": t.vow,
-        "chain": {
-            "length": t.entries.len(),
-            "head_sha256": head_hash,
-            "entries": brief,
-            "records_at": format!("/vow/{id}/chain"),
-        },
-        "trajectory": t.stats,
-        "links": links(id),
-        "scope": scope_value(),
-    });
-    let files = vec![
-        (vow_path(id), signed_bytes(key, page)?),
-        (chain_path(id), chain_doc(key, chain, &head_hash)?),
-    ];
-    Ok((files, t))
+/// Leaves as one RFC 8785 array (they are canonical already).
+fn leaf_array(records: &Records) -> Vec<u8> {
+    let mut out = Vec::with_capacity(records.iter().map(|(_, l)| l.len() + 1).sum::<usize>() + 2);
+    out.push(b'[');
+    for (k, (_, leaf)) in records.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(leaf);
+    }
+    out.push(b']');
+    out
 }
 
-/// `/vow/<id>/reading`: the trajectory and an interpretation (already labelled).
-pub fn reading_file(
-    key: &ServiceKey,
-    chain: &Chain,
-    stats: &Value,
-    interpretation: Value,
-    as_of: u64,
-) -> Result<(String, Vec<u8>), RenderError> {
-    let id = &chain.row.vow_id;
-    let mut caveats = vec![
-        "A reading is guidance, never a verdict.",
-        "The interpretation sees the numbers, the vow text (withheld when sealed), the declared \
-         purposes and public notes; never reasoning or actions.",
-    ];
-    if chain.row.sealed {
-        caveats.push(
-            "This vow is sealed: only the hash of its text is public, so no one else can check \
-             the declared purposes against it. A sealed vow is a weaker public commitment.",
+const HOW_TO_VERIFY: &str = "Each record is signed by the service key (remove `signature`, \
+RFC 8785, Ed25519). Record n's RFC 8785 bytes are log leaf `log_index`; entry n's `prev` is the \
+hex SHA-256 of record n-1's RFC 8785 bytes; `seq` counts from 1. The chain is the records of \
+every page in order, then the tail; each full page is immutable and pinned here by the SHA-256 \
+of its file. `conduct verify-log` checks every chain against the log.";
+
+/// What the render of one vow produced besides its files.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The files: page, chain head, reading (and nothing else: new chain pages come from
+    /// [`VowDocs::extend`]).
+    pub files: Files,
+    /// The window state at the render instant.
+    pub windows: Windows,
+    /// What an interpreter sees.
+    pub input: ReadingInput,
+}
+
+/// One vow's published state, kept between renders: its [`Track`] and the hashes of its
+/// full chain pages. Rendering after a report-in costs the new record plus copying bytes.
+#[derive(Debug)]
+pub struct VowDocs {
+    id: String,
+    track: Track,
+    pages: Vec<String>,
+}
+
+impl VowDocs {
+    /// Start from the vow record (chain position 0). `trusted`: this process verified it
+    /// before.
+    pub fn new(
+        key: &ServiceKey,
+        id: &str,
+        vow: (u64, &[u8]),
+        trusted: bool,
+    ) -> Result<VowDocs, RenderError> {
+        let pinned = PinnedKey::parse(&key.vkey()).map_err(RenderError::Input)?;
+        let track =
+            Track::new(&pinned, key.name(), vow.0, vow.1, trusted).map_err(RenderError::Input)?;
+        Ok(VowDocs {
+            id: id.to_owned(),
+            track,
+            pages: Vec::new(),
+        })
+    }
+
+    /// Chain position of the first record not in a full page.
+    pub fn tail_from(&self) -> usize {
+        self.pages.len() * CHAIN_PAGE_SIZE
+    }
+
+    /// Records taken so far (the vow record and its entries).
+    pub fn records(&self) -> usize {
+        self.track.records()
+    }
+
+    /// Leading records that verified.
+    pub fn verified(&self) -> usize {
+        self.track.verified()
+    }
+
+    /// Entries taken (the chain's head seq).
+    pub fn head_seq(&self) -> u64 {
+        self.track.entries()
+    }
+
+    /// Bytes held (for a cache of these).
+    pub fn weight(&self) -> usize {
+        self.track.weight() + self.pages.len() * 64
+    }
+
+    /// Take the records of `read` (chain positions `from`.. , with `from` ≤ [`Self::tail_from`])
+    /// that are new. The first `trusted` positions were verified by this process before. A
+    /// page that fills is rendered and returned, unless `known` gives its file's SHA-256
+    /// (already published).
+    pub fn extend(
+        &mut self,
+        key: &ServiceKey,
+        read: &Records,
+        from: usize,
+        trusted: usize,
+        known: impl Fn(&str) -> Option<String>,
+    ) -> Result<Files, RenderError> {
+        if from > self.tail_from() || from + read.len() < self.records() {
+            return Err(RenderError::Input(format!(
+                "vow {}: records read from {from} do not continue the chain at {}",
+                self.id,
+                self.records()
+            )));
+        }
+        let mut pages = Vec::new();
+        for pos in self.records()..from + read.len() {
+            let (index, leaf) = &read[pos - from];
+            self.track
+                .push(*index, leaf, pos < trusted)
+                .map_err(RenderError::from)?;
+            if (pos + 1) % CHAIN_PAGE_SIZE == 0 {
+                let k = pos / CHAIN_PAGE_SIZE;
+                let path = chain_page_path(&self.id, k);
+                let sha = match known(&path) {
+                    Some(sha) => sha,
+                    None => {
+                        let first = k * CHAIN_PAGE_SIZE;
+                        let records = &read[first - from..=pos - from];
+                        let bytes = self.page_doc(key, k, records)?;
+                        let sha = sha256_hex(&bytes);
+                        pages.push((path, bytes));
+                        sha
+                    }
+                };
+                self.pages.push(sha);
+            }
+        }
+        Ok(pages)
+    }
+
+    fn page_doc(
+        &self,
+        key: &ServiceKey,
+        k: usize,
+        records: &Records,
+    ) -> Result<Vec<u8>, RenderError> {
+        let mut m = Map::new();
+        m.insert("type".into(), json!(CHAIN_PAGE_TYPE));
+        m.insert("vow_id".into(), json!(self.id));
+        m.insert("page".into(), json!(k));
+        m.insert("from_position".into(), json!(k * CHAIN_PAGE_SIZE));
+        m.insert("head".into(), json!(format!("/vow/{}/chain", self.id)));
+        m.insert("scope".into(), scope_value());
+        Ok(signed_raw(key, m, &[("records", &leaf_array(records))])?)
+    }
+
+    fn chain_doc(&self, key: &ServiceKey, tail: &Records) -> Result<Vec<u8>, RenderError> {
+        let id = &self.id;
+        let pages: Vec<Value> = self
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(k, sha)| {
+                json!({
+                    "href": format!("/vow/{id}/chain/{k}"),
+                    "from_position": k * CHAIN_PAGE_SIZE,
+                    "records": CHAIN_PAGE_SIZE,
+                    "sha256": sha,
+                })
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert("type".into(), json!(CHAIN_TYPE));
+        m.insert("vow_id".into(), json!(id));
+        m.insert("length".into(), json!(self.track.entries()));
+        m.insert("head_sha256".into(), json!(self.track.head_sha256()));
+        m.insert("page_size".into(), json!(CHAIN_PAGE_SIZE));
+        m.insert("pages".into(), Value::Array(pages));
+        m.insert("tail_from_position".into(), json!(self.tail_from()));
+        m.insert("how_to_verify".into(), json!(HOW_TO_VERIFY));
+        m.insert("scope".into(), scope_value());
+        Ok(signed_raw(key, m, &[("tail", &leaf_array(tail))])?)
+    }
+
+    /// Render the page, chain head and reading at `as_of`. `read` holds the chain from
+    /// position `from` (≤ [`Self::tail_from`]) to the head, as passed to [`Self::extend`];
+    /// `interpretation` makes the reading's interpretation from what an interpreter sees.
+    pub fn render(
+        &self,
+        key: &ServiceKey,
+        read: &Records,
+        from: usize,
+        as_of: u64,
+        interpretation: impl FnOnce(&ReadingInput) -> Value,
+    ) -> Result<Rendered, RenderError> {
+        let tail = read
+            .get(self.tail_from().saturating_sub(from)..)
+            .filter(|_| from <= self.tail_from() && from + read.len() == self.records())
+            .ok_or_else(|| {
+                RenderError::Input(format!(
+                    "vow {}: the records read are not its tail",
+                    self.id
+                ))
+            })?;
+        let id = &self.id;
+        let w = self.track.windows(as_of);
+        let stats = self.track.stats(&w)?;
+        let input = self.track.reading_input(&w);
+
+        let mut chain = Map::new();
+        chain.insert("length".into(), json!(self.track.entries()));
+        chain.insert("head_sha256".into(), json!(self.track.head_sha256()));
+        chain.insert("records_at".into(), json!(format!("/vow/{id}/chain")));
+        chain.insert(
+            "entries_listed".into(),
+            json!(format!(
+                "the last {SERIES_LIMIT} at most; every record is in the chain"
+            )),
         );
+        let chain = jcs_map_with_raw(&chain, &[("entries", &self.track.brief())])?;
+        let mut page = Map::new();
+        page.insert("type".into(), json!(VOW_PAGE_TYPE));
+        page.insert("vow_id".into(), json!(id));
+        page.insert("as_of".into(), json!(rfc3339(as_of)));
+        page.insert("vow".into(), self.track.vow().clone());
+        page.insert("links".into(), links(id));
+        page.insert("scope".into(), scope_value());
+        let page = signed_raw(key, page, &[("chain", &chain), ("trajectory", &stats)])?;
+
+        let vow = self.track.vow();
+        let mut caveats = vec![
+            "A reading is guidance, never a verdict.",
+            "The interpretation sees the numbers, the vow text (withheld when sealed), the \
+             declared purposes and public notes; never reasoning or actions.",
+        ];
+        if vow["sealed"] == true {
+            caveats.push(
+                "This vow is sealed: only the hash of its text is public, so no one else can \
+                 check the declared purposes against it. A sealed vow is a weaker public \
+                 commitment.",
+            );
+        }
+        if vow["sandbox"] == true {
+            caveats.push("This vow is sandbox: no wallet signed it, so it ties to no identity.");
+        }
+        let interp = interpretation(&input);
+        let mut reading = Map::new();
+        reading.insert("type".into(), json!(READING_TYPE));
+        reading.insert("vow_id".into(), json!(id));
+        reading.insert("as_of".into(), json!(rfc3339(as_of)));
+        reading.insert("covers_seq".into(), json!(self.track.entries()));
+        reading.insert("interpretation".into(), interp);
+        reading.insert("caveats".into(), json!(caveats));
+        reading.insert("links".into(), links(id));
+        reading.insert("scope".into(), scope_value());
+        let reading = signed_raw(key, reading, &[("trajectory", &stats)])?;
+
+        Ok(Rendered {
+            files: vec![
+                (vow_path(id), page),
+                (chain_path(id), self.chain_doc(key, tail)?),
+                (reading_path(id), reading),
+            ],
+            windows: w,
+            input,
+        })
     }
-    if chain.row.sandbox {
-        caveats.push("This vow is sandbox: no wallet signed it, so it ties to no identity.");
-    }
-    let doc = json!({
-        "type": READING_TYPE,
-        "vow_id": id,
-        "as_of": rfc3339(as_of),
-        "covers_seq": chain.row.head_seq,
-        "trajectory": stats,
-        "interpretation": interpretation,
-        "caveats": caveats,
-        "links": links(id),
-        "scope": scope_value(),
-    });
-    Ok((reading_path(id), signed_bytes(key, doc)?))
 }
 
 /// `/vows`: every vow, by agent name then id, with the fields fixed when it was taken (so it
@@ -259,4 +369,141 @@ pub fn vows_index(key: &ServiceKey, rows: &[VowRow]) -> Result<(String, Vec<u8>)
         "scope": scope_value(),
     });
     Ok(("vows.json".into(), signed_bytes(key, doc)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conduct_core::signing::verify_object;
+    use conduct_core::vow::fixture::{example_chain, EXAMPLE_ORIGIN};
+
+    fn key() -> ServiceKey {
+        ServiceKey::from_seed(&[5; 32], EXAMPLE_ORIGIN)
+    }
+
+    /// The example vow at log index 0 and `n` entries at 1..=n, as (log index, leaf).
+    fn records(key: &ServiceKey, n: u64) -> (String, Vec<(u64, Vec<u8>)>) {
+        let (id, leaves) = example_chain(key, n, false);
+        (
+            id,
+            leaves.into_iter().zip(0..).map(|(l, i)| (i, l)).collect(),
+        )
+    }
+
+    fn parse(bytes: &[u8]) -> Value {
+        serde_json::from_slice(bytes).unwrap()
+    }
+
+    fn rule(_: &ReadingInput) -> Value {
+        json!({"kind": "test"})
+    }
+
+    /// All of `read` taken by fresh docs: the new pages and the rendered files.
+    fn whole(key: &ServiceKey, id: &str, read: &Records) -> (VowDocs, Files, Files) {
+        let mut docs = VowDocs::new(key, id, (read[0].0, &read[0].1), false).unwrap();
+        let pages = docs.extend(key, read, 0, 0, |_| None).unwrap();
+        let files = docs.render(key, read, 0, 2_000_000, rule).unwrap().files;
+        (docs, pages, files)
+    }
+
+    /// The chain as a reader gets it: every page's records (pins checked), then the tail.
+    fn served_chain(files: &Files, id: &str) -> Vec<Value> {
+        let get = |p: &str| files.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone());
+        let head = parse(&get(&chain_path(id)).unwrap());
+        let mut out = Vec::new();
+        for (k, page) in head["pages"].as_array().unwrap().iter().enumerate() {
+            let bytes = get(&chain_page_path(id, k)).unwrap();
+            assert_eq!(sha256_hex(&bytes), page["sha256"].as_str().unwrap());
+            out.extend(parse(&bytes)["records"].as_array().unwrap().iter().cloned());
+        }
+        out.extend(head["tail"].as_array().unwrap().iter().cloned());
+        out
+    }
+
+    #[test]
+    fn pages_and_tail_are_the_whole_chain_and_every_file_is_signed() {
+        let key = key();
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let (id, read) = records(&key, 70);
+        let (docs, pages, files) = whole(&key, &id, &read);
+        assert_eq!(pages.len(), 2);
+        assert_eq!(docs.tail_from(), 64);
+        let all: Files = pages.into_iter().chain(files).collect();
+        let chain = served_chain(&all, &id);
+        let leaves: Vec<Vec<u8>> = chain
+            .iter()
+            .map(|r| conduct_core::canonical::jcs(r).unwrap())
+            .collect();
+        let want: Vec<Vec<u8>> = read.iter().map(|(_, l)| l.clone()).collect();
+        assert_eq!(leaves, want);
+        for (path, bytes) in &all {
+            verify_object(&parse(bytes), &pinned).unwrap_or_else(|e| panic!("{path}: {e}"));
+        }
+    }
+
+    #[test]
+    fn extending_gives_the_bytes_of_rendering_from_scratch() {
+        let key = key();
+        let (id, read) = records(&key, 40);
+        let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), false).unwrap();
+        let mut pages = docs.extend(&key, &read[..20], 0, 0, |_| None).unwrap();
+        assert!(pages.is_empty());
+        // Later, only the tail is read (here: from position 0, still the tail).
+        pages.extend(docs.extend(&key, &read, 0, 20, |_| None).unwrap());
+        assert_eq!(pages.len(), 1);
+        // And once a page is full, reads start at the tail.
+        let from = docs.tail_from();
+        let more = docs
+            .extend(&key, &read[from..], from, 41, |_| None)
+            .unwrap();
+        assert!(more.is_empty());
+        let inc = docs
+            .render(&key, &read[from..], from, 2_000_000, rule)
+            .unwrap();
+        let (_, fresh_pages, fresh) = whole(&key, &id, &read);
+        assert_eq!(pages, fresh_pages);
+        assert_eq!(inc.files, fresh);
+    }
+
+    #[test]
+    fn a_known_page_is_not_rendered_again() {
+        let key = key();
+        let (id, read) = records(&key, 33);
+        let (_, pages, _) = whole(&key, &id, &read);
+        let (path, bytes) = &pages[0];
+        let sha = sha256_hex(bytes);
+        let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), true).unwrap();
+        let again = docs
+            .extend(&key, &read, 0, read.len(), |p| {
+                (p == path).then(|| sha.clone())
+            })
+            .unwrap();
+        assert!(again.is_empty());
+        let head = docs.render(&key, &read, 0, 2_000_000, rule).unwrap().files;
+        assert_eq!(parse(&head[1].1)["pages"][0]["sha256"], sha.as_str());
+    }
+
+    #[test]
+    fn records_that_do_not_continue_the_chain_are_refused() {
+        let key = key();
+        let (id, read) = records(&key, 40);
+        let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), false).unwrap();
+        docs.extend(&key, &read[..10], 0, 0, |_| None).unwrap();
+        // A read starting past what the docs hold leaves a gap.
+        assert!(docs.extend(&key, &read[12..], 12, 0, |_| None).is_err());
+        // Rendering with a read that is not the tail up to the head fails too.
+        assert!(docs.render(&key, &read[..5], 0, 0, rule).is_err());
+    }
+
+    #[test]
+    fn a_tampered_record_shows_in_the_verification_not_as_an_error() {
+        let key = key();
+        let (id, mut read) = records(&key, 5);
+        let leaf = String::from_utf8(read[3].1.clone()).unwrap();
+        read[3].1 = leaf.replace("\"n_turns\":4", "\"n_turns\":5").into_bytes();
+        let (docs, _, files) = whole(&key, &id, &read);
+        assert_eq!(docs.verified(), 3);
+        let page = parse(&files[0].1);
+        assert_eq!(page["trajectory"]["chain_verification"]["ok"], false);
+    }
 }

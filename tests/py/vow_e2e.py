@@ -23,6 +23,7 @@ from eth_account import Account
 from eth_account.messages import encode_defunct
 
 results = []
+LONG = 70  # entries on one vow, to span more than two chain pages
 MARK = secrets.token_hex(6)
 M_MARK, D_MARK, SEALED_MARK = f"MREASON{MARK}", f"DACTION{MARK}", f"SEALEDTEXT{MARK}"
 
@@ -140,6 +141,32 @@ def open_note(text, vkey):
     raise ValueError("no signature by the pinned key")
 
 
+def verify_doc(doc, pub):
+    """Check a signed snapshot's Ed25519 signature over its RFC 8785 bytes without `signature`."""
+    d = dict(doc)
+    pub.verify(base64.b64decode(d.pop("signature")), rfc8785.dumps(d))
+
+
+def full_chain(h, base, vid, pub):
+    """A vow's whole chain from /vow/{id}/chain: every pinned page (signature and SHA-256 of its
+    file checked), then the tail. Returns (head document, records, pages followed)."""
+    head = h.get(base + f"/vow/{vid}/chain").json()
+    verify_doc(head, pub)
+    records = []
+    for k, ref in enumerate(head["pages"]):
+        assert ref["from_position"] == len(records) == k * head["page_size"], ref
+        raw = h.get(base + ref["href"]).content
+        assert hashlib.sha256(raw).hexdigest() == ref["sha256"], f"page {k} does not match its pin"
+        page = json.loads(raw)
+        verify_doc(page, pub)
+        assert page["vow_id"] == vid and page["page"] == k and len(page["records"]) == head["page_size"]
+        records += page["records"]
+    assert head["tail_from_position"] == len(records)
+    records += head["tail"]
+    assert len(records) == head["length"] + 1
+    return head, records, len(head["pages"])
+
+
 def audit(base, vkey, public_key_b64):
     """Everything from static files: checkpoint, bundles, root, proofs, records, chains."""
     h = httpx.Client(timeout=30)
@@ -169,7 +196,7 @@ def audit(base, vkey, public_key_b64):
                                 base64.b64decode(p_root)), f"inclusion proof {idx}"
         proofs += 1
     pub = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key_b64))
-    heads, vows, entries = {}, 0, 0
+    heads, vows, entries, by_vow = {}, 0, 0, {}
     for idx, leaf in enumerate(leaves):
         rec = json.loads(leaf)
         assert rfc8785.dumps(rec) == leaf, f"leaf {idx} is not canonical"
@@ -187,6 +214,12 @@ def audit(base, vkey, public_key_b64):
             assert rec["seq"] == seq + 1 and rec["prev"] == prev, f"chain broken at leaf {idx}"
             heads[rec["vow_id"]] = (rec["seq"], hashlib.sha256(leaf).hexdigest())
             entries += 1
+        if rec["type"] in ("conduct.vow/v1", "conduct.entry/v1"):
+            by_vow.setdefault(rec["vow_id"], []).append(leaf)
+    # Every vow's published chain (pages and tail) is exactly its records in the log.
+    for vid, want in by_vow.items():
+        _, records, _ = full_chain(h, base, vid, pub)
+        assert [rfc8785.dumps(r) for r in records] == want, f"/vow/{vid}/chain differs from the log"
     return size, proofs, vows, entries
 
 
@@ -346,10 +379,25 @@ def run(a, base, data, site):
           page["vow"]["vow_id"] == vid and page["chain"]["length"] == 5 and len(t["coupling_series"]) == 5
           and t["chain_verification"]["ok"] is True and "overdue" in t and "windows" in t
           and t["y_consistency"]["mean"] is not None)
-    chain = h.get(base + f"/vow/{vid}/chain").json()
+    pub = Ed25519PublicKey.from_public_bytes(base64.b64decode(h.get(base + "/pubkey").json()["public_key"]))
+    chain, records, _ = full_chain(h, base, vid, pub)
     check("/vow/{id}/chain: every record, raw and re-canonicalizable",
-          chain["length"] == 5 and [r.get("seq") for r in chain["records"][1:]] == [1, 2, 3, 4, 5]
-          and rfc8785.dumps(chain["records"][1]) == rfc8785.dumps(e1))
+          chain["length"] == 5 and [r.get("seq") for r in records[1:]] == [1, 2, 3, 4, 5]
+          and rfc8785.dumps(records[1]) == rfc8785.dumps(e1))
+    # Past two pages: full pages are immutable files pinned by the signed head.
+    for i in range(LONG - 5):
+        rep(trace(6 + i % 5))
+    chain, records, pages = full_chain(h, base, vid, pub)
+    page0 = open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read()
+    rep(trace(7))
+    chain2, records2, _ = full_chain(h, base, vid, pub)
+    check(f"a {LONG}-entry chain is {pages} signed pages pinned by hash plus a tail; a report-in leaves full "
+          "pages untouched",
+          pages == (LONG + 1) // chain["page_size"] and chain["length"] == LONG
+          and [r["seq"] for r in records[1:]] == list(range(1, LONG + 1))
+          and open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read() == page0
+          and records2[:-1] == records and chain2["length"] == LONG + 1,
+          json.dumps({k: chain[k] for k in ("length", "tail_from_position", "page_size")}))
     idx = h.get(base + "/vows").json()
     agents = [v["agent"] for v in idx["vows"]]
     check("/vows lists every vow by agent name; the sealed one without its text",
@@ -420,10 +468,12 @@ def run(a, base, data, site):
     pk = h.get(base + "/pubkey").json()
     n, proofs, vows, entries = audit(base, pk["vkey"], pk["public_key"])
     check(f"independent audit: checkpoint signature, root, {proofs} inclusion proofs, {vows} vows and "
-          f"{entries} entries chained", n == proofs and vows == 3 and entries == 6)
+          f"{entries} entries chained, every published chain equal to the log",
+          n == proofs and vows == 3 and entries == 6 + LONG + 1 - 5)
     out = subprocess.run([a.conduct, "verify-log", os.path.join(site, "log"), "--pubkey", pk["vkey"]],
                          capture_output=True, text=True)
-    check("conduct verify-log checks every vow chain", out.returncode == 0 and "3 vow chains, 6 entries" in out.stdout,
+    check("conduct verify-log checks every vow chain",
+          out.returncode == 0 and f"3 vow chains, {6 + LONG + 1 - 5} entries" in out.stdout,
           out.stdout + out.stderr)
 
 

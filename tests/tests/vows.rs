@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use conduct_tests::{client, conduct_bin, run_py, trace, Server};
 use serde_json::{json, Value};
+use sha2::Digest;
 
 #[test]
 fn vow_ledger_end_to_end() {
@@ -87,6 +88,36 @@ fn report(vow_id: &str, n: usize) -> Value {
     let mut t = trace(n);
     t["vow_id"] = json!(vow_id);
     t
+}
+
+/// A vow's whole chain as served: the records of every page the head pins (each page's bytes
+/// checked against its SHA-256 pin), then the tail.
+fn full_chain(c: &reqwest::blocking::Client, server: &Server, vow: &str) -> Vec<Value> {
+    let head: Value = c
+        .get(server.at(&format!("/vow/{vow}/chain")))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let mut records = Vec::new();
+    for page in head["pages"].as_array().unwrap() {
+        let bytes = c
+            .get(server.at(page["href"].as_str().unwrap()))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap();
+        let sha = sha2::Sha256::digest(&bytes);
+        assert_eq!(
+            hex::encode(sha),
+            page["sha256"].as_str().unwrap(),
+            "page pin"
+        );
+        let page: Value = serde_json::from_slice(&bytes).unwrap();
+        records.extend(page["records"].as_array().unwrap().iter().cloned());
+    }
+    records.extend(head["tail"].as_array().unwrap().iter().cloned());
+    records
 }
 
 fn verify_log(site: &std::path::Path, vkey: &str) -> String {
@@ -201,13 +232,7 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
         // Every acknowledged entry is in its chain, byte for byte (as canonical JSON).
         let acked_now = acked.lock().unwrap().clone();
         for v in &vows {
-            let chain: Value = c
-                .get(server.at(&format!("/vow/{v}/chain")))
-                .send()
-                .unwrap()
-                .json()
-                .unwrap();
-            let records = chain["records"].as_array().unwrap();
+            let records = full_chain(&c, &server, v);
             for ((vid, seq), e) in acked_now.iter().filter(|((vid, _), _)| vid == v) {
                 let got = &records[*seq as usize];
                 assert_eq!(

@@ -87,49 +87,56 @@ impl ChainChecker {
         v: &Value,
         trusted: bool,
     ) -> Result<Leaf, String> {
+        let fields = Fields::of(v);
+        if !trusted && fields.is_chain_record() {
+            self.authentic(index, bytes, v)?;
+        }
+        self.link(index, bytes, &fields)
+    }
+
+    /// Check that `bytes` are the RFC 8785 form of `v` and that the service signed it.
+    pub fn authentic(&self, index: u64, bytes: &[u8], v: &Value) -> Result<(), String> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        if ty != VOW_TYPE && ty != ENTRY_TYPE {
+        let at = |m: &str| format!("leaf {index} ({ty}): {m}");
+        if jcs(v).map_err(|e| at(&e.0))? != bytes {
+            return Err(at("the leaf is not the RFC 8785 form of its record"));
+        }
+        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))
+    }
+
+    /// Check the chain links of the record at `index` (leaf `bytes`, fields `f`): its
+    /// `log_index`, the vow id derivation, `seq` continuity, the `prev` hash and `at` order.
+    /// Signatures are [`Self::authentic`]'s business.
+    pub fn link(&mut self, index: u64, bytes: &[u8], f: &Fields<'_>) -> Result<Leaf, String> {
+        if !f.is_chain_record() {
             self.other += 1;
             return Ok(Leaf::Other);
         }
+        let ty = f.ty;
         let at = |m: &str| format!("leaf {index} ({ty}): {m}");
-        if !trusted {
-            if jcs(v).map_err(|e| at(&e.0))? != bytes {
-                return Err(at("the leaf is not the RFC 8785 form of its record"));
-            }
-            verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
-        }
-        if v.get("log_index").and_then(Value::as_u64) != Some(index) {
+        if f.log_index != Some(index) {
             return Err(at("log_index does not name the leaf's position"));
         }
-        let vow_id = v
-            .get("vow_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| at("no vow_id"))?
-            .to_owned();
-        let when = v
-            .get("at")
-            .and_then(Value::as_str)
-            .and_then(parse_rfc3339)
-            .ok_or_else(|| at("`at` is not an RFC 3339 UTC instant"))?;
+        let vow_id = f.vow_id.ok_or_else(|| at("no vow_id"))?.to_owned();
+        let when =
+            f.at.and_then(parse_rfc3339)
+                .ok_or_else(|| at("`at` is not an RFC 3339 UTC instant"))?;
         let hash = record_hash(bytes);
         if ty == VOW_TYPE {
             if self.heads.contains_key(&vow_id) {
                 return Err(at(&format!("vow {vow_id} is recorded twice")));
             }
             if let Some(origin) = &self.origin {
-                let th = v.get("text_sha256").and_then(Value::as_str).unwrap_or("");
-                let agent = v.get("agent").and_then(Value::as_str).unwrap_or("");
+                let th = f.text_sha256.unwrap_or("");
+                let agent = f.agent.unwrap_or("");
                 if super::vow_id(origin, index, th, agent) != vow_id {
                     return Err(at(
                         "vow_id is not derived from origin, index, text hash, agent",
                     ));
                 }
             }
-            if let Some(text) = v.get("text").and_then(Value::as_str) {
-                if Some(super::record::text_sha256(text).as_str())
-                    != v.get("text_sha256").and_then(Value::as_str)
-                {
+            if let Some(text) = f.text {
+                if Some(super::record::text_sha256(text).as_str()) != f.text_sha256 {
                     return Err(at("text_sha256 is not the hash of text"));
                 }
             }
@@ -149,20 +156,21 @@ impl ChainChecker {
                 "entry for vow {vow_id}, which is not earlier in the log"
             ))
         })?;
-        let seq = v.get("seq").and_then(Value::as_u64).unwrap_or(0);
+        let seq = f.seq.unwrap_or(0);
         if seq != head.seq + 1 {
             return Err(at(&format!("seq {seq} follows seq {}", head.seq)));
         }
-        if v.get("prev").and_then(Value::as_str) != Some(head.hash.as_str()) {
+        if f.prev != Some(head.hash.as_str()) {
             return Err(at("prev is not the hash of the vow's previous record"));
         }
         if when < head.at {
             return Err(at("`at` goes back in time"));
         }
-        for flag in ["attested", "trace_donated"] {
-            if !v.get(flag).is_some_and(Value::is_boolean) {
-                return Err(at(&format!("{flag} is not a boolean")));
-            }
+        if f.attested.is_none() {
+            return Err(at("attested is not a boolean"));
+        }
+        if f.trace_donated.is_none() {
+            return Err(at("trace_donated is not a boolean"));
         }
         *head = Head {
             seq,
@@ -174,55 +182,76 @@ impl ChainChecker {
     }
 }
 
+/// The members of a record that its chain links depend on, however it was parsed.
+#[derive(Debug, Clone, Default)]
+pub struct Fields<'a> {
+    /// `type`.
+    pub ty: &'a str,
+    /// `vow_id`.
+    pub vow_id: Option<&'a str>,
+    /// `log_index`.
+    pub log_index: Option<u64>,
+    /// `at` (RFC 3339).
+    pub at: Option<&'a str>,
+    /// `seq` (entries).
+    pub seq: Option<u64>,
+    /// `prev` (entries).
+    pub prev: Option<&'a str>,
+    /// `attested` (entries).
+    pub attested: Option<bool>,
+    /// `trace_donated` (entries).
+    pub trace_donated: Option<bool>,
+    /// `agent` (vows).
+    pub agent: Option<&'a str>,
+    /// `text` (open vows).
+    pub text: Option<&'a str>,
+    /// `text_sha256` (vows).
+    pub text_sha256: Option<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    /// The fields of a parsed record.
+    pub fn of(v: &'a Value) -> Self {
+        let s = |k: &str| v.get(k).and_then(Value::as_str);
+        let u = |k: &str| v.get(k).and_then(Value::as_u64);
+        let b = |k: &str| v.get(k).and_then(Value::as_bool);
+        Fields {
+            ty: s("type").unwrap_or(""),
+            vow_id: s("vow_id"),
+            log_index: u("log_index"),
+            at: s("at"),
+            seq: u("seq"),
+            prev: s("prev"),
+            attested: b("attested"),
+            trace_donated: b("trace_donated"),
+            agent: s("agent"),
+            text: s("text"),
+            text_sha256: s("text_sha256"),
+        }
+    }
+
+    /// A vow record or an entry.
+    pub fn is_chain_record(&self) -> bool {
+        self.ty == VOW_TYPE || self.ty == ENTRY_TYPE
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::record::*;
+    use super::super::fixture::{example_chain, EXAMPLE_ORIGIN};
     use super::*;
     use crate::signing::ServiceKey;
 
     fn setup() -> (ServiceKey, Vec<Vec<u8>>) {
-        let key = ServiceKey::from_seed(&[9; 32], "example.org/log");
-        let (id, vow) = vow_record(
-            &key,
-            &VowFields {
-                origin: "example.org/log",
-                agent: "a",
-                text: "serve billing questions",
-                cadence_hours: 24.0,
-                wallet: None,
-                wallet_signature: None,
-                sealed: false,
-                at: 100,
-            },
-            0,
-        )
-        .unwrap();
-        let profile = crate::meter::measure(&[], &[0; 32]);
-        let mut leaves = vec![vow];
-        for seq in 1..=3u64 {
-            let f = EntryFields {
-                vow_id: &id,
-                trace_sha256: [1; 32],
-                context_key: "c",
-                n_turns: 0,
-                profile: &profile,
-                declared_y: Some(declared_ys(["billing"])),
-                y_consistency: Some(1.0),
-                note: None,
-                attested: false,
-                trace_donated: false,
-                at: 100 + seq,
-            };
-            let prev = record_hash(leaves.last().unwrap());
-            leaves.push(entry_record(&key, &f, seq, &prev, seq).unwrap());
-        }
+        let key = ServiceKey::from_seed(&[9; 32], EXAMPLE_ORIGIN);
+        let leaves = example_chain(&key, 3, false).1;
         (key, leaves)
     }
 
     fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), String> {
         let mut c = ChainChecker::new(
             PinnedKey::parse(&key.vkey()).unwrap(),
-            Some("example.org/log".into()),
+            Some(EXAMPLE_ORIGIN.into()),
         );
         for (i, l) in leaves.iter().enumerate() {
             c.leaf(i as u64, l)?;
@@ -243,7 +272,7 @@ mod tests {
         swapped.swap(1, 2);
         assert!(check(&key, &swapped).is_err());
         // Another key fails the signature.
-        let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
+        let other = ServiceKey::from_seed(&[8; 32], EXAMPLE_ORIGIN);
         assert!(check(&other, &leaves).is_err());
         // Any flipped byte is caught.
         for i in [10, 200, leaves[2].len() - 5] {

@@ -1,6 +1,6 @@
 //! The interpretation part of a vow's reading (`GET /vow/{id}/reading`), pure side: the
 //! owned input a reader sees ([`ReadingInput`]), built from the vow record, its entries and
-//! its trajectory stats ([`from_stats`]); the rule-based interpretation used when no language
+//! its trajectory stats ([`from_stats`], [`from_parts`]); the rule-based interpretation used when no language
 //! model answers ([`rule_based`]); and the deterministic prompt sent to a language model
 //! ([`prompt`]). The HTTP side lives in the api crate.
 //!
@@ -99,27 +99,29 @@ pub struct EntryView {
     pub note: Option<String>,
 }
 
-fn clip(s: &str, n: usize) -> String {
+/// The first `n` characters of `s`.
+pub fn clip(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
+}
+
+/// The declared purposes an interpreter sees of one entry: at most
+/// [`MAX_DECLARED_Y_PER_ENTRY`], each clipped; none when the vow is sealed.
+pub fn visible_ys<'y>(ys: impl IntoIterator<Item = &'y str>, sealed: bool) -> Vec<String> {
+    if sealed {
+        return Vec::new();
+    }
+    ys.into_iter()
+        .take(MAX_DECLARED_Y_PER_ENTRY)
+        .map(|y| clip(y, MAX_DECLARED_Y_CHARS))
+        .collect()
 }
 
 fn entry_view(e: &Value, sealed: bool) -> EntryView {
     let adj = |k: &str| e["profile"][k]["adjusted"].as_f64();
     let p = |k: &str| e["profile"][k]["p"].as_f64();
-    let declared_y = if sealed {
-        Vec::new()
-    } else {
-        e["declared_y"]
-            .as_array()
-            .map(|ys| {
-                ys.iter()
-                    .filter_map(|d| d["y"].as_str())
-                    .take(MAX_DECLARED_Y_PER_ENTRY)
-                    .map(|y| clip(y, MAX_DECLARED_Y_CHARS))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let ys = e["declared_y"]
+        .as_array()
+        .map(|ys| ys.iter().filter_map(|d| d["y"].as_str()));
     EntryView {
         seq: e["seq"].as_u64().unwrap_or(0),
         at: e["at"].as_str().unwrap_or_default().to_owned(),
@@ -131,8 +133,53 @@ fn entry_view(e: &Value, sealed: bool) -> EntryView {
         p_i_c_d: p("i_c_d"),
         p_i_c_m: p("i_c_m"),
         y_consistency: e["y_consistency"].as_f64(),
-        declared_y,
+        declared_y: ys.map(|ys| visible_ys(ys, sealed)).unwrap_or_default(),
         note: e["note"].as_str().map(str::to_owned),
+    }
+}
+
+/// The chain-wide numbers a reading sees besides its recent entries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChainCounts {
+    /// The last closed window was missed.
+    pub overdue: bool,
+    /// Closed windows with no report-in.
+    pub missed_windows: u64,
+    /// Closed windows so far.
+    pub closed_windows: u64,
+    /// Mean `y_consistency` over all entries.
+    pub y_consistency_mean: Option<f64>,
+    /// The chain verified locally.
+    pub chain_ok: bool,
+}
+
+/// Build a reading's input from the vow record JSON (see [`from_stats`]), the views of its
+/// most recent entries (oldest first; only the last [`MAX_ENTRIES`] are kept) and the
+/// chain-wide counts. When the vow says it is sealed, its text and every declared purpose are
+/// dropped even if present.
+pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: ChainCounts) -> ReadingInput {
+    let sealed = vow["sealed"].as_bool().unwrap_or(false);
+    entries.drain(..entries.len().saturating_sub(MAX_ENTRIES));
+    if sealed {
+        entries.iter_mut().for_each(|e| e.declared_y.clear());
+    }
+    ReadingInput {
+        vow_id: vow["vow_id"].as_str().unwrap_or_default().to_owned(),
+        agent: vow["agent"].as_str().unwrap_or_default().to_owned(),
+        text: if sealed {
+            None
+        } else {
+            vow["text"].as_str().map(str::to_owned)
+        },
+        sealed,
+        sandbox: vow["sandbox"].as_bool().unwrap_or(false),
+        cadence_hours: vow["cadence_hours"].as_f64().unwrap_or(0.0),
+        entries,
+        overdue: counts.overdue,
+        missed_windows: counts.missed_windows,
+        closed_windows: counts.closed_windows,
+        y_consistency_mean: counts.y_consistency_mean,
+        chain_ok: counts.chain_ok,
     }
 }
 
@@ -151,27 +198,18 @@ pub fn from_stats(vow: &Value, entries: &[Value], stats: &Value) -> ReadingInput
     let mut sorted: Vec<&Value> = entries.iter().collect();
     sorted.sort_by_key(|e| e["seq"].as_u64().unwrap_or(0));
     let skip = sorted.len().saturating_sub(MAX_ENTRIES);
-    ReadingInput {
-        vow_id: vow["vow_id"].as_str().unwrap_or_default().to_owned(),
-        agent: vow["agent"].as_str().unwrap_or_default().to_owned(),
-        text: if sealed {
-            None
-        } else {
-            vow["text"].as_str().map(str::to_owned)
-        },
-        sealed,
-        sandbox: vow["sandbox"].as_bool().unwrap_or(false),
-        cadence_hours: vow["cadence_hours"].as_f64().unwrap_or(0.0),
-        entries: sorted[skip..]
-            .iter()
-            .map(|e| entry_view(e, sealed))
-            .collect(),
+    let views = sorted[skip..]
+        .iter()
+        .map(|e| entry_view(e, sealed))
+        .collect();
+    let counts = ChainCounts {
         overdue: stats["overdue"].as_bool().unwrap_or(false),
         missed_windows: stats["windows"]["missed"].as_u64().unwrap_or(0),
         closed_windows: stats["windows"]["closed"].as_u64().unwrap_or(0),
         y_consistency_mean: stats["y_consistency"]["mean"].as_f64(),
         chain_ok: stats["chain_verification"]["ok"].as_bool().unwrap_or(false),
-    }
+    };
+    from_parts(vow, views, counts)
 }
 
 fn coupled(bits: Option<f64>, p: Option<f64>) -> bool {

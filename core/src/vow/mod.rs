@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod consistency;
 pub mod eip191;
+pub mod fixture;
 pub mod interpret;
 pub mod record;
 pub mod trajectory;

@@ -1,125 +1,537 @@
 //! Trajectory stats of a vow (spec 2.5): the coupling series, `y_consistency`, the window
-//! state, and the result of verifying the vow's chain locally. Pure: the render instant is an
-//! input, so the same chain and instant give the same stats.
+//! state, and the result of verifying the vow's chain locally.
+//!
+//! [`Track`] is built incrementally: it takes the vow record, then each entry once, keeping
+//! the chain checker's head, running sums and every entry's published lines as pre-rendered
+//! RFC 8785 bytes. Rendering a vow after a report-in is then one new record's work plus
+//! copying bytes, whatever the chain's length. Pure: the render instant is an input, so the
+//! same records and instant give the same bytes.
 
-use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::collections::VecDeque;
 
-use super::chain::{ChainChecker, Leaf};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::chain::{ChainChecker, Fields, Leaf};
 use super::consistency;
+use super::interpret::{from_parts, visible_ys, ChainCounts, EntryView, ReadingInput, MAX_ENTRIES};
+use super::record::{record_hash, ENTRY_TYPE};
 use super::windows::{windows, Windows};
+use crate::canonical::{jcs, jcs_map_with_raw, CanonicalError};
 use crate::signing::PinnedKey;
 use crate::time::parse_rfc3339;
 
-/// A vow's records, parsed once, with their stats at one instant.
-#[derive(Debug, Clone)]
-pub struct Trajectory {
-    /// The stats object published in `/vow/<id>` and the reading.
-    pub stats: Value,
-    /// The window state.
-    pub windows: Windows,
-    /// The vow record.
-    pub vow: Value,
-    /// The entries, in seq order.
-    pub entries: Vec<Value>,
-    /// How many leading records are verified (signature and canonical form): all of them when
-    /// the chain verified.
-    pub verified: usize,
+/// What the coupling series says it measures.
+const SERIES_MEASURE: &str = "adjusted bits (mutual information minus its expectation under \
+independence); p from the meter's permutation test";
+
+/// What a verified chain was checked for.
+const CHECKED: &str = "canonical bytes, service signature, log_index, seq, prev links, at order";
+
+#[derive(Debug, Default, Deserialize)]
+struct Quantity {
+    adjusted: Option<f64>,
+    p: Option<f64>,
 }
 
-/// Stats of one vow at `now` from its records' leaves (the vow record first, then the entries
-/// in seq order, each with its log index). The first `trusted` records were verified before
-/// by this process: their chain links are checked again, their signatures are not.
-pub fn trajectory(
-    records: &[(u64, &[u8])],
-    pinned: &PinnedKey,
-    origin: &str,
-    now: u64,
-    trusted: usize,
-) -> Result<Trajectory, String> {
-    let parsed: Vec<Value> = records
-        .iter()
-        .map(|(i, l)| serde_json::from_slice(l).map_err(|e| format!("leaf {i}: {e}")))
-        .collect::<Result<_, _>>()?;
-    let (vow, entry_values) = parsed.split_first().ok_or("no vow record")?;
-    let start = vow["at"]
-        .as_str()
-        .and_then(parse_rfc3339)
-        .ok_or("vow without at")?;
-    let hours = vow["cadence_hours"].as_f64().ok_or("vow without cadence")?;
-    let cadence = (hours * 3600.0) as u64;
-    let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
-    let mut verified = 0usize;
-    let mut failure = None;
-    for (k, ((i, leaf), v)) in records.iter().zip(&parsed).enumerate() {
-        match checker.record(*i, leaf, v, k < trusted) {
-            Ok(Leaf::Vow(_)) if k == 0 => verified += 1,
-            Ok(Leaf::Entry(..)) if k > 0 => verified += 1,
-            Ok(_) => {
-                failure = Some(format!("leaf {i}: not the record expected at position {k}"));
-                break;
-            }
+#[derive(Debug, Default, Deserialize)]
+struct ProfileView {
+    #[serde(default)]
+    i_c_d: Quantity,
+    #[serde(default)]
+    i_c_m: Quantity,
+    #[serde(default)]
+    i_c_m_given_d_clean: Quantity,
+    #[serde(default)]
+    i_c_dm: Quantity,
+}
+
+#[derive(Debug, Deserialize)]
+struct DeclaredView<'a> {
+    #[serde(borrow)]
+    y: Cow<'a, str>,
+}
+
+/// The members of a record the trajectory reads, borrowed from its leaf where possible.
+#[derive(Debug, Deserialize)]
+struct RecordView<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Cow<'a, str>,
+    #[serde(borrow, default)]
+    vow_id: Option<Cow<'a, str>>,
+    log_index: Option<u64>,
+    #[serde(borrow, default)]
+    at: Option<Cow<'a, str>>,
+    seq: Option<u64>,
+    #[serde(borrow, default)]
+    prev: Option<Cow<'a, str>>,
+    attested: Option<bool>,
+    trace_donated: Option<bool>,
+    #[serde(borrow, default)]
+    trace_sha256: Option<Cow<'a, str>>,
+    n_turns: Option<u64>,
+    #[serde(borrow, default)]
+    note: Option<Cow<'a, str>>,
+    y_consistency: Option<f64>,
+    #[serde(default)]
+    profile: ProfileView,
+    #[serde(borrow, default)]
+    declared_y: Option<Vec<DeclaredView<'a>>>,
+    #[serde(borrow, default)]
+    agent: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text_sha256: Option<Cow<'a, str>>,
+}
+
+impl RecordView<'_> {
+    fn fields(&self) -> Fields<'_> {
+        Fields {
+            ty: &self.ty,
+            vow_id: self.vow_id.as_deref(),
+            log_index: self.log_index,
+            at: self.at.as_deref(),
+            seq: self.seq,
+            prev: self.prev.as_deref(),
+            attested: self.attested,
+            trace_donated: self.trace_donated,
+            agent: self.agent.as_deref(),
+            text: self.text.as_deref(),
+            text_sha256: self.text_sha256.as_deref(),
+        }
+    }
+}
+
+/// Most recent entries whose coupling-series point and chain-listing line a vow's pages
+/// carry (every entry's numbers stay in its chain; counts, means and windows cover them all).
+/// It keeps each render's work and each page's size bounded however long a chain grows.
+pub const SERIES_LIMIT: usize = 256;
+
+/// Push `item` (RFC 8785 bytes) onto a list that keeps the last [`SERIES_LIMIT`] items.
+fn push_item(list: &mut VecDeque<Box<[u8]>>, item: Vec<u8>) {
+    if list.len() == SERIES_LIMIT {
+        list.pop_front();
+    }
+    list.push_back(item.into_boxed_slice());
+}
+
+/// The items as one RFC 8785 array.
+fn array(list: &VecDeque<Box<[u8]>>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(list.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+    out.push(b'[');
+    for (k, item) in list.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.push(b']');
+    out
+}
+
+/// One vow's chain, read so far, with everything its pages publish about it.
+#[derive(Debug)]
+pub struct Track {
+    checker: ChainChecker,
+    vow: Value,
+    sealed: bool,
+    start: u64,
+    cadence: u64,
+    records: usize,
+    verified: usize,
+    failure: Option<String>,
+    head_hash: String,
+    ats: Vec<u64>,
+    /// The last [`SERIES_LIMIT`] coupling-series points, RFC 8785.
+    series: VecDeque<Box<[u8]>>,
+    /// The last [`SERIES_LIMIT`] chain-listing lines, RFC 8785.
+    brief: VecDeque<Box<[u8]>>,
+    entries: u64,
+    attested: u64,
+    y_sum: f64,
+    y_count: u64,
+    y_last: Option<f64>,
+    recent: VecDeque<EntryView>,
+}
+
+impl Track {
+    /// Start from the vow record at log index `index` (leaf bytes `leaf`). With `trusted` (a
+    /// record this process verified before) its signature is not checked again. Fails only
+    /// when the leaf is not a readable vow record.
+    pub fn new(
+        pinned: &PinnedKey,
+        origin: &str,
+        index: u64,
+        leaf: &[u8],
+        trusted: bool,
+    ) -> Result<Track, String> {
+        let vow: Value =
+            serde_json::from_slice(leaf).map_err(|e| format!("vow record {index}: {e}"))?;
+        let start = vow["at"]
+            .as_str()
+            .and_then(parse_rfc3339)
+            .ok_or_else(|| format!("vow record {index}: no `at`"))?;
+        let hours = vow["cadence_hours"]
+            .as_f64()
+            .ok_or_else(|| format!("vow record {index}: no cadence"))?;
+        let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
+        let checked = checker
+            .record(index, leaf, &vow, trusted)
+            .and_then(|l| match l {
+                Leaf::Vow(_) => Ok(()),
+                _ => Err(format!("leaf {index}: not a vow record")),
+            });
+        let failure = checked.err();
+        Ok(Track {
+            checker,
+            sealed: vow["sealed"].as_bool().unwrap_or(false),
+            start,
+            cadence: (hours * 3600.0) as u64,
+            records: 1,
+            verified: usize::from(failure.is_none()),
+            failure,
+            head_hash: record_hash(leaf),
+            vow,
+            ats: Vec::new(),
+            series: VecDeque::new(),
+            brief: VecDeque::new(),
+            entries: 0,
+            attested: 0,
+            y_sum: 0.0,
+            y_count: 0,
+            y_last: None,
+            recent: VecDeque::new(),
+        })
+    }
+
+    /// Take the chain's next record. With `trusted` its canonical form and signature are not
+    /// checked again (its links always are). A record that does not verify is still shown; the
+    /// first failure is kept and later records are no longer counted as verified.
+    pub fn push(&mut self, index: u64, leaf: &[u8], trusted: bool) -> Result<(), CanonicalError> {
+        let position = self.records;
+        self.records += 1;
+        self.head_hash = record_hash(leaf);
+        let view: RecordView<'_> = match serde_json::from_slice(leaf) {
+            Ok(v) => v,
             Err(e) => {
-                failure = Some(e);
-                break;
+                self.fail(format!("leaf {index}: {e}"));
+                return Ok(());
+            }
+        };
+        if self.failure.is_none() {
+            let checked = self.check(index, leaf, &view, trusted, position);
+            match checked {
+                Ok(()) => self.verified += 1,
+                Err(e) => self.fail(e),
             }
         }
-    }
-    let verification = match &failure {
-        None => json!({"ok": true, "records": records.len(),
-                       "checked": "canonical bytes, service signature, log_index, seq, prev links, at order"}),
-        Some(e) => json!({"ok": false, "records": records.len(), "error": e}),
-    };
-    let mut series = Vec::with_capacity(entry_values.len());
-    let mut ats = Vec::with_capacity(entry_values.len());
-    let (mut ysum, mut yn) = (0.0, 0u64);
-    for e in entry_values {
-        if let Some(t) = e["at"].as_str().and_then(parse_rfc3339) {
-            ats.push(t);
+        if view.ty != ENTRY_TYPE {
+            return Ok(());
         }
-        let adj = |k: &str| e["profile"][k]["adjusted"].clone();
-        let p = |k: &str| e["profile"][k]["p"].clone();
-        if let Some(y) = e["y_consistency"].as_f64() {
-            ysum += y;
-            yn += 1;
-        }
-        series.push(json!({
-            "seq": e["seq"], "at": e["at"], "log_index": e["log_index"],
-            "n_turns": e["n_turns"], "attested": e["attested"],
-            "i_c_d": adj("i_c_d"), "i_c_m": adj("i_c_m"),
-            "i_c_m_given_d_clean": adj("i_c_m_given_d_clean"), "i_c_dm": adj("i_c_dm"),
-            "p": {"i_c_d": p("i_c_d"), "i_c_m": p("i_c_m"),
-                  "i_c_m_given_d_clean": p("i_c_m_given_d_clean"), "i_c_dm": p("i_c_dm")},
-            "y_consistency": e["y_consistency"],
-            "has_note": e["note"].is_string(),
-        }));
+        self.add_entry(&view)
     }
-    let w = windows(start, cadence, &ats, now);
-    let last = series
-        .last()
-        .map(|s| s["y_consistency"].clone())
-        .unwrap_or(Value::Null);
-    let stats = json!({
-        "entries": series.len(),
-        "attested_entries": series.iter().filter(|s| s["attested"] == true).count(),
-        "coupling_series": series,
-        "coupling_series_measure": "adjusted bits (mutual information minus its expectation under independence); p from the meter's permutation test",
-        "y_consistency": {
-            "mean": if yn > 0 { json!(crate::meter::round12(ysum / yn as f64)) } else { Value::Null },
-            "last": last,
-            "method": consistency::METHOD,
-        },
-        "windows": w.to_value(),
-        "overdue": w.overdue,
-        "chain_verification": verification,
-    });
-    let mut parsed = parsed;
-    let entries = parsed.split_off(1);
-    let vow = parsed.pop().unwrap_or(Value::Null);
-    Ok(Trajectory {
-        stats,
-        windows: w,
-        vow,
-        entries,
-        verified,
-    })
+
+    fn check(
+        &mut self,
+        index: u64,
+        leaf: &[u8],
+        view: &RecordView<'_>,
+        trusted: bool,
+        position: usize,
+    ) -> Result<(), String> {
+        if !trusted && view.fields().is_chain_record() {
+            let v: Value =
+                serde_json::from_slice(leaf).map_err(|e| format!("leaf {index}: {e}"))?;
+            self.checker.authentic(index, leaf, &v)?;
+        }
+        match self.checker.link(index, leaf, &view.fields())? {
+            Leaf::Entry(..) => Ok(()),
+            _ => Err(format!(
+                "leaf {index}: not the record expected at position {position}"
+            )),
+        }
+    }
+
+    fn fail(&mut self, e: String) {
+        if self.failure.is_none() {
+            self.failure = Some(e);
+        }
+    }
+
+    fn add_entry(&mut self, e: &RecordView<'_>) -> Result<(), CanonicalError> {
+        let at = e.at.as_deref();
+        if let Some(t) = at.and_then(parse_rfc3339) {
+            self.ats.push(t);
+        }
+        let q = &e.profile;
+        let point = json!({
+            "seq": e.seq, "at": at, "log_index": e.log_index,
+            "n_turns": e.n_turns, "attested": e.attested,
+            "i_c_d": q.i_c_d.adjusted, "i_c_m": q.i_c_m.adjusted,
+            "i_c_m_given_d_clean": q.i_c_m_given_d_clean.adjusted, "i_c_dm": q.i_c_dm.adjusted,
+            "p": {"i_c_d": q.i_c_d.p, "i_c_m": q.i_c_m.p,
+                  "i_c_m_given_d_clean": q.i_c_m_given_d_clean.p, "i_c_dm": q.i_c_dm.p},
+            "y_consistency": e.y_consistency,
+            "has_note": e.note.is_some(),
+        });
+        push_item(&mut self.series, jcs(&point)?);
+        let line = json!({
+            "seq": e.seq, "at": at, "log_index": e.log_index,
+            "record_sha256": self.head_hash, "prev": e.prev,
+            "attested": e.attested, "trace_donated": e.trace_donated,
+            "trace_sha256": e.trace_sha256, "note": e.note,
+        });
+        push_item(&mut self.brief, jcs(&line)?);
+        self.entries += 1;
+        if e.attested == Some(true) {
+            self.attested += 1;
+        }
+        if let Some(y) = e.y_consistency {
+            self.y_sum += y;
+            self.y_count += 1;
+        }
+        self.y_last = e.y_consistency;
+        let ys = e.declared_y.iter().flatten().map(|d| d.y.as_ref());
+        self.recent.push_back(EntryView {
+            seq: e.seq.unwrap_or(0),
+            at: at.unwrap_or_default().to_owned(),
+            attested: e.attested.unwrap_or(false),
+            i_c_d: q.i_c_d.adjusted,
+            i_c_m: q.i_c_m.adjusted,
+            i_c_m_given_d_clean: q.i_c_m_given_d_clean.adjusted,
+            i_c_dm: q.i_c_dm.adjusted,
+            p_i_c_d: q.i_c_d.p,
+            p_i_c_m: q.i_c_m.p,
+            y_consistency: e.y_consistency,
+            declared_y: visible_ys(ys, self.sealed),
+            note: e.note.as_deref().map(str::to_owned),
+        });
+        if self.recent.len() > MAX_ENTRIES {
+            self.recent.pop_front();
+        }
+        Ok(())
+    }
+
+    /// The vow record.
+    pub fn vow(&self) -> &Value {
+        &self.vow
+    }
+
+    /// Records taken (the vow record and every entry).
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// Entries taken.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Leading records that verified (all of them when the chain verified).
+    pub fn verified(&self) -> usize {
+        self.verified
+    }
+
+    /// Hex SHA-256 of the last record's leaf.
+    pub fn head_sha256(&self) -> &str {
+        &self.head_hash
+    }
+
+    /// The window state at `now`.
+    pub fn windows(&self, now: u64) -> Windows {
+        windows(self.start, self.cadence, &self.ats, now)
+    }
+
+    /// The chain-listing lines of the last [`SERIES_LIMIT`] entries, as an RFC 8785 array.
+    pub fn brief(&self) -> Vec<u8> {
+        array(&self.brief)
+    }
+
+    fn y_mean(&self) -> Option<f64> {
+        (self.y_count > 0).then(|| crate::meter::round12(self.y_sum / self.y_count as f64))
+    }
+
+    /// The stats object published in `/vow/<id>` and the reading, as RFC 8785 bytes, at `now`
+    /// with window state `w` (from [`Self::windows`]).
+    pub fn stats(&self, w: &Windows) -> Result<Vec<u8>, CanonicalError> {
+        let verification = match &self.failure {
+            None => json!({"ok": true, "records": self.records, "checked": CHECKED}),
+            Some(e) => json!({"ok": false, "records": self.records, "error": e}),
+        };
+        let mut m = Map::new();
+        m.insert("entries".into(), json!(self.entries));
+        m.insert("attested_entries".into(), json!(self.attested));
+        m.insert("coupling_series_measure".into(), json!(SERIES_MEASURE));
+        m.insert(
+            "coupling_series_covers".into(),
+            json!({
+                "entries": self.series.len(),
+                "of": self.entries,
+                "limit": SERIES_LIMIT,
+                "earlier": "every entry's numbers are in its record in /vow/<id>/chain",
+            }),
+        );
+        m.insert(
+            "y_consistency".into(),
+            json!({"mean": self.y_mean(), "last": self.y_last, "method": consistency::METHOD}),
+        );
+        m.insert("windows".into(), w.to_value());
+        m.insert("overdue".into(), json!(w.overdue));
+        m.insert("chain_verification".into(), verification);
+        jcs_map_with_raw(&m, &[("coupling_series", &array(&self.series))])
+    }
+
+    /// What an interpreter sees of this vow with window state `w`.
+    pub fn reading_input(&self, w: &Windows) -> ReadingInput {
+        let counts = ChainCounts {
+            overdue: w.overdue,
+            missed_windows: w.missed(),
+            closed_windows: w.closed,
+            y_consistency_mean: self.y_mean(),
+            chain_ok: self.failure.is_none(),
+        };
+        from_parts(&self.vow, self.recent.iter().cloned().collect(), counts)
+    }
+
+    /// Bytes held for this vow (what a cache of tracks counts).
+    pub fn weight(&self) -> usize {
+        self.series
+            .iter()
+            .chain(&self.brief)
+            .map(|i| i.len() + 16)
+            .sum::<usize>()
+            + self.ats.capacity() * 8
+            + self.recent.len() * 256
+            + 1024
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::EXAMPLE_ORIGIN as ORIGIN;
+    use super::super::record::*;
+    use super::*;
+    use crate::signing::ServiceKey;
+
+    fn chain(key: &ServiceKey, n: u64, sealed: bool) -> Vec<Vec<u8>> {
+        super::super::fixture::example_chain(key, n, sealed).1
+    }
+
+    fn track(key: &ServiceKey, leaves: &[Vec<u8>], trusted: usize) -> Track {
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let mut t = Track::new(&pinned, ORIGIN, 0, &leaves[0], trusted > 0).unwrap();
+        for (i, l) in leaves.iter().enumerate().skip(1) {
+            t.push(i as u64, l, i < trusted).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn a_chain_verifies_and_its_stats_add_up() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let leaves = chain(&key, 6, false);
+        let t = track(&key, &leaves, 0);
+        assert_eq!((t.records(), t.entries(), t.verified()), (7, 6, 7));
+        assert_eq!(t.head_sha256(), record_hash(&leaves[6]));
+        let w = t.windows(1_000_000 + 10 * 3600);
+        let stats: Value = serde_json::from_slice(&t.stats(&w).unwrap()).unwrap();
+        assert_eq!(stats["chain_verification"]["ok"], true);
+        assert_eq!(stats["entries"], 6);
+        assert_eq!(stats["attested_entries"], 2);
+        assert_eq!(stats["coupling_series"].as_array().unwrap().len(), 6);
+        assert_eq!(stats["coupling_series"][1]["has_note"], true);
+        assert_eq!(stats["windows"]["closed"], 10);
+        assert_eq!(stats["y_consistency"]["last"], json!(6.0 / 7.0));
+        let brief: Value = serde_json::from_slice(&t.brief()).unwrap();
+        assert_eq!(brief[5]["record_sha256"], record_hash(&leaves[6]).as_str());
+        assert_eq!(brief[1]["note"], "note \u{e9} 2 \"quoted\"");
+        let input = t.reading_input(&w);
+        assert!(input.chain_ok);
+        assert_eq!(input.entries.len(), 6);
+        assert_eq!(input.entries[0].declared_y, ["billing questions", "other"]);
+    }
+
+    #[test]
+    fn stats_bytes_are_canonical_and_trust_changes_nothing_published() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let leaves = chain(&key, 5, false);
+        let w_at = 1_000_000 + 9 * 3600;
+        let a = track(&key, &leaves, 0);
+        let b = track(&key, &leaves, 4);
+        let (sa, sb) = (
+            a.stats(&a.windows(w_at)).unwrap(),
+            b.stats(&b.windows(w_at)).unwrap(),
+        );
+        assert_eq!(sa, sb);
+        let v: Value = serde_json::from_slice(&sa).unwrap();
+        assert_eq!(jcs(&v).unwrap(), sa);
+        assert_eq!(a.brief(), b.brief());
+    }
+
+    #[test]
+    fn a_broken_link_is_reported_and_stops_the_verified_count() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let mut leaves = chain(&key, 5, false);
+        leaves.swap(2, 3);
+        let t = track(&key, &leaves, 0);
+        assert_eq!(t.verified(), 2);
+        assert_eq!(t.entries(), 5);
+        let stats: Value = serde_json::from_slice(&t.stats(&t.windows(0)).unwrap()).unwrap();
+        assert_eq!(stats["chain_verification"]["ok"], false);
+        assert!(!t.reading_input(&t.windows(0)).chain_ok);
+    }
+
+    #[test]
+    fn another_key_fails_unless_trusted() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let other = ServiceKey::from_seed(&[4; 32], ORIGIN);
+        let leaves = chain(&other, 3, false);
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let mut t = Track::new(&pinned, ORIGIN, 0, &leaves[0], false).unwrap();
+        assert_eq!(t.verified(), 0);
+        t.push(1, &leaves[1], false).unwrap();
+        let stats: Value = serde_json::from_slice(&t.stats(&t.windows(0)).unwrap()).unwrap();
+        assert_eq!(stats["chain_verification"]["ok"], false);
+    }
+
+    #[test]
+    fn a_sealed_vows_reading_sees_no_declared_purposes() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let leaves = chain(&key, 3, true);
+        let t = track(&key, &leaves, 0);
+        let input = t.reading_input(&t.windows(0));
+        assert!(input.sealed && input.text.is_none());
+        assert!(input.entries.iter().all(|e| e.declared_y.is_empty()));
+    }
+
+    #[test]
+    fn pages_carry_the_last_entries_while_counts_cover_all() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let n = SERIES_LIMIT as u64 + 7;
+        let leaves = chain(&key, n, false);
+        let t = track(&key, &leaves, leaves.len());
+        let w = t.windows(1_000_000 + (n + 2) * 3600);
+        let stats: Value = serde_json::from_slice(&t.stats(&w).unwrap()).unwrap();
+        let series = stats["coupling_series"].as_array().unwrap();
+        assert_eq!(series.len(), SERIES_LIMIT);
+        assert_eq!(series[0]["seq"], 8);
+        assert_eq!(stats["entries"], n);
+        assert_eq!(stats["coupling_series_covers"]["of"], n);
+        assert_eq!(stats["windows"]["reported"], n);
+        let brief: Value = serde_json::from_slice(&t.brief()).unwrap();
+        assert_eq!(brief.as_array().unwrap().len(), SERIES_LIMIT);
+        assert_eq!(brief[SERIES_LIMIT - 1]["seq"], n);
+    }
+
+    #[test]
+    fn the_reading_keeps_only_the_recent_entries() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let leaves = chain(&key, MAX_ENTRIES as u64 + 5, false);
+        let t = track(&key, &leaves, 0);
+        let input = t.reading_input(&t.windows(0));
+        assert_eq!(input.entries.len(), MAX_ENTRIES);
+        assert_eq!(input.entries[0].seq, 6);
+    }
 }

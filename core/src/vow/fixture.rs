@@ -1,0 +1,55 @@
+//! A deterministic example chain, for the tests and benchmarks of code that reads chains (in
+//! this crate and in others): real signed records, exactly as the ledger would append them.
+
+use super::record::{declared_ys, entry_record, record_hash, vow_record, EntryFields, VowFields};
+use crate::signing::ServiceKey;
+
+/// Origin of the example chain's log.
+pub const EXAMPLE_ORIGIN: &str = "example.org/log";
+/// Instant the example vow is taken (unix seconds); its cadence is one hour.
+pub const EXAMPLE_START: u64 = 1_000_000;
+
+/// The example vow ("serve billing questions", agent `a`, hourly, at log index 0) and `n`
+/// entries at log indexes 1..=n, entry `seq` at `EXAMPLE_START + seq` hours. Entry `seq` has
+/// `y_consistency` seq/(n+1), a note when seq is even (`note é <seq> "quoted"`), is attested
+/// when seq is a multiple of 3, and declares "billing questions" and "other" (none when
+/// `sealed`). Returns the vow id and the leaves in chain order.
+pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec<u8>>) {
+    let fields = VowFields {
+        origin: EXAMPLE_ORIGIN,
+        agent: "a",
+        text: "serve billing questions",
+        cadence_hours: 1.0,
+        wallet: None,
+        wallet_signature: None,
+        sealed,
+        at: EXAMPLE_START,
+    };
+    let Ok((id, vow)) = vow_record(key, &fields, 0) else {
+        return (String::new(), Vec::new());
+    };
+    let profile = crate::meter::measure(&[], &[0; 32]);
+    let mut leaves = vec![vow];
+    for seq in 1..=n {
+        let prev = leaves.last().map(|l| record_hash(l)).unwrap_or_default();
+        let note = format!("note \u{e9} {seq} \"quoted\"");
+        let f = EntryFields {
+            vow_id: &id,
+            trace_sha256: [seq as u8; 32],
+            context_key: "monitored",
+            n_turns: 4,
+            profile: &profile,
+            declared_y: (!sealed).then(|| declared_ys(["billing questions", "other"])),
+            y_consistency: Some(seq as f64 / (n + 1) as f64),
+            note: (seq % 2 == 0).then_some(note.as_str()),
+            attested: seq % 3 == 0,
+            trace_donated: false,
+            at: EXAMPLE_START + seq * 3600,
+        };
+        match entry_record(key, &f, seq, &prev, seq) {
+            Ok(leaf) => leaves.push(leaf),
+            Err(_) => break,
+        }
+    }
+    (id, leaves)
+}
