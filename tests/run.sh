@@ -7,6 +7,18 @@ root=$PWD
 tools=$root/tests/.tools
 mkdir -p "$tools"
 
+echo "== system tools (Debian): headless Chromium and its driver, nginx, rsync"
+debs=()
+command -v chromium >/dev/null || debs+=(chromium)
+command -v chromedriver >/dev/null || debs+=(chromium-driver)
+{ command -v nginx >/dev/null || [ -x /usr/sbin/nginx ]; } || debs+=(nginx-light)
+command -v rsync >/dev/null || debs+=(rsync)
+if [ ${#debs[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${debs[@]}" > /dev/null
+fi
+
 echo "== pinned Python clients (PyPI) -> tests/.tools/venv"
 req=tests/py/requirements.txt
 stamp=$tools/venv/.requirements.sha256

@@ -212,6 +212,13 @@ where
             Dynamic::VerifyText => crate::vows::verify_text(app, &req.path, &req.query).await,
             Dynamic::Health => Ok(health(app).await),
             Dynamic::LogProof => log_proof(app, &req.path).await,
+            Dynamic::Card => {
+                let accept = req
+                    .headers
+                    .get(warp::http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                crate::card::card(app, &req.query, accept).await
+            }
         };
     }
     let is_get = req.method == Method::GET || req.method == Method::HEAD;

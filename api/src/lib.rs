@@ -4,8 +4,10 @@
 //! every read is a file of the rendered tree, served with clean URLs and content negotiation.
 
 pub mod app;
+pub mod card;
 pub mod config;
 pub mod dev;
+pub mod nginx;
 pub mod payment;
 pub mod profile;
 pub mod ratelimit;
@@ -15,5 +17,6 @@ pub mod routes;
 pub mod serve;
 pub mod static_site;
 pub mod verify_log;
+pub mod verify_site;
 pub mod vow_site;
 pub mod vows;

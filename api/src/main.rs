@@ -95,6 +95,32 @@ enum Cmd {
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
     },
+    /// Check a mirror of the signed tree offline (manifest signature and expiry, every file's
+    /// hash, every snapshot's signature, no unlisted files, the log); exit 0 only when
+    /// everything verifies.
+    VerifySite {
+        /// The tree: a directory (e.g. an rsync copy of `site/`) or a base URL.
+        location: String,
+        /// Pinned key as a C2SP vkey (`/pubkey` field `vkey`) or base64.
+        #[arg(long, env = "CONDUCT_PUBKEY")]
+        pubkey: String,
+    },
+    /// Print the shipped nginx config: the tree served from disk with the api's clean URLs and
+    /// content negotiation, the dynamic routes proxied to the api.
+    NginxConf {
+        /// The site directory nginx serves.
+        #[arg(long)]
+        root: String,
+        /// The api's base URL.
+        #[arg(long, default_value = "http://127.0.0.1:8402")]
+        upstream: String,
+        /// nginx `listen` value.
+        #[arg(long, default_value = "8080")]
+        listen: String,
+        /// nginx `server_name`.
+        #[arg(long, default_value = "_")]
+        server_name: String,
+    },
     /// Print the /pubkey document of a data directory's key.
     Pubkey {
         #[command(flatten)]
@@ -256,6 +282,33 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Ok(ExitCode::from(1))
                 }
             }
+        }
+        Cmd::VerifySite { location, pubkey } => {
+            match conduct_api::verify_site::verify_site_at(&location, &pubkey) {
+                Ok(a) => {
+                    println!("OK: {a}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("FAIL: {e}");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Cmd::NginxConf {
+            root,
+            upstream,
+            listen,
+            server_name,
+        } => {
+            let o = conduct_api::nginx::NginxOptions {
+                root,
+                upstream,
+                listen,
+                server_name,
+            };
+            print!("{}", conduct_api::nginx::nginx_conf(&o));
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Pubkey { common } => {
             let cfg = config(&common, Overrides::default())?;

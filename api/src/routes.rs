@@ -26,6 +26,8 @@ pub enum Dynamic {
     Report,
     /// `GET /vow/{id}/verify_text`: does a candidate text match the vow's hash.
     VerifyText,
+    /// `GET /card?key=`: the card of an agent name, npub, vow id or wallet.
+    Card,
 }
 
 /// What answers a route.
@@ -118,8 +120,22 @@ pub const ROUTES: &[Route] = &[
         "The complete raw chain: every signed record of the vow, in order."),
     route("GET", "/vow/{id}/reading", false, Handler::Static,
         "The signed trajectory plus an interpretation labelled as guidance, never a verdict."),
+    route("GET", "/vow/{id}/chain/{k}", false, Handler::Static,
+        "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain."),
+    route("GET", "/vow/{id}/feed.atom", false, Handler::Static,
+        "An Atom feed of a vow's report-ins (the static answer to \"no push interface\")."),
     route("GET", "/vow/{id}/verify_text", false, Handler::Dynamic(Dynamic::VerifyText),
         "Whether ?text= is the vow's text (compares sha256 with the published text_sha256)."),
+    route("GET", "/card", false, Handler::Dynamic(Dynamic::Card),
+        "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404."),
+    route("GET", "/lost", false, Handler::Static,
+        "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML)."),
+    route("GET", "/llms.txt", false, Handler::Static,
+        "The whole surface compressed to one page."),
+    route("GET", "/sitemap.xml", false, Handler::Static,
+        "Every public page, for crawlers."),
+    route("GET", "/robots.txt", false, Handler::Static,
+        "Crawler rules."),
 ];
 
 /// Match a concrete path against a route pattern (`{X}` matches one non-empty segment part).
