@@ -194,7 +194,7 @@ EOF
   verdict=$([ "$n201" = "$(( after - before ))" ] && [ "$n201" = "$check" ] && echo OK || echo MISMATCH)
   echo "   exact check: $check report-ins at 16 threads -> statuses $counts, log grew $(( after - before )): $verdict"
   echo "   exact check ($n): statuses $counts, log grew $(( after - before )): $verdict" >> "$results.notes"
-  echo "   one vow $one chain length now $(python3 -c "import json; d=json.load(open('$work/site/vow/$one/chain.json')); print(len(d.get('records', d.get('entries', d.get('chain', [])))))" 2>/dev/null || echo '?')"
+  echo "   one vow $one chain length now $(python3 -c "import json; d=json.load(open('$work/site/vow/$one/chain.json')); print(d.get('length', '?'))" 2>/dev/null || echo '?')"
   echo "   $n records: prefill ${prefill_s} s, data/site on disk $disk, startup ${startup_s} s, RSS after load $(awk '/VmRSS/ {print int($2/1024) " MB"}' /proc/$server/status)" >> "$results.notes"
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
   if [ -z "${KEEP:-}" ] && [ -z "${PREFILLED:-}" ]; then rm -rf "$work"; fi
