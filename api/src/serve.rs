@@ -70,6 +70,7 @@ pub fn render_site(
     let boundaries = match vows {
         Some(reader) => crate::vow_site::render_all_vows(
             key,
+            &cfg.public_url,
             reader,
             &cfg.site,
             &cfg.reading,
@@ -206,6 +207,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         boundaries,
         runtime: tokio::runtime::Handle::current(),
         site: cfg.site.clone(),
+        public_url: cfg.public_url.clone(),
     })?;
     conduct_core::meter::prepare();
     println!(

@@ -14,6 +14,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{rule_based, ReadingInput};
 use conduct_indexer::vows::{VowReader, VowRow};
 use conduct_renderer::publish::Publisher;
+use conduct_renderer::vow_html::{sitemap, vows_html};
 use conduct_renderer::vows::{reading_path, vows_index, Files, VowDocs};
 use conduct_renderer::RenderError;
 use serde_json::Value;
@@ -71,6 +72,8 @@ pub struct Context {
     pub runtime: tokio::runtime::Handle,
     /// The site directory (to pick up published readings).
     pub site: std::path::PathBuf,
+    /// Public base URL (absolute links in feeds and the sitemap).
+    pub public_url: String,
 }
 
 fn uses_model(cfg: &ReadingConfig) -> bool {
@@ -112,6 +115,7 @@ struct RenderedVow {
 #[allow(clippy::too_many_arguments)]
 fn render_stored(
     key: &ServiceKey,
+    public_url: &str,
     reader: &VowReader,
     known: &(dyn Fn(&str) -> Option<String> + Sync),
     id: &str,
@@ -145,7 +149,7 @@ fn render_stored(
         kept.map_or_else(|| rule_based_value(input, model), |(_, v)| v.clone())
     };
     let r = docs
-        .render(key, &read, from, now, interpretation)
+        .render(key, public_url, &read, from, now, interpretation)
         .map_err(fail)?;
     files.extend(r.files);
     let head = docs.head_seq();
@@ -169,11 +173,30 @@ pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> 
     Some((v.get("covers_seq")?.as_u64()?, interp))
 }
 
+/// The files that change when a vow is taken: the signed index `/vows`, its HTML pages, and
+/// `sitemap.xml`.
+pub fn index_files(key: &ServiceKey, public_url: &str, rows: &[VowRow]) -> Result<Files, String> {
+    let mut files = vec![vows_index(key, rows).map_err(|e| e.to_string())?];
+    files.extend(vows_html(key, rows).map_err(|e| e.to_string())?);
+    let mut fixed: Vec<String> = ["/", "/catalog", "/library", "/lost", "/vows"]
+        .iter()
+        .map(|p| (*p).to_owned())
+        .collect();
+    fixed.extend(
+        conduct_renderer::docs::published()
+            .iter()
+            .map(|d| format!("/library/{}", d.stem())),
+    );
+    files.push(("sitemap.xml".into(), sitemap(public_url, &fixed, rows)));
+    Ok(files)
+}
+
 /// Render every vow's files at `now` through `publisher` (which skips files whose bytes are
 /// already there), the vows spread over every core; returns each vow's next window boundary
 /// and how many of its records verified.
 pub fn render_all_vows(
     key: &ServiceKey,
+    public_url: &str,
     reader: &VowReader,
     site: &Path,
     reading: &ReadingConfig,
@@ -181,10 +204,11 @@ pub fn render_all_vows(
     now: u64,
 ) -> Result<Rendered, String> {
     let rows = reader.all().map_err(|e| e.to_string())?;
-    let (path, bytes) = vows_index(key, &rows).map_err(|e| e.to_string())?;
-    publisher
-        .put(&path, &bytes)
-        .map_err(|e| format!("{path}: {e}"))?;
+    for (path, bytes) in index_files(key, public_url, &rows)? {
+        publisher
+            .put(&path, &bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+    }
     let model = uses_model(reading);
     let none = |_: &str| None;
     let next = AtomicUsize::new(0);
@@ -199,8 +223,18 @@ pub fn render_all_vows(
             .then(|| published_interpretation(site, &row.vow_id))
             .flatten();
         let id = &row.vow_id;
-        let Some((_, r)) =
-            render_stored(key, reader, &none, id, None, kept.as_ref(), model, now, 0)?
+        let Some((_, r)) = render_stored(
+            key,
+            public_url,
+            reader,
+            &none,
+            id,
+            None,
+            kept.as_ref(),
+            model,
+            now,
+            0,
+        )?
         else {
             return Ok(());
         };
@@ -436,6 +470,7 @@ impl State {
         }
         // The vows of a batch are independent: render them on every core.
         let (key, reader, publisher) = (&self.ctx.key, &self.ctx.reader, &self.ctx.publisher);
+        let public_url = self.ctx.public_url.as_str();
         let known = |path: &str| match publisher.lock() {
             Ok(p) => p.sha256_of(path),
             Err(p) => p.into_inner().sha256_of(path),
@@ -443,6 +478,7 @@ impl State {
         let render_one = |job: Job| {
             let r = render_stored(
                 key,
+                public_url,
                 reader,
                 &known,
                 &job.id,
@@ -514,7 +550,7 @@ impl State {
         }
         if index {
             let rows = self.ctx.reader.all().map_err(|e| e.to_string())?;
-            files.push(vows_index(&self.ctx.key, &rows).map_err(|e| e.to_string())?);
+            files.extend(index_files(&self.ctx.key, &self.ctx.public_url, &rows)?);
         }
         let mut p = match self.ctx.publisher.lock() {
             Ok(p) => p,

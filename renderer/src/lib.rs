@@ -4,12 +4,14 @@
 //! mirror manifest. Pure given its input: the same state and `as_of` give the same bytes.
 
 pub mod discovery;
+pub mod chart;
 pub mod docs;
 pub mod pages;
 pub mod publish;
 pub mod site;
 pub mod snapshot;
 pub mod tree;
+pub mod vow_html;
 pub mod vows;
 
 pub use site::{render, RouteInfo, SiteInput};

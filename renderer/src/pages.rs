@@ -112,3 +112,189 @@ pub struct DocPage<'a> {
     /// HTML body (raw HTML inside the markdown already escaped).
     pub body: &'a str,
 }
+
+/// One entry row of a vow page.
+#[derive(Debug, Clone)]
+pub struct EntryRow {
+    /// Chain position.
+    pub seq: u64,
+    /// Report-in instant, RFC 3339.
+    pub at: String,
+    /// Paid or free tier, in words.
+    pub tier: &'static str,
+    /// Adjusted bits of the four quantities, formatted.
+    pub bits: [String; 4],
+    /// `y_consistency`, formatted.
+    pub y: String,
+    /// The public note.
+    pub note: Option<String>,
+    /// Its log index.
+    pub log_index: u64,
+}
+
+/// The HTML twin of `/vow/<id>`.
+#[derive(Template)]
+#[template(path = "vow.html")]
+pub struct VowPage<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Scope line.
+    pub scope_line: &'a str,
+    /// Key id.
+    pub key_id: &'a str,
+    /// Vow id.
+    pub vow_id: &'a str,
+    /// Agent name.
+    pub agent: &'a str,
+    /// The text (`None` when sealed).
+    pub text: Option<&'a str>,
+    /// SHA-256 of the text.
+    pub text_sha256: &'a str,
+    /// Badges in words (sealed, sandbox, wallet-signed).
+    pub badges: Vec<String>,
+    /// Cadence in words.
+    pub cadence: String,
+    /// When it was taken, RFC 3339.
+    pub taken_at: &'a str,
+    /// The state in short lines (entries, windows, overdue, chain check).
+    pub status: Vec<String>,
+    /// Whether the vow is overdue.
+    pub overdue: bool,
+    /// The trajectory chart (SVG made by [`crate::chart`], every text escaped there).
+    pub chart: &'a str,
+    /// The series legend names.
+    pub series: [&'a str; 4],
+    /// The most recent entries, newest first.
+    pub rows: Vec<EntryRow>,
+    /// How many entries the table leaves out.
+    pub older: u64,
+    /// The render instant, RFC 3339.
+    pub as_of: &'a str,
+    /// JSON-LD (already safe for a script element).
+    pub json_ld: &'a str,
+}
+
+/// The HTML twin of `/vow/<id>/reading`.
+#[derive(Template)]
+#[template(path = "reading.html")]
+pub struct ReadingPage<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Scope line.
+    pub scope_line: &'a str,
+    /// Key id.
+    pub key_id: &'a str,
+    /// Vow id.
+    pub vow_id: &'a str,
+    /// Agent name.
+    pub agent: &'a str,
+    /// What produced the interpretation, in words.
+    pub source: String,
+    /// The interpretation, one paragraph per line.
+    pub paragraphs: Vec<String>,
+    /// Caveats.
+    pub caveats: Vec<String>,
+    /// Entries covered.
+    pub covers_seq: u64,
+    /// The render instant, RFC 3339.
+    pub as_of: &'a str,
+}
+
+/// One record row of a chain page.
+#[derive(Debug, Clone)]
+pub struct RecordRow {
+    /// Chain position.
+    pub position: u64,
+    /// What it is.
+    pub kind: &'static str,
+    /// Its `at`.
+    pub at: String,
+    /// Its log index.
+    pub log_index: u64,
+    /// Hex SHA-256 of its leaf.
+    pub sha256: String,
+}
+
+/// One page link of a chain page.
+#[derive(Debug, Clone)]
+pub struct PageRow {
+    /// Link.
+    pub href: String,
+    /// First and last chain position.
+    pub from: u64,
+    /// Last chain position.
+    pub to: u64,
+    /// Pinned SHA-256 of its file.
+    pub sha256: String,
+}
+
+/// The HTML twin of `/vow/<id>/chain`.
+#[derive(Template)]
+#[template(path = "chain.html")]
+pub struct ChainPage<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Scope line.
+    pub scope_line: &'a str,
+    /// Key id.
+    pub key_id: &'a str,
+    /// Vow id.
+    pub vow_id: &'a str,
+    /// Entries in the chain.
+    pub length: u64,
+    /// Hex SHA-256 of the head record.
+    pub head_sha256: &'a str,
+    /// Full pages.
+    pub pages: Vec<PageRow>,
+    /// Records after the last full page.
+    pub tail: Vec<RecordRow>,
+}
+
+/// One vow of the index.
+#[derive(Debug, Clone)]
+pub struct VowRowView {
+    /// Vow id.
+    pub vow_id: String,
+    /// Agent name.
+    pub agent: String,
+    /// The text, or a note that it is sealed.
+    pub text: String,
+    /// CSS classes for the filters (`sealed`/`open`, `sandbox`/`signed`).
+    pub classes: String,
+    /// Badges in words.
+    pub badges: String,
+    /// Cadence in words.
+    pub cadence: String,
+    /// Taken, date.
+    pub taken: String,
+}
+
+/// One page of the HTML vow index (`/vows`, `/vows/<k>`).
+#[derive(Template)]
+#[template(path = "vows.html")]
+pub struct VowsPage<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Scope line.
+    pub scope_line: &'a str,
+    /// Key id.
+    pub key_id: &'a str,
+    /// The vows of this page.
+    pub vows: Vec<VowRowView>,
+    /// Vows in all.
+    pub total: usize,
+    /// This page (1-based) and the number of pages.
+    pub page: usize,
+    /// Pages in all.
+    pub pages: usize,
+    /// Links to every page: (number, href).
+    pub page_links: Vec<(usize, String)>,
+}

@@ -329,6 +329,9 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .into_bytes(),
     );
 
+    // Crawlers.
+    tree.put("robots.txt", crate::vow_html::robots(input.public_url));
+
     // The manifest covers everything above.
     let manifest = manifest_bytes(key, &manifest_files(&tree), input.as_of, input.manifest_ttl)?;
     tree.put("manifest.json", manifest);

@@ -11,8 +11,18 @@ use std::path::Path;
 use conduct_indexer::durable::write_atomic;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
-/// log (the ledger's), the vow pages and the manifest (the publisher's).
-pub const FOREIGN_PREFIXES: &[&str] = &["log/", "vow/", "vows.json", "manifest.json"];
+/// log (the ledger's), the vow pages, vow index, cards, sitemap and the manifest (the
+/// publisher's).
+pub const FOREIGN_PREFIXES: &[&str] = &[
+    "log/",
+    "vow/",
+    "vows.json",
+    "vows.html",
+    "vows/",
+    "card/",
+    "sitemap.xml",
+    "manifest.json",
+];
 
 /// A rendered static tree.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -22,6 +22,7 @@ use conduct_indexer::vows::VowRow;
 use serde_json::{json, Map, Value};
 
 use crate::snapshot::{signed_bytes, signed_raw};
+use crate::vow_html::{chain_html, feed_atom, feed_path, reading_html, vow_html, vow_html_path};
 use crate::RenderError;
 
 /// Type of `/vow/<id>`.
@@ -252,12 +253,14 @@ impl VowDocs {
         Ok(signed_raw(key, m, &[("tail", &leaf_array(tail))])?)
     }
 
-    /// Render the page, chain head and reading at `as_of`. `read` holds the chain from
+    /// Render the page, chain head and reading (JSON and HTML) and the Atom feed at `as_of`,
+    /// with absolute links under `public_url`. `read` holds the chain from
     /// position `from` (≤ [`Self::tail_from`]) to the head, as passed to [`Self::extend`];
     /// `interpretation` makes the reading's interpretation from what an interpreter sees.
     pub fn render(
         &self,
         key: &ServiceKey,
+        public_url: &str,
         read: &Records,
         from: usize,
         as_of: u64,
@@ -314,6 +317,7 @@ impl VowDocs {
             caveats.push("This vow is sandbox: no wallet signed it, so it ties to no identity.");
         }
         let interp = interpretation(&input);
+        let interp_copy = interp.clone();
         let mut reading = Map::new();
         reading.insert("type".into(), json!(READING_TYPE));
         reading.insert("vow_id".into(), json!(id));
@@ -325,11 +329,30 @@ impl VowDocs {
         reading.insert("scope".into(), scope_value());
         let reading = signed_raw(key, reading, &[("trajectory", &stats)])?;
 
+        let reading_page = reading_html(key, id, &self.track, &interp_copy, &caveats, as_of)?;
         Ok(Rendered {
             files: vec![
                 (vow_path(id), page),
+                (
+                    vow_html_path(id),
+                    vow_html(key, public_url, id, &self.track, &w, as_of)?,
+                ),
                 (chain_path(id), self.chain_doc(key, tail)?),
+                (
+                    format!("vow/{id}/chain.html"),
+                    chain_html(
+                        key,
+                        id,
+                        &self.track,
+                        &self.pages,
+                        CHAIN_PAGE_SIZE,
+                        tail,
+                        self.tail_from(),
+                    )?,
+                ),
                 (reading_path(id), reading),
+                (format!("vow/{id}/reading.html"), reading_page),
+                (feed_path(id), feed_atom(public_url, id, &self.track)),
             ],
             windows: w,
             input,
@@ -377,6 +400,8 @@ mod tests {
     use conduct_core::signing::verify_object;
     use conduct_core::vow::fixture::{example_chain, EXAMPLE_ORIGIN};
 
+    const URL: &str = "https://example.org";
+
     fn key() -> ServiceKey {
         ServiceKey::from_seed(&[5; 32], EXAMPLE_ORIGIN)
     }
@@ -402,7 +427,10 @@ mod tests {
     fn whole(key: &ServiceKey, id: &str, read: &Records) -> (VowDocs, Files, Files) {
         let mut docs = VowDocs::new(key, id, (read[0].0, &read[0].1), false).unwrap();
         let pages = docs.extend(key, read, 0, 0, |_| None).unwrap();
-        let files = docs.render(key, read, 0, 2_000_000, rule).unwrap().files;
+        let files = docs
+            .render(key, URL, read, 0, 2_000_000, rule)
+            .unwrap()
+            .files;
         (docs, pages, files)
     }
 
@@ -436,7 +464,7 @@ mod tests {
             .collect();
         let want: Vec<Vec<u8>> = read.iter().map(|(_, l)| l.clone()).collect();
         assert_eq!(leaves, want);
-        for (path, bytes) in &all {
+        for (path, bytes) in all.iter().filter(|(p, _)| p.ends_with(".json")) {
             verify_object(&parse(bytes), &pinned).unwrap_or_else(|e| panic!("{path}: {e}"));
         }
     }
@@ -458,7 +486,7 @@ mod tests {
             .unwrap();
         assert!(more.is_empty());
         let inc = docs
-            .render(&key, &read[from..], from, 2_000_000, rule)
+            .render(&key, URL, &read[from..], from, 2_000_000, rule)
             .unwrap();
         let (_, fresh_pages, fresh) = whole(&key, &id, &read);
         assert_eq!(pages, fresh_pages);
@@ -479,8 +507,12 @@ mod tests {
             })
             .unwrap();
         assert!(again.is_empty());
-        let head = docs.render(&key, &read, 0, 2_000_000, rule).unwrap().files;
-        assert_eq!(parse(&head[1].1)["pages"][0]["sha256"], sha.as_str());
+        let head = docs
+            .render(&key, URL, &read, 0, 2_000_000, rule)
+            .unwrap()
+            .files;
+        let chain = head.iter().find(|(p, _)| *p == chain_path(&id)).unwrap();
+        assert_eq!(parse(&chain.1)["pages"][0]["sha256"], sha.as_str());
     }
 
     #[test]
@@ -492,7 +524,7 @@ mod tests {
         // A read starting past what the docs hold leaves a gap.
         assert!(docs.extend(&key, &read[12..], 12, 0, |_| None).is_err());
         // Rendering with a read that is not the tail up to the head fails too.
-        assert!(docs.render(&key, &read[..5], 0, 0, rule).is_err());
+        assert!(docs.render(&key, URL, &read[..5], 0, 0, rule).is_err());
     }
 
     #[test]

@@ -131,6 +131,27 @@ fn array(list: &VecDeque<Box<[u8]>>) -> Vec<u8> {
     out
 }
 
+/// One entry as the human-readable pages show it (the last [`SERIES_LIMIT`] are kept).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Chain position.
+    pub seq: u64,
+    /// Report-in instant, unix seconds.
+    pub at: u64,
+    /// Its log index.
+    pub log_index: u64,
+    /// Paid (true) or free tier.
+    pub attested: bool,
+    /// Adjusted bits of I(C;D), I(C;M), I(C;M|D clean), I(C;D,M).
+    pub bits: [Option<f64>; 4],
+    /// Its `y_consistency`.
+    pub y: Option<f64>,
+    /// The public note.
+    pub note: Option<String>,
+    /// Hex SHA-256 of its record.
+    pub record_sha256: String,
+}
+
 /// One vow's chain, read so far, with everything its pages publish about it.
 #[derive(Debug)]
 pub struct Track {
@@ -154,6 +175,7 @@ pub struct Track {
     y_count: u64,
     y_last: Option<f64>,
     recent: VecDeque<EntryView>,
+    points: VecDeque<Point>,
 }
 
 impl Track {
@@ -203,6 +225,7 @@ impl Track {
             y_count: 0,
             y_last: None,
             recent: VecDeque::new(),
+            points: VecDeque::new(),
         })
     }
 
@@ -293,6 +316,24 @@ impl Track {
             self.y_count += 1;
         }
         self.y_last = e.y_consistency;
+        if self.points.len() == SERIES_LIMIT {
+            self.points.pop_front();
+        }
+        self.points.push_back(Point {
+            seq: e.seq.unwrap_or(0),
+            at: at.and_then(parse_rfc3339).unwrap_or(0),
+            log_index: e.log_index.unwrap_or(0),
+            attested: e.attested.unwrap_or(false),
+            bits: [
+                q.i_c_d.adjusted,
+                q.i_c_m.adjusted,
+                q.i_c_m_given_d_clean.adjusted,
+                q.i_c_dm.adjusted,
+            ],
+            y: e.y_consistency,
+            note: e.note.as_deref().map(str::to_owned),
+            record_sha256: self.head_hash.clone(),
+        });
         let ys = e.declared_y.iter().flatten().map(|d| d.y.as_ref());
         self.recent.push_back(EntryView {
             seq: e.seq.unwrap_or(0),
@@ -342,6 +383,26 @@ impl Track {
     /// The window state at `now`.
     pub fn windows(&self, now: u64) -> Windows {
         windows(self.start, self.cadence, &self.ats, now)
+    }
+
+    /// The last [`SERIES_LIMIT`] entries, oldest first.
+    pub fn points(&self) -> &VecDeque<Point> {
+        &self.points
+    }
+
+    /// Mean `y_consistency` over every entry that has one.
+    pub fn y_consistency_mean(&self) -> Option<f64> {
+        self.y_mean()
+    }
+
+    /// Entries that were paid for.
+    pub fn attested_entries(&self) -> u64 {
+        self.attested
+    }
+
+    /// The chain verified locally (`None`), or its first failure.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// The chain-listing lines of the last [`SERIES_LIMIT`] entries, as an RFC 8785 array.
@@ -404,6 +465,11 @@ impl Track {
             .sum::<usize>()
             + self.ats.capacity() * 8
             + self.recent.len() * 256
+            + self
+                .points
+                .iter()
+                .map(|p| 160 + p.note.as_ref().map_or(0, String::len))
+                .sum::<usize>()
             + 1024
     }
 }
