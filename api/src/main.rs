@@ -62,13 +62,18 @@ enum Cmd {
         #[arg(long)]
         anvil: Option<PathBuf>,
     },
-    /// Render the static tree and exit.
+    /// Render the static tree (every vow included) and exit. The same state and `--as-of`
+    /// give byte-identical files; only files whose bytes change are written.
     Render {
         #[command(flatten)]
         common: Common,
         /// Directory of the rendered static tree.
         #[arg(long, env = "CONDUCT_SITE")]
         site: Option<PathBuf>,
+        /// The render instant (RFC 3339 UTC, e.g. 2026-11-21T12:00:00Z, or unix seconds);
+        /// default: now.
+        #[arg(long)]
+        as_of: Option<String>,
     },
     /// Score a trace file and print its signed attestation.
     Attest {
@@ -207,7 +212,21 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Render { common, site } => {
+        Cmd::Render {
+            common,
+            site,
+            as_of,
+        } => {
+            let as_of = match as_of {
+                None => conduct_api::app::now_unix(),
+                Some(t) => t
+                    .parse::<u64>()
+                    .ok()
+                    .or_else(|| conduct_core::time::parse_rfc3339(&t))
+                    .ok_or_else(|| {
+                        format!("--as-of {t:?} is neither RFC 3339 UTC nor unix seconds")
+                    })?,
+            };
             let cfg = config(
                 &common,
                 Overrides {
@@ -224,8 +243,18 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map_err(|e| format!("store: {e}"))?;
             let vows = conduct_indexer::vows::VowReader::open(&store)
                 .map_err(|e| format!("store: {e}"))?;
-            serve::render_site(&cfg, &key, &accepts, Some(&vows))?;
-            println!("rendered {}", cfg.site.display());
+            let started = std::time::Instant::now();
+            let (publisher, rendered) =
+                serve::render_site(&cfg, &key, &accepts, Some(&vows), as_of)?;
+            println!(
+                "rendered {} as of {} in {:.2} s: {} vows, {} files, {} written",
+                cfg.site.display(),
+                conduct_core::time::rfc3339(as_of),
+                started.elapsed().as_secs_f64(),
+                rendered.len(),
+                publisher.len(),
+                publisher.writes()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Attest { trace, common } => {

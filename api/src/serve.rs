@@ -39,17 +39,17 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
     Ok(key)
 }
 
-/// Render the whole tree for `cfg` into `cfg.site`: the static pages and every vow's pages
-/// (from `vows`, when the store is open). Returns the publisher that owns the tree from now
-/// on, and each vow's next window boundary.
+/// Render the whole tree for `cfg` into `cfg.site` as of `as_of`: the static pages and every
+/// vow's pages (from `vows`, when the store is open). Returns the publisher that owns the tree
+/// from now on (it counts the files it wrote), and each vow's next window boundary.
 pub fn render_site(
     cfg: &Config,
     key: &ServiceKey,
     accepts: &[serde_json::Value],
     vows: Option<&VowReader>,
+    as_of: u64,
 ) -> Result<(Publisher, vow_site::Rendered), String> {
     let infos = routes::infos();
-    let as_of = now_unix();
     let input = SiteInput {
         key,
         public_url: &cfg.public_url,
@@ -64,9 +64,11 @@ pub fn render_site(
     // The static pages; vow pages are the vow renderer's (see `FOREIGN_PREFIXES`), and the
     // manifest, which must cover them too, is the publisher's (written below).
     tree.files.remove("manifest.json");
-    tree.write_to(&cfg.site)
+    let report = tree
+        .write_to(&cfg.site)
         .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
     let mut publisher = Publisher::from_tree(&cfg.site, &tree);
+    publisher.count_writes(report.written.len());
     let boundaries = match vows {
         Some(reader) => crate::vow_site::render_all_vows(
             key,
@@ -197,7 +199,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     let log = Arc::new(LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?);
     let vows = Arc::new(VowReader::open(&store).map_err(|e| format!("store: {e}"))?);
     let donated = Arc::new(DonatedTraces::open(&cfg.data).map_err(|e| format!("store: {e}"))?);
-    let (publisher, boundaries) = render_site(&cfg, &key, &rails.accepts, Some(&vows))?;
+    let (publisher, boundaries) = render_site(&cfg, &key, &rails.accepts, Some(&vows), now_unix())?;
     let site = VowSite::spawn(vow_site::Context {
         key: key.clone(),
         reader: vows.clone(),

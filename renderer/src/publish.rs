@@ -26,6 +26,7 @@ pub struct Publisher {
     files: BTreeMap<String, (String, u64)>,
     dirty: bool,
     signer: Option<ManifestSigner>,
+    writes: usize,
 }
 
 impl Publisher {
@@ -37,6 +38,7 @@ impl Publisher {
             files: manifest_files(tree),
             dirty: false,
             signer: None,
+            writes: 0,
         }
     }
 
@@ -61,6 +63,7 @@ impl Publisher {
         }
         replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
         self.record(rel, sha, len);
+        self.writes += 1;
         Ok(true)
     }
 
@@ -82,6 +85,16 @@ impl Publisher {
             self.files.clone(),
         )?);
         Ok(())
+    }
+
+    /// Files written so far (new or changed bytes), the manifest aside.
+    pub fn writes(&self) -> usize {
+        self.writes
+    }
+
+    /// Count `n` files written by someone else on this publisher's behalf (the static tree).
+    pub fn count_writes(&mut self, n: usize) {
+        self.writes += n;
     }
 
     /// The SHA-256 (hex) of the file at `rel` as published, if this publisher knows it.
