@@ -275,8 +275,27 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
         .map_err(|e| unavailable("scoring", e))?
 }
 
-/// Append a prepared report-in and re-render its vow; the signed entry bytes.
-async fn append(app: &Arc<App>, p: Prepared) -> Result<Vec<u8>, Problem> {
+/// Where a report-in's time went, as a W3C `Server-Timing` value: `commit` (until the entry
+/// committed), `render` (from the commit until the vow's files were written) and `total`
+/// (until the log's files were published too and both were done).
+struct Timing {
+    commit_ms: f64,
+    render_ms: f64,
+    total_ms: f64,
+}
+
+impl Timing {
+    fn header(&self) -> String {
+        format!(
+            "commit;dur={:.2}, render;dur={:.2};desc=\"after commit\", total;dur={:.2}",
+            self.commit_ms, self.render_ms, self.total_ms
+        )
+    }
+}
+
+/// Append a prepared report-in and re-render its vow; the signed entry bytes and where the
+/// time went.
+async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Problem> {
     let vow_id = p.entry.vow_id.clone();
     if let Some(trace) = p.donated {
         let (d, v, h, at) = (
@@ -294,9 +313,10 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<Vec<u8>, Problem> {
     // being published; the answer waits for both.
     let (site, id) = (app.site.clone(), vow_id.clone());
     let (rendered_tx, rendered) = tokio::sync::oneshot::channel();
+    let started_at = std::time::Instant::now();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
         if r.is_ok() {
-            let _ = rendered_tx.send(site.start_render(&id, false));
+            let _ = rendered_tx.send((std::time::Instant::now(), site.start_render(&id, false)));
         }
     });
     let appended = app
@@ -304,22 +324,38 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<Vec<u8>, Problem> {
         .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
         .await
         .map_err(ledger_problem)?;
-    let started = rendered
+    let (committed_at, started) = rendered
         .await
         .map_err(|_| unavailable("rendering the vow", "the commit hook did not run"))?;
     started
         .await
         .map_err(|_| unavailable("rendering the vow", "the render thread stopped"))?
         .map_err(|e| unavailable("rendering the vow", e))?;
-    Ok(appended.leaf.unwrap_or_default())
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let timing = Timing {
+        commit_ms: ms(committed_at.duration_since(started_at)),
+        render_ms: ms(committed_at.elapsed()),
+        total_ms: ms(started_at.elapsed()),
+    };
+    Ok((appended.leaf.unwrap_or_default(), timing))
+}
+
+fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
+    if let Ok(v) = HeaderValue::from_str(&t.header()) {
+        resp.headers_mut().insert("server-timing", v);
+    }
+    resp
 }
 
 /// `POST /vow/report/demo`: a free report-in, `attested: false` forever.
 pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
     let prepared = prepare(app, body, false).await?;
     let id = prepared.entry.vow_id.clone();
-    let leaf = append(app, prepared).await?;
-    Ok(created(leaf, &format!("/vow/{id}/chain")))
+    let (leaf, timing) = append(app, prepared).await?;
+    Ok(with_timing(
+        created(leaf, &format!("/vow/{id}/chain")),
+        &timing,
+    ))
 }
 
 /// `POST /vow/report`: a paid report-in, `attested: true`. Checked and scored first; then
@@ -357,7 +393,7 @@ pub async fn report_paid(
         Err(Refusal::Problem(p)) => return Err(p),
     };
     let id = prepared.entry.vow_id.clone();
-    let leaf = match append(app, prepared).await {
+    let (leaf, timing) = match append(app, prepared).await {
         Ok(l) => l,
         Err(mut p) => {
             p.detail = format!(
@@ -370,9 +406,9 @@ pub async fn report_paid(
     };
     let (store, bytes) = (app.store.clone(), leaf.clone());
     let _ = tokio::task::spawn_blocking(move || store.idempotent_put(&idem, &bytes, now)).await;
-    Ok(payment::with_receipt(
-        created(leaf, &format!("/vow/{id}/chain")),
-        &receipt,
+    Ok(with_timing(
+        payment::with_receipt(created(leaf, &format!("/vow/{id}/chain")), &receipt),
+        &timing,
     ))
 }
 
