@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{rule_based, ReadingInput};
 use conduct_indexer::vows::{VowReader, VowRow};
+use conduct_renderer::discovery::card_files;
 use conduct_renderer::publish::Publisher;
 use conduct_renderer::vow_html::{sitemap, vows_html};
 use conduct_renderer::vows::{reading_path, vows_index, Files, VowDocs};
@@ -173,6 +174,33 @@ pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> 
     Some((v.get("covers_seq")?.as_u64()?, interp))
 }
 
+/// The cards (`/card?key=`) of every lookup key that names one of `vows`: its vow id, its agent
+/// name and its wallet, each listing every vow that key names.
+pub fn card_files_for(
+    key: &ServiceKey,
+    public_url: &str,
+    reader: &VowReader,
+    vows: &[VowRow],
+) -> Result<Files, String> {
+    let mut lookups = BTreeSet::new();
+    for v in vows {
+        lookups.insert(v.vow_id.clone());
+        lookups.insert(v.agent.clone());
+        if let Some(w) = &v.wallet {
+            lookups.insert(w.to_ascii_lowercase());
+        }
+    }
+    let mut files = Vec::new();
+    for lookup in lookups {
+        let matching = reader.matching(&lookup).map_err(|e| e.to_string())?;
+        files.extend(
+            card_files(key, public_url, &lookup, &matching)
+                .map_err(|e| format!("card {lookup:?}: {e}"))?,
+        );
+    }
+    Ok(files)
+}
+
 /// The files that change when a vow is taken: the signed index `/vows`, its HTML pages, and
 /// `sitemap.xml`.
 pub fn index_files(key: &ServiceKey, public_url: &str, rows: &[VowRow]) -> Result<Files, String> {
@@ -204,7 +232,9 @@ pub fn render_all_vows(
     now: u64,
 ) -> Result<Rendered, String> {
     let rows = reader.all().map_err(|e| e.to_string())?;
-    for (path, bytes) in index_files(key, public_url, &rows)? {
+    let mut fixed = index_files(key, public_url, &rows)?;
+    fixed.extend(card_files_for(key, public_url, reader, &rows)?);
+    for (path, bytes) in fixed {
         publisher
             .put(&path, &bytes)
             .map_err(|e| format!("{path}: {e}"))?;
@@ -551,6 +581,16 @@ impl State {
         if index {
             let rows = self.ctx.reader.all().map_err(|e| e.to_string())?;
             files.extend(index_files(&self.ctx.key, &self.ctx.public_url, &rows)?);
+            let batch: Vec<VowRow> = rows
+                .into_iter()
+                .filter(|r| vows.contains(&r.vow_id))
+                .collect();
+            files.extend(card_files_for(
+                &self.ctx.key,
+                &self.ctx.public_url,
+                &self.ctx.reader,
+                &batch,
+            )?);
         }
         let mut p = match self.ctx.publisher.lock() {
             Ok(p) => p,

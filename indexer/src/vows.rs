@@ -295,6 +295,19 @@ impl VowReader {
         })
     }
 
+    /// Every vow a lookup key names in any role: its vow id, its agent name, or its wallet
+    /// (compared in lowercase), oldest first.
+    pub fn matching(&self, lookup: &str) -> Result<Vec<VowRow>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1 OR agent = ?1 OR wallet = lower(?1)
+                 ORDER BY log_index"
+            ))?;
+            let rows = st.query_map(params![lookup], vow_row)?;
+            rows.collect()
+        })
+    }
+
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
     pub fn chain(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {

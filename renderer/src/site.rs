@@ -329,6 +329,11 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .into_bytes(),
     );
 
+    // Discovery for agents: /lost and /llms.txt.
+    for (path, bytes) in crate::discovery::discovery_files(input)? {
+        tree.put(path, bytes);
+    }
+
     // Crawlers.
     tree.put("robots.txt", crate::vow_html::robots(input.public_url));
 
