@@ -1,21 +1,673 @@
-//! `conduct verify-site DIR|URL`: check a mirror of the signed tree offline against the pinned
-//! key. (Being built.)
+//! `conduct verify-site DIR|URL`: check a mirror of the signed tree (an rsync copy, or a base
+//! URL serving it) offline against the pinned service key.
+//!
+//! It checks, in order, and stops at the first failure, naming the path:
+//!
+//! 1. `manifest.json` verifies under the pinned key, has type `conduct.manifest/v1` and has not
+//!    expired;
+//! 2. every file the manifest lists is there with exactly the listed `len` and `sha256`;
+//! 3. (directory only; HTTP offers no listing) every file outside `log/` but the manifest is
+//!    listed, and there are no dotfiles but under `.well-known/`;
+//! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key;
+//! 5. the log under `log/` passes `conduct verify-log` ([`crate::verify_log`]);
+//! 6. (directory only) every other file under `log/` is an older partial tile or entry bundle
+//!    that is exactly the prefix of the verified current one (a log keeps the partial tiles of
+//!    its earlier sizes for clients holding older checkpoints), so no byte of the copy goes
+//!    unchecked.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use conduct_core::signing::{verify_object, PinnedKey};
+use conduct_core::time::{parse_rfc3339, rfc3339};
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::verify_log::{verify_log_at, LogAudit, LogFiles, LogUrl};
+
+/// The `type` a manifest carries.
+pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
 
 /// What a successful check found.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SiteAudit {
-    /// Files checked.
-    pub files: usize,
+    /// The manifest's part of the check.
+    pub tree: TreeAudit,
+    /// The log under `log/`.
+    pub log: LogAudit,
+    /// Older partial tiles and bundles under `log/` found consistent with the current ones;
+    /// `None` over HTTP.
+    pub older_partials: Option<usize>,
+}
+
+/// What the checks of the tree outside `log/` found (steps 1 to 4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeAudit {
+    /// The manifest's `as_of`.
+    pub as_of: String,
+    /// The manifest's `expires`.
+    pub expires: String,
+    /// Files the manifest lists, all present with the listed length and hash.
+    pub listed: usize,
+    /// Signed JSON snapshots that verified, the manifest included.
+    pub signed: usize,
+    /// Files found by walking the directory (outside `log/`, the manifest included); `None`
+    /// over HTTP, where there is no listing to walk.
+    pub walked: Option<usize>,
 }
 
 impl std::fmt::Display for SiteAudit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} files checked", self.files)
+        let t = &self.tree;
+        write!(
+            f,
+            "manifest of {} (expires {}): {} listed files match; {} signed JSON snapshots verify; ",
+            t.as_of, t.expires, t.listed, t.signed
+        )?;
+        match t.walked {
+            Some(n) => write!(f, "no unlisted files ({n} files walked outside log/); ")?,
+            None => write!(
+                f,
+                "unlisted files NOT checked (HTTP offers no listing; check a copy for that); "
+            )?,
+        }
+        let l = &self.log;
+        write!(
+            f,
+            "log {} size {} root {} ({} files checked; {} vow chains, {} entries verified)",
+            l.origin, l.size, l.root, l.files, l.vows, l.entries
+        )?;
+        match self.older_partials {
+            Some(n) => write!(f, "; {n} older partial tiles consistent"),
+            None => Ok(()),
+        }
     }
 }
 
-/// Check the tree at `location` (a directory or a base URL) against `pubkey`.
+/// Characters escaped in a URL path segment (the server percent-decodes request paths).
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'|')
+    .add(b'[')
+    .add(b']');
+
+/// A tree served at a base URL: every file fetched by its exact, percent-encoded path.
+struct SiteUrl(LogUrl);
+
+impl LogFiles for SiteUrl {
+    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
+        let encoded: Vec<String> = rel
+            .split('/')
+            .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+            .collect();
+        self.0.read(&encoded.join("/"))
+    }
+}
+
+/// Check the tree at `location` (a directory or an `http(s)://` base URL) against `pubkey`
+/// (a C2SP vkey or base64 key), as of the current time.
 pub fn verify_site_at(location: &str, pubkey: &str) -> Result<SiteAudit, String> {
-    let _ = (location, pubkey);
-    Err("verify-site is not built yet".into())
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| format!("system clock: {e}"))?
+        .as_secs();
+    let base = location.trim_end_matches('/');
+    let url = base.starts_with("http://") || base.starts_with("https://");
+    let dir = Path::new(base);
+    let tree = if url {
+        verify_tree(&SiteUrl(LogUrl::new(base)?), None, pubkey, now)?
+    } else {
+        if !dir.is_dir() {
+            return Err(format!("{base}: not a directory"));
+        }
+        verify_tree(dir, Some(dir), pubkey, now)?
+    };
+    let log = verify_log_at(&format!("{base}/log"), pubkey).map_err(|e| format!("log: {e}"))?;
+    let older_partials = if url {
+        None
+    } else {
+        Some(check_log_dir(&dir.join("log"), log.size)?)
+    };
+    Ok(SiteAudit {
+        tree,
+        log,
+        older_partials,
+    })
+}
+
+/// Step 6: walk the log directory `log` of a log audited at `size`. Every file must be the
+/// checkpoint, a tile or bundle of that size (which the audit read), or an older partial tile
+/// or bundle that is a byte prefix of the current one at its position (and, for a bundle,
+/// holds exactly its width of entries). Returns how many older partials were checked.
+pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, String> {
+    use conduct_core::tlog::tiles::{
+        decode_bundle, entries_path, parse_entries_path, parse_tile_path, tile_path, tiles_for_size,
+    };
+    let current: std::collections::HashMap<(u8, u64), u16> = tiles_for_size(size)
+        .into_iter()
+        .map(|t| ((t.level, t.index), t.width))
+        .collect();
+    let mut older = 0usize;
+    for entry in walkdir::WalkDir::new(log).min_depth(1) {
+        let entry = entry.map_err(|e| format!("walking {}: {e}", log.display()))?;
+        let rel = relative(log, entry.path())?;
+        let shown = format!("log/{rel}");
+        if rel.split('/').any(|s| s.starts_with('.')) {
+            return Err(format!("{shown}: a dotfile (not part of the log)"));
+        }
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            continue;
+        }
+        if !ft.is_file() {
+            return Err(format!(
+                "{shown}: not a regular file (a mirror holds plain files)"
+            ));
+        }
+        if rel == "checkpoint" {
+            continue;
+        }
+        // (current file, entry count when a bundle) of the position `rel` names.
+        let (now_rel, width, bundle) = if let Some((index, width)) = parse_entries_path(&rel) {
+            let w = current.get(&(0, index)).copied();
+            (w.map(|w| entries_path(index, w)), width, true)
+        } else if let Some(t) = parse_tile_path(&rel) {
+            let w = current.get(&(t.level, t.index)).copied();
+            (w.map(|w| tile_path(t.level, t.index, w)), t.width, false)
+        } else {
+            return Err(format!("{shown}: not a file of the log"));
+        };
+        let Some(now_rel) = now_rel else {
+            return Err(format!("{shown}: beyond the checkpoint's size {size}"));
+        };
+        if now_rel == rel {
+            continue; // Read and checked by the log audit.
+        }
+        let stale = std::fs::read(entry.path()).map_err(|e| format!("{shown}: {e}"))?;
+        let full = std::fs::read(log.join(&now_rel)).map_err(|e| format!("log/{now_rel}: {e}"))?;
+        let fits = if bundle {
+            decode_bundle(&stale).is_ok_and(|e| e.len() == usize::from(width))
+        } else {
+            stale.len() == usize::from(width) * 32
+        };
+        if !fits || !full.starts_with(&stale) {
+            return Err(format!(
+                "{shown}: an older partial that is not the prefix of log/{now_rel}"
+            ));
+        }
+        older += 1;
+    }
+    Ok(older)
+}
+
+/// `path` relative to `root`, with `/` separators; an error when it is not UTF-8.
+fn relative(root: &Path, path: &Path) -> Result<String, String> {
+    let rel = path
+        .strip_prefix(root)
+        .map_err(|e| format!("walking {}: {e}", root.display()))?;
+    Ok(rel
+        .to_str()
+        .ok_or_else(|| format!("{}: the file name is not UTF-8", path.display()))?
+        .replace(std::path::MAIN_SEPARATOR, "/"))
+}
+
+/// Steps 1 to 4 over the files `files` yields; `walk` is the directory to list for step 3
+/// (`None` when there is no listing). `now` is unix seconds.
+pub fn verify_tree<F: LogFiles + ?Sized>(
+    files: &F,
+    walk: Option<&Path>,
+    pubkey: &str,
+    now: u64,
+) -> Result<TreeAudit, String> {
+    let pinned = PinnedKey::parse(pubkey).map_err(|e| format!("--pubkey: {e}"))?;
+
+    // 1. The manifest.
+    let bytes = files.read("manifest.json")?;
+    let manifest = signed_json("manifest.json", &bytes, &pinned)?;
+    let (as_of, expires, listed) = read_manifest(&manifest, now)?;
+
+    // 2. Every listed file, by length and hash. The signature of each JSON file (step 4) is
+    // checked from the same read; its failure is reported after step 3.
+    let mut signed = 1usize;
+    let mut unsigned: Option<String> = None;
+    for (path, (sha, len)) in &listed {
+        let bytes = files.read(path)?;
+        if bytes.len() as u64 != *len {
+            return Err(format!(
+                "{path}: {} bytes, the manifest lists {len}",
+                bytes.len()
+            ));
+        }
+        let got = hex::encode(Sha256::digest(&bytes));
+        if got != *sha {
+            return Err(format!("{path}: sha256 {got}, the manifest lists {sha}"));
+        }
+        if path.ends_with(".json") {
+            match signed_json(path, &bytes, &pinned) {
+                Ok(_) => signed += 1,
+                Err(e) => {
+                    unsigned.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    // 3. Nothing unlisted (a directory only).
+    let walked = match walk {
+        Some(dir) => Some(check_listing(dir, &listed)?),
+        None => None,
+    };
+
+    // 4. Every JSON file is signed: after step 3, every JSON file outside `log/` is listed.
+    if let Some(e) = unsigned {
+        return Err(e);
+    }
+    Ok(TreeAudit {
+        as_of,
+        expires,
+        listed: listed.len(),
+        signed,
+        walked,
+    })
+}
+
+/// A manifest's file list: path -> (hex SHA-256, length).
+type Listing = std::collections::BTreeMap<String, (String, u64)>;
+
+/// Parse `bytes` as a JSON object and verify its signature under `pinned`.
+fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, String> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("{path}: not JSON: {e}"))?;
+    verify_object(&doc, pinned).map_err(|e| format!("{path}: {e}"))?;
+    Ok(doc)
+}
+
+/// Check a verified manifest's type and expiry at `now`; returns its `as_of`, `expires` and
+/// file list.
+fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), String> {
+    let ty = m.get("type").and_then(Value::as_str);
+    if ty != Some(MANIFEST_TYPE) {
+        return Err(format!(
+            "manifest.json: type {ty:?}, expected {MANIFEST_TYPE:?}"
+        ));
+    }
+    let time = |field: &str| -> Result<(String, u64), String> {
+        let s = m
+            .get(field)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("manifest.json: no {field} string"))?;
+        let t = parse_rfc3339(s)
+            .ok_or_else(|| format!("manifest.json: {field} {s:?} is not an RFC 3339 UTC time"))?;
+        Ok((s.to_owned(), t))
+    };
+    let (as_of, signed_at) = time("as_of")?;
+    let (expires, until) = time("expires")?;
+    if now >= until {
+        return Err(format!(
+            "manifest.json: expired {} ago (expires {expires}, now {}); it was signed {} ago \
+             (as_of {as_of}): the mirror is stale",
+            age(now - until),
+            rfc3339(now),
+            age(now.saturating_sub(signed_at)),
+        ));
+    }
+    let listed = m
+        .get("files")
+        .and_then(Value::as_object)
+        .ok_or("manifest.json: no files object")?;
+    let mut out = Listing::new();
+    for (path, entry) in listed {
+        check_path(path)?;
+        let sha = entry
+            .get("sha256")
+            .and_then(Value::as_str)
+            .filter(|s| s.len() == 64 && s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
+            .ok_or_else(|| format!("manifest.json: {path}: no lowercase hex sha256"))?;
+        let len = entry
+            .get("len")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("manifest.json: {path}: no len"))?;
+        out.insert(path.clone(), (sha.to_owned(), len));
+    }
+    Ok((as_of, expires, out))
+}
+
+/// A listed path must be a plain relative path inside the tree, outside `log/`, and not the
+/// manifest itself.
+fn check_path(path: &str) -> Result<(), String> {
+    let bad = path.is_empty()
+        || path == "manifest.json"
+        || path.starts_with("log/")
+        || path
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['\\', '\0']));
+    if bad {
+        return Err(format!(
+            "manifest.json: lists {path:?}, which is not a file path a mirror may hold"
+        ));
+    }
+    Ok(())
+}
+
+/// A path segment that makes a dotfile (only `.well-known` is allowed, as the server allows).
+fn is_dot_segment(seg: &str) -> bool {
+    seg.starts_with('.') && seg != ".well-known"
+}
+
+/// Walk `dir` outside `log/`: every file but the manifest must be listed, and no path may hold
+/// a dotfile segment. Returns how many files were walked.
+fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, String> {
+    let mut seen = BTreeSet::new();
+    let mut walked = 0usize;
+    let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
+    while let Some(entry) = it.next() {
+        let entry = entry.map_err(|e| format!("walking {}: {e}", dir.display()))?;
+        let rel = relative(dir, entry.path())?;
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            if rel == "log" {
+                it.skip_current_dir();
+            } else if rel.split('/').any(is_dot_segment) {
+                return Err(format!("{rel}/: a dot directory (not signed, not served)"));
+            }
+            continue;
+        }
+        if rel.split('/').any(is_dot_segment) {
+            return Err(format!("{rel}: a dotfile (not signed, not served)"));
+        }
+        if !ft.is_file() {
+            return Err(format!(
+                "{rel}: not a regular file (a mirror holds plain files)"
+            ));
+        }
+        walked += 1;
+        if rel == "manifest.json" {
+            continue;
+        }
+        if !listed.contains_key(&rel) {
+            return Err(format!(
+                "{rel}: not listed in the manifest (a mirror must not serve unsigned files)"
+            ));
+        }
+        seen.insert(rel);
+    }
+    // Step 2 read every listed file; a listed path that is not a plain file is caught here.
+    if let Some(missing) = listed.keys().find(|p| !seen.contains(*p)) {
+        return Err(format!(
+            "{missing}: listed in the manifest but not a file of the tree"
+        ));
+    }
+    Ok(walked)
+}
+
+/// A duration as a short human reading (`3d 4h`, `2h 5m`, `40s`).
+fn age(secs: u64) -> String {
+    let (d, h, m) = (secs / 86_400, (secs / 3600) % 24, (secs / 60) % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else if m > 0 {
+        format!("{m}m {}s", secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conduct_core::signing::ServiceKey;
+    use serde_json::{json, Map};
+
+    const NOW: u64 = 1_800_000_000;
+
+    fn key() -> ServiceKey {
+        ServiceKey::from_seed(&[7u8; 32], "example.org/log")
+    }
+
+    fn signed(k: &ServiceKey, v: Value) -> Vec<u8> {
+        let mut m: Map<String, Value> = match v {
+            Value::Object(m) => m,
+            _ => panic!("an object"),
+        };
+        m.insert("scope".into(), conduct_core::scope::scope_value());
+        k.sign_object(&mut m).expect("sign");
+        serde_json::to_vec(&Value::Object(m)).expect("bytes")
+    }
+
+    /// Write `files` under `dir` and a manifest over them signed by `k`, valid `as_of..expires`.
+    fn tree(dir: &Path, k: &ServiceKey, files: &[(&str, Vec<u8>)], as_of: u64, expires: u64) {
+        let mut listed = Map::new();
+        for (p, b) in files {
+            let path = dir.join(p);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, b).expect("write");
+            listed.insert(
+                (*p).to_owned(),
+                json!({"sha256": hex::encode(Sha256::digest(b)), "len": b.len()}),
+            );
+        }
+        let m = json!({
+            "type": MANIFEST_TYPE,
+            "version": as_of,
+            "as_of": rfc3339(as_of),
+            "expires": rfc3339(expires),
+            "files": listed,
+        });
+        std::fs::write(dir.join("manifest.json"), signed(k, m)).expect("manifest");
+    }
+
+    fn sample(dir: &Path, k: &ServiceKey) {
+        let files = vec![
+            ("index.json", signed(k, json!({"type": "conduct.index/v1"}))),
+            ("index.html", b"<p>hi</p>".to_vec()),
+            (
+                ".well-known/x402.json",
+                signed(k, json!({"type": "conduct.x402/v1"})),
+            ),
+            ("vow/a.json", signed(k, json!({"type": "conduct.vow/v1"}))),
+        ];
+        tree(dir, k, &files, NOW - 3600, NOW + 3600);
+        // Log files are not the manifest's business.
+        std::fs::create_dir_all(dir.join("log/tile")).expect("mkdir");
+        std::fs::write(dir.join("log/checkpoint"), b"x").expect("write");
+    }
+
+    fn check(dir: &Path, k: &ServiceKey, now: u64) -> Result<TreeAudit, String> {
+        verify_tree(dir, Some(dir), &k.vkey(), now)
+    }
+
+    #[test]
+    fn a_good_tree_verifies() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        sample(d.path(), &k);
+        let a = check(d.path(), &k, NOW).expect("verifies");
+        assert_eq!(a.listed, 4);
+        assert_eq!(a.signed, 4); // three listed JSON files and the manifest
+        assert_eq!(a.walked, Some(5));
+        // The base64 key works too, and without a directory step 3 is skipped.
+        let b64 = verify_tree(d.path(), None, &k.public_b64(), NOW).expect("verifies");
+        assert_eq!(b64.walked, None);
+    }
+
+    #[test]
+    fn another_key_fails() {
+        let d = tempfile::tempdir().expect("tempdir");
+        sample(d.path(), &key());
+        let other = ServiceKey::from_seed(&[8u8; 32], "example.org/log");
+        let e = check(d.path(), &other, NOW).expect_err("wrong key");
+        assert!(e.starts_with("manifest.json: "), "{e}");
+    }
+
+    #[test]
+    fn an_expired_manifest_fails_and_says_how_old() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        sample(d.path(), &k);
+        let e = check(d.path(), &k, NOW + 3 * 86_400).expect_err("expired");
+        assert!(e.contains("manifest.json: expired 2d 23h ago"), "{e}");
+        assert!(e.contains("signed 3d 1h ago"), "{e}");
+        // Exactly at `expires` counts as expired.
+        assert!(check(d.path(), &k, NOW + 3600).is_err());
+        assert!(check(d.path(), &k, NOW + 3599).is_ok());
+    }
+
+    #[test]
+    fn a_manifest_of_another_type_fails() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        let m = json!({"type": "conduct.index/v1", "as_of": rfc3339(NOW),
+                       "expires": rfc3339(NOW + 60), "files": {}});
+        std::fs::write(d.path().join("manifest.json"), signed(&k, m)).expect("write");
+        let e = check(d.path(), &k, NOW).expect_err("type");
+        assert!(e.contains("expected \"conduct.manifest/v1\""), "{e}");
+    }
+
+    #[test]
+    fn a_changed_missing_extra_or_dot_file_fails() {
+        let k = key();
+        let run = |f: &dyn Fn(&Path)| -> String {
+            let d = tempfile::tempdir().expect("tempdir");
+            sample(d.path(), &k);
+            f(d.path());
+            check(d.path(), &k, NOW).expect_err("must fail")
+        };
+        let e = run(&|d| std::fs::write(d.join("index.html"), b"<p>hI</p>").expect("w"));
+        assert!(e.starts_with("index.html: sha256 "), "{e}");
+        let e = run(&|d| std::fs::write(d.join("index.html"), b"<p>h</p>").expect("w"));
+        assert!(e.starts_with("index.html: 8 bytes"), "{e}");
+        let e = run(&|d| std::fs::remove_file(d.join("vow/a.json")).expect("rm"));
+        assert!(e.starts_with("vow/a.json: "), "{e}");
+        let e = run(&|d| std::fs::write(d.join("vow/b.json"), b"{}").expect("w"));
+        assert!(e.starts_with("vow/b.json: not listed"), "{e}");
+        let e = run(&|d| std::fs::write(d.join("vow/.tmp"), b"x").expect("w"));
+        assert!(e.starts_with("vow/.tmp: a dotfile"), "{e}");
+        let e = run(&|d| std::fs::create_dir(d.join(".git")).expect("mkdir"));
+        assert!(e.starts_with(".git/: a dot directory"), "{e}");
+        // Nothing under log/ is walked (the log audit covers it).
+        let d = tempfile::tempdir().expect("tempdir");
+        sample(d.path(), &k);
+        std::fs::write(d.path().join("log/tile/extra"), b"x").expect("w");
+        assert!(check(d.path(), &k, NOW).is_ok());
+    }
+
+    #[test]
+    fn a_listed_json_file_must_be_signed() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        let files = vec![("a.json", b"{\"type\":\"x\"}".to_vec())];
+        tree(d.path(), &k, &files, NOW, NOW + 60);
+        let e = check(d.path(), &k, NOW).expect_err("unsigned");
+        assert_eq!(e, "a.json: no signature member");
+        // Signed by another key.
+        let other = ServiceKey::from_seed(&[9u8; 32], "example.org/log");
+        let files = vec![("a.json", signed(&other, json!({"type": "x"})))];
+        tree(d.path(), &k, &files, NOW, NOW + 60);
+        let e = check(d.path(), &k, NOW).expect_err("other key");
+        assert!(e.starts_with("a.json: key_id"), "{e}");
+    }
+
+    #[test]
+    fn listed_paths_must_stay_inside_the_tree() {
+        for p in [
+            "../x",
+            "/etc/passwd",
+            "a//b",
+            "log/checkpoint",
+            "manifest.json",
+            "a/./b",
+        ] {
+            assert!(check_path(p).is_err(), "{p}");
+        }
+        for p in ["index.json", ".well-known/x402.json", "vow/a/chain/0.json"] {
+            assert!(check_path(p).is_ok(), "{p}");
+        }
+    }
+
+    #[test]
+    fn older_partial_tiles_must_be_prefixes_of_the_current_ones() {
+        use conduct_indexer::ledger::Ledger;
+        use conduct_indexer::store::Store;
+        let d = tempfile::tempdir().expect("tempdir");
+        let log = d.path().join("site/log");
+        let k = key();
+        let store = Store::open(&d.path().join("data")).expect("store");
+        let mut ledger = Ledger::open(&store, k.clone(), &log).expect("ledger");
+        let entries: Vec<Vec<u8>> = (0..300)
+            .map(|i| format!("{{\"i\":{i}}}").into_bytes())
+            .collect();
+        for chunk in entries.chunks(70) {
+            ledger.append(chunk).expect("append");
+        }
+        let size = ledger.size();
+        let vkey = k.vkey();
+        let audit = verify_log_at(log.to_str().expect("utf-8"), &vkey).expect("log verifies");
+        assert_eq!(audit.size, 300);
+        // Sizes 70, 140 and 210 left partials of level-0 tile 0 (a tile and a bundle each),
+        // size 280 one of tile 1; size 300 is the current one.
+        assert_eq!(check_log_dir(&log, size), Ok(8));
+        let flip = |rel: &str| {
+            let p = log.join(rel);
+            let orig = std::fs::read(&p).expect("read");
+            let mut b = orig.clone();
+            let mid = b.len() / 2;
+            b[mid] ^= 1;
+            std::fs::write(&p, &b).expect("write");
+            let r = check_log_dir(&log, size);
+            std::fs::write(&p, &orig).expect("restore");
+            r
+        };
+        for rel in [
+            "tile/0/000.p/70",
+            "tile/0/000.p/140",
+            "tile/entries/000.p/210",
+        ] {
+            let e = flip(rel).expect_err(rel);
+            assert!(
+                e.starts_with(&format!("log/{rel}: an older partial")),
+                "{e}"
+            );
+            // The log audit alone does not read these.
+            assert!(verify_log_at(log.to_str().expect("utf-8"), &vkey).is_ok());
+        }
+        for (rel, want) in [
+            ("tile/0/005", "beyond the checkpoint's size"),
+            ("tile/0/.000.tmp", "a dotfile"),
+            ("notes.txt", "not a file of the log"),
+        ] {
+            std::fs::write(log.join(rel), b"x").expect("write");
+            let e = check_log_dir(&log, size).expect_err(rel);
+            assert!(e.starts_with(&format!("log/{rel}: {want}")), "{e}");
+            std::fs::remove_file(log.join(rel)).expect("rm");
+        }
+        assert_eq!(check_log_dir(&log, size), Ok(8));
+    }
+
+    #[test]
+    fn ages_read_well() {
+        assert_eq!(age(40), "40s");
+        assert_eq!(age(125), "2m 5s");
+        assert_eq!(age(2 * 3600 + 300), "2h 5m");
+        assert_eq!(age(3 * 86_400 + 4 * 3600 + 9), "3d 4h");
+    }
+
+    #[test]
+    fn url_paths_are_percent_encoded_by_segment() {
+        let enc = |s: &str| utf8_percent_encode(s, SEGMENT).to_string();
+        assert_eq!(enc("a b?#%.json"), "a%20b%3F%23%25.json");
+        assert_eq!(enc("vow-1_x.json"), "vow-1_x.json");
+    }
 }

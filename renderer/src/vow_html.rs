@@ -50,7 +50,7 @@ pub fn cadence_words(seconds: u64) -> String {
 
 fn plural(n: u64, unit: &str) -> String {
     if n == 1 {
-        format!("{unit}")
+        unit.to_string()
     } else {
         format!("{n} {unit}s")
     }
