@@ -82,6 +82,52 @@ fn two_renders_of_the_same_state_are_byte_identical() {
             .unwrap();
         assert_eq!(r.status().as_u16(), 201);
     }
+    // Discovery over HTTP: cards, the lost-door, llms.txt.
+    let get = |path: &str, accept: &str| {
+        let r = c
+            .get(server.at(path))
+            .header("accept", accept)
+            .send()
+            .unwrap();
+        let status = r.status().as_u16();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        (status, ct, r.text().unwrap())
+    };
+    let (s, _, body) = get("/card?key=billing-bot", "application/json");
+    let card: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(s, 200);
+    assert_eq!(card["found"], true, "{body}");
+    assert!(body.contains(&ids[0]));
+    let (s, _, body) = get("/card?key=nobody-here", "application/json");
+    assert_eq!(s, 200, "an unknown key is a negative result, never a 404");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["found"],
+        false
+    );
+    let (s, ct, _) = get("/card?key=billing-bot&format=txt", "*/*");
+    assert_eq!((s, ct.as_str()), (200, "text/plain; charset=utf-8"));
+    let (s, ct, body) = get("/card", "application/json");
+    assert_eq!(s, 400);
+    assert_eq!(ct, "application/problem+json");
+    assert!(body.contains("?key"), "{body}");
+    let (s, _, body) = get("/lost", "application/json");
+    let lost: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(s, 200);
+    assert_eq!(lost["type"], "conduct.lost/v1");
+    for (accept, want) in [("text/plain", "text/plain"), ("text/html", "text/html")] {
+        let (s, ct, _) = get("/lost", accept);
+        assert!(
+            s == 200 && ct.starts_with(want),
+            "/lost for {accept}: {s} {ct}"
+        );
+    }
+    let (s, _, text) = get("/llms.txt", "*/*");
+    assert!(s == 200 && text.starts_with("# conduct"), "{text}");
     server.terminate();
 
     let as_of = "2026-11-21T12:00:00Z";
@@ -143,9 +189,19 @@ fn two_renders_of_the_same_state_are_byte_identical() {
         .and_then(|n| n.parse().ok())
         .unwrap();
     assert!(written > 0 && written < ta.len() / 2, "{later}");
+    let after = tree(&a);
     assert_eq!(
-        tree(&a)[&format!("vow/{id}/chain/0.json")],
+        after[&format!("vow/{id}/chain/0.json")],
         ta[&format!("vow/{id}/chain/0.json")],
         "a full chain page never changes"
     );
+    // Cards and the lost-door carry no clock: another day, the same bytes.
+    let clockless: Vec<&String> = ta
+        .keys()
+        .filter(|p| p.starts_with("card/") || p.starts_with("lost."))
+        .collect();
+    assert!(clockless.len() >= 6, "{clockless:?}");
+    for p in clockless {
+        assert!(after[p] == ta[p], "{p} changed with the clock");
+    }
 }
