@@ -108,11 +108,11 @@ fn catalog_is_the_route_table() {
         if p.contains('{') {
             continue;
         }
-        // The one GET whose parameters are required.
-        let q = if p == "/vow/message" {
-            "?text=serve&agent=a&cadence_hours=24"
-        } else {
-            ""
+        // The GETs whose parameters are required.
+        let q = match p {
+            "/vow/message" => "?text=serve&agent=a&cadence_hours=24",
+            "/card" => "?key=someone",
+            _ => "",
         };
         assert_eq!(
             c.get(s.at(&format!("{p}{q}"))).send().unwrap().status(),
