@@ -136,9 +136,17 @@ fn endpoint(routes: &[RouteInfo], w: &Want) -> LostEndpoint {
         method: w.method.to_owned(),
         path: format!("{}{}", w.path, w.query),
         present: found.is_some(),
-        linked: found.is_some() && w.method == "GET" && w.query.is_empty() && !w.path.contains('{'),
+        linked: found.is_some_and(|r| !needs_query(r))
+            && w.method == "GET"
+            && w.query.is_empty()
+            && !w.path.contains('{'),
         what: found.map_or(NOT_YET.to_owned(), |r| r.description.to_owned()),
     }
+}
+
+/// A route whose description names a required `?param=` answers nothing useful bare.
+fn needs_query(r: &RouteInfo) -> bool {
+    r.description.contains('?') && r.description.contains('=')
 }
 
 fn has_route(routes: &[RouteInfo], method: &str, path: &str) -> bool {
@@ -425,8 +433,7 @@ fn llms_txt(input: &SiteInput<'_>) -> String {
     for r in routes {
         let paid = if r.paid { " (paid, x402)" } else { "" };
         // A route that needs a query (its description names `?param=`) is not linked bare.
-        let needs_query = r.description.contains('?') && r.description.contains('=');
-        if r.method == "GET" && !r.path.contains('{') && !needs_query {
+        if r.method == "GET" && !r.path.contains('{') && !needs_query(r) {
             out.push_str(&format!(
                 "- [GET {}]({base}{}){paid}: {}\n",
                 r.path, r.path, r.description

@@ -298,3 +298,23 @@ pub struct VowsPage<'a> {
     /// Links to every page: (number, href).
     pub page_links: Vec<(usize, String)>,
 }
+
+/// The HTML twin of `/pubkey`.
+#[derive(Template)]
+#[template(path = "pubkey.html")]
+pub struct PubkeyPage<'a> {
+    /// Title.
+    pub title: &'a str,
+    /// Description.
+    pub description: &'a str,
+    /// Scope line.
+    pub scope_line: &'a str,
+    /// Key id.
+    pub key_id: &'a str,
+    /// Base64 public key.
+    pub public_key: &'a str,
+    /// C2SP vkey.
+    pub vkey: &'a str,
+    /// Key name.
+    pub name: &'a str,
+}

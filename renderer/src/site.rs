@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::docs;
-use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage};
+use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage, PubkeyPage};
 use crate::snapshot::{signed_bytes, signed_raw};
 use crate::tree::Tree;
 use crate::RenderError;
@@ -90,6 +90,21 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
                 with public_key. Pin this key out of band.",
             "scope": scope_value(),
         }))?,
+    );
+
+    tree.put(
+        "pubkey.html",
+        PubkeyPage {
+            title: "Public key",
+            description: "The Ed25519 key that signs every document of this service.",
+            scope_line: &scope,
+            key_id: &key_id,
+            public_key: &key.public_b64(),
+            vkey: &key.vkey(),
+            name: key.name(),
+        }
+        .render()?
+        .into_bytes(),
     );
 
     // Predicates.
