@@ -3,8 +3,8 @@
 //! Signed JSON snapshots, HTML pages (askama), the library (pulldown-cmark) and the signed
 //! mirror manifest. Pure given its input: the same state and `as_of` give the same bytes.
 
-pub mod discovery;
 pub mod chart;
+pub mod discovery;
 pub mod docs;
 pub mod pages;
 pub mod publish;
