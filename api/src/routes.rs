@@ -138,18 +138,9 @@ pub const ROUTES: &[Route] = &[
         "Crawler rules."),
 ];
 
-/// Match a concrete path against a route pattern (`{X}` matches one non-empty segment part).
-pub fn matches(pattern: &str, path: &str) -> bool {
-    if !pattern.contains('{') {
-        return pattern == path;
-    }
-    let (pre, rest) = pattern.split_once('{').unwrap_or((pattern, ""));
-    let suffix = rest.split_once('}').map(|(_, s)| s).unwrap_or("");
-    path.len() > pre.len() + suffix.len()
-        && path.starts_with(pre)
-        && path.ends_with(suffix)
-        && !path[pre.len()..path.len() - suffix.len()].contains('/')
-}
+/// Match a concrete path against a route pattern (`{X}` matches a non-empty part of one
+/// segment).
+pub use conduct_renderer::site::route_matches as matches;
 
 /// The dynamic route for `method` and `path`, if any.
 pub fn find(method: &str, path: &str) -> Option<Dynamic> {
@@ -183,5 +174,8 @@ mod tests {
         assert!(!matches("/library/{NAME}.md", "/library/a/b.md"));
         assert!(!matches("/library/{NAME}.md", "/library/.md"));
         assert!(matches("/profile", "/profile"));
+        assert!(matches("/vow/{id}/chain/{k}", "/vow/ab12/chain/3"));
+        assert!(!matches("/vow/{id}/chain/{k}", "/vow/ab12/chain"));
+        assert!(!matches("/vow/{id}", "/vow/a/b"));
     }
 }

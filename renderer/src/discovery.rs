@@ -68,19 +68,6 @@ pub const DOES_NOT_KNOW: [&str; 6] = [
 // ---------------------------------------------------------------------------------------
 // Routes
 
-/// Does route pattern `pattern` (segments in braces) match the concrete path `path`?
-fn pattern_matches(pattern: &str, path: &str) -> bool {
-    if !pattern.contains('{') {
-        return pattern == path;
-    }
-    let (pre, rest) = pattern.split_once('{').unwrap_or((pattern, ""));
-    let suffix = rest.split_once('}').map(|(_, s)| s).unwrap_or("");
-    path.len() > pre.len() + suffix.len()
-        && path.starts_with(pre)
-        && path.ends_with(suffix)
-        && !path[pre.len()..path.len() - suffix.len()].contains('/')
-}
-
 /// An endpoint a question points at.
 struct Want {
     method: &'static str,
@@ -126,7 +113,7 @@ fn find_route<'r>(routes: &'r [RouteInfo], w: &Want) -> Option<&'r RouteInfo> {
         .or_else(|| {
             routes
                 .iter()
-                .find(|r| r.method == w.method && pattern_matches(r.path, w.path))
+                .find(|r| r.method == w.method && crate::site::route_matches(r.path, w.path))
         })
 }
 

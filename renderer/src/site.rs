@@ -31,6 +31,28 @@ pub struct RouteInfo {
     pub description: &'static str,
 }
 
+/// Does route pattern `pattern` match the concrete path `path`? Segments are compared one by
+/// one; a `{X}` in a pattern segment stands for a non-empty part of that segment (so
+/// `/library/{NAME}.md` matches `/library/METER.md`, and `/vow/{id}/chain/{k}` matches
+/// `/vow/ab12/chain/3`).
+pub fn route_matches(pattern: &str, path: &str) -> bool {
+    let segment = |p: &str, q: &str| match p.split_once('{') {
+        None => p == q,
+        Some((pre, rest)) => {
+            let suffix = rest.split_once('}').map_or("", |(_, s)| s);
+            q.len() > pre.len() + suffix.len() && q.starts_with(pre) && q.ends_with(suffix)
+        }
+    };
+    let (mut ps, mut qs) = (pattern.split('/'), path.split('/'));
+    loop {
+        match (ps.next(), qs.next()) {
+            (None, None) => return true,
+            (Some(p), Some(q)) if segment(p, q) => {}
+            _ => return false,
+        }
+    }
+}
+
 /// Everything a render reads.
 #[derive(Debug, Clone)]
 pub struct SiteInput<'a> {
