@@ -330,6 +330,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             listen,
             server_name,
         } => {
+            // nginx resolves a relative root against its prefix, not this directory.
+            let root = std::fs::canonicalize(&root)
+                .map(|p| p.display().to_string())
+                .unwrap_or(root);
             let o = conduct_api::nginx::NginxOptions {
                 root,
                 upstream,
