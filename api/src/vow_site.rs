@@ -596,9 +596,7 @@ impl State {
             Ok(p) => p,
             Err(p) => p.into_inner(),
         };
-        for (path, bytes) in files {
-            p.put(&path, &bytes).map_err(|e| format!("{path}: {e}"))?;
-        }
+        p.put_many(files).map_err(|e| e.to_string())?;
         failed.map_or(Ok(()), Err)
     }
 }

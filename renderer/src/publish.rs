@@ -45,26 +45,75 @@ impl Publisher {
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
     /// A file this publisher has not written yet is compared with the bytes on disk.
     pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
-        let sha = hex::encode(Sha256::digest(bytes));
-        let len = bytes.len() as u64;
-        let same = match self.files.get(rel) {
-            Some((h, l)) => *h == sha && *l == len,
-            None => {
-                let path = self.root.join(rel);
-                std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
-                    && std::fs::read(&path).is_ok_and(|old| old == bytes)
+        self.put_many(vec![(rel.to_owned(), bytes.to_vec())])
+            .map(|n| n > 0)
+    }
+
+    /// [`Self::put`] for many files at once, writing the changed ones in parallel (a report-in
+    /// changes several files of its vow; each write is a file creation and a rename). Returns
+    /// how many were written.
+    pub fn put_many(&mut self, files: Vec<(String, Vec<u8>)>) -> io::Result<usize> {
+        let mut changed = Vec::with_capacity(files.len());
+        for (rel, bytes) in files {
+            let sha = hex::encode(Sha256::digest(&bytes));
+            let len = bytes.len() as u64;
+            match self.files.get(&rel) {
+                Some((h, l)) if *h == sha && *l == len => {}
+                Some(_) => changed.push((rel, bytes, sha)),
+                None => {
+                    let path = self.root.join(&rel);
+                    let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
+                        && std::fs::read(&path).is_ok_and(|old| old == bytes);
+                    if on_disk {
+                        self.record(&rel, sha, len);
+                    } else {
+                        changed.push((rel, bytes, sha));
+                    }
+                }
             }
-        };
-        if same {
-            if !self.files.contains_key(rel) {
-                self.record(rel, sha, len);
-            }
-            return Ok(false);
         }
-        replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
-        self.record(rel, sha, len);
-        self.writes += 1;
-        Ok(true)
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(changed.len())
+            .max(1);
+        let per = changed.len().div_ceil(threads).max(1);
+        let root = &self.root;
+        let write = |(rel, bytes, _): &(String, Vec<u8>, String)| {
+            replace_atomic(&root.join(rel), bytes, 0o644, "pub")
+        };
+        let written: Vec<io::Result<()>> = if threads == 1 {
+            changed.iter().map(write).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = changed
+                    .chunks(per)
+                    .map(|chunk| scope.spawn(move || chunk.iter().map(write).collect::<Vec<_>>()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            vec![Err(io::Error::other("a writer thread panicked"))]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut n = 0;
+        let mut first_error = None;
+        for ((rel, bytes, sha), result) in changed.into_iter().zip(written) {
+            match result {
+                Ok(()) => {
+                    self.record(&rel, sha, bytes.len() as u64);
+                    self.writes += 1;
+                    n += 1;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(io::Error::new(e.kind(), format!("{rel}: {e}")));
+                }
+            }
+        }
+        first_error.map_or(Ok(n), Err)
     }
 
     fn record(&mut self, rel: &str, sha: String, len: u64) {

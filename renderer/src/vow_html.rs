@@ -236,21 +236,33 @@ pub fn chain_html(
     tail: &[(u64, Vec<u8>)],
     tail_from: usize,
 ) -> Result<Vec<u8>, RenderError> {
+    // Entries come from the kept points (the tail is always among them); only the vow record
+    // itself, when it is in the tail, is read from its leaf.
+    let by_seq: std::collections::HashMap<u64, &Point> =
+        track.points().iter().map(|p| (p.seq, p)).collect();
     let rows = tail
         .iter()
         .enumerate()
         .map(|(k, (index, leaf))| {
-            let v: Value = serde_json::from_slice(leaf).unwrap_or(Value::Null);
-            RecordRow {
-                position: (tail_from + k) as u64,
-                kind: if tail_from + k == 0 {
-                    "vow"
-                } else {
-                    "report-in"
+            let position = (tail_from + k) as u64;
+            match by_seq.get(&position) {
+                Some(p) if position > 0 => RecordRow {
+                    position,
+                    kind: "report-in",
+                    at: rfc3339(p.at),
+                    log_index: *index,
+                    sha256: p.record_sha256.clone(),
                 },
-                at: v["at"].as_str().unwrap_or("").to_owned(),
-                log_index: *index,
-                sha256: conduct_core::vow::record::record_hash(leaf),
+                _ => RecordRow {
+                    position,
+                    kind: if position == 0 { "vow" } else { "report-in" },
+                    at: serde_json::from_slice::<Value>(leaf)
+                        .ok()
+                        .and_then(|v| v["at"].as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                    log_index: *index,
+                    sha256: conduct_core::vow::record::record_hash(leaf),
+                },
             }
         })
         .collect();
