@@ -441,12 +441,9 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
                 vows.insert(v);
             }
         }
-        let result = st.render(&vows, index, now);
+        let result = st.render(&vows, index, now, waiters);
         if let Err(e) = &result {
             eprintln!("conduct: rendering vows failed: {e}");
-        }
-        for w in waiters {
-            let _ = w.send(result.clone());
         }
         let dirty = match st.ctx.publisher.lock() {
             Ok(p) => p.dirty(),
@@ -479,7 +476,32 @@ impl State {
         }
     }
 
-    fn render(&mut self, vows: &BTreeSet<String>, index: bool, now: u64) -> Result<(), String> {
+    /// Render `vows` (and the index when `index`) at `now`. The signed JSON snapshots, the
+    /// files of record, are written first and `waiters` are answered then; the derived files
+    /// (HTML twins, feeds) are written right after, in the same round.
+    fn render(
+        &mut self,
+        vows: &BTreeSet<String>,
+        index: bool,
+        now: u64,
+        waiters: Vec<tokio::sync::oneshot::Sender<Result<(), String>>>,
+    ) -> Result<(), String> {
+        let mut waiters = Some(waiters);
+        let result = self.render_inner(vows, index, now, &mut waiters);
+        // A failure before the snapshots were written still answers everyone waiting.
+        for w in waiters.into_iter().flatten() {
+            let _ = w.send(result.clone());
+        }
+        result
+    }
+
+    fn render_inner(
+        &mut self,
+        vows: &BTreeSet<String>,
+        index: bool,
+        now: u64,
+        waiters: &mut Option<Vec<tokio::sync::oneshot::Sender<Result<(), String>>>>,
+    ) -> Result<(), String> {
         let model = self.models.is_some();
         // What each render needs from the state, gathered first.
         let mut jobs = Vec::with_capacity(vows.len());
@@ -596,8 +618,20 @@ impl State {
             Ok(p) => p,
             Err(p) => p.into_inner(),
         };
-        p.put_many(files).map_err(|e| e.to_string())?;
-        failed.map_or(Ok(()), Err)
+        let (records, derived): (Files, Files) = files
+            .into_iter()
+            .partition(|(path, _)| path.ends_with(".json"));
+        let written = p
+            .put_many(records)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+            .and_then(|()| failed.clone().map_or(Ok(()), Err));
+        for w in waiters.take().into_iter().flatten() {
+            let _ = w.send(written.clone());
+        }
+        written?;
+        p.put_many(derived).map_err(|e| e.to_string())?;
+        Ok(())
     }
 }
 
