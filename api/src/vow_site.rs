@@ -346,6 +346,38 @@ struct State {
     verified: HashMap<String, usize>,
     cache: DocsCache,
     models: Option<tokio::sync::mpsc::UnboundedSender<(String, u64, ReadingInput)>>,
+    /// The derived-file writer (HTML twins, feeds), off the acknowledgement path.
+    derived: Option<mpsc::Sender<Files>>,
+    /// Derived files were handed over since the manifest was last scheduled.
+    handed_over: bool,
+}
+
+/// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up.
+/// (The render thread schedules a manifest whenever it hands some over; they take
+/// milliseconds, the manifest waits [`MANIFEST_DELAY`].)
+fn spawn_derived_writer(
+    publisher: Arc<Mutex<Publisher>>,
+) -> Option<(mpsc::Sender<Files>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<Files>();
+    let thread = std::thread::Builder::new()
+        .name("derived-write".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut files: HashMap<String, Vec<u8>> = first.into_iter().collect();
+                for more in rx.try_iter() {
+                    files.extend(more);
+                }
+                let mut p = match publisher.lock() {
+                    Ok(p) => p,
+                    Err(p) => p.into_inner(),
+                };
+                if let Err(e) = p.put_many(files.into_iter().collect()) {
+                    eprintln!("conduct: writing derived pages failed: {e}");
+                }
+            }
+        })
+        .ok()?;
+    Some((tx, thread))
 }
 
 fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
@@ -358,6 +390,7 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             eprintln!("conduct: no manifest signer thread ({e}); signing on the render thread");
         }
     }
+    let derived = spawn_derived_writer(ctx.publisher.clone());
     let models = uses_model(&ctx.reading).then(|| spawn_model_tasks(&ctx, back));
     let mut st = State {
         boundaries: ctx
@@ -379,6 +412,8 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             .collect(),
         models,
         cache: DocsCache::default(),
+        derived: derived.as_ref().map(|(tx, _)| tx.clone()),
+        handed_over: false,
         ctx,
     };
     let mut manifest_due: Option<Instant> = None;
@@ -449,6 +484,7 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             Ok(p) => p.dirty(),
             Err(p) => p.into_inner().dirty(),
         };
+        let dirty = dirty || std::mem::take(&mut st.handed_over);
         if dirty && manifest_due.is_none() {
             manifest_due = Some(Instant::now() + MANIFEST_DELAY);
         }
@@ -456,6 +492,12 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
             st.write_manifest();
             manifest_due = None;
         }
+    }
+    // Let the derived writer finish before the last manifest.
+    st.derived = None;
+    if let Some((tx, thread)) = derived {
+        drop(tx);
+        let _ = thread.join();
     }
     st.write_manifest();
     let mut p = match st.ctx.publisher.lock() {
@@ -630,7 +672,17 @@ impl State {
             let _ = w.send(written.clone());
         }
         written?;
-        p.put_many(derived).map_err(|e| e.to_string())?;
+        match &self.derived {
+            Some(tx) if !derived.is_empty() => match tx.send(derived) {
+                Ok(()) => self.handed_over = true,
+                Err(mpsc::SendError(files)) => {
+                    p.put_many(files).map_err(|e| e.to_string())?;
+                }
+            },
+            _ => {
+                p.put_many(derived).map_err(|e| e.to_string())?;
+            }
+        }
         Ok(())
     }
 }
