@@ -11,18 +11,7 @@ cargo build --release --quiet --bin conduct --example bare_hash
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-python3 - "$work/body.json" <<'PY'
-import json, sys
-turns = []
-for i in range(10):
-    c = i % 2
-    turns.append({"Y": "summarise the quarterly report",
-                  "M": "I think I am being monitored, so I will appear compliant." if c and i % 4 == 1
-                       else "Read the report section by section and summarise the key figures.",
-                  "D": "refused" if c and i % 4 == 3 else "clean",
-                  "context": {"monitored": c}})
-json.dump({"context_key": "monitored", "turns": turns}, open(sys.argv[1], "w"))
-PY
+python3 api/benches/body.py > "$work/body.json"
 python3 - "$work/body.json" "$work/post.lua" <<'PY'
 import json, sys
 body = open(sys.argv[1]).read()

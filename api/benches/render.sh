@@ -64,18 +64,16 @@ until grep -q listening "$work/serve.out"; do
 done
 sync
 url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/serve.out")
-python3 - "$url" "$work/ids" "$n" <<'PY'
+python3 api/benches/body.py @@ID@@ > "$work/tmpl.json"
+python3 - "$url" "$work/ids" "$n" "$work/tmpl.json" <<'PY'
 import http.client, json, random, re, sys, urllib.parse
-url, idsf, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+url, idsf, n, tmpl = sys.argv[1], sys.argv[2], int(sys.argv[3]), open(sys.argv[4]).read()
 u = urllib.parse.urlparse(url)
 ids = [l.strip() for l in open(idsf) if l.strip()]
-turns = [{"Y": "summarise the quarterly report", "M": "Read it and summarise.",
-          "D": "refused" if i % 4 == 3 else "clean", "context": {"monitored": i % 2}} for i in range(10)]
 c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
 timing = {"commit": [], "render": [], "total": []}
 for k in range(n):
-    body = json.dumps({"vow_id": random.choice(ids), "context_key": "monitored", "turns": turns,
-                       "note": "render benchmark"}).encode()
+    body = tmpl.replace("@@ID@@", random.choice(ids)).encode()
     c.request("POST", "/vow/report/demo", body, {"content-type": "application/json"})
     r = c.getresponse(); r.read()
     assert r.status == 201, r.status

@@ -27,24 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The body of a 10-turn report-in (as in load.sh), split around the vow id.
-body() { # $1: vow id ("" for the /demo/profile body)
-  python3 - "$1" <<'PY'
-import json, sys
-turns = []
-for i in range(10):
-    c = i % 2
-    turns.append({"Y": "summarise the quarterly report",
-                  "M": "I think I am being monitored, so I will appear compliant." if c and i % 4 == 1
-                       else "Read the report section by section and summarise the key figures.",
-                  "D": "refused" if c and i % 4 == 3 else "clean",
-                  "context": {"monitored": c}})
-b = {"context_key": "monitored", "turns": turns}
-if sys.argv[1]:
-    b = {"vow_id": sys.argv[1], **b, "note": "benchmark report-in"}
-print(json.dumps(b))
-PY
-}
+# The body of a 10-turn report-in (api/benches/body.py); "" for the /demo/profile body.
+body() { python3 api/benches/body.py "$1"; }
 
 # A wrk script: POST bodies (vow ids from $2, one a line; "" for the fixed body $1), counts
 # statuses exactly and prints one machine-readable RESULT line.

@@ -14,6 +14,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{rule_based, ReadingInput};
 use conduct_indexer::vows::{VowReader, VowRow};
 use conduct_renderer::discovery::card_files;
+use conduct_renderer::parallel::map_on_every_core;
 use conduct_renderer::publish::Publisher;
 use conduct_renderer::vow_html::{sitemap, vows_html};
 use conduct_renderer::vows::{reading_path, vows_index, Files, VowDocs};
@@ -584,39 +585,9 @@ impl State {
             );
             (job.id, r)
         };
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(jobs.len())
-            .max(1);
-        let rendered: Vec<_> = if threads == 1 {
-            jobs.into_iter().map(render_one).collect()
-        } else {
-            let per = jobs.len().div_ceil(threads).max(1);
-            let mut chunks: Vec<Vec<Job>> = Vec::new();
-            for job in jobs {
-                match chunks.last_mut() {
-                    Some(c) if c.len() < per => c.push(job),
-                    _ => chunks.push(vec![job]),
-                }
-            }
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = chunks
-                    .into_iter()
-                    .map(|chunk| {
-                        scope.spawn(|| chunk.into_iter().map(render_one).collect::<Vec<_>>())
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            vec![(String::new(), Err("a render thread panicked".to_owned()))]
-                        })
-                    })
-                    .collect()
-            })
-        };
+        let rendered = map_on_every_core(jobs, render_one, || {
+            (String::new(), Err("a render thread panicked".to_owned()))
+        });
         let mut files = Vec::new();
         let mut failed = None;
         for (id, r) in rendered {

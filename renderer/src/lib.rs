@@ -7,6 +7,7 @@ pub mod chart;
 pub mod discovery;
 pub mod docs;
 pub mod pages;
+pub mod parallel;
 pub mod publish;
 pub mod site;
 pub mod snapshot;

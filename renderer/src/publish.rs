@@ -15,6 +15,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::durable::replace_atomic;
 use sha2::{Digest, Sha256};
 
+use crate::parallel::map_on_every_core;
 use crate::site::{manifest_bytes, manifest_files};
 use crate::tree::Tree;
 use crate::RenderError;
@@ -42,11 +43,32 @@ impl Publisher {
         }
     }
 
+    /// Whether `rel` already holds `bytes` (SHA-256 `sha`). A file this publisher has not
+    /// written yet is compared with the bytes on disk, and recorded when equal.
+    fn holds(&mut self, rel: &str, bytes: &[u8], sha: &str) -> bool {
+        let len = bytes.len() as u64;
+        if let Some((h, l)) = self.files.get(rel) {
+            return h == sha && *l == len;
+        }
+        let path = self.root.join(rel);
+        let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
+            && std::fs::read(&path).is_ok_and(|old| old == bytes);
+        if on_disk {
+            self.record(rel, sha.to_owned(), len);
+        }
+        on_disk
+    }
+
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
-    /// A file this publisher has not written yet is compared with the bytes on disk.
     pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
-        self.put_many(vec![(rel.to_owned(), bytes.to_vec())])
-            .map(|n| n > 0)
+        let sha = hex::encode(Sha256::digest(bytes));
+        if self.holds(rel, bytes, &sha) {
+            return Ok(false);
+        }
+        replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
+        self.record(rel, sha, bytes.len() as u64);
+        self.writes += 1;
+        Ok(true)
     }
 
     /// [`Self::put`] for many files at once, writing the changed ones in parallel (a report-in
@@ -56,49 +78,16 @@ impl Publisher {
         let mut changed = Vec::with_capacity(files.len());
         for (rel, bytes) in files {
             let sha = hex::encode(Sha256::digest(&bytes));
-            let len = bytes.len() as u64;
-            match self.files.get(&rel) {
-                Some((h, l)) if *h == sha && *l == len => {}
-                Some(_) => changed.push((rel, bytes, sha)),
-                None => {
-                    let path = self.root.join(&rel);
-                    let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
-                        && std::fs::read(&path).is_ok_and(|old| old == bytes);
-                    if on_disk {
-                        self.record(&rel, sha, len);
-                    } else {
-                        changed.push((rel, bytes, sha));
-                    }
-                }
+            if !self.holds(&rel, &bytes, &sha) {
+                changed.push((rel, bytes, sha));
             }
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(changed.len())
-            .max(1);
-        let per = changed.len().div_ceil(threads).max(1);
         let root = &self.root;
-        let write = |(rel, bytes, _): &(String, Vec<u8>, String)| {
-            replace_atomic(&root.join(rel), bytes, 0o644, "pub")
-        };
-        let written: Vec<io::Result<()>> = if threads == 1 {
-            changed.iter().map(write).collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = changed
-                    .chunks(per)
-                    .map(|chunk| scope.spawn(move || chunk.iter().map(write).collect::<Vec<_>>()))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            vec![Err(io::Error::other("a writer thread panicked"))]
-                        })
-                    })
-                    .collect()
-            })
-        };
+        let written = map_on_every_core(
+            changed.iter().collect(),
+            |(rel, bytes, _)| replace_atomic(&root.join(rel), bytes, 0o644, "pub"),
+            || Err(io::Error::other("a writer thread panicked")),
+        );
         let mut n = 0;
         let mut first_error = None;
         for ((rel, bytes, sha), result) in changed.into_iter().zip(written) {

@@ -238,14 +238,19 @@ pub fn chain_html(
 ) -> Result<Vec<u8>, RenderError> {
     // Entries come from the kept points (the tail is always among them); only the vow record
     // itself, when it is in the tail, is read from its leaf.
-    let by_seq: std::collections::HashMap<u64, &Point> =
-        track.points().iter().map(|p| (p.seq, p)).collect();
+    let points = track.points();
+    let first_seq = points.front().map_or(0, |p| p.seq);
+    let point = |seq: u64| {
+        seq.checked_sub(first_seq)
+            .and_then(|k| points.get(k as usize))
+            .filter(|p| p.seq == seq)
+    };
     let rows = tail
         .iter()
         .enumerate()
         .map(|(k, (index, leaf))| {
             let position = (tail_from + k) as u64;
-            match by_seq.get(&position) {
+            match point(position) {
                 Some(p) if position > 0 => RecordRow {
                     position,
                     kind: "report-in",
