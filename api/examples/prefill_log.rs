@@ -191,6 +191,7 @@ fn main() {
                 wallet_signature: None,
                 signed_message_sha256: None,
                 sealed: false,
+                sandbox_reason: None,
                 at,
             },
         ));
@@ -226,6 +227,7 @@ fn main() {
                     attested: false,
                     trace_donated: false,
                     at: now(),
+                    proof: conduct_core::vow::record::Proof::SandboxOpen,
                 },
             ));
             if jobs.len() == a.batch {

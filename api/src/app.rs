@@ -187,6 +187,7 @@ where
                 profile::demo(body, &req.headers).await
             }
             Dynamic::VowMessage => crate::vows::message(app, &req.query),
+            Dynamic::ReportMessage => crate::vows::report_message(app, &req.query).await,
             Dynamic::TakeVow => {
                 let ip = client_ip(app, &req.headers, req.remote);
                 take_cap(&app.vow_cap, app.cfg.vow_daily_cap, ip, "POST /vow", "")?;

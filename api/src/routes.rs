@@ -20,6 +20,8 @@ pub enum Dynamic {
     VowMessage,
     /// `POST /vow`: take a vow.
     TakeVow,
+    /// `GET /vow/report/message`: the exact EIP-191 text of a wallet-signed report-in.
+    ReportMessage,
     /// `POST /vow/report/demo`: a free report-in.
     ReportDemo,
     /// `POST /vow/report`: a paid report-in.
@@ -108,6 +110,8 @@ pub const ROUTES: &[Route] = &[
         "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true]."),
     route("POST", "/vow", false, Handler::Dynamic(Dynamic::TakeVow),
         "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day."),
+    route("GET", "/vow/report/message", false, Handler::Dynamic(Dynamic::ReportMessage),
+        "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once."),
     route("POST", "/vow/report", true, Handler::Dynamic(Dynamic::Report),
         "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402."),
     route("POST", "/vow/report/demo", false, Handler::Dynamic(Dynamic::ReportDemo),

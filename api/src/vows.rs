@@ -13,7 +13,7 @@ use conduct_core::canonical::{sha256_hex, write_trace};
 use conduct_core::tlog::MAX_ENTRY_LEN;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::consistency::y_consistency;
-use conduct_core::vow::record::{declared_ys, text_sha256};
+use conduct_core::vow::record::{declared_ys, text_sha256, Proof};
 use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::{LedgerError, Refused};
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
@@ -23,7 +23,8 @@ use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App};
 use crate::payment::{self, Refusal, Resource};
-use crate::profile::{idempotency_key, replay, InFlight};
+use crate::profile::{idempotency_key, leave_unsettled, refuse_reused, replay, InFlight};
+use conduct_indexer::store::Idempotent;
 use crate::reply::{bytes_response, json_response, Problem};
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
@@ -147,6 +148,7 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     if !errs.is_empty() {
         return Err(Problem::invalid(errs));
     }
+    let agent = vow::normalize_agent(&agent);
     let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed);
     Ok(bytes_response(
         StatusCode::OK,
@@ -161,40 +163,47 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
     let checked = vow::check_vow(&req).map_err(Problem::invalid)?;
     let mut signed_message = None;
     let mut signature = None;
+    let mut sandbox_reason = None;
     if let (Some(sig), Some(wallet)) = (&req.signature, &checked.wallet) {
         let msg = vow::vow_message(
             &app.cfg.public_url,
             &req.text,
-            &req.agent,
+            &checked.agent,
             req.cadence_hours,
             checked.sealed,
         );
-        let bad = |detail: String| {
-            let mut p = Problem::invalid(vec![FieldError::at("/signature", detail)]);
-            p.kind = "bad-signature";
-            p.title = "The wallet signature does not verify";
-            p
+        let failed = match eip191::recover(&msg, sig) {
+            Ok(addr) if &addr == wallet => None,
+            Ok(addr) => Some(format!(
+                "the wallet signature did not verify: it recovers to 0x{}, not the wallet; \
+                 sign the exact text of GET /vow/message with these parameters (sealed={})",
+                hex::encode(addr),
+                checked.sealed
+            )),
+            Err(e) => Some(format!("the wallet signature did not verify: {e}")),
         };
-        match eip191::recover(&msg, sig) {
-            Ok(addr) if &addr == wallet => {}
-            Ok(addr) => {
-                return Err(bad(format!(
-                    "the signature recovers to 0x{}, not the wallet; sign the exact text of \
-                     GET /vow/message with these parameters (sealed={})",
-                    hex::encode(addr),
-                    checked.sealed
-                )))
+        match failed {
+            None => {
+                signed_message = Some(sha256_hex(
+                    format!("{}\n{msg}", hex::encode(wallet)).as_bytes(),
+                ));
+                signature = Some(sig.to_ascii_lowercase());
             }
-            Err(e) => return Err(bad(e)),
+            // A sealed vow publishes only its hash: accepting it as an open sandbox vow
+            // would publish the text its author meant to seal, so it is refused instead.
+            Some(why) if checked.sealed => {
+                let mut p = Problem::invalid(vec![FieldError::at("/signature", why)]);
+                p.kind = "bad-signature";
+                p.title = "The wallet signature does not verify";
+                return Err(p);
+            }
+            // Spec 2.3: a vow without a valid wallet signature is accepted, sandbox for good.
+            Some(why) => sandbox_reason = Some(why),
         }
-        signed_message = Some(sha256_hex(
-            format!("{}\n{msg}", hex::encode(wallet)).as_bytes(),
-        ));
-        signature = Some(sig.to_ascii_lowercase());
     }
     let new = NewVow {
         origin: app.key.name().to_owned(),
-        agent: req.agent,
+        agent: checked.agent.clone(),
         text: req.text,
         cadence_hours: req.cadence_hours,
         cadence_seconds: checked.cadence_seconds,
@@ -202,6 +211,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         wallet_signature: signature,
         signed_message_sha256: signed_message,
         sealed: checked.sealed,
+        sandbox_reason: sandbox_reason.clone(),
         at: now_unix(),
     };
     let appended = app
@@ -214,17 +224,115 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .ok()
         .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
         .unwrap_or_default();
-    app.site
-        .render(&id, true)
-        .await
-        .map_err(|e| unavailable("rendering the vow", e))?;
-    Ok(created(leaf, &format!("/vow/{id}")))
+    // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
+    // is retried by the render thread until the pages catch up.
+    let rendered = app.site.render(&id, true).await;
+    Ok(with_render_state(
+        created(leaf, &format!("/vow/{id}")),
+        rendered.err(),
+    ))
 }
 
 /// A report-in checked, scored and ready to append.
 struct Prepared {
     entry: NewEntry,
     donated: Option<Vec<u8>>,
+    /// The wallet a paid report-in's payer must be (a wallet-signed vow reported on without
+    /// a signature); the entry's proof is then the payer.
+    payer_must_be: Option<String>,
+}
+
+fn wallet_proof_required(detail: String) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::FORBIDDEN,
+        "wallet-proof-required",
+        "This vow's wallet must prove the report-in",
+        detail,
+    );
+    p.errors.push(FieldError::at(
+        "/signature",
+        "sign the text of GET /vow/report/message with the vow's wallet (EIP-191)",
+    ));
+    p
+}
+
+/// The proof a report-in on `row` carries: open for a sandbox vow; for a wallet-signed vow
+/// its signature over the report-in text, or (paid route only) the payer, checked later.
+fn proof_for(
+    app: &App,
+    row: &VowRow,
+    req: &ReportRequest<'_>,
+    trace_sha256: &[u8; 32],
+    paid: bool,
+) -> Result<(Proof, Option<String>), Problem> {
+    let Some(wallet) = row.wallet.as_deref().filter(|_| !row.sandbox) else {
+        return Ok((Proof::SandboxOpen, None));
+    };
+    let Some(sig) = &req.signature else {
+        if paid {
+            return Ok((Proof::Payer(wallet.to_owned()), Some(wallet.to_owned())));
+        }
+        return Err(wallet_proof_required(format!(
+            "vow {} is signed by wallet {wallet}: a free report-in needs that wallet's EIP-191 \
+             signature over the exact text of GET /vow/report/message (which binds the trace's \
+             sha256, the note and donate_trace); a paid report-in may instead be paid by that \
+             wallet",
+            row.vow_id
+        )));
+    };
+    let msg = vow::report_message(
+        &app.cfg.public_url,
+        &row.vow_id,
+        &hex::encode(trace_sha256),
+        req.note.as_deref(),
+        req.donate_trace.unwrap_or(false),
+    );
+    let want = vow::parse_wallet(wallet).unwrap_or_default();
+    match eip191::recover(&msg, sig) {
+        Ok(addr) if addr == want => Ok((Proof::WalletSignature(sig.to_ascii_lowercase()), None)),
+        Ok(addr) => Err(wallet_proof_required(format!(
+            "the signature recovers to 0x{}, not the vow's wallet {wallet}; sign the exact text \
+             of GET /vow/report/message for this trace, note and donate_trace",
+            hex::encode(addr)
+        ))),
+        Err(e) => Err(wallet_proof_required(format!("the signature does not verify: {e}"))),
+    }
+}
+
+/// `GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true]`: the exact
+/// EIP-191 text a wallet-signed vow's wallet signs to report in.
+pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+    let mut errs = Vec::new();
+    let vow_id = query_param(query, "vow_id").unwrap_or_default();
+    if !vow::is_vow_id(&vow_id) {
+        errs.push(FieldError::at("?vow_id", "a vow id (16 lowercase hex digits) is required"));
+    }
+    let trace = query_param(query, "trace_sha256").unwrap_or_default();
+    if trace.len() != 64 || !trace.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        errs.push(FieldError::at(
+            "?trace_sha256",
+            "the trace's sha256 (64 lowercase hex digits; RFC 8785 of {context_key, turns}, see library/ATTESTATION.md) is required",
+        ));
+    }
+    let donate = match query_param(query, "donate_trace").as_deref() {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(other) => {
+            errs.push(FieldError::at("?donate_trace", format!("{other:?} is not true or false")));
+            false
+        }
+    };
+    let note = query_param(query, "note");
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let row = find_vow(app, &vow_id).await?;
+    let msg = vow::report_message(&app.cfg.public_url, &row.vow_id, &trace, note.as_deref(), donate);
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        msg.into_bytes(),
+    ))
 }
 
 /// Check and score a report-in body (everything but appending).
@@ -239,6 +347,8 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
             .map_err(|e| unavailable("reading the vow", e))?
             .ok_or_else(|| unknown_vow(&req.vow_id))?;
         let measured = measure(req.trace()).map_err(Problem::invalid)?;
+        let (proof, payer_must_be) =
+            proof_for(&app2, &row, &req, &measured.trace_sha256, attested)?;
         let ys = || req.turns.iter().map(|t| t.y.as_ref());
         let donate = req.donate_trace.unwrap_or(false);
         let donated = donate.then(|| {
@@ -258,6 +368,7 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
             attested,
             trace_donated: donate,
             at: now_unix(),
+            proof,
         };
         let len = entry
             .worst_case_len(&app2.key)
@@ -268,7 +379,11 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
                 len,
             }));
         }
-        Ok(Prepared { entry, donated })
+        Ok(Prepared {
+            entry,
+            donated,
+            payer_must_be,
+        })
     };
     tokio::task::spawn_blocking(work)
         .await
@@ -282,6 +397,8 @@ struct Timing {
     commit_ms: f64,
     render_ms: f64,
     total_ms: f64,
+    /// Why the vow's pages are not written yet (the render thread retries them).
+    render_error: Option<String>,
 }
 
 impl Timing {
@@ -324,27 +441,50 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
         .await
         .map_err(ledger_problem)?;
-    let (committed_at, started) = rendered
-        .await
-        .map_err(|_| unavailable("rendering the vow", "the commit hook did not run"))?;
-    started
-        .await
-        .map_err(|_| unavailable("rendering the vow", "the render thread stopped"))?
-        .map_err(|e| unavailable("rendering the vow", e))?;
+    // Committed: from here on the answer is the entry's acknowledgement. A render that
+    // fails (say, the site's disk is full) is retried by the render thread until the vow's
+    // pages catch up; the response says so in `Conduct-Render`.
+    let (committed_at, render_error) = match rendered.await {
+        Err(_) => (
+            std::time::Instant::now(),
+            Some("the commit hook did not run".to_owned()),
+        ),
+        Ok((at, started)) => match started.await {
+            Err(_) => (at, Some("the render thread stopped".to_owned())),
+            Ok(r) => (at, r.err()),
+        },
+    };
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let timing = Timing {
         commit_ms: ms(committed_at.duration_since(started_at)),
         render_ms: ms(committed_at.elapsed()),
         total_ms: ms(started_at.elapsed()),
+        render_error,
     };
     Ok((appended.leaf.unwrap_or_default(), timing))
+}
+
+/// Mark a committed write's response with the state of its pages: `Conduct-Render: done`, or
+/// `pending` (with the reason) when rendering failed and will be retried.
+fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpResponse {
+    let value = match error {
+        None => "done".to_owned(),
+        Some(e) => {
+            eprintln!("conduct: a committed write's pages are pending: {e}");
+            format!("pending; reason=\"{}\"", e.replace(['"', '\\'], "'"))
+        }
+    };
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        resp.headers_mut().insert("conduct-render", v);
+    }
+    resp
 }
 
 fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
     if let Ok(v) = HeaderValue::from_str(&t.header()) {
         resp.headers_mut().insert("server-timing", v);
     }
-    resp
+    with_render_state(resp, t.render_error.clone())
 }
 
 /// `POST /vow/report/demo`: a free report-in, `attested: false` forever.
@@ -369,22 +509,34 @@ pub async fn report_paid(
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
     let prepared = prepare(app, body, true).await?;
-    let idem = idempotency_key(headers, &request)?;
-    let _inflight = InFlight::enter_or_refuse(&app.inflight, &idem)?;
+    let idem = idempotency_key(headers, "vow-report", &request)?;
+    let _inflight = InFlight::enter_or_refuse(&app.inflight, &idem.key)?;
+    let now = now_unix();
+    refuse_reused(app, &idem, now).await?;
     let url = format!("{}{}", app.cfg.public_url, path);
     let resource = Resource {
         url: &url,
         description: "A signed, attested report-in appended to a vow's chain",
     };
-    let now = now_unix();
     let auth = match payment::authorize(&app.rails, &app.store, headers, resource, now).await {
         Ok(a) => a,
         Err(Refusal::Challenge(r)) => return Ok(r),
         Err(Refusal::Problem(p)) => return Err(p),
     };
     let why = "idempotent replay: the entry exists, not charged";
-    if let Some(resp) = replay(app, &auth, &idem, now, why).await {
-        return Ok(resp);
+    if let Some(resp) = replay(app, &auth, &idem, now, why, Ok).await {
+        return resp;
+    }
+    // A wallet-signed vow reported on without a signature: the payer must be its wallet.
+    if let Some(wallet) = &prepared.payer_must_be {
+        if !auth.payment.payer.eq_ignore_ascii_case(wallet) {
+            leave_unsettled(app, &auth, "the payer is not the vow's wallet: not charged").await;
+            return Err(wallet_proof_required(format!(
+                "vow {} is signed by wallet {wallet}, but this payment is from {}; pay from the \
+                 vow's wallet, or add its EIP-191 signature over GET /vow/report/message",
+                prepared.entry.vow_id, auth.payment.payer
+            )));
+        }
     }
     // Settle before appending: an `attested: true` entry exists only for a settled payment.
     let receipt = match payment::settle(&app.rails, &app.store, &auth, resource, now_unix()).await {
@@ -405,7 +557,15 @@ pub async fn report_paid(
         }
     };
     let (store, bytes) = (app.store.clone(), leaf.clone());
-    let _ = tokio::task::spawn_blocking(move || store.idempotent_put(&idem, &bytes, now)).await;
+    let stored =
+        tokio::task::spawn_blocking(move || store.idempotent_put(&idem.key, &idem.request, &bytes, now))
+            .await;
+    if !matches!(stored, Ok(Ok(Idempotent::Cached(_)))) {
+        eprintln!(
+            "conduct: a settled report-in (transaction {}) could not be recorded for idempotent replay",
+            receipt.transaction
+        );
+    }
     Ok(with_timing(
         payment::with_receipt(created(leaf, &format!("/vow/{id}/chain")), &receipt),
         &timing,

@@ -103,6 +103,22 @@ const MIGRATIONS: &[&str] = &[
         at INTEGER NOT NULL,
         PRIMARY KEY (vow_id, seq)
     ) STRICT;",
+    // 4: the request an idempotency key was first used for (a key reused with another
+    // request is refused), the durable free-tier counters (per counter, UTC day, bucket), and
+    // the wallet signatures report-ins carried (each proves one report-in, once).
+    "ALTER TABLE idempotency ADD COLUMN request TEXT NOT NULL DEFAULT '';
+    CREATE TABLE free_cap (
+        counter TEXT NOT NULL,
+        day INTEGER NOT NULL,
+        bucket TEXT NOT NULL,
+        used INTEGER NOT NULL,
+        PRIMARY KEY (counter, day, bucket)
+    ) STRICT;
+    CREATE TABLE report_signature (
+        signature TEXT PRIMARY KEY,
+        vow_id TEXT NOT NULL,
+        seq INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
@@ -142,8 +158,52 @@ pub struct PaymentKey<'a> {
 
 /// Open a connection with the store's settings: WAL, `synchronous=FULL`, foreign keys, and
 /// no checkpoint on commit (the [`Checkpointer`] does that off the write path).
+/// Make `dir` (created if missing) owner-only: it holds the key, sealed vow texts and
+/// donated traces.
+pub fn private_dir(dir: &Path) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Open the SQLite database at `path`, created owner-only (mode 0600; SQLite gives its
+/// `-wal` and `-shm` files the same mode), and tighten an existing one's files to 0600.
+pub fn open_private(path: &Path) -> Result<Connection, StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let io = |source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(io)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            let p = PathBuf::from(p);
+            if p.exists() {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+            }
+        }
+    }
+    Ok(Connection::open(path)?)
+}
+
 fn configured(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open(path)?;
+    let conn = open_private(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -216,10 +276,7 @@ impl std::fmt::Debug for Store {
 impl Store {
     /// Open (creating and migrating) the store in `data_dir`.
     pub fn open(data_dir: &Path) -> Result<Store, StoreError> {
-        std::fs::create_dir_all(data_dir).map_err(|source| StoreError::Io {
-            path: data_dir.to_path_buf(),
-            source,
-        })?;
+        private_dir(data_dir)?;
         let path = data_dir.join("conduct.sqlite3");
         let mut conn = configured(&path)?;
         migrate(&mut conn)?;
@@ -326,41 +383,96 @@ impl Store {
         }))
     }
 
-    /// A cached response for `key` created after `not_before`.
+    /// The cached response for idempotency `key` created after `not_before`, if the key was
+    /// first used for `request`; [`Idempotent::Reused`] when it was used for another request.
     pub fn idempotent_get(
         &self,
         key: &str,
+        request: &str,
         not_before: u64,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
+    ) -> Result<Idempotent, StoreError> {
+        let row: Option<(Vec<u8>, String)> = self
             .conn()
             .query_row(
-                "SELECT body FROM idempotency WHERE key = ?1 AND created_at >= ?2",
+                "SELECT body, request FROM idempotency WHERE key = ?1 AND created_at >= ?2",
                 params![key, not_before as i64],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()?)
+            .optional()?;
+        Ok(match row {
+            None => Idempotent::Fresh,
+            Some((body, r)) if r == request => Idempotent::Cached(body),
+            Some(_) => Idempotent::Reused,
+        })
     }
 
-    /// Remember `body` for `key` (the first write wins); returns the body now stored.
-    pub fn idempotent_put(&self, key: &str, body: &[u8], now: u64) -> Result<Vec<u8>, StoreError> {
+    /// Remember `body` for `key` and `request` (the first write within the window wins);
+    /// returns what is now stored for the key.
+    pub fn idempotent_put(
+        &self,
+        key: &str,
+        request: &str,
+        body: &[u8],
+        now: u64,
+    ) -> Result<Idempotent, StoreError> {
         let conn = self.conn();
         conn.execute(
-            "INSERT INTO idempotency (key, body, created_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT (key) DO UPDATE SET body = excluded.body, created_at = excluded.created_at
+            "INSERT INTO idempotency (key, body, created_at, request) VALUES (?1, ?2, ?3, ?5)
+             ON CONFLICT (key) DO UPDATE SET body = excluded.body,
+                created_at = excluded.created_at, request = excluded.request
              WHERE idempotency.created_at < ?4",
             params![
                 key,
                 body,
                 now as i64,
-                now.saturating_sub(IDEMPOTENCY_WINDOW) as i64
+                now.saturating_sub(IDEMPOTENCY_WINDOW) as i64,
+                request
             ],
         )?;
-        Ok(conn.query_row(
-            "SELECT body FROM idempotency WHERE key = ?1",
+        let (body, r): (Vec<u8>, String) = conn.query_row(
+            "SELECT body, request FROM idempotency WHERE key = ?1",
             params![key],
-            |r| r.get(0),
-        )?)
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(if r == request {
+            Idempotent::Cached(body)
+        } else {
+            Idempotent::Reused
+        })
+    }
+
+    /// Today's (`day`, UTC day number) free-tier counts, by counter and bucket.
+    pub fn free_caps(&self, day: u64) -> Result<Vec<(String, String, u32)>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn.prepare("SELECT counter, bucket, used FROM free_cap WHERE day = ?1")?;
+        let rows = st.query_map(params![day as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (c, b, n) = row?;
+            out.push((c, b, u32::try_from(n.max(0)).unwrap_or(u32::MAX)));
+        }
+        Ok(out)
+    }
+
+    /// Record free-tier counts of `day` (each row's `used` replaces the stored one) and drop
+    /// the counts of earlier days, in one transaction.
+    pub fn put_free_caps(&self, day: u64, rows: &[(String, String, u32)]) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO free_cap (counter, day, bucket, used) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (counter, day, bucket) DO UPDATE SET used = excluded.used",
+            )?;
+            for (c, b, n) in rows {
+                st.execute(params![c, day as i64, b, i64::from(*n)])?;
+            }
+            tx.execute("DELETE FROM free_cap WHERE day < ?1", params![day as i64])?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Drop idempotency entries older than the window.
@@ -370,6 +482,17 @@ impl Store {
             params![now.saturating_sub(IDEMPOTENCY_WINDOW) as i64],
         )?)
     }
+}
+
+/// What the idempotency cache holds for a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Idempotent {
+    /// Nothing within the window: the call is new.
+    Fresh,
+    /// The stored response of the same request.
+    Cached(Vec<u8>),
+    /// The key was used for a different request within the window.
+    Reused,
 }
 
 /// How long an idempotency key holds: 24 hours (spec section 8).
@@ -453,28 +576,68 @@ mod tests {
     }
 
     #[test]
+    fn data_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        let s = Store::open(&data).unwrap();
+        s.idempotent_put("k", "r", b"x", 1).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&data), 0o700);
+        for f in ["conduct.sqlite3", "conduct.sqlite3-wal", "conduct.sqlite3-shm"] {
+            assert_eq!(mode(&data.join(f)), 0o600, "{f}");
+        }
+    }
+
+    #[test]
+    fn free_caps_survive_a_reopen_and_drop_past_days() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.put_free_caps(7, &[("demo".into(), "10.0.0.1".into(), 3)]).unwrap();
+        drop(s);
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!(s.free_caps(7).unwrap(), vec![("demo".into(), "10.0.0.1".into(), 3)]);
+        s.put_free_caps(8, &[]).unwrap();
+        assert!(s.free_caps(7).unwrap().is_empty());
+    }
+
+    #[test]
     fn idempotency_holds_for_the_window_then_expires() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(dir.path()).unwrap();
         let t0 = 1_000_000;
-        assert_eq!(s.idempotent_put("k", b"first", t0).unwrap(), b"first");
+        let cached = |b: &[u8]| Idempotent::Cached(b.to_vec());
+        assert_eq!(s.idempotent_put("k", "r", b"first", t0).unwrap(), cached(b"first"));
         // A second write inside the window keeps the first body.
         assert_eq!(
-            s.idempotent_put("k", b"second", t0 + 1_000).unwrap(),
-            b"first"
+            s.idempotent_put("k", "r", b"second", t0 + 1_000).unwrap(),
+            cached(b"first")
         );
         assert_eq!(
-            s.idempotent_get("k", t0 + 1_000 - IDEMPOTENCY_WINDOW)
+            s.idempotent_get("k", "r", t0 + 1_000 - IDEMPOTENCY_WINDOW)
                 .unwrap(),
-            Some(b"first".to_vec())
+            cached(b"first")
+        );
+        // The same key for another request is refused, read or written.
+        assert_eq!(
+            s.idempotent_get("k", "other", t0 + 1_000 - IDEMPOTENCY_WINDOW)
+                .unwrap(),
+            Idempotent::Reused
+        );
+        assert_eq!(
+            s.idempotent_put("k", "other", b"x", t0 + 1_000).unwrap(),
+            Idempotent::Reused
         );
         // Past the window the entry is stale and may be replaced.
         let later = t0 + IDEMPOTENCY_WINDOW + 1;
         assert_eq!(
-            s.idempotent_get("k", later - IDEMPOTENCY_WINDOW).unwrap(),
-            None
+            s.idempotent_get("k", "r", later - IDEMPOTENCY_WINDOW).unwrap(),
+            Idempotent::Fresh
         );
-        assert_eq!(s.idempotent_put("k", b"third", later).unwrap(), b"third");
+        assert_eq!(
+            s.idempotent_put("k", "other", b"third", later).unwrap(),
+            cached(b"third")
+        );
         assert_eq!(
             s.prune_idempotency(later + IDEMPOTENCY_WINDOW + 1).unwrap(),
             1

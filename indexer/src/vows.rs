@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use conduct_core::meter::Profile;
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::record::{
-    entry_record, record_hash, vow_record, DeclaredY, EntryFields, VowFields,
+    entry_record, record_hash, vow_record, DeclaredY, EntryFields, Proof, VowFields,
 };
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
@@ -37,6 +37,8 @@ pub struct NewVow {
     pub signed_message_sha256: Option<String>,
     /// Sealed (only the text hash is published).
     pub sealed: bool,
+    /// Why it is sandbox, when it is (see [`VowFields::sandbox_reason`]).
+    pub sandbox_reason: Option<String>,
     /// Instant taken, unix seconds.
     pub at: u64,
 }
@@ -52,6 +54,7 @@ pub fn vow_job(key: ServiceKey, vow: NewVow) -> Job {
             wallet: vow.wallet,
             wallet_signature: vow.wallet_signature.as_deref(),
             sealed: vow.sealed,
+            sandbox_reason: vow.sandbox_reason.as_deref(),
             at: vow.at,
         };
         let (id, leaf) = vow_record(&key, &fields, index).map_err(|e| Refused::Invalid(e.0))?;
@@ -120,6 +123,8 @@ pub struct NewEntry {
     pub trace_donated: bool,
     /// Report-in instant, unix seconds.
     pub at: u64,
+    /// What proved the right to write into the chain.
+    pub proof: Proof,
 }
 
 impl NewEntry {
@@ -136,6 +141,7 @@ impl NewEntry {
             attested: self.attested,
             trace_donated: self.trace_donated,
             at: self.at,
+            proof: &self.proof,
         }
     }
 
@@ -180,6 +186,31 @@ pub fn entry_job(key: ServiceKey, entry: NewEntry) -> Job {
             "INSERT INTO vow_entry (vow_id, seq, log_index, at) VALUES (?1, ?2, ?3, ?4)",
             params![entry.vow_id, seq as i64, index as i64, fields.at as i64],
         )?;
+        if let Proof::WalletSignature(sig) = &entry.proof {
+            // A signature proves one report-in: a replay is refused.
+            let used = conn.execute(
+                "INSERT INTO report_signature (signature, vow_id, seq) VALUES (?1, ?2, ?3)",
+                params![sig, entry.vow_id, seq as i64],
+            );
+            if let Err(rusqlite::Error::SqliteFailure(e, _)) = &used {
+                if e.code == ErrorCode::ConstraintViolation {
+                    let first: Option<i64> = conn
+                        .query_row(
+                            "SELECT seq FROM report_signature WHERE signature = ?1",
+                            params![sig],
+                            |r| r.get(0),
+                        )
+                        .optional()?;
+                    return Err(Refused::Conflict(format!(
+                        "this signed report-in was already recorded (seq {} of vow {}); sign \
+                         the text of the next report-in",
+                        first.unwrap_or(0),
+                        entry.vow_id
+                    )));
+                }
+            }
+            used?;
+        }
         Ok(leaf)
     }))
 }
@@ -377,8 +408,9 @@ impl std::fmt::Debug for DonatedTraces {
 impl DonatedTraces {
     /// Open (creating) `<data_dir>/donated.sqlite3`.
     pub fn open(data_dir: &Path) -> Result<DonatedTraces, StoreError> {
+        crate::store::private_dir(data_dir)?;
         let path = data_dir.join("donated.sqlite3");
-        let conn = Connection::open(&path)?;
+        let conn = crate::store::open_private(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;

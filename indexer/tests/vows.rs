@@ -28,6 +28,7 @@ fn new_vow(signed: Option<&str>) -> NewVow {
         wallet_signature: signed.map(str::to_owned),
         signed_message_sha256: signed.map(|s| format!("{s}-message")),
         sealed: false,
+        sandbox_reason: None,
         at: 1_000,
     }
 }
@@ -45,6 +46,7 @@ fn entry(vow_id: &str, at: u64) -> NewEntry {
         attested: false,
         trace_donated: false,
         at,
+        proof: conduct_core::vow::record::Proof::SandboxOpen,
     }
 }
 

@@ -18,6 +18,7 @@
 //! bit for bit on every platform.
 
 pub mod estimators;
+pub mod labels;
 pub mod lexicon;
 pub mod permutation;
 
@@ -30,6 +31,7 @@ pub use estimators::{
     ami_arithmetic, ami_from, emi_bits, emi_bits_with, entropy_bits, ln_choose, ln_factorial,
     mi_bits, xlnx, LogTables, Margins, AMI_MIN_DENOMINATOR, EMI_TAIL,
 };
+pub use labels::{opaque_label, STORED_LABELS_VERSION};
 pub use lexicon::{
     d_symbol, is_d_clean, m_symbol, prepare, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
     M_SYMBOLS_VERSION, STEMS_F1, STEMS_F2,

@@ -23,12 +23,14 @@ pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec
         wallet: None,
         wallet_signature: None,
         sealed,
+        sandbox_reason: None,
         at: EXAMPLE_START,
     };
     let Ok((id, vow)) = vow_record(key, &fields, 0) else {
         return (String::new(), Vec::new());
     };
     let profile = crate::meter::measure(&[], &[0; 32]);
+    let proof = super::record::Proof::SandboxOpen;
     let mut leaves = vec![vow];
     for seq in 1..=n {
         let prev = leaves.last().map(|l| record_hash(l)).unwrap_or_default();
@@ -45,6 +47,7 @@ pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec
             attested: seq % 3 == 0,
             trace_donated: false,
             at: EXAMPLE_START + seq * 3600,
+            proof: &proof,
         };
         match entry_record(key, &f, seq, &prev, seq) {
             Ok(leaf) => leaves.push(leaf),

@@ -69,6 +69,10 @@ pub struct ReportRequest<'a> {
     /// Keep the raw trace (apart from the public tree) and mark the entry `trace_donated`.
     #[serde(default)]
     pub donate_trace: Option<bool>,
+    /// EIP-191 signature by the vow's wallet over [`report_message`] (a wallet-signed vow's
+    /// free report-in needs it; on the paid route the payer being the wallet also proves it).
+    #[serde(default)]
+    pub signature: Option<String>,
 }
 
 impl<'a> ReportRequest<'a> {
@@ -81,9 +85,56 @@ impl<'a> ReportRequest<'a> {
     }
 }
 
+/// Whether `s` holds a control character (newline and tab aside when `allow_newlines`) or a
+/// character XML cannot carry (U+FFFE, U+FFFF): text of a vow reaches Atom feeds and HTML.
 fn has_control(s: &str, allow_newlines: bool) -> bool {
-    s.chars()
-        .any(|c| c.is_control() && !(allow_newlines && (c == '\n' || c == '\t')))
+    s.chars().any(|c| {
+        (c.is_control() && !(allow_newlines && (c == '\n' || c == '\t')))
+            || c == '\u{FFFE}'
+            || c == '\u{FFFF}'
+    })
+}
+
+/// Bidirectional controls and zero-width characters: invisible, they make one agent name
+/// look like another (refused in agent names).
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{180E}')
+}
+
+/// The form an agent name is kept, signed and matched in: Unicode NFC.
+pub fn normalize_agent(agent: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    agent.nfc().collect()
+}
+
+/// The exact text a vow's wallet signs with EIP-191 `personal_sign` to report in on the free
+/// route (DESIGN.md section 6): it names the origin, the action, the vow and binds the trace
+/// (`sha256(trace)`), the note and the donation choice, so it proves this one report-in. A
+/// signature is accepted once (a replay is refused).
+pub fn report_message(
+    origin: &str,
+    vow_id: &str,
+    trace_sha256: &str,
+    note: Option<&str>,
+    donate_trace: bool,
+) -> String {
+    use sha2::{Digest, Sha256};
+    format!(
+        "conduct: report in\n\
+         \n\
+         Signing adds this report-in to the vow's public chain. It moves no funds.\n\
+         \n\
+         Origin: {origin}\n\
+         Action: report_in\n\
+         Vow: {vow_id}\n\
+         Trace SHA-256: {trace_sha256}\n\
+         Note SHA-256: {}\n\
+         Donate trace: {}",
+        note.map_or_else(|| "none".to_owned(), |n| hex::encode(Sha256::digest(n.as_bytes()))),
+        if donate_trace { "yes" } else { "no" },
+    )
 }
 
 /// Check a vow text (also used for `GET /vow/message`). `pointer` names the field.
@@ -122,6 +173,16 @@ pub fn check_agent(agent: &str, pointer: &str) -> Result<(), FieldError> {
             "the agent name may not start or end with spaces or contain control characters",
         ));
     }
+    if let Some(c) = agent.chars().find(|&c| is_invisible(c)) {
+        return Err(FieldError::at(
+            pointer,
+            format!(
+                "the agent name may not contain bidirectional controls or zero-width characters \
+                 (found U+{:04X})",
+                u32::from(c)
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -154,6 +215,8 @@ pub fn parse_wallet(s: &str) -> Option<[u8; 20]> {
 /// A vow request that passed every check.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckedVow {
+    /// The agent name in NFC (what is signed, kept and matched).
+    pub agent: String,
     /// Cadence in seconds.
     pub cadence_seconds: u64,
     /// The wallet, lowercase hex, when given.
@@ -210,6 +273,7 @@ pub fn check_vow(req: &VowRequest) -> Result<CheckedVow, Vec<FieldError>> {
     }
     if errs.is_empty() {
         Ok(CheckedVow {
+            agent: normalize_agent(&req.agent),
             cadence_seconds: cadence,
             wallet,
             signed: req.signature.is_some(),
@@ -232,6 +296,14 @@ pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
             ),
         ));
     }
+    if let Some(sig) = &req.signature {
+        if !is_signature_hex(sig) {
+            errs.push(FieldError::at(
+                "/signature",
+                "signature must be 0x followed by 130 hex digits (65 bytes)",
+            ));
+        }
+    }
     if let Some(note) = &req.note {
         let n = note.chars().count();
         if n > MAX_NOTE {
@@ -251,6 +323,12 @@ pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
     } else {
         Err(errs)
     }
+}
+
+/// `0x` and 65 bytes of hex: the shape of an EIP-191 signature.
+pub fn is_signature_hex(s: &str) -> bool {
+    s.strip_prefix("0x")
+        .is_some_and(|h| h.len() == 130 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 fn clip(s: &str) -> String {
@@ -326,6 +404,33 @@ pub fn vow_message(
 mod tests {
     use super::*;
 
+    #[test]
+    fn agent_names_refuse_invisible_characters_and_are_nfc() {
+        assert!(check_agent("bot\u{202E}gnp", "/agent").is_err());
+        assert!(check_agent("b\u{200B}ot", "/agent").is_err());
+        assert!(check_agent("bot\u{FFFF}", "/agent").is_err());
+        assert!(check_agent("caf\u{e9}", "/agent").is_ok());
+        assert_eq!(normalize_agent("cafe\u{301}"), "caf\u{e9}");
+    }
+
+    #[test]
+    fn notes_refuse_characters_xml_cannot_carry() {
+        for bad in ["a\u{FFFE}", "a\u{FFFF}", "a\u{1}"] {
+            assert!(has_control(bad, true), "{bad:?}");
+        }
+        assert!(!has_control("line\nnext\ttab", true));
+    }
+
+    #[test]
+    fn report_message_binds_vow_trace_note_and_donation() {
+        let m = report_message("https://x.example", "00ff00ff00ff00ff", "ab", Some("n"), false);
+        assert!(m.contains("Vow: 00ff00ff00ff00ff\n"));
+        assert!(m.contains("Trace SHA-256: ab\n"));
+        assert!(m.ends_with("Donate trace: no"));
+        assert_ne!(m, report_message("https://x.example", "00ff00ff00ff00ff", "ab", None, false));
+        assert_ne!(m, report_message("https://x.example", "00ff00ff00ff00ff", "ab", Some("n"), true));
+    }
+
     fn req(v: serde_json::Value) -> VowRequest {
         serde_json::from_value(v).unwrap()
     }
@@ -362,6 +467,7 @@ mod tests {
             turns: vec![],
             note: Some(note),
             donate_trace: None,
+            signature: None,
         };
         assert!(check_report(&mk("é".repeat(1000))).is_ok());
         let e = check_report(&mk("x".repeat(1001))).unwrap_err();

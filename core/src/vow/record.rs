@@ -34,6 +34,8 @@ pub struct VowFields<'a> {
     pub wallet_signature: Option<&'a str>,
     /// Publish only the text hash.
     pub sealed: bool,
+    /// Why the vow is sandbox (no signature, or one that did not verify); `None` when signed.
+    pub sandbox_reason: Option<&'a str>,
     /// Instant the vow was taken (the start of its first window), unix seconds.
     pub at: u64,
 }
@@ -77,6 +79,12 @@ pub fn vow_record(
     m.insert("cadence_hours".into(), json!(f.cadence_hours));
     m.insert("sealed".into(), json!(f.sealed));
     m.insert("sandbox".into(), json!(f.wallet_signature.is_none()));
+    if f.wallet_signature.is_none() {
+        m.insert(
+            "sandbox_reason".into(),
+            json!(f.sandbox_reason.unwrap_or("no wallet signature was offered")),
+        );
+    }
     m.insert(
         "wallet".into(),
         f.wallet
@@ -147,6 +155,41 @@ pub struct EntryFields<'a> {
     pub trace_donated: bool,
     /// Report-in instant, unix seconds.
     pub at: u64,
+    /// How the report-in proved the right to write into this chain.
+    pub proof: &'a Proof,
+}
+
+/// What proved a report-in's right to write into its vow's chain (recorded on the entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proof {
+    /// A sandbox vow takes anyone's report-ins.
+    SandboxOpen,
+    /// The vow's wallet signed [`super::report_message`] (EIP-191; lowercase hex signature).
+    WalletSignature(String),
+    /// The x402 payer of this paid report-in is the vow's wallet (lowercase hex address).
+    Payer(String),
+}
+
+impl Proof {
+    /// The entry's `proof` member.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Proof::SandboxOpen => json!({
+                "kind": "sandbox-open",
+                "note": "a sandbox vow takes report-ins from anyone; nothing ties this entry to an identity",
+            }),
+            Proof::WalletSignature(sig) => json!({
+                "kind": "wallet-signature",
+                "signature": sig,
+                "message": "EIP-191 over the report-in text (library/VOWS.md) naming origin, vow_id, trace_sha256, the note's SHA-256 and donate_trace",
+            }),
+            Proof::Payer(payer) => json!({
+                "kind": "x402-payer",
+                "payer": payer,
+                "note": "the x402 payment of this report-in was signed by the vow's wallet",
+            }),
+        }
+    }
 }
 
 /// Build and sign the entry with chain position `seq` (1 for the first report-in), `prev` (hex
@@ -168,11 +211,16 @@ pub fn entry_record(
     m.insert("trace_sha256".into(), json!(hex::encode(f.trace_sha256)));
     m.insert("context_key".into(), json!(f.context_key));
     m.insert("n_turns".into(), json!(f.n_turns));
+    // Stored tables carry no caller text: D symbols other than `clean` become opaque labels
+    // (`stored-labels/1`, library/METER.md); every number is unchanged.
     m.insert(
         "profile".into(),
-        serde_json::to_value(f.profile).map_err(|e| CanonicalError(e.to_string()))?,
+        serde_json::to_value(f.profile.with_stored_labels())
+            .map_err(|e| CanonicalError(e.to_string()))?,
     );
-    m.insert("meter".into(), meter_block());
+    let mut meter = meter_block();
+    meter["labels"] = json!(crate::meter::STORED_LABELS_VERSION);
+    m.insert("meter".into(), meter);
     match &f.declared_y {
         Some(ys) => {
             let v: Vec<Value> = ys
@@ -192,6 +240,7 @@ pub fn entry_record(
     m.insert("note".into(), f.note.map_or(Value::Null, |n| json!(n)));
     m.insert("attested".into(), json!(f.attested));
     m.insert("trace_donated".into(), json!(f.trace_donated));
+    m.insert("proof".into(), f.proof.to_value());
     m.insert("scope".into(), scope_value());
     signed_leaf(key, m)
 }
@@ -230,6 +279,7 @@ mod tests {
             wallet: Some([1; 20]),
             wallet_signature: Some("0xab"),
             sealed: true,
+            sandbox_reason: None,
             at: 1_795_262_400,
         };
         let (id, leaf) = vow_record(&key, &f, 5).unwrap();
