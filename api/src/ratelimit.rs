@@ -1,29 +1,74 @@
 //! Free-tier per-IP daily caps (UTC day). IPv6 clients are counted per /64, since one host
-//! usually holds a whole /64. Counters live in memory and reset at UTC midnight.
+//! usually holds a whole /64.
+//!
+//! A call counts only when it is served: [`DailyCap::take`] reserves one call and the
+//! [`Ticket`] gives it back unless [`Ticket::keep`] is called, so a refused request (bad input,
+//! a 429) spends nothing (library/ERRORS.md). Counters live in memory and are written to the
+//! store by [`Caps::flush`] (every second, and at shutdown), and read back at start, so a
+//! restart does not reset them; at most the last second of counts is lost to a crash.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Mutex;
 
 use conduct_core::time::utc_day;
+use conduct_indexer::store::{Store, StoreError};
 
 /// A per-IP counter for one free endpoint.
 #[derive(Debug)]
 pub struct DailyCap {
+    name: &'static str,
     cap: Option<u32>,
-    state: Mutex<(u64, HashMap<IpAddr, u32>)>,
+    state: Mutex<CapState>,
+}
+
+#[derive(Debug, Default)]
+struct CapState {
+    day: u64,
+    used: HashMap<IpAddr, u32>,
+    dirty: HashSet<IpAddr>,
 }
 
 /// The outcome of a take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Take {
-    /// Allowed; this many calls remain today.
-    Allowed(Option<u32>),
+#[derive(Debug)]
+pub enum Take<'a> {
+    /// Allowed; this many calls remain today. The ticket gives the call back unless kept.
+    Allowed(Option<u32>, Ticket<'a>),
     /// Refused; retry after this many seconds (the next UTC midnight).
     Refused(u64),
 }
 
-fn bucket(ip: IpAddr) -> IpAddr {
+/// One reserved call: given back when dropped, unless [`Ticket::keep`] was called.
+#[derive(Debug)]
+pub struct Ticket<'a> {
+    cap: Option<&'a DailyCap>,
+    bucket: IpAddr,
+    day: u64,
+}
+
+impl Ticket<'_> {
+    /// The call was served: it counts.
+    pub fn keep(mut self) {
+        self.cap = None;
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if let Some(cap) = self.cap {
+            let mut g = cap.lock();
+            if g.day == self.day {
+                if let Some(n) = g.used.get_mut(&self.bucket) {
+                    *n = n.saturating_sub(1);
+                    g.dirty.insert(self.bucket);
+                }
+            }
+        }
+    }
+}
+
+/// The counting unit of an address: itself (IPv4, or an IPv4-mapped IPv6), or its /64.
+pub fn bucket(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -37,35 +82,151 @@ fn bucket(ip: IpAddr) -> IpAddr {
 }
 
 impl DailyCap {
-    /// A counter allowing `cap` calls per IP per UTC day; `None` never refuses.
-    pub fn new(cap: Option<u32>) -> Self {
+    /// A counter named `name` (its key in the store) allowing `cap` calls per IP per UTC day;
+    /// `None` never refuses.
+    pub fn new(name: &'static str, cap: Option<u32>) -> Self {
         DailyCap {
+            name,
             cap,
-            state: Mutex::new((0, HashMap::new())),
+            state: Mutex::new(CapState::default()),
         }
     }
 
-    /// Count one call from `ip` at unix time `now`.
-    pub fn take(&self, ip: IpAddr, now: u64) -> Take {
-        let Some(cap) = self.cap else {
-            return Take::Allowed(None);
-        };
-        let day = utc_day(now);
-        let mut guard = match self.state.lock() {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CapState> {
+        match self.state.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Reserve one call from `ip` at unix time `now`.
+    pub fn take(&self, ip: IpAddr, now: u64) -> Take<'_> {
+        let b = bucket(ip);
+        let day = utc_day(now);
+        let Some(cap) = self.cap else {
+            return Take::Allowed(
+                None,
+                Ticket {
+                    cap: None,
+                    bucket: b,
+                    day,
+                },
+            );
         };
-        if guard.0 != day {
-            guard.0 = day;
-            guard.1.clear();
+        let mut g = self.lock();
+        if g.day != day {
+            g.day = day;
+            g.used.clear();
+            g.dirty.clear();
         }
-        let used = guard.1.entry(bucket(ip)).or_insert(0);
+        let used = g.used.entry(b).or_insert(0);
         if *used >= cap {
-            Take::Refused((day + 1) * 86_400 - now)
-        } else {
-            *used += 1;
-            Take::Allowed(Some(cap - *used))
+            return Take::Refused((day + 1) * 86_400 - now);
         }
+        *used += 1;
+        let left = cap - *used;
+        g.dirty.insert(b);
+        Take::Allowed(
+            Some(left),
+            Ticket {
+                cap: Some(self),
+                bucket: b,
+                day,
+            },
+        )
+    }
+
+    /// Load stored counts of `day` (a restart).
+    fn restore(&self, day: u64, rows: &[(String, String, u32)]) {
+        let mut g = self.lock();
+        g.day = day;
+        for (counter, bucket, used) in rows {
+            if counter == self.name {
+                if let Ok(ip) = bucket.parse::<IpAddr>() {
+                    g.used.insert(ip, *used);
+                }
+            }
+        }
+    }
+
+    /// The changed counts since the last call, with their day.
+    fn drain_dirty(&self) -> (u64, Vec<(String, String, u32)>) {
+        let mut g = self.lock();
+        let dirty: Vec<IpAddr> = g.dirty.drain().collect();
+        let rows = dirty
+            .into_iter()
+            .map(|ip| {
+                let n = g.used.get(&ip).copied().unwrap_or(0);
+                (self.name.to_owned(), ip.to_string(), n)
+            })
+            .collect();
+        (g.day, rows)
+    }
+}
+
+/// Every free counter of a running service, persisted in the store.
+#[derive(Debug)]
+pub struct Caps {
+    /// `POST /demo/profile`.
+    pub demo: DailyCap,
+    /// `POST /vow`.
+    pub vow: DailyCap,
+    /// `POST /vow/report/demo`.
+    pub report_demo: DailyCap,
+}
+
+impl Caps {
+    /// The counters with these limits (`None` lifts one).
+    pub fn new(demo: Option<u32>, vow: Option<u32>, report_demo: Option<u32>) -> Caps {
+        Caps {
+            demo: DailyCap::new("demo_profile", demo),
+            vow: DailyCap::new("vow", vow),
+            report_demo: DailyCap::new("report_demo", report_demo),
+        }
+    }
+
+    fn all(&self) -> [&DailyCap; 3] {
+        [&self.demo, &self.vow, &self.report_demo]
+    }
+
+    /// Read today's stored counts (at start).
+    pub fn restore(&self, store: &Store, now: u64) -> Result<(), StoreError> {
+        let day = utc_day(now);
+        let rows = store.free_caps(day)?;
+        for c in self.all() {
+            c.restore(day, &rows);
+        }
+        Ok(())
+    }
+
+    /// Write the counts changed since the last flush (and drop past days' rows). On failure
+    /// the changes are kept for the next flush.
+    pub fn flush(&self, store: &Store, now: u64) -> Result<(), StoreError> {
+        let today = utc_day(now);
+        let mut rows = Vec::new();
+        let mut pending = Vec::new();
+        for c in self.all() {
+            let (day, r) = c.drain_dirty();
+            if day == today {
+                rows.extend(r.iter().cloned());
+                pending.push((c, r));
+            }
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let written = store.put_free_caps(today, &rows);
+        if written.is_err() {
+            for (c, r) in pending {
+                let mut g = c.lock();
+                for (_, b, _) in r {
+                    if let Ok(ip) = b.parse() {
+                        g.dirty.insert(ip);
+                    }
+                }
+            }
+        }
+        written
     }
 }
 
@@ -73,31 +234,67 @@ impl DailyCap {
 mod tests {
     use super::*;
 
+    fn allowed(t: Take<'_>) -> Option<u32> {
+        match t {
+            Take::Allowed(left, ticket) => {
+                ticket.keep();
+                left
+            }
+            Take::Refused(_) => panic!("refused"),
+        }
+    }
+
     #[test]
     fn caps_per_ip_and_resets_at_midnight() {
-        let c = DailyCap::new(Some(2));
+        let c = DailyCap::new("t", Some(2));
         let ip: IpAddr = "10.0.0.1".parse().unwrap();
         let t = 86_400 * 100 + 50;
-        assert_eq!(c.take(ip, t), Take::Allowed(Some(1)));
-        assert_eq!(c.take(ip, t), Take::Allowed(Some(0)));
-        assert_eq!(c.take(ip, t), Take::Refused(86_400 - 50));
-        assert_eq!(
-            c.take("10.0.0.2".parse().unwrap(), t),
-            Take::Allowed(Some(1))
-        );
-        assert_eq!(c.take(ip, t + 86_400), Take::Allowed(Some(1)));
+        assert_eq!(allowed(c.take(ip, t)), Some(1));
+        assert_eq!(allowed(c.take(ip, t)), Some(0));
+        assert!(matches!(c.take(ip, t), Take::Refused(r) if r == 86_400 - 50));
+        assert_eq!(allowed(c.take("10.0.0.2".parse().unwrap(), t)), Some(1));
+        assert_eq!(allowed(c.take(ip, t + 86_400)), Some(1));
+    }
+
+    #[test]
+    fn a_refused_call_spends_nothing() {
+        let c = DailyCap::new("t", Some(1));
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        for _ in 0..5 {
+            // Reserved, then the request was refused: the ticket is dropped, not kept.
+            assert!(matches!(c.take(ip, 0), Take::Allowed(Some(0), _)));
+        }
+        assert_eq!(allowed(c.take(ip, 0)), Some(0));
+        assert!(matches!(c.take(ip, 0), Take::Refused(_)));
     }
 
     #[test]
     fn ipv6_counts_per_64() {
-        let c = DailyCap::new(Some(1));
-        assert!(matches!(
-            c.take("2001:db8::1".parse().unwrap(), 0),
-            Take::Allowed(_)
-        ));
+        let c = DailyCap::new("t", Some(1));
+        allowed(c.take("2001:db8::1".parse().unwrap(), 0));
         assert!(matches!(
             c.take("2001:db8::2".parse().unwrap(), 0),
             Take::Refused(_)
         ));
+    }
+
+    #[test]
+    fn counts_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let now = 86_400 * 200 + 7;
+        let caps = Caps::new(Some(2), None, None);
+        allowed(caps.demo.take("10.0.0.9".parse().unwrap(), now));
+        allowed(caps.demo.take("2001:db8::5".parse().unwrap(), now));
+        caps.flush(&store, now).unwrap();
+        let again = Caps::new(Some(2), None, None);
+        again.restore(&store, now + 60).unwrap();
+        allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 60));
+        assert!(matches!(
+            again.demo.take("10.0.0.9".parse().unwrap(), now + 60),
+            Take::Refused(_)
+        ));
+        // The next day starts afresh.
+        assert_eq!(allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 86_400)), Some(1));
     }
 }

@@ -53,7 +53,23 @@ enum Msg {
 #[derive(Debug, Clone)]
 pub struct VowSite {
     tx: mpsc::Sender<Msg>,
+    behind: Arc<Mutex<Option<Behind>>>,
 }
+
+/// Why the site is behind the ledger: vows whose files could not be written (say, a full
+/// disk), retried with backoff until they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behind {
+    /// The last error.
+    pub error: String,
+    /// Vows waiting for a retry.
+    pub vows: usize,
+    /// Unix seconds of the first failure of this episode.
+    pub since: u64,
+}
+
+/// Longest wait between retries of a failed render.
+const RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// What the render thread needs.
 pub struct Context {
@@ -301,11 +317,21 @@ impl VowSite {
     pub fn spawn(ctx: Context) -> Result<VowSite, String> {
         let (tx, rx) = mpsc::channel();
         let back = tx.clone();
+        let behind = Arc::new(Mutex::new(None));
+        let shared = behind.clone();
         std::thread::Builder::new()
             .name("vow-render".into())
-            .spawn(move || run(ctx, rx, back))
+            .spawn(move || run(ctx, rx, back, shared))
             .map_err(|e| format!("render thread: {e}"))?;
-        Ok(VowSite { tx })
+        Ok(VowSite { tx, behind })
+    }
+
+    /// `None` when every committed write is rendered; else why the site is behind.
+    pub fn behind(&self) -> Option<Behind> {
+        match self.behind.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// Re-render `vow` (and the index when `index`), resolving once its files are written.
@@ -381,7 +407,23 @@ fn spawn_derived_writer(
     Some((tx, thread))
 }
 
-fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
+/// Vows whose render failed, retried with a doubling delay (up to [`RETRY_MAX`]).
+#[derive(Default)]
+struct Retry {
+    vows: BTreeSet<String>,
+    index: bool,
+    due: Option<Instant>,
+    delay: Duration,
+    since: u64,
+}
+
+fn run(
+    ctx: Context,
+    rx: mpsc::Receiver<Msg>,
+    back: mpsc::Sender<Msg>,
+    behind: Arc<Mutex<Option<Behind>>>,
+) {
+    let mut retry = Retry::default();
     {
         let mut p = match ctx.publisher.lock() {
             Ok(p) => p,
@@ -428,8 +470,12 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
         let until_manifest = manifest_due
             .map(|d| d.saturating_duration_since(Instant::now()))
             .unwrap_or(Duration::from_secs(3600));
+        let until_retry = retry
+            .due
+            .map(|d| d.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_secs(3600));
         let mut batch = Vec::new();
-        match rx.recv_timeout(until_boundary.min(until_manifest)) {
+        match rx.recv_timeout(until_boundary.min(until_manifest).min(until_retry)) {
             Ok(m) => batch.push(m),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -477,9 +523,41 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
                 vows.insert(v);
             }
         }
+        let retrying = retry.due.is_some_and(|d| d <= Instant::now());
+        if retrying {
+            vows.extend(std::mem::take(&mut retry.vows));
+            index |= std::mem::take(&mut retry.index);
+            retry.due = None;
+        }
         let result = st.render(&vows, index, now, waiters);
-        if let Err(e) = &result {
-            eprintln!("conduct: rendering vows failed: {e}");
+        match &result {
+            Err(e) => {
+                eprintln!("conduct: rendering vows failed (retrying): {e}");
+                // Start these vows over on the next try: their kept state may be ahead of
+                // the files that were written.
+                for v in &vows {
+                    let _ = st.cache.take(v);
+                }
+                if retry.vows.is_empty() && !retry.index {
+                    retry.since = now;
+                    retry.delay = Duration::from_millis(500);
+                } else {
+                    retry.delay = (retry.delay * 2).min(RETRY_MAX);
+                }
+                retry.vows.extend(vows.iter().cloned());
+                retry.index |= index;
+                retry.due = Some(Instant::now() + retry.delay);
+                set_behind(
+                    &behind,
+                    Some(Behind {
+                        error: e.clone(),
+                        vows: retry.vows.len(),
+                        since: retry.since,
+                    }),
+                );
+            }
+            Ok(()) if retry.vows.is_empty() && !retry.index => set_behind(&behind, None),
+            Ok(()) => {}
         }
         let dirty = match st.ctx.publisher.lock() {
             Ok(p) => p.dirty(),
@@ -506,6 +584,13 @@ fn run(ctx: Context, rx: mpsc::Receiver<Msg>, back: mpsc::Sender<Msg>) {
         Err(p) => p.into_inner(),
     };
     p.stop_signing_off_thread();
+}
+
+fn set_behind(shared: &Mutex<Option<Behind>>, value: Option<Behind>) {
+    match shared.lock() {
+        Ok(mut g) => *g = value,
+        Err(p) => *p.into_inner() = value,
+    }
 }
 
 impl State {

@@ -20,6 +20,10 @@ pub const MAX_STRING_CHARS: usize = 65_536;
 pub const MAX_FLAGS: usize = 64;
 /// Most characters in a flag name (and in `context_key`).
 pub const MAX_FLAG_NAME: usize = 64;
+/// Most distinct D symbols (trimmed, lower-cased actions) in one trace. The meter's cost
+/// grows with the number of table columns (the joint table has up to four per D symbol), so
+/// this bounds what any one request can cost (library/METER.md, BENCHMARKS.md).
+pub const MAX_D_SYMBOLS: usize = 256;
 
 /// One turn of a trace: declared purpose `Y`, reasoning `M`, action `D`, detector flags.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -359,7 +363,23 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
             format!("must hold at most {MAX_TURNS} turns (got {n})"),
         );
     }
+    let mut d_symbols = std::collections::HashSet::new();
+    let mut d_over = false;
     for (i, turn) in trace.turns.iter().enumerate() {
+        if !d_over {
+            d_symbols.insert(crate::meter::d_symbol(&turn.d));
+            if d_symbols.len() > MAX_D_SYMBOLS {
+                d_over = true;
+                push(
+                    format!("/turns/{i}/D"),
+                    format!(
+                        "a trace may hold at most {MAX_D_SYMBOLS} distinct D symbols (trimmed, \
+                         lower-cased); this turn's is number {}",
+                        MAX_D_SYMBOLS + 1
+                    ),
+                );
+            }
+        }
         for (field, value) in [("Y", &turn.y), ("M", &turn.m), ("D", &turn.d)] {
             if let Some(len) = too_long(value) {
                 push(
@@ -412,6 +432,23 @@ mod tests {
 
     fn parse(body: &str) -> Result<ProfileRequest<'_>, FieldError> {
         parse_json(body.as_bytes())
+    }
+
+    #[test]
+    fn distinct_d_symbols_are_bounded() {
+        let turn = |d: String| {
+            format!(r#"{{"Y":"y","M":"m","D":"{d}","context":{{"monitored":1}}}}"#)
+        };
+        let body = |k: usize| {
+            let turns: Vec<String> = (0..k).map(|i| turn(format!(" Act {i} "))).collect();
+            format!(r#"{{"context_key":"monitored","turns":[{}]}}"#, turns.join(","))
+        };
+        let ok = body(MAX_D_SYMBOLS);
+        assert!(validate(parse(&ok).unwrap().trace()).is_ok());
+        let over = body(MAX_D_SYMBOLS + 1);
+        let errs = validate(parse(&over).unwrap().trace()).unwrap_err();
+        assert_eq!(errs[0].pointer, format!("/turns/{MAX_D_SYMBOLS}/D"));
+        assert!(errs[0].detail.contains("256 distinct D symbols"));
     }
 
     #[test]

@@ -1,4 +1,9 @@
 //! Durable file writes: temp file -> fsync -> rename -> directory fsync.
+//!
+//! Temporary files are named `.conduct-tmp.<name>.<pid><tag>` ([`TEMP_PREFIX`]) beside their
+//! target (a rename must not cross file systems). A crash can leave one behind inside the
+//! served tree, so the service removes them at start ([`sweep_temporaries`]), and mirrors
+//! exclude the prefix while copying (`library/MIRRORS.md`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -24,7 +29,7 @@ fn write_then_rename<'p>(
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no file name"))?;
     let tmp = dir.join(format!(
-        ".{}.tmp.{}{tag}",
+        "{TEMP_PREFIX}{}.{}{tag}",
         name.to_string_lossy(),
         std::process::id()
     ));
@@ -43,6 +48,35 @@ fn write_then_rename<'p>(
     let _ = mode;
     fs::rename(&tmp, path)?;
     Ok(dir)
+}
+
+/// The name prefix of every temporary file this crate writes.
+pub const TEMP_PREFIX: &str = ".conduct-tmp.";
+
+/// Whether a file name is one of our temporaries (also the `.<name>.tmp.<pid>` form of
+/// earlier versions).
+pub fn is_temporary(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) || (name.starts_with('.') && name.contains(".tmp."))
+}
+
+/// Remove every temporary file a crash left under `root` (run at start, before anything
+/// writes there). Returns how many were removed.
+pub fn sweep_temporaries(root: &Path) -> io::Result<usize> {
+    let mut removed = 0;
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) if e.io_error().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                continue
+            }
+            Err(e) => return Err(io::Error::other(e)),
+        };
+        if entry.file_type().is_file() && is_temporary(&entry.file_name().to_string_lossy()) {
+            fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Write `bytes` to `path` atomically and durably, creating parent directories.
@@ -70,4 +104,26 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 /// a mix. `tag` keeps concurrent writers' temp files apart.
 pub fn replace_atomic(path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Result<()> {
     write_then_rename(path, bytes, mode, &format!(".{tag}"), false).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporaries_left_by_a_crash_are_swept_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_atomic(&root.join("a/b.json"), b"{}", 0o644).unwrap();
+        std::fs::write(root.join("a/.conduct-tmp.b.json.77.pub"), b"partial").unwrap();
+        std::fs::write(root.join("a/.002.tmp.77"), b"old form").unwrap();
+        std::fs::write(root.join("a/.keep"), b"not ours").unwrap();
+        assert_eq!(sweep_temporaries(root).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(root.join("a"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, vec![".keep", "b.json"]);
+    }
 }

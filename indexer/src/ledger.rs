@@ -708,6 +708,49 @@ impl Ledger {
         Ok(written)
     }
 
+    /// Whether an earlier fatal error stopped this ledger (it refuses appends until
+    /// [`Ledger::recover`] succeeds).
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// Whether the log's files are behind the committed log (publishing failed).
+    pub fn publish_behind(&self) -> bool {
+        self.published < self.size
+    }
+
+    /// Write the files the log gained since they were last published (a retry after a
+    /// publish failure).
+    pub fn republish(&mut self) -> Result<()> {
+        self.publish()
+    }
+
+    /// Recover from a failed write: re-open a stopped ledger over a new connection to the
+    /// same database (which re-verifies the stored checkpoint against the leaves and repairs
+    /// the published files), then prove a write commits (a no-op transaction on the checkpoint
+    /// row). On success the ledger takes appends again.
+    pub fn recover(&mut self) -> Result<()> {
+        if self.poisoned {
+            let path = self
+                .conn
+                .path()
+                .map(PathBuf::from)
+                .ok_or_else(|| LedgerError::Corrupt("the ledger's database has no path".into()))?;
+            let conn = crate::store::configured(&path)?;
+            let fresh = Ledger::open_connection(conn, self.key.clone(), &self.log_dir)?;
+            *self = fresh;
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("UPDATE checkpoint SET note = note WHERE id = 1", [])?;
+        tx.commit()?;
+        if self.publish_behind() {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
     /// How many derived files [`Ledger::open`] had to (re)write.
     pub fn repaired_files(&self) -> usize {
         self.repaired
@@ -854,7 +897,33 @@ pub struct LogHead {
     pub checkpoint: String,
     /// Checkpoints (batches) this sequencer has committed.
     pub commits: u64,
+    /// `None` while writes commit; else why the last one failed (the sequencer retries by
+    /// itself, re-opening a stopped ledger, until a write commits again).
+    pub failing: Option<WriterFailure>,
 }
+
+/// Why the ledger's writer is not taking writes now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterFailure {
+    /// The last error.
+    pub error: String,
+    /// The ledger stopped (a commit whose outcome was unknown, or a fork) and is being
+    /// re-opened; until then every append is refused.
+    pub stopped: bool,
+    /// Unix seconds of the first failure of this episode.
+    pub since: u64,
+    /// The log's files lag the committed log (publishing failed); retried.
+    pub files_behind: bool,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// How often a failing writer retries by itself.
+const RECOVER_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 enum Reply {
     Async(tokio::sync::oneshot::Sender<Result<Appended>>),
@@ -912,6 +981,7 @@ impl Sequencer {
             root: ledger.root(),
             checkpoint: ledger.checkpoint().to_owned(),
             commits: 0,
+            failing: None,
         }));
         let (tx, rx) = mpsc::channel();
         let shared = head.clone();
@@ -1001,13 +1071,51 @@ impl Drop for Sequencer {
 }
 
 /// The sequencer loop: block for one request, drain what else is pending, commit, answer.
+/// While writes fail (a full disk), it retries by itself every [`RECOVER_EVERY`] (and before
+/// the next batch), re-opening a stopped ledger, so writes resume once they can.
 fn run(
     mut ledger: Ledger,
     rx: mpsc::Receiver<Request>,
     max_batch: usize,
     head: Arc<Mutex<LogHead>>,
 ) -> Ledger {
-    while let Ok(first) = rx.recv() {
+    let set = |f: &dyn Fn(&mut LogHead)| match head.lock() {
+        Ok(mut g) => f(&mut g),
+        Err(poisoned) => f(&mut poisoned.into_inner()),
+    };
+    let mut failing = false;
+    loop {
+        let first = if failing || ledger.publish_behind() {
+            match rx.recv_timeout(RECOVER_EVERY) {
+                Ok(r) => Some(r),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(r) => Some(r),
+                Err(_) => break,
+            }
+        };
+        if failing || ledger.is_poisoned() || ledger.publish_behind() {
+            match ledger.recover() {
+                Ok(()) => {
+                    if failing {
+                        eprintln!("ledger: writes commit again");
+                    }
+                    failing = false;
+                    set(&|g| {
+                        update_files(g, &ledger);
+                        g.failing = None;
+                    });
+                }
+                Err(e) => {
+                    failing = true;
+                    record_failure(&set, &ledger, &e);
+                }
+            }
+        }
+        let Some(first) = first else { continue };
         let mut batch = vec![first];
         while batch.len() < max_batch {
             match rx.try_recv() {
@@ -1032,15 +1140,19 @@ fn run(
         };
         match ledger.append_jobs_then(jobs, on_commit) {
             Ok(results) => {
-                match head.lock() {
-                    Ok(mut g) => update_head(&mut g, &ledger),
-                    Err(poisoned) => update_head(&mut poisoned.into_inner(), &ledger),
-                }
+                failing = false;
+                set(&|g| {
+                    update_head(g, &ledger);
+                    g.failing = None;
+                    update_files(g, &ledger);
+                });
                 for (reply, r) in replies.into_iter().zip(results) {
                     reply.send(r);
                 }
             }
             Err(e) => {
+                failing = true;
+                record_failure(&set, &ledger, &e);
                 let msg = e.to_string();
                 for reply in replies {
                     reply.send(Err(LedgerError::Sequencer(msg.clone())));
@@ -1049,6 +1161,33 @@ fn run(
         }
     }
     ledger
+}
+
+fn record_failure(set: &dyn Fn(&dyn Fn(&mut LogHead)), ledger: &Ledger, e: &LedgerError) {
+    let error = e.to_string();
+    let stopped = ledger.is_poisoned();
+    let behind = ledger.publish_behind();
+    set(&|g| {
+        let since = g.failing.as_ref().map_or_else(unix_now, |f| f.since);
+        g.failing = Some(WriterFailure {
+            error: error.clone(),
+            stopped,
+            since,
+            files_behind: behind,
+        });
+    });
+}
+
+/// Note in the head whether the log's files lag (a publish failure without a write failure).
+fn update_files(g: &mut LogHead, ledger: &Ledger) {
+    if ledger.publish_behind() && g.failing.is_none() {
+        g.failing = Some(WriterFailure {
+            error: "the log's files could not be written; retrying".into(),
+            stopped: false,
+            since: unix_now(),
+            files_behind: true,
+        });
+    }
 }
 
 fn update_head(g: &mut LogHead, ledger: &Ledger) {

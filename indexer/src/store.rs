@@ -202,7 +202,8 @@ pub fn open_private(path: &Path) -> Result<Connection, StoreError> {
     Ok(Connection::open(path)?)
 }
 
-fn configured(path: &Path) -> Result<Connection, StoreError> {
+/// A connection to the database at `path` with the store's settings (WAL, `synchronous=FULL`).
+pub(crate) fn configured(path: &Path) -> Result<Connection, StoreError> {
     let conn = open_private(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;

@@ -24,11 +24,15 @@ const RIGHT: f64 = 14.0;
 const TOP: f64 = 14.0;
 const BOTTOM: f64 = 62.0;
 
-/// Escape text for XML (element content and attribute values alike).
+/// Escape text for XML (element content and attribute values alike). Characters XML 1.0
+/// cannot carry (controls other than tab, newline and carriage return; U+FFFE, U+FFFF) are
+/// dropped, so no caller text can make a feed or an SVG ill-formed.
 pub fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
@@ -254,6 +258,11 @@ fn nice_ceiling(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xml_escape_drops_what_xml_cannot_carry() {
+        assert_eq!(xml_escape("a\u{FFFF}b\u{FFFE}c\u{1}d\te<"), "abcd\te&lt;");
+    }
     use conduct_core::vow::windows::windows;
 
     fn point(seq: u64, at: u64, v: f64) -> Point {

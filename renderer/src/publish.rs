@@ -221,9 +221,23 @@ impl ManifestSigner {
         let thread = std::thread::Builder::new()
             .name("manifest-sign".into())
             .spawn(move || {
-                while let Ok(first) = rx.recv() {
-                    let mut sign = None;
-                    for m in std::iter::once(first).chain(rx.try_iter()) {
+                // A manifest that could not be written (a full disk) is retried every
+                // second until it is, with the newest file list.
+                let mut pending: Option<u64> = None;
+                loop {
+                    let first = match pending {
+                        None => match rx.recv() {
+                            Ok(m) => Some(m),
+                            Err(_) => break,
+                        },
+                        Some(_) => match rx.recv_timeout(std::time::Duration::from_secs(1)) {
+                            Ok(m) => Some(m),
+                            Err(mpsc::RecvTimeoutError::Timeout) => None,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        },
+                    };
+                    let mut sign = pending.take();
+                    for m in first.into_iter().chain(rx.try_iter()) {
                         match m {
                             SignerMsg::File(p, sha, len) => {
                                 files.insert(p, (sha, len));
@@ -233,7 +247,8 @@ impl ManifestSigner {
                     }
                     if let Some(at) = sign {
                         if let Err(e) = write_manifest(&root, &key, &files, at, ttl) {
-                            eprintln!("conduct: signing the manifest failed: {e}");
+                            eprintln!("conduct: signing the manifest failed (retrying): {e}");
+                            pending = Some(at);
                         }
                     }
                 }
