@@ -33,7 +33,7 @@ fn write_then_rename<'p>(
         name.to_string_lossy(),
         std::process::id()
     ));
-    {
+    let written = (|| {
         let mut opts = OpenOptions::new();
         opts.write(true).create(true).truncate(true);
         #[cfg(unix)]
@@ -43,10 +43,15 @@ fn write_then_rename<'p>(
         if sync {
             f.sync_all()?;
         }
+        #[cfg(not(unix))]
+        let _ = mode;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        // A failed write (a full disk) leaves no temporary behind in the tree.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
-    #[cfg(not(unix))]
-    let _ = mode;
-    fs::rename(&tmp, path)?;
     Ok(dir)
 }
 

@@ -23,6 +23,7 @@ from eth_account import Account
 from eth_account.messages import encode_defunct
 
 results = []
+LOG = []  # everything the service printed (searched for M and D too)
 LONG = 70  # entries on one vow, to span more than two chain pages
 MARK = secrets.token_hex(6)
 M_MARK, D_MARK, SEALED_MARK = f"MREASON{MARK}", f"DACTION{MARK}", f"SEALEDTEXT{MARK}"
@@ -256,7 +257,7 @@ api_key_env = "CONDUCT_TEST_MODEL_KEY"
             if "listening on" in line:
                 break
         base = re.search(r"listening on (http://\S+)", line).group(1)
-        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+        threading.Thread(target=lambda: [LOG.append(l) for l in proc.stdout], daemon=True).start()
         run(a, base, data, site)
     finally:
         proc.terminate()
@@ -323,11 +324,14 @@ def run(a, base, data, site):
     bad_sig = "0x" + other.sign_message(encode_defunct(text=msg.text)).signature.hex().removeprefix("0x")
     wrong_cadence = "0x" + wallet.sign_message(encode_defunct(
         text=msg.text.replace("Cadence hours: 24", "Cadence hours: 12"))).signature.hex().removeprefix("0x")
+    sealed_bad = {"text": "x", "agent": "a", "cadence_hours": 24, "sealed": True, "wallet": wallet.address,
+                  "signature": bad_sig}
     cases = [
         ("sealed without a signature", {"text": "x", "agent": "a", "cadence_hours": 24, "sealed": True}, "/sealed"),
-        ("a signature by another wallet", dict(body, signature=bad_sig, text=body["text"]), "/signature"),
-        ("a signature over other parameters", dict(body, signature=wrong_cadence), "/signature"),
-        ("a signature that is not one", dict(body, signature="0x1234"), "/signature"),
+        ("sealed with a signature that does not verify", sealed_bad, "/signature"),
+        ("an agent name with a bidi control", {"text": "x", "agent": "bot\u202egnp", "cadence_hours": 24}, "/agent"),
+        ("an agent name with a zero-width space", {"text": "x", "agent": "b\u200bot", "cadence_hours": 24}, "/agent"),
+        ("a text with U+FFFF", {"text": "x\uffff", "agent": "a", "cadence_hours": 24}, "/text"),
         ("cadence of 0 hours", {"text": "x", "agent": "a", "cadence_hours": 0}, "/cadence_hours"),
         ("an unknown field", {"text": "x", "agent": "a", "cadence_hours": 24, "extra": 1}, ""),
     ]
@@ -338,8 +342,47 @@ def run(a, base, data, site):
               400 <= r.status_code < 500 and p and (not ptr or any(e.get("pointer") == ptr for e in p.get("errors", []))),
               f"{r.status_code} {r.text[:300]}")
 
+    form = h.post(base + "/vow", content=json.dumps({"text": "x", "agent": "a", "cadence_hours": 24}),
+                  headers={"content-type": "application/x-www-form-urlencoded"})
+    check("POST /vow refuses a form-encoded body (a cross-site form): 415 problem+json",
+          form.status_code == 415 and "problem+json" in form.headers.get("content-type", ""), form.text[:200])
+    check("refused writes changed nothing (log size, vow index)",
+          (size(), len(h.get(base + "/vows").json()["vows"])) == before)
+
+    # Spec 2.3: a signature that does not verify makes a sandbox vow, with the reason.
+    for name, b in [("by another wallet", dict(body, signature=bad_sig, agent="bad-sig-bot")),
+                    ("over other parameters", dict(body, signature=wrong_cadence, agent="bad-sig-bot")),
+                    ("that is not one", dict(body, signature="0x1234", agent="bad-sig-bot"))]:
+        r = h.post(base + "/vow", json=b)
+        v = r.json()
+        check(f"a signature {name}: 201, sandbox for good, the reason recorded, no wallet",
+              r.status_code == 201 and v.get("sandbox") is True and v.get("wallet") is None
+              and "did not verify" in v.get("sandbox_reason", ""), r.text[:300])
+    nfc = h.post(base + "/vow", json={"text": "x", "agent": "cafe\u0301-bot", "cadence_hours": 24}).json()
+    check("agent names are kept in NFC", nfc.get("agent") == "caf\u00e9-bot", json.dumps(nfc)[:200])
+    before = (size(), len(h.get(base + "/vows").json()["vows"]))
+
     vid = vow["vow_id"]
-    rep = lambda t, **kw: h.post(base + "/vow/report/demo", json=dict(t, vow_id=kw.pop("vow_id", vid), **kw))
+    signers = {vid: wallet, sv["vow_id"]: wallet}
+
+    def trace_sha(t):
+        return hashlib.sha256(rfc8785.dumps({"context_key": t["context_key"], "turns": t["turns"]})).hexdigest()
+
+    def sign_report(vow_id, t, note=None, donate=False, signer=None):
+        q = {"vow_id": vow_id, "trace_sha256": trace_sha(t)}
+        if note is not None:
+            q["note"] = note
+        if donate:
+            q["donate_trace"] = "true"
+        text = h.get(base + "/vow/report/message", params=q).text
+        return "0x" + (signer or signers[vow_id]).sign_message(encode_defunct(text=text)).signature.hex().removeprefix("0x")
+
+    def rep(t, sign=True, **kw):
+        vow_id = kw.pop("vow_id", vid)
+        body = dict(t, vow_id=vow_id, **kw)
+        if sign and vow_id in signers and "signature" not in kw:
+            body["signature"] = sign_report(vow_id, t, kw.get("note"), kw.get("donate_trace", False))
+        return h.post(base + "/vow/report/demo", json=body)
     bad_reports = [
         ("an unknown vow", rep(trace(10), vow_id="0123456789abcdef"), 404, "/vow_id"),
         ("a note of 1001 characters", rep(trace(10), note="n" * 1001), 422, "/note"),
@@ -353,7 +396,18 @@ def run(a, base, data, site):
         check(f"report-in refuses {name}: {code} problem+json naming {ptr}",
               r.status_code == code and any(e.get("pointer") == ptr for e in p.get("errors", [])),
               f"{r.status_code} {r.text[:300]}")
-    check("refused writes changed nothing (log size, vow index)",
+    t = trace(10)
+    unsigned = rep(t, sign=False)
+    check("a wallet-signed vow refuses an unsigned free report-in: 403 naming /signature",
+          unsigned.status_code == 403 and any(e.get("pointer") == "/signature" for e in unsigned.json().get("errors", [])),
+          unsigned.text[:300])
+    other_trace = rep(t, signature=sign_report(vid, trace(11)))
+    check("a signature over another trace is refused: 403", other_trace.status_code == 403, other_trace.text[:300])
+    by_other = rep(t, signature=sign_report(vid, t, signer=other))
+    check("a signature by another wallet is refused: 403", by_other.status_code == 403, by_other.text[:300])
+    noted = rep(t, signature=sign_report(vid, t), note="a note the signature does not cover")
+    check("a note the signature does not cover is refused: 403", noted.status_code == 403, noted.text[:300])
+    check("refused report-ins changed nothing (log size, vow index)",
           (size(), len(h.get(base + "/vows").json()["vows"])) == before)
 
     # Report-ins.
@@ -365,8 +419,18 @@ def run(a, base, data, site):
     check("the entry carries numbers, trace hash, declared Y, y_consistency and the note",
           all(k in e1 for k in ["profile", "trace_sha256", "declared_y", "y_consistency", "note", "at", "log_index"])
           and {d["y"] for d in e1["declared_y"]} == {"answer billing questions", "handle refunds"})
-    e2 = rep(trace(40), donate_trace=True).json()
+    check("the entry records its proof: the wallet's signature",
+          e1.get("proof", {}).get("kind") == "wallet-signature" and e1["proof"].get("signature"), json.dumps(e1.get("proof")))
+    t2 = trace(40)
+    sig2 = sign_report(vid, t2, donate=True)
+    e2 = rep(t2, donate_trace=True, signature=sig2).json()
     check("a donated trace marks the entry trace_donated", e2.get("trace_donated") is True and e2.get("seq") == 2)
+    again = rep(t2, donate_trace=True, signature=sig2)
+    check("a replayed report-in signature is refused: 409, nothing appended",
+          again.status_code == 409 and "already recorded" in again.text, again.text[:300])
+    sandbox_entry = rep(trace(12), vow_id=nfc["vow_id"]).json()
+    check("a sandbox vow takes anyone's report-in and says so",
+          sandbox_entry.get("proof", {}).get("kind") == "sandbox-open", json.dumps(sandbox_entry)[:300])
     for i in range(3):
         rep(trace(20 + i))
     s1 = rep(trace(30, y=sealed_text), vow_id=sv["vow_id"], note="sealed report").json()
@@ -386,10 +450,12 @@ def run(a, base, data, site):
           and rfc8785.dumps(records[1]) == rfc8785.dumps(e1))
     # Past two pages: full pages are immutable files pinned by the signed head.
     for i in range(LONG - 5):
-        rep(trace(6 + i % 5))
+        # Each signed report-in text is accepted once: the note tells repeated traces apart.
+        r = rep(trace(6 + i % 5), note=f"entry {i}")
+        assert r.status_code == 201, r.text
     chain, records, pages = full_chain(h, base, vid, pub)
     page0 = open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read()
-    rep(trace(7))
+    rep(trace(7), note="one more")
     chain2, records2, _ = full_chain(h, base, vid, pub)
     check(f"a {LONG}-entry chain is {pages} signed pages pinned by hash plus a tail; a report-in leaves full "
           "pages untouched",
@@ -401,7 +467,7 @@ def run(a, base, data, site):
     idx = h.get(base + "/vows").json()
     agents = [v["agent"] for v in idx["vows"]]
     check("/vows lists every vow by agent name; the sealed one without its text",
-          agents == sorted(agents) and len(agents) == 3
+          agents == sorted(agents) and len(agents) == 7
           and all("text" not in v for v in idx["vows"] if v["sealed"]))
 
     # M and D are stored nowhere but the donated-trace store.
@@ -412,10 +478,20 @@ def run(a, base, data, site):
                 return needle.encode() in f.read()
         except FileNotFoundError:
             return False
-    stored = [os.path.join(data, n) for n in os.listdir(data) if n.startswith("conduct.sqlite3")]
+    # D symbols are lower-cased by the meter, so every byte is searched case-insensitively.
+    def holds_any(path, needles):
+        try:
+            with open(path, "rb") as f:
+                body = f.read().lower()
+        except FileNotFoundError:
+            return False
+        return any(n.lower().encode() in body for n in needles)
+    stored = [os.path.join(d, n) for d, _, ns in os.walk(data) for n in ns if not n.startswith("donated.sqlite3")]
     tree = [os.path.join(d, n) for d, _, ns in os.walk(site) for n in ns]
-    leaks = [p for p in stored + tree for m in (M_MARK, D_MARK) if holds(p, m)]
-    check(f"M and D are in none of {len(stored)} database files and {len(tree)} site files", not leaks, leaks[:3])
+    leaks = [p for p in stored + tree if holds_any(p, (M_MARK, D_MARK))]
+    log = "".join(LOG).lower()
+    check(f"M and D are in none of {len(stored)} data files, {len(tree)} site files and the service's output",
+          not leaks and M_MARK.lower() not in log and D_MARK.lower() not in log and len(stored) >= 3, leaks[:3])
     donated = [os.path.join(data, n) for n in os.listdir(data) if n.startswith("donated.sqlite3")]
     check("the donated trace is kept apart, in donated.sqlite3", any(holds(p, M_MARK) for p in donated))
     sealed_leaks = [p for p in tree if holds(p, SEALED_MARK)]
@@ -469,11 +545,11 @@ def run(a, base, data, site):
     n, proofs, vows, entries = audit(base, pk["vkey"], pk["public_key"])
     check(f"independent audit: checkpoint signature, root, {proofs} inclusion proofs, {vows} vows and "
           f"{entries} entries chained, every published chain equal to the log",
-          n == proofs and vows == 3 and entries == 6 + LONG + 1 - 5)
+          n == proofs and vows == 7 and entries == 7 + LONG + 1 - 5)
     out = subprocess.run([a.conduct, "verify-log", os.path.join(site, "log"), "--pubkey", pk["vkey"]],
                          capture_output=True, text=True)
     check("conduct verify-log checks every vow chain",
-          out.returncode == 0 and f"3 vow chains, {6 + LONG + 1 - 5} entries" in out.stdout,
+          out.returncode == 0 and f"7 vow chains, {7 + LONG + 1 - 5} entries" in out.stdout,
           out.stdout + out.stderr)
 
 

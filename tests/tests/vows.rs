@@ -33,7 +33,13 @@ fn vow_ledger_end_to_end() {
         "a wallet-signed vow: 201, not sandbox, wallet recorded",
         "a sealed vow publishes only sha256(text)",
         "POST /vow refuses sealed without a signature",
-        "POST /vow refuses a signature by another wallet",
+        "POST /vow refuses sealed with a signature that does not verify",
+        "a signature by another wallet: 201, sandbox for good, the reason recorded",
+        "POST /vow refuses an agent name with a bidi control",
+        "POST /vow refuses a form-encoded body",
+        "a wallet-signed vow refuses an unsigned free report-in",
+        "a replayed report-in signature is refused",
+        "a sandbox vow takes anyone's report-in and says so",
         "report-in refuses an unknown vow",
         "report-in refuses a note of 1001 characters",
         "report-in refuses an invalid trace",
@@ -132,8 +138,24 @@ fn verify_log(site: &std::path::Path, vkey: &str) -> String {
     stdout
 }
 
+fn verify_site(site: &std::path::Path, vkey: &str) {
+    let out = std::process::Command::new(conduct_bin())
+        .arg("verify-site")
+        .arg(site)
+        .args(["--pubkey", vkey])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "verify-site on the restarted origin: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Kill -9 at random moments under 200 concurrent report-ins; after each restart every
-/// acknowledged entry is present byte for byte, nothing is partial, and the log and every
+/// acknowledged entry is present byte for byte, nothing is partial, the temporaries a crash
+/// leaves are gone, the restarted origin's tree passes `verify-site`, and the log and every
 /// chain verify.
 #[test]
 fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
@@ -228,7 +250,22 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
         }
         let n = acked.lock().unwrap().len();
         eprintln!("round {round}: {n} report-ins acknowledged so far");
+        // A crash mid-write can leave temporaries inside the served tree (the write was in
+        // flight): plant some where the writers put theirs.
+        let tmp_names = [
+            format!("vow/.conduct-tmp.{}.json.4242.pub", vows[0]),
+            "log/tile/entries/.conduct-tmp.000.4242".to_owned(),
+            ".conduct-tmp.manifest.json.4242.manifest".to_owned(),
+        ];
+        for name in &tmp_names {
+            std::fs::write(site.join(name), b"half a file").unwrap();
+        }
         server = Server::start_in(&data, &site, &args);
+        for name in &tmp_names {
+            assert!(!site.join(name).exists(), "{name} survived the restart");
+        }
+        // The restarted origin's own tree is a valid mirror: signed manifest, every file.
+        verify_site(&site, &vkey);
         // Every acknowledged entry is in its chain, byte for byte (as canonical JSON).
         let acked_now = acked.lock().unwrap().clone();
         for v in &vows {
