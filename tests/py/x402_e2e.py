@@ -15,7 +15,7 @@ import httpx
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from eth_account import Account
-from eth_account.messages import encode_typed_data
+from eth_account.messages import encode_defunct, encode_typed_data
 from web3 import Web3
 from x402 import x402Client, x402FacilitatorSync, parse_payment_payload
 from x402.http.clients import x402HttpxClient
@@ -389,6 +389,57 @@ facilitator_url = "{fac_url}"
               rep.status_code == 200 and rep.content == first.content and bal("payer") == before
               and rep.headers.get("idempotent-replayed") == "true",
               f"{rep.status_code} {bal('payer')} vs {before}")
+
+        # 4a. An explicit Idempotency-Key reused for another trace is refused, never served
+        #     another trace's attestation and never sold a second read under the same key.
+        key_h = {"Idempotency-Key": "reuse-" + secrets.token_hex(4)}
+        s, auth = fresh()
+        before = bal("payer")
+        k1 = await plain.post(url, json=trace(44), headers=dict(key_h, **{"PAYMENT-SIGNATURE": header_for(accepted, s, auth, resource)}))
+        s, auth = fresh()
+        mid = bal("payer")
+        k2 = await plain.post(url, json=trace(45), headers=dict(key_h, **{"PAYMENT-SIGNATURE": header_for(accepted, s, auth, resource)}))
+        k2_unpaid = await plain.post(url, json=trace(45), headers=key_h)
+        p2 = k2.json() if "problem+json" in k2.headers.get("content-type", "") else {}
+        check("an Idempotency-Key reused for another trace: 422 idempotency-key-reused, not charged, no 402 first",
+              k1.status_code == 200 and before - mid == PRICE and k2.status_code == 422
+              and p2.get("type", "").endswith("idempotency-key-reused") and bal("payer") == mid
+              and k2_unpaid.status_code == 422,
+              f"{k1.status_code} {k2.status_code} {k2.text[:200]} {k2_unpaid.status_code}")
+        s, auth = fresh()
+        k3 = await plain.post(url, json=trace(44), headers=dict(key_h, **{"PAYMENT-SIGNATURE": header_for(accepted, s, auth, resource)}))
+        check("the same key with the same trace replays the identical signed bytes, not charged",
+              k3.status_code == 200 and k3.content == k1.content and bal("payer") == mid
+              and k3.headers.get("idempotent-replayed") == "true", f"{k3.status_code} {k3.text[:200]}")
+
+        # 4c. A wallet-signed vow: a paid report-in proves the wallet by its payer.
+        def signed_vow(key, agent):
+            q = {"text": "summarise documents for the user", "agent": agent, "cadence_hours": "24"}
+            text = httpx.get(base + "/vow/message", params=q).text
+            sig = Account.from_key(key).sign_message(encode_defunct(text=text)).signature.hex()
+            return httpx.post(base + "/vow", json={"text": q["text"], "agent": agent, "cadence_hours": 24,
+                                                   "wallet": ADDR[key_name[key]],
+                                                   "signature": "0x" + sig.removeprefix("0x")}).json()
+        key_name = {v: k for k, v in KEYS.items()}
+        mine = signed_vow(KEYS["payer"], "payer-owned")
+        theirs = signed_vow(KEYS["pay_to"], "someone-else")
+        ch_r = decode_challenge(await plain.post(base + "/vow/report", json=dict(trace(31), vow_id=mine.get("vow_id"))))
+        acc_r = next(x for x in ch_r["accepts"] if "assetTransferMethod" not in x["extra"])
+        s, auth = fresh()
+        own = await plain.post(base + "/vow/report", json=dict(trace(31), vow_id=mine.get("vow_id")),
+                               headers={"PAYMENT-SIGNATURE": header_for(acc_r, s, auth, ch_r["resource"])})
+        oe = own.json() if own.status_code == 201 else {}
+        check("a paid report-in on the payer's own signed vow: 201, proof x402-payer",
+              own.status_code == 201 and oe.get("proof", {}).get("kind") == "x402-payer"
+              and oe["proof"].get("payer", "").lower() == ADDR["payer"].lower(), f"{own.status_code} {own.text[:300]}")
+        before = bal("payer")
+        s, auth = fresh()
+        foreign = await plain.post(base + "/vow/report", json=dict(trace(32), vow_id=theirs.get("vow_id")),
+                                   headers={"PAYMENT-SIGNATURE": header_for(acc_r, s, auth, ch_r["resource"])})
+        check("a paid report-in on another wallet's vow: 403 wallet-proof-required, not charged, nothing appended",
+              foreign.status_code == 403 and "wallet-proof-required" in foreign.text and bal("payer") == before
+              and (await plain.get(base + f"/vow/{theirs.get('vow_id')}/chain")).json().get("length") == 0,
+              f"{foreign.status_code} {foreign.text[:300]}")
 
         # 4b. Many different payments for the same new trace at once: exactly one price moves.
         before = bal("payer")
