@@ -348,18 +348,42 @@ where
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    let mut over = declared.is_some_and(|len| len > MAX_BODY as u64);
+    if declared.is_some_and(|len| len > MAX_BODY as u64) {
+        // Refused at once, unread: the connection closes after the answer.
+        return Err(too_large().with_header(header::CONNECTION, "close"));
+    }
+    // Only a body without Content-Length (chunked) can turn out too large while it is read.
+    let mut over = false;
     let mut seen = 0usize;
     let mut buf = BytesMut::new();
     let mut body = std::pin::pin!(body);
     while let Some(chunk) = body.next().await {
         let mut chunk = chunk.map_err(|e| {
-            Problem::new(
-                StatusCode::BAD_REQUEST,
-                "unreadable-body",
-                "Body could not be read",
-                e.to_string(),
-            )
+            // The accept loop puts a deadline on every body (`body_timeout_seconds`).
+            let timeout =
+                std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| {
+                    e.source()
+                })
+                .find_map(|e| e.downcast_ref::<crate::serve::BodyTimeout>());
+            match timeout {
+                Some(t) => Problem::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body-timeout",
+                    "Body too slow",
+                    format!(
+                        "the request body must arrive within {} s of the headers \
+                         (body_timeout_seconds)",
+                        t.limit.as_secs()
+                    ),
+                )
+                .with_header(header::CONNECTION, "close"),
+                None => Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    "unreadable-body",
+                    "Body could not be read",
+                    e.to_string(),
+                ),
+            }
         })?;
         seen += chunk.remaining();
         if seen > MAX_BODY {

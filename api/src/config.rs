@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -18,6 +19,16 @@ pub const DEFAULT_DEMO_CAP: u32 = 50;
 pub const PRICE_USD: &str = "0.10";
 /// Largest accepted request body, bytes (DESIGN.md section 10).
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
+/// Default seconds a client has to send a request's line and headers.
+pub const DEFAULT_HEADER_TIMEOUT: u64 = 10;
+/// Default seconds a client has to send a whole request body.
+pub const DEFAULT_BODY_TIMEOUT: u64 = 30;
+/// Default seconds an idle keep-alive connection is kept open.
+pub const DEFAULT_IDLE_TIMEOUT: u64 = 30;
+/// Upper bound of the default global connection cap.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default cap of open connections per client IP (IPv6: per /64).
+pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 64;
 
 /// Keys readable from `conduct.toml` (the scalar keys of the first block also have a flag and a
 /// `CONDUCT_*` twin; the caps, rails and reading providers are file-only).
@@ -46,6 +57,18 @@ pub struct FileConfig {
     pub report_demo_daily_cap: Option<u32>,
     /// `[reading]`: the language-model providers of `/vow/{id}/reading`.
     pub reading: Option<crate::reading::ReadingConfig>,
+    /// `header_timeout_seconds`: time a client has to send a request line and headers.
+    pub header_timeout_seconds: Option<u64>,
+    /// `body_timeout_seconds`: time a client has to send a whole request body.
+    pub body_timeout_seconds: Option<u64>,
+    /// `idle_timeout_seconds`: how long an idle keep-alive connection (or a stalled response
+    /// write) is kept.
+    pub idle_timeout_seconds: Option<u64>,
+    /// `max_connections`: open connections at once, all clients together.
+    pub max_connections: Option<usize>,
+    /// `max_connections_per_ip`: open connections at once per client IP (IPv6: per /64); 0
+    /// lifts the cap.
+    pub max_connections_per_ip: Option<usize>,
 }
 
 impl FileConfig {
@@ -83,6 +106,16 @@ pub struct Config {
     pub report_demo_daily_cap: Option<u32>,
     /// Reading providers (none: rule-based readings).
     pub reading: crate::reading::ReadingConfig,
+    /// Time a client has to send a request line and headers.
+    pub header_timeout: Duration,
+    /// Time a client has to send a whole request body.
+    pub body_timeout: Duration,
+    /// Lifetime of an idle keep-alive connection, and of a stalled response write.
+    pub idle_timeout: Duration,
+    /// Open connections at once, all clients together.
+    pub max_connections: usize,
+    /// Open connections at once per client IP (IPv6: per /64); `None` when lifted.
+    pub max_connections_per_ip: Option<usize>,
 }
 
 /// Default `POST /vow` calls per IP per UTC day (DESIGN.md section 10).
@@ -130,6 +163,27 @@ impl Config {
             .demo_daily_cap
             .or(file.demo_daily_cap)
             .unwrap_or(DEFAULT_DEMO_CAP);
+        let trust_forwarded_for = o
+            .trust_forwarded_for
+            .or(file.trust_forwarded_for)
+            .unwrap_or(false);
+        let seconds = |key: &str, v: Option<u64>, default: u64| match v.unwrap_or(default) {
+            0 => Err(format!("{key} must be at least 1")),
+            s => Ok(Duration::from_secs(s)),
+        };
+        let max_connections = file.max_connections.unwrap_or_else(default_max_connections);
+        if max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        // Behind a proxy every connection comes from the proxy, so by default only the global
+        // cap applies there.
+        let per_ip = file
+            .max_connections_per_ip
+            .unwrap_or(if trust_forwarded_for {
+                0
+            } else {
+                DEFAULT_MAX_CONNECTIONS_PER_IP
+            });
         Ok(Config {
             listen,
             data: o.data.or(file.data).unwrap_or_else(|| DEFAULT_DATA.into()),
@@ -137,10 +191,7 @@ impl Config {
             public_url,
             public_url_explicit,
             demo_daily_cap: (cap > 0).then_some(cap),
-            trust_forwarded_for: o
-                .trust_forwarded_for
-                .or(file.trust_forwarded_for)
-                .unwrap_or(false),
+            trust_forwarded_for,
             manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
             rails: file.rails.unwrap_or_default(),
             vow_daily_cap: Some(file.vow_daily_cap.unwrap_or(DEFAULT_VOW_CAP)).filter(|c| *c > 0),
@@ -150,6 +201,23 @@ impl Config {
             )
             .filter(|c| *c > 0),
             reading: file.reading.unwrap_or_default(),
+            header_timeout: seconds(
+                "header_timeout_seconds",
+                file.header_timeout_seconds,
+                DEFAULT_HEADER_TIMEOUT,
+            )?,
+            body_timeout: seconds(
+                "body_timeout_seconds",
+                file.body_timeout_seconds,
+                DEFAULT_BODY_TIMEOUT,
+            )?,
+            idle_timeout: seconds(
+                "idle_timeout_seconds",
+                file.idle_timeout_seconds,
+                DEFAULT_IDLE_TIMEOUT,
+            )?,
+            max_connections,
+            max_connections_per_ip: (per_ip > 0).then_some(per_ip),
         })
     }
 
@@ -171,6 +239,36 @@ impl Config {
         let host = rest.split('/').next().unwrap_or(rest);
         format!("{host}/log")
     }
+}
+
+/// The default global connection cap: [`DEFAULT_MAX_CONNECTIONS`], or half the process's
+/// open-file limit when that is lower (the other half is left for the store, the site and the
+/// render threads).
+pub fn default_max_connections() -> usize {
+    match open_file_limit() {
+        Some(n) => DEFAULT_MAX_CONNECTIONS.min((n / 2).max(1)),
+        None => DEFAULT_MAX_CONNECTIONS,
+    }
+}
+
+/// The soft `RLIMIT_NOFILE` of this process, if it is known and finite.
+#[cfg(unix)]
+fn open_file_limit() -> Option<usize> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct it is given, which lives for the call.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    if rc != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    usize::try_from(lim.rlim_cur).ok()
+}
+
+#[cfg(not(unix))]
+fn open_file_limit() -> Option<usize> {
+    None
 }
 
 /// The public URL implied by a bound address.
@@ -209,5 +307,45 @@ mod tests {
         let c = Config::resolve(o, file).unwrap();
         assert_eq!(c.listen.port(), 9100);
         assert_eq!(c.demo_daily_cap, None);
+    }
+
+    #[test]
+    fn connection_limits() {
+        let c = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
+        assert_eq!(
+            c.header_timeout,
+            Duration::from_secs(DEFAULT_HEADER_TIMEOUT)
+        );
+        assert_eq!(c.body_timeout, Duration::from_secs(DEFAULT_BODY_TIMEOUT));
+        assert_eq!(c.idle_timeout, Duration::from_secs(DEFAULT_IDLE_TIMEOUT));
+        assert!(c.max_connections >= 1 && c.max_connections <= DEFAULT_MAX_CONNECTIONS);
+        assert_eq!(
+            c.max_connections_per_ip,
+            Some(DEFAULT_MAX_CONNECTIONS_PER_IP)
+        );
+        let file: FileConfig = toml::from_str(
+            "header_timeout_seconds = 2\nbody_timeout_seconds = 3\nidle_timeout_seconds = 4\n\
+             max_connections = 10\nmax_connections_per_ip = 0\n",
+        )
+        .unwrap();
+        let c = Config::resolve(Overrides::default(), file).unwrap();
+        assert_eq!(c.header_timeout, Duration::from_secs(2));
+        assert_eq!(c.body_timeout, Duration::from_secs(3));
+        assert_eq!(c.idle_timeout, Duration::from_secs(4));
+        assert_eq!(c.max_connections, 10);
+        assert_eq!(c.max_connections_per_ip, None);
+        let behind_proxy = Overrides {
+            trust_forwarded_for: Some(true),
+            ..Overrides::default()
+        };
+        let c = Config::resolve(behind_proxy, FileConfig::default()).unwrap();
+        assert_eq!(c.max_connections_per_ip, None);
+        for bad in ["header_timeout_seconds = 0", "max_connections = 0"] {
+            let file: FileConfig = toml::from_str(bad).unwrap();
+            assert!(
+                Config::resolve(Overrides::default(), file).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! `conduct serve`: load or create the key, render the tree, bind, serve, and shut down
-//! cleanly on SIGTERM or Ctrl-C.
+//! cleanly on SIGTERM or Ctrl-C. Connections are accepted by our own loop ([`conn`]), which
+//! caps them and puts deadlines on slow or idle clients.
 
 use std::sync::Arc;
 
@@ -17,6 +18,10 @@ use crate::config::{Config, PRICE_USD};
 use crate::payment::Rails;
 use crate::routes;
 use crate::vow_site::{self, VowSite};
+
+pub mod conn;
+
+pub use conn::{BodyTimeout, Peer};
 
 /// Load the key for `cfg`, creating it on first start.
 pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
@@ -121,10 +126,17 @@ pub fn filter(
         .and(warp::path::full())
         .and(query)
         .and(warp::header::headers_cloned())
+        .and(warp::ext::optional::<Peer>())
         .and(warp::addr::remote())
         .and(warp::body::stream())
         .then(
-            move |method, path: warp::path::FullPath, query, headers, remote, body| {
+            move |method,
+                  path: warp::path::FullPath,
+                  query,
+                  headers,
+                  peer: Option<Peer>,
+                  remote: Option<std::net::SocketAddr>,
+                  body| {
                 let app = app.clone();
                 async move {
                     dispatch(
@@ -134,7 +146,9 @@ pub fn filter(
                             path: path.as_str().to_owned(),
                             query,
                             headers,
-                            remote,
+                            // The TCP peer as our accept loop saw it (warp's own server, if
+                            // this filter is served by it, sets `remote` instead).
+                            remote: peer.map(|p| p.0).or(remote),
                             body,
                         },
                     )
@@ -230,12 +244,10 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         donated,
         site,
     };
+    let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));
     tokio::spawn(refresh_manifest(app.clone()));
-    warp::serve(filter(app))
-        .incoming(listener)
-        .graceful(shutdown_signal())
-        .run()
-        .await;
+    let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app)));
+    conn::run(listener, service, limits, shutdown_signal()).await;
     Ok(())
 }
