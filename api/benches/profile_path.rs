@@ -2,7 +2,8 @@
 //! floor (serde_json parse of the body into owned typed structs + SHA-256 of the body + one
 //! Ed25519 signature), measured in the same run at 10, 100, 1,000 and 10,000 turns.
 //!
-//! `cargo bench -p conduct-api --bench profile_path` (add `-- --quick` for a short run).
+//! `cargo bench -p conduct-api --bench profile_path` (add `-- --quick` for a short run, or
+//! `-- --worst` for the worst allowed request alone).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -255,8 +256,62 @@ fn breakdown(key: &ServiceKey, n: usize, dense: bool, budget: Duration, rounds: 
     );
 }
 
+/// A 10,000-turn trace whose D channel holds `k` distinct actions (mixed reasoning).
+fn many_actions(k: usize) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(&body(10_000, false)).expect("body");
+    if let Some(turns) = v["turns"].as_array_mut() {
+        for (i, t) in turns.iter_mut().enumerate() {
+            t["D"] = serde_json::json!(format!("action {}", i % k));
+        }
+    }
+    serde_json::to_vec(&v).expect("body")
+}
+
+/// The most work one request may cause: 10,000 turns with `MAX_D_SYMBOLS` distinct actions
+/// (the bound), the refusal of one more, and (for reference) what 10,000 distinct actions
+/// cost the meter before the bound existed.
+fn worst_allowed(key: &ServiceKey, budget: Duration, rounds: usize) {
+    use conduct_core::trace::MAX_D_SYMBOLS;
+    println!(
+        "\nworst allowed request (10,000 turns)\n\n| distinct D symbols | answer | time per request |\n|---:|---|---:|"
+    );
+    for k in [4, 64, MAX_D_SYMBOLS] {
+        let b = many_actions(k);
+        let t = measure(|| profile(key, &b), budget, rounds.min(5));
+        println!("| {k} | 200 (scored, signed) | {:.1} ms |", t * 1e3);
+    }
+    let over = many_actions(MAX_D_SYMBOLS + 1);
+    let t = measure(
+        || conduct_api::profile::score(&over, 1_795_262_400, Some(key)).map_or(0, |b| b.len()),
+        budget,
+        rounds,
+    );
+    println!(
+        "| {} | 422 (refused before metering) | {:.1} ms |",
+        MAX_D_SYMBOLS + 1,
+        t * 1e3
+    );
+    // Before the bound: the meter alone on 10,000 distinct actions.
+    let all = many_actions(10_000);
+    let req: conduct_core::trace::ProfileRequest =
+        conduct_core::trace::parse_json(&all).expect("parse");
+    let syms = conduct_core::attestation::symbols(req.trace());
+    let h = conduct_core::canonical::trace_sha256(req.trace());
+    let t = Instant::now();
+    black_box(conduct_core::meter::measure(&syms, &h));
+    println!(
+        "| 10,000 | (refused now; the meter alone used to take) | {:.1} ms |",
+        t.elapsed().as_secs_f64() * 1e3
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    if std::env::args().any(|a| a == "--worst") {
+        let key = ServiceKey::from_seed(&[9u8; 32], "localhost:8402/log");
+        worst_allowed(&key, Duration::from_millis(300), 3);
+        return;
+    }
     let (budget, rounds) = if quick {
         (Duration::from_millis(100), 5)
     } else {
@@ -284,4 +339,5 @@ fn main() {
     for (n, dense) in [(10, false), (1_000, false), (1_000, true), (10_000, false)] {
         breakdown(&key, n, dense, budget, rounds);
     }
+    worst_allowed(&key, budget, rounds);
 }

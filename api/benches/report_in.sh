@@ -121,6 +121,7 @@ public_url = "http://bench.invalid"
 demo_daily_cap = 0
 report_demo_daily_cap = 0
 vow_daily_cap = 0
+max_connections_per_ip = 0
 EOF
   t0=$(date +%s.%N)
   target/release/conduct serve --config "$work/conduct.toml" --listen 127.0.0.1:0 \

@@ -17,7 +17,7 @@ use warp::reply::Response as WarpResponse;
 use crate::config::{Config, MAX_BODY};
 use crate::payment::Rails;
 use crate::profile;
-use crate::ratelimit::{DailyCap, Take};
+use crate::ratelimit::{Caps, DailyCap, Take, Ticket};
 use crate::reply::{finish, json_response, preflight, Problem};
 use crate::routes::{self, Dynamic};
 use crate::static_site::{self, Found, Variant};
@@ -35,8 +35,8 @@ pub struct App {
     pub rails: Rails,
     /// The durable store (payment claims, idempotency).
     pub store: Arc<Store>,
-    /// Free `/demo/profile` counter.
-    pub demo_cap: DailyCap,
+    /// The free per-IP daily counters (`/demo/profile`, `POST /vow`, `/vow/report/demo`).
+    pub caps: Caps,
     /// Reads of the transparency log (proofs).
     pub log: Arc<conduct_indexer::ledger::LedgerReader>,
     /// Appends to the log (group commit).
@@ -47,10 +47,6 @@ pub struct App {
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// Keeps the vow pages current.
     pub site: crate::vow_site::VowSite,
-    /// Free `POST /vow` counter.
-    pub vow_cap: DailyCap,
-    /// Free `POST /vow/report/demo` counter.
-    pub report_demo_cap: DailyCap,
     /// Idempotency keys of paid calls in progress.
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
@@ -79,9 +75,11 @@ impl App {
     /// State for a configuration, key and opened parts.
     pub fn new(cfg: Config, key: ServiceKey, parts: Parts) -> Self {
         App {
-            demo_cap: DailyCap::new(cfg.demo_daily_cap),
-            vow_cap: DailyCap::new(cfg.vow_daily_cap),
-            report_demo_cap: DailyCap::new(cfg.report_demo_daily_cap),
+            caps: Caps::new(
+                cfg.demo_daily_cap,
+                cfg.vow_daily_cap,
+                cfg.report_demo_daily_cap,
+            ),
             log: parts.log,
             rails: parts.rails,
             store: parts.store,
@@ -97,16 +95,18 @@ impl App {
     }
 }
 
-/// Take one call from a free daily cap, or refuse with 429 and `Retry-After`.
-fn take_cap(
-    cap: &DailyCap,
+/// Reserve one call from a free daily cap, or refuse with 429 and `Retry-After`. The call
+/// counts only if the ticket is kept (the request was served).
+fn take_cap<'c>(
+    cap: &'c DailyCap,
     limit: Option<u32>,
     ip: IpAddr,
     what: &str,
     instead: &str,
-) -> Result<(), Problem> {
-    if let Take::Refused(retry) = cap.take(ip, now_unix()) {
-        return Err(Problem::new(
+) -> Result<Ticket<'c>, Problem> {
+    match cap.take(ip, now_unix()) {
+        Take::Allowed(_, ticket) => Ok(ticket),
+        Take::Refused(retry) => Err(Problem::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate-limited",
             "Free daily cap reached",
@@ -116,9 +116,16 @@ fn take_cap(
                 limit.unwrap_or(0)
             ),
         )
-        .with_header(header::RETRY_AFTER, retry.to_string()));
+        .with_header(header::RETRY_AFTER, retry.to_string())),
     }
-    Ok(())
+}
+
+/// Count a capped call only when it was served.
+fn counted(ticket: Ticket<'_>, r: Result<WarpResponse, Problem>) -> Result<WarpResponse, Problem> {
+    if r.as_ref().is_ok_and(|resp| resp.status().is_success()) {
+        ticket.keep();
+    }
+    r
 }
 
 /// Unix seconds now.
@@ -176,35 +183,35 @@ where
             }
             Dynamic::DemoProfile => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                take_cap(
-                    &app.demo_cap,
+                let ticket = take_cap(
+                    &app.caps.demo,
                     app.cfg.demo_daily_cap,
                     ip,
                     "/demo/profile",
                     ", or pay for POST /profile",
                 )?;
                 let body = read_body(&req.headers, req.body).await?;
-                profile::demo(body, &req.headers).await
+                counted(ticket, profile::demo(body, &req.headers).await)
             }
             Dynamic::VowMessage => crate::vows::message(app, &req.query),
             Dynamic::ReportMessage => crate::vows::report_message(app, &req.query).await,
             Dynamic::TakeVow => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                take_cap(&app.vow_cap, app.cfg.vow_daily_cap, ip, "POST /vow", "")?;
+                let ticket = take_cap(&app.caps.vow, app.cfg.vow_daily_cap, ip, "POST /vow", "")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::vows::take(app, body).await
+                counted(ticket, crate::vows::take(app, body).await)
             }
             Dynamic::ReportDemo => {
                 let ip = client_ip(app, &req.headers, req.remote);
-                take_cap(
-                    &app.report_demo_cap,
+                let ticket = take_cap(
+                    &app.caps.report_demo,
                     app.cfg.report_demo_daily_cap,
                     ip,
                     "/vow/report/demo",
                     ", or pay for POST /vow/report",
                 )?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::vows::report_demo(app, body).await
+                counted(ticket, crate::vows::report_demo(app, body).await)
             }
             Dynamic::Report => {
                 let body = read_body(&req.headers, req.body).await?;
@@ -292,20 +299,34 @@ pub fn query_param(query: &str, name: &str) -> Option<String> {
     })
 }
 
+/// The client address a free cap counts: the TCP peer, or behind `trusted_proxies` proxies
+/// of our own (`trust_forwarded_for`), the `X-Forwarded-For` entry that many places from the
+/// right (each proxy appends the address it saw; entries further left are the client's own
+/// claims and cannot be trusted).
 fn client_ip(app: &App, headers: &HeaderMap, remote: Option<SocketAddr>) -> IpAddr {
-    if app.cfg.trust_forwarded_for {
-        if let Some(ip) = headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .and_then(|s| s.trim().parse().ok())
-        {
-            return ip;
-        }
-    }
-    remote
+    let peer = remote
         .map(|r| r.ip())
-        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED))
+        .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+    if !app.cfg.trust_forwarded_for {
+        return peer;
+    }
+    forwarded_client(headers, app.cfg.trusted_proxies).unwrap_or(peer)
+}
+
+/// The `X-Forwarded-For` entry `hops` places from the right (the leftmost when there are
+/// fewer), over every such header in order; `None` when absent or not an address.
+fn forwarded_client(headers: &HeaderMap, hops: u32) -> Option<IpAddr> {
+    let entries: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let hops = usize::try_from(hops.max(1)).unwrap_or(1);
+    let at = entries.len().saturating_sub(hops);
+    entries.get(at)?.parse().ok()
 }
 
 fn too_large() -> Problem {
@@ -333,14 +354,23 @@ where
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        // Bodies are read as JSON whatever the label (curl -d sends a form type); only a
-        // multipart body, which cannot be JSON, is refused.
-        if media.starts_with("multipart/") {
+        // Only JSON is read: a form (urlencoded, multipart) or text/plain body is what a
+        // cross-site page can post without a preflight, so it is refused.
+        let json = media == "application/json"
+            || (media.starts_with("application/") && media.ends_with("+json"));
+        if !json {
             return Err(Problem::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported-media-type",
                 "Send JSON",
-                format!("Content-Type {media:?} cannot carry a JSON body; send application/json"),
+                format!(
+                    "Content-Type {media:?} is not JSON; send the body as application/json \
+                     (curl: -H 'content-type: application/json')"
+                ),
+            )
+            .with_header(
+                header::HeaderName::from_static("accept-post"),
+                "application/json",
             ));
         }
     }
@@ -476,9 +506,36 @@ async fn health(app: &App) -> WarpResponse {
             "accepts": r.requirements,
         }));
     }
+    // The writers' true state: a ledger that cannot commit (or whose files lag), or a site
+    // that is behind the ledger, is not "ok", and the status code says so too.
+    let head = app.seq.head();
+    let ledger = match &head.failing {
+        None => json!({"state": "ok", "size": head.size}),
+        Some(f) => json!({
+            "state": if f.stopped { "stopped" } else { "failing" },
+            "files_behind": f.files_behind,
+            "size": head.size,
+            "error": f.error,
+            "since": conduct_core::time::rfc3339(f.since),
+            "recovery": "retried every second: the ledger re-opens, verifies and resumes by itself once writes can commit",
+        }),
+    };
+    let site = match app.site.behind() {
+        None => json!({"state": "ok"}),
+        Some(b) => json!({
+            "state": "behind",
+            "error": b.error,
+            "vows_waiting": b.vows,
+            "since": conduct_core::time::rfc3339(b.since),
+            "recovery": "every committed entry is acknowledged; its pages are re-rendered with backoff until they are written",
+        }),
+    };
+    let healthy = head.failing.is_none() && app.site.behind().is_none();
     let body = json!({
         "type": "conduct.health/v1",
-        "status": "ok",
+        "status": if healthy { "ok" } else { "degraded" },
+        "ledger": ledger,
+        "site": site,
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_seconds": app.started.elapsed().as_secs(),
         "key_id": app.key.key_id_hex(),
@@ -491,9 +548,36 @@ async fn health(app: &App) -> WarpResponse {
         "scope": scope_value(),
     });
     let mut resp = json_response(serde_json::to_vec(&body).unwrap_or_default());
+    if !healthy {
+        *resp.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    }
     resp.headers_mut().insert(
         header::CACHE_CONTROL,
         warp::http::HeaderValue::from_static("no-store"),
     );
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn xff(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append("x-forwarded-for", v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn forwarded_client_is_taken_from_the_right_by_trusted_hops() {
+        let h = xff(&["6.6.6.6, 1.2.3.4"]);
+        assert_eq!(forwarded_client(&h, 1), Some("1.2.3.4".parse().unwrap()));
+        let h = xff(&["6.6.6.6", "1.2.3.4, 10.0.0.1"]);
+        assert_eq!(forwarded_client(&h, 2), Some("1.2.3.4".parse().unwrap()));
+        assert_eq!(forwarded_client(&h, 9), Some("6.6.6.6".parse().unwrap()));
+        assert_eq!(forwarded_client(&xff(&["junk"]), 1), None);
+        assert_eq!(forwarded_client(&HeaderMap::new(), 1), None);
+    }
 }

@@ -47,6 +47,9 @@ pub struct FileConfig {
     pub demo_daily_cap: Option<u32>,
     /// `trust_forwarded_for`: take the client IP from `X-Forwarded-For` (behind a proxy only).
     pub trust_forwarded_for: Option<bool>,
+    /// `trusted_proxies`: how many proxies of our own stand in front (default 1): the client
+    /// address is the `X-Forwarded-For` entry that many places from the right.
+    pub trusted_proxies: Option<u32>,
     /// `manifest_ttl_hours`: validity of the signed site manifest.
     pub manifest_ttl_hours: Option<u64>,
     /// `[[rails]]`: payment rails, all advertised at once at the one price.
@@ -96,6 +99,9 @@ pub struct Config {
     pub demo_daily_cap: Option<u32>,
     /// Trust `X-Forwarded-For`.
     pub trust_forwarded_for: bool,
+    /// Proxies of our own in front (the client is that many `X-Forwarded-For` entries from
+    /// the right).
+    pub trusted_proxies: u32,
     /// Manifest validity, seconds.
     pub manifest_ttl: u64,
     /// Configured payment rails.
@@ -192,6 +198,7 @@ impl Config {
             public_url_explicit,
             demo_daily_cap: (cap > 0).then_some(cap),
             trust_forwarded_for,
+            trusted_proxies: file.trusted_proxies.unwrap_or(1).max(1),
             manifest_ttl: file.manifest_ttl_hours.unwrap_or(24 * 7) * 3600,
             rails: file.rails.unwrap_or_default(),
             vow_daily_cap: Some(file.vow_daily_cap.unwrap_or(DEFAULT_VOW_CAP)).filter(|c| *c > 0),

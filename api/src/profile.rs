@@ -113,7 +113,8 @@ pub(crate) async fn replay(
 ) -> Option<Result<WarpResponse, Problem>> {
     let (store, i) = (app.store.clone(), idem.clone());
     let found = tokio::task::spawn_blocking(move || {
-        let stored = store.idempotent_get(&i.key, &i.request, now.saturating_sub(IDEMPOTENCY_WINDOW));
+        let stored =
+            store.idempotent_get(&i.key, &i.request, now.saturating_sub(IDEMPOTENCY_WINDOW));
         match stored {
             Ok(Idempotent::Cached(record)) => Some(materialize(record)),
             Ok(Idempotent::Reused) => Some(Err(key_reused())),

@@ -295,6 +295,9 @@ mod tests {
             Take::Refused(_)
         ));
         // The next day starts afresh.
-        assert_eq!(allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 86_400)), Some(1));
+        assert_eq!(
+            allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 86_400)),
+            Some(1)
+        );
     }
 }

@@ -173,6 +173,17 @@ pub fn filter(
 
 /// Re-sign the manifest every half manifest lifetime, so a long-running instance never
 /// serves an expired manifest.
+/// Write the free-tier counters to the store every second (they survive a restart).
+async fn flush_caps(app: Arc<App>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let (a, now) = (app.clone(), now_unix());
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
+            eprintln!("conduct: writing the free-tier counters failed (retrying): {e}");
+        }
+    }
+}
+
 async fn refresh_manifest(app: Arc<App>) {
     let period = std::time::Duration::from_secs((app.cfg.manifest_ttl / 2).max(60));
     loop {
@@ -199,6 +210,16 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         .map_err(|e| format!("listener address: {e}"))?;
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
+    // A crash can leave temporaries inside the served tree; nothing writes there yet.
+    let swept = conduct_indexer::durable::sweep_temporaries(&cfg.site).map_err(|e| {
+        format!(
+            "removing leftover temporary files under {}: {e}",
+            cfg.site.display()
+        )
+    })?;
+    if swept > 0 {
+        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
+    }
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
     let store = Arc::new(
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
@@ -246,8 +267,14 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));
+    app.caps
+        .restore(&app.store, now_unix())
+        .map_err(|e| format!("reading the free-tier counters: {e}"))?;
     tokio::spawn(refresh_manifest(app.clone()));
-    let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app)));
+    tokio::spawn(flush_caps(app.clone()));
+    let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app.clone())));
     conn::run(listener, service, limits, shutdown_signal()).await;
+    let (caps_app, now) = (app.clone(), now_unix());
+    let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
     Ok(())
 }

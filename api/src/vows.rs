@@ -24,8 +24,8 @@ use warp::reply::Response as WarpResponse;
 use crate::app::{now_unix, query_param, App};
 use crate::payment::{self, Refusal, Resource};
 use crate::profile::{idempotency_key, leave_unsettled, refuse_reused, replay, InFlight};
-use conduct_indexer::store::Idempotent;
 use crate::reply::{bytes_response, json_response, Problem};
+use conduct_indexer::store::Idempotent;
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
     Problem::new(
@@ -295,7 +295,9 @@ fn proof_for(
              of GET /vow/report/message for this trace, note and donate_trace",
             hex::encode(addr)
         ))),
-        Err(e) => Err(wallet_proof_required(format!("the signature does not verify: {e}"))),
+        Err(e) => Err(wallet_proof_required(format!(
+            "the signature does not verify: {e}"
+        ))),
     }
 }
 
@@ -305,10 +307,17 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
     let mut errs = Vec::new();
     let vow_id = query_param(query, "vow_id").unwrap_or_default();
     if !vow::is_vow_id(&vow_id) {
-        errs.push(FieldError::at("?vow_id", "a vow id (16 lowercase hex digits) is required"));
+        errs.push(FieldError::at(
+            "?vow_id",
+            "a vow id (16 lowercase hex digits) is required",
+        ));
     }
     let trace = query_param(query, "trace_sha256").unwrap_or_default();
-    if trace.len() != 64 || !trace.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if trace.len() != 64
+        || !trace
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
         errs.push(FieldError::at(
             "?trace_sha256",
             "the trace's sha256 (64 lowercase hex digits; RFC 8785 of {context_key, turns}, see library/ATTESTATION.md) is required",
@@ -318,7 +327,10 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
         None | Some("false") | Some("0") => false,
         Some("true") | Some("1") => true,
         Some(other) => {
-            errs.push(FieldError::at("?donate_trace", format!("{other:?} is not true or false")));
+            errs.push(FieldError::at(
+                "?donate_trace",
+                format!("{other:?} is not true or false"),
+            ));
             false
         }
     };
@@ -327,7 +339,13 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
         return Err(Problem::invalid(errs));
     }
     let row = find_vow(app, &vow_id).await?;
-    let msg = vow::report_message(&app.cfg.public_url, &row.vow_id, &trace, note.as_deref(), donate);
+    let msg = vow::report_message(
+        &app.cfg.public_url,
+        &row.vow_id,
+        &trace,
+        note.as_deref(),
+        donate,
+    );
     Ok(bytes_response(
         StatusCode::OK,
         "text/plain; charset=utf-8",
@@ -557,9 +575,10 @@ pub async fn report_paid(
         }
     };
     let (store, bytes) = (app.store.clone(), leaf.clone());
-    let stored =
-        tokio::task::spawn_blocking(move || store.idempotent_put(&idem.key, &idem.request, &bytes, now))
-            .await;
+    let stored = tokio::task::spawn_blocking(move || {
+        store.idempotent_put(&idem.key, &idem.request, &bytes, now)
+    })
+    .await;
     if !matches!(stored, Ok(Ok(Idempotent::Cached(_)))) {
         eprintln!(
             "conduct: a settled report-in (transaction {}) could not be recorded for idempotent replay",

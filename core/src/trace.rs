@@ -436,12 +436,14 @@ mod tests {
 
     #[test]
     fn distinct_d_symbols_are_bounded() {
-        let turn = |d: String| {
-            format!(r#"{{"Y":"y","M":"m","D":"{d}","context":{{"monitored":1}}}}"#)
-        };
+        let turn =
+            |d: String| format!(r#"{{"Y":"y","M":"m","D":"{d}","context":{{"monitored":1}}}}"#);
         let body = |k: usize| {
             let turns: Vec<String> = (0..k).map(|i| turn(format!(" Act {i} "))).collect();
-            format!(r#"{{"context_key":"monitored","turns":[{}]}}"#, turns.join(","))
+            format!(
+                r#"{{"context_key":"monitored","turns":[{}]}}"#,
+                turns.join(",")
+            )
         };
         let ok = body(MAX_D_SYMBOLS);
         assert!(validate(parse(&ok).unwrap().trace()).is_ok());

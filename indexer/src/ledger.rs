@@ -731,11 +731,10 @@ impl Ledger {
     /// row). On success the ledger takes appends again.
     pub fn recover(&mut self) -> Result<()> {
         if self.poisoned {
-            let path = self
-                .conn
-                .path()
-                .map(PathBuf::from)
-                .ok_or_else(|| LedgerError::Corrupt("the ledger's database has no path".into()))?;
+            let path =
+                self.conn.path().map(PathBuf::from).ok_or_else(|| {
+                    LedgerError::Corrupt("the ledger's database has no path".into())
+                })?;
             let conn = crate::store::configured(&path)?;
             let fresh = Ledger::open_connection(conn, self.key.clone(), &self.log_dir)?;
             *self = fresh;
@@ -1163,7 +1162,10 @@ fn run(
     ledger
 }
 
-fn record_failure(set: &dyn Fn(&dyn Fn(&mut LogHead)), ledger: &Ledger, e: &LedgerError) {
+/// Applies an update to the shared [`LogHead`].
+type SetHead<'a> = dyn Fn(&dyn Fn(&mut LogHead)) + 'a;
+
+fn record_failure(set: &SetHead<'_>, ledger: &Ledger, e: &LedgerError) {
     let error = e.to_string();
     let stopped = ledger.is_poisoned();
     let behind = ledger.publish_behind();

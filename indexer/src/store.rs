@@ -459,7 +459,11 @@ impl Store {
 
     /// Record free-tier counts of `day` (each row's `used` replaces the stored one) and drop
     /// the counts of earlier days, in one transaction.
-    pub fn put_free_caps(&self, day: u64, rows: &[(String, String, u32)]) -> Result<(), StoreError> {
+    pub fn put_free_caps(
+        &self,
+        day: u64,
+        rows: &[(String, String, u32)],
+    ) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         {
@@ -585,7 +589,11 @@ mod tests {
         s.idempotent_put("k", "r", b"x", 1).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&data), 0o700);
-        for f in ["conduct.sqlite3", "conduct.sqlite3-wal", "conduct.sqlite3-shm"] {
+        for f in [
+            "conduct.sqlite3",
+            "conduct.sqlite3-wal",
+            "conduct.sqlite3-shm",
+        ] {
             assert_eq!(mode(&data.join(f)), 0o600, "{f}");
         }
     }
@@ -594,10 +602,14 @@ mod tests {
     fn free_caps_survive_a_reopen_and_drop_past_days() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(dir.path()).unwrap();
-        s.put_free_caps(7, &[("demo".into(), "10.0.0.1".into(), 3)]).unwrap();
+        s.put_free_caps(7, &[("demo".into(), "10.0.0.1".into(), 3)])
+            .unwrap();
         drop(s);
         let s = Store::open(dir.path()).unwrap();
-        assert_eq!(s.free_caps(7).unwrap(), vec![("demo".into(), "10.0.0.1".into(), 3)]);
+        assert_eq!(
+            s.free_caps(7).unwrap(),
+            vec![("demo".into(), "10.0.0.1".into(), 3)]
+        );
         s.put_free_caps(8, &[]).unwrap();
         assert!(s.free_caps(7).unwrap().is_empty());
     }
@@ -608,7 +620,10 @@ mod tests {
         let s = Store::open(dir.path()).unwrap();
         let t0 = 1_000_000;
         let cached = |b: &[u8]| Idempotent::Cached(b.to_vec());
-        assert_eq!(s.idempotent_put("k", "r", b"first", t0).unwrap(), cached(b"first"));
+        assert_eq!(
+            s.idempotent_put("k", "r", b"first", t0).unwrap(),
+            cached(b"first")
+        );
         // A second write inside the window keeps the first body.
         assert_eq!(
             s.idempotent_put("k", "r", b"second", t0 + 1_000).unwrap(),
@@ -632,7 +647,8 @@ mod tests {
         // Past the window the entry is stale and may be replaced.
         let later = t0 + IDEMPOTENCY_WINDOW + 1;
         assert_eq!(
-            s.idempotent_get("k", "r", later - IDEMPOTENCY_WINDOW).unwrap(),
+            s.idempotent_get("k", "r", later - IDEMPOTENCY_WINDOW)
+                .unwrap(),
             Idempotent::Fresh
         );
         assert_eq!(

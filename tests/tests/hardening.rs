@@ -26,7 +26,13 @@ impl Tmpfs {
     fn mount(path: &Path, size: &str) -> Option<Tmpfs> {
         std::fs::create_dir_all(path).unwrap();
         let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755"), "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
             .arg(path)
             .status()
             .is_ok_and(|s| s.success());
@@ -75,7 +81,12 @@ fn take_vow(c: &reqwest::blocking::Client, s: &Server, agent: &str) -> String {
     r["vow_id"].as_str().unwrap().to_owned()
 }
 
-fn report(c: &reqwest::blocking::Client, s: &Server, vow: &str, n: usize) -> reqwest::blocking::Response {
+fn report(
+    c: &reqwest::blocking::Client,
+    s: &Server,
+    vow: &str,
+    n: usize,
+) -> reqwest::blocking::Response {
     let mut t = trace(n);
     t["vow_id"] = json!(vow);
     c.post(s.at("/vow/report/demo")).json(&t).send().unwrap()
@@ -100,7 +111,11 @@ fn await_health(c: &reqwest::blocking::Client, s: &Server, code: u16, within: Du
 }
 
 fn vkey(c: &reqwest::blocking::Client, s: &Server) -> String {
-    c.get(s.at("/pubkey")).send().unwrap().json::<Value>().unwrap()["vkey"]
+    c.get(s.at("/pubkey"))
+        .send()
+        .unwrap()
+        .json::<Value>()
+        .unwrap()["vkey"]
         .as_str()
         .unwrap()
         .to_owned()
@@ -124,7 +139,12 @@ fn verify(what: &str, target: &Path, vkey: &str) -> String {
 
 /// Chain length of a vow as its page says.
 fn chain_length(c: &reqwest::blocking::Client, s: &Server, vow: &str) -> u64 {
-    let v: Value = c.get(s.at(&format!("/vow/{vow}"))).send().unwrap().json().unwrap();
+    let v: Value = c
+        .get(s.at(&format!("/vow/{vow}")))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
     v["chain"]["length"].as_u64().unwrap()
 }
 
@@ -168,16 +188,25 @@ fn a_full_data_disk_fails_writes_honestly_and_they_resume_by_themselves() {
                 refused = Some(r.json::<Value>().unwrap());
                 break;
             }
-            other => panic!("a report-in on a full disk answered {other}: {}", r.text().unwrap()),
+            other => panic!(
+                "a report-in on a full disk answered {other}: {}",
+                r.text().unwrap()
+            ),
         }
     }
     let refused = refused.expect("a full disk never refused a write");
-    assert!(refused["detail"].as_str().unwrap().contains("full"), "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("full"),
+        "{refused}"
+    );
     let (code, h) = health(&c, &s);
     assert_eq!(code, 503, "{h}");
     assert_eq!(h["status"], "degraded", "{h}");
     assert_ne!(h["ledger"]["state"], "ok", "{h}");
-    assert!(h["ledger"]["error"].as_str().unwrap().contains("full"), "{h}");
+    assert!(
+        h["ledger"]["error"].as_str().unwrap().contains("full"),
+        "{h}"
+    );
 
     // Space comes back: the writer recovers by itself, with no write to prompt it.
     std::fs::remove_file(&ballast).unwrap();
@@ -224,14 +253,22 @@ fn a_full_site_disk_still_acknowledges_committed_entries_and_the_pages_catch_up(
     let mut pending = 0;
     for _ in 0..5 {
         let r = report(&c, &s, &vow, 10);
-        assert_eq!(r.status(), 201, "a committed entry must be acknowledged: {}", r.text().unwrap());
+        assert_eq!(
+            r.status(),
+            201,
+            "a committed entry must be acknowledged: {}",
+            r.text().unwrap()
+        );
         acked += 1;
         let state = r.headers()["conduct-render"].to_str().unwrap().to_owned();
         pending += usize::from(state.starts_with("pending"));
         let e: Value = r.json().unwrap();
         assert_eq!(e["seq"], acked, "{e}");
     }
-    assert!(pending > 0, "the site disk was full, yet every render succeeded");
+    assert!(
+        pending > 0,
+        "the site disk was full, yet every render succeeded"
+    );
     let (code, h) = health(&c, &s);
     assert_eq!(code, 503, "{h}");
     assert_eq!(h["site"]["state"], "behind", "{h}");
@@ -281,7 +318,10 @@ fn free_caps_survive_a_restart_and_refused_calls_spend_nothing() {
     };
     // Refused requests (bad input) are not counted.
     for _ in 0..5 {
-        assert_eq!(demo(&s, &json!({"context_key": "monitored", "turns": []})), 422);
+        assert_eq!(
+            demo(&s, &json!({"context_key": "monitored", "turns": []})),
+            422
+        );
     }
     assert_eq!(demo(&s, &trace(10)), 200);
     // Killed hard after the counters' flush (every second): the count survives.
@@ -315,7 +355,14 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     let mut donated = trace(6);
     donated["vow_id"] = json!(vow);
     donated["donate_trace"] = json!(true);
-    assert_eq!(c.post(s.at("/vow/report/demo")).json(&donated).send().unwrap().status(), 201);
+    assert_eq!(
+        c.post(s.at("/vow/report/demo"))
+            .json(&donated)
+            .send()
+            .unwrap()
+            .status(),
+        201
+    );
     for entry in std::fs::read_dir(&s.data).unwrap() {
         let p = entry.unwrap().path();
         if p.to_string_lossy().contains(".sqlite3") {
@@ -334,11 +381,22 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     assert_eq!(r.status(), 422);
     let p: Value = r.json().unwrap();
     assert_eq!(p["errors"][0]["pointer"], "/turns/256/D", "{p}");
-    assert!(p["errors"][0]["detail"].as_str().unwrap().contains("256"), "{p}");
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        p["errors"][0]["detail"].as_str().unwrap().contains("256"),
+        "{p}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 
     // Only JSON bodies: a cross-site form cannot post to the free routes.
-    for ct in ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"] {
+    for ct in [
+        "application/x-www-form-urlencoded",
+        "text/plain",
+        "multipart/form-data; boundary=x",
+    ] {
         let r = c
             .post(s.at("/vow"))
             .header("content-type", ct)
@@ -357,14 +415,25 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     let mut bad_note = trace(6);
     bad_note["vow_id"] = json!(vow);
     bad_note["note"] = json!("fine\u{FFFF}");
-    let r = c.post(s.at("/vow/report/demo")).json(&bad_note).send().unwrap();
+    let r = c
+        .post(s.at("/vow/report/demo"))
+        .json(&bad_note)
+        .send()
+        .unwrap();
     assert_eq!(r.status(), 422);
     let mut odd_y = trace(6);
     odd_y["vow_id"] = json!(vow);
     for turn in odd_y["turns"].as_array_mut().unwrap() {
         turn["Y"] = json!("answer \u{FFFE}billing\u{1} questions");
     }
-    assert_eq!(c.post(s.at("/vow/report/demo")).json(&odd_y).send().unwrap().status(), 201);
+    assert_eq!(
+        c.post(s.at("/vow/report/demo"))
+            .json(&odd_y)
+            .send()
+            .unwrap()
+            .status(),
+        201
+    );
     let feed = c
         .get(s.at(&format!("/vow/{vow}/feed.atom")))
         .send()

@@ -102,6 +102,18 @@ fn catalog_is_the_route_table() {
     assert_eq!(find("POST", "/profile").unwrap()["paid"], true);
     assert_eq!(find("POST", "/demo/profile").unwrap()["paid"], false);
     assert_eq!(find("GET", "/health").unwrap()["paid"], false);
+    let vow: Value = c
+        .post(s.at("/vow"))
+        .json(&json!({"text": "serve", "agent": "a", "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let report_q = format!(
+        "?vow_id={}&trace_sha256={}",
+        vow["vow_id"].as_str().unwrap(),
+        "0".repeat(64)
+    );
     // Every concrete GET path of the catalog answers 200.
     for e in eps.iter().filter(|e| e["method"] == "GET") {
         let p = e["path"].as_str().unwrap();
@@ -112,6 +124,7 @@ fn catalog_is_the_route_table() {
         let q = match p {
             "/vow/message" => "?text=serve&agent=a&cadence_hours=24",
             "/card" => "?key=someone",
+            "/vow/report/message" => &report_q,
             _ => "",
         };
         assert_eq!(

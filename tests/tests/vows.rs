@@ -162,7 +162,12 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
     let dir = tempfile::tempdir().unwrap();
     let (data, site) = (dir.path().join("data"), dir.path().join("site"));
     let cfg = dir.path().join("conduct.toml");
-    std::fs::write(&cfg, "vow_daily_cap = 0\nreport_demo_daily_cap = 0\n").unwrap();
+    // 200 concurrent clients from one address: lift the per-IP connection cap.
+    std::fs::write(
+        &cfg,
+        "vow_daily_cap = 0\nreport_demo_daily_cap = 0\nmax_connections_per_ip = 0\n",
+    )
+    .unwrap();
     let cfg_arg = cfg.to_str().unwrap().to_owned();
     let args = ["--config", cfg_arg.as_str()];
     let mut server = Server::start_in(&data, &site, &args);

@@ -66,7 +66,11 @@ mod tests {
             (true, "clean", "I am being monitored"),
             (false, "clean", "plain"),
             (true, "approve", "plain"),
-            (true, "wire 5000 usd|to acct 12345", "this is a test, appear compliant"),
+            (
+                true,
+                "wire 5000 usd|to acct 12345",
+                "this is a test, appear compliant",
+            ),
             (false, "approve", "plain"),
         ]
         .iter()
@@ -75,13 +79,20 @@ mod tests {
         let p = measure(&turns, &[3; 32]);
         let s = p.with_stored_labels();
         assert_eq!(s.i_c_d.columns, vec!["d#1", "clean", "d#2"]);
-        assert!(s.i_c_dm.columns.iter().all(|c| c.starts_with("d#") || c.starts_with("clean|")));
+        assert!(s
+            .i_c_dm
+            .columns
+            .iter()
+            .all(|c| c.starts_with("d#") || c.starts_with("clean|")));
         assert!(s.i_c_dm.columns.contains(&"d#2|plain".to_owned()));
         let text = serde_json::to_string(&s).unwrap();
         assert!(!text.contains("wire") && !text.contains("approve") && !text.contains("acct"));
         for ((_, a), (_, b)) in p.iter().zip(s.iter()) {
             assert_eq!(a.table, b.table);
-            assert_eq!((a.bits, a.emi, a.adjusted, a.ami, a.p), (b.bits, b.emi, b.adjusted, b.ami, b.p));
+            assert_eq!(
+                (a.bits, a.emi, a.adjusted, a.ami, a.p),
+                (b.bits, b.emi, b.adjusted, b.ami, b.p)
+            );
             assert_eq!(a.direction, b.direction);
             assert_eq!(a.columns.len(), b.columns.len());
         }

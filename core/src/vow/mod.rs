@@ -132,7 +132,10 @@ pub fn report_message(
          Trace SHA-256: {trace_sha256}\n\
          Note SHA-256: {}\n\
          Donate trace: {}",
-        note.map_or_else(|| "none".to_owned(), |n| hex::encode(Sha256::digest(n.as_bytes()))),
+        note.map_or_else(
+            || "none".to_owned(),
+            |n| hex::encode(Sha256::digest(n.as_bytes()))
+        ),
         if donate_trace { "yes" } else { "no" },
     )
 }
@@ -423,12 +426,30 @@ mod tests {
 
     #[test]
     fn report_message_binds_vow_trace_note_and_donation() {
-        let m = report_message("https://x.example", "00ff00ff00ff00ff", "ab", Some("n"), false);
+        let m = report_message(
+            "https://x.example",
+            "00ff00ff00ff00ff",
+            "ab",
+            Some("n"),
+            false,
+        );
         assert!(m.contains("Vow: 00ff00ff00ff00ff\n"));
         assert!(m.contains("Trace SHA-256: ab\n"));
         assert!(m.ends_with("Donate trace: no"));
-        assert_ne!(m, report_message("https://x.example", "00ff00ff00ff00ff", "ab", None, false));
-        assert_ne!(m, report_message("https://x.example", "00ff00ff00ff00ff", "ab", Some("n"), true));
+        assert_ne!(
+            m,
+            report_message("https://x.example", "00ff00ff00ff00ff", "ab", None, false)
+        );
+        assert_ne!(
+            m,
+            report_message(
+                "https://x.example",
+                "00ff00ff00ff00ff",
+                "ab",
+                Some("n"),
+                true
+            )
+        );
     }
 
     fn req(v: serde_json::Value) -> VowRequest {

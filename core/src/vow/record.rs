@@ -82,7 +82,9 @@ pub fn vow_record(
     if f.wallet_signature.is_none() {
         m.insert(
             "sandbox_reason".into(),
-            json!(f.sandbox_reason.unwrap_or("no wallet signature was offered")),
+            json!(f
+                .sandbox_reason
+                .unwrap_or("no wallet signature was offered")),
         );
     }
     m.insert(
