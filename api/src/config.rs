@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-/// Default listen address (DESIGN.md section 2).
+/// Default listen address (README.md, "Configuration").
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8402";
 /// Default data directory.
 pub const DEFAULT_DATA: &str = "./data";
@@ -17,7 +17,7 @@ pub const DEFAULT_SITE: &str = "./site";
 pub const DEFAULT_DEMO_CAP: u32 = 50;
 /// Price of one paid read in USD. Flat, the same for every caller, never a function of a score.
 pub const PRICE_USD: &str = "0.10";
-/// Largest accepted request body, bytes (DESIGN.md section 10).
+/// Largest accepted request body, bytes (library/ERRORS.md, `too-large`).
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
 /// Default seconds a client has to send a request's line and headers.
 pub const DEFAULT_HEADER_TIMEOUT: u64 = 10;
@@ -124,7 +124,7 @@ pub struct Config {
     pub max_connections_per_ip: Option<usize>,
 }
 
-/// Default `POST /vow` calls per IP per UTC day (DESIGN.md section 10).
+/// Default `POST /vow` calls per IP per UTC day (README.md, "Configuration").
 pub const DEFAULT_VOW_CAP: u32 = 20;
 /// Default `POST /vow/report/demo` calls per IP per UTC day.
 pub const DEFAULT_REPORT_DEMO_CAP: u32 = 50;

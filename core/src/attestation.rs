@@ -1,4 +1,4 @@
-//! The attestation (`conduct.attestation/v1`, DESIGN.md section 5) and predicate disclosure.
+//! The attestation (`conduct.attestation/v1`, library/ATTESTATION.md) and predicate disclosure.
 //!
 //! [`attest`] runs the whole pure profile path: validate, hash the canonical trace, reduce turns
 //! to symbols, meter, and build the (still unsigned) attestation object. Signing is one call on

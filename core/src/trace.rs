@@ -333,7 +333,8 @@ fn too_long(s: &str) -> Option<usize> {
     (n > MAX_STRING_CHARS).then_some(n)
 }
 
-/// Check every rule of spec 2.1 and DESIGN.md section 10 on a parsed trace.
+/// Check every rule of spec 2.1 and every trace limit (README.md, METER.md section 8) on a
+/// parsed trace.
 ///
 /// Returns all violations found (at most [`MAX_REPORTED_ERRORS`] plus a summary line).
 pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {

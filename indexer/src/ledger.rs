@@ -1,4 +1,4 @@
-//! The ledger (DESIGN.md section 6): one global append-only transparency log in C2SP
+//! The ledger (library/VOWS.md, "Durability and verification"): one global append-only transparency log in C2SP
 //! tlog-tiles format with RFC 6962 hashing, stored in SQLite and published as static files.
 //!
 //! Durability follows Sunlight's rule. [`Ledger::append`] commits the leaves, the new stored

@@ -1,4 +1,4 @@
-//! The ledger's transparency log logic (DESIGN.md section 6): RFC 6962 hashing and proofs,
+//! The ledger's transparency log logic (library/VOWS.md, library/MIRRORS.md): RFC 6962 hashing and proofs,
 //! C2SP tlog-tiles, signed-note, tlog-checkpoint and tlog-proof.
 //!
 //! Pure functions and types: no IO, no clock. Storage, serving and scheduling live elsewhere.

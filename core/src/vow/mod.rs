@@ -1,4 +1,4 @@
-//! The vow ledger's pure logic (spec 2.3–2.5, DESIGN.md sections 6 and 9): vow and report-in
+//! The vow ledger's pure logic (spec 2.3–2.5, library/VOWS.md): vow and report-in
 //! requests and their validation, the exact EIP-191 text a wallet signs, the signed record
 //! formats `conduct.vow/v1` and `conduct.entry/v1`, the declared-purpose match, report-in
 //! windows, and chain verification.
@@ -110,7 +110,7 @@ pub fn normalize_agent(agent: &str) -> String {
 }
 
 /// The exact text a vow's wallet signs with EIP-191 `personal_sign` to report in on the free
-/// route (DESIGN.md section 6): it names the origin, the action, the vow and binds the trace
+/// route (library/VOWS.md, "Reporting in"): it names the origin, the action, the vow and binds the trace
 /// (`sha256(trace)`), the note and the donation choice, so it proves this one report-in. A
 /// signature is accepted once (a replay is refused).
 pub fn report_message(
@@ -373,8 +373,8 @@ pub fn format_hours(hours: f64) -> String {
     }
 }
 
-/// The exact text a wallet signs with EIP-191 `personal_sign` to take a vow (DESIGN.md
-/// section 9): it names the service origin, the action and every parameter, so a signature
+/// The exact text a wallet signs with EIP-191 `personal_sign` to take a vow (library/VOWS.md,
+/// "Taking a vow"): it names the service origin, the action and every parameter, so a signature
 /// cannot be replayed elsewhere or for another vow.
 pub fn vow_message(
     origin: &str,
