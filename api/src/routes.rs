@@ -3,6 +3,9 @@
 //! Dynamic routes name a handler; static routes are served from the rendered tree, and a test
 //! checks that every static route resolves to a rendered file.
 
+use conduct_renderer::openapi::{
+    Contract, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, TEXT, XML,
+};
 use conduct_renderer::RouteInfo;
 
 /// A handler computed per request.
@@ -63,83 +66,252 @@ const fn route(
             path,
             paid,
             description,
+            contract: Contract::UNDESCRIBED,
         },
         handler,
     }
 }
 
+impl Route {
+    /// With the contract `/openapi.json` describes the route by.
+    const fn with(self, contract: Contract) -> Route {
+        Route {
+            info: RouteInfo {
+                contract,
+                ..self.info
+            },
+            ..self
+        }
+    }
+}
+
+// The parameters of the contracts (the limits are core's; a test checks them).
+const VOW_ID: Param = Param::path(
+    "id",
+    r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+    "A vow id: 16 lowercase hex digits.",
+);
+const DECIMAL: &str = r#"{"type":"string","pattern":"^(0|[1-9][0-9]{0,18})$"}"#;
+const CHAIN_PAGE: Param = Param::path("k", DECIMAL, "The page number, from 0.");
+const LOG_INDEX: Param = Param::path("index", DECIMAL, "A log index, in decimal.");
+const TILE_LEVEL: Param = Param::path(
+    "L",
+    r#"{"type":"string","pattern":"^(0|[1-9][0-9]?)$"}"#,
+    "The tile level.",
+);
+const TILE_INDEX: Param = Param::path(
+    "N",
+    r#"{"type":"string","pattern":"^[0-9]{3}$"}"#,
+    "The tile index below 1000, as three digits (a larger index is more path segments, \
+     x-prefixed 3-digit groups, and a partial tile ends in .p/<W>).",
+);
+const DOC_NAME: Param = Param {
+    name: "NAME",
+    location: In::Path,
+    required: true,
+    schema: ParamSchema::DocumentName,
+    description: "A published document's name (see /library).",
+};
+const IDEMPOTENCY_KEY: Param = Param::header(
+    "Idempotency-Key",
+    r#"{"type":"string","minLength":1,"maxLength":255,"pattern":"^[\\x21-\\x7e]+$"}"#,
+    "The same key (default: the request's hash) within 24 hours returns what was paid for \
+     without a second charge.",
+);
+const PAYMENT: Param = Param::header(
+    "PAYMENT-SIGNATURE",
+    r#"{"type":"string"}"#,
+    "base64 of an x402 v2 PaymentPayload answering the PAYMENT-REQUIRED challenge \
+     (X-PAYMENT is read too).",
+);
+const PAID: &[Param] = &[PAYMENT, IDEMPOTENCY_KEY];
+const VOW_MESSAGE: &[Param] = &[
+    Param::query(
+        "text",
+        true,
+        r#"{"type":"string","minLength":1,"maxLength":4000}"#,
+        "The declared purpose.",
+    ),
+    Param::query(
+        "agent",
+        true,
+        r#"{"type":"string","minLength":1,"maxLength":64}"#,
+        "The public agent name.",
+    ),
+    Param::query(
+        "cadence_hours",
+        true,
+        r#"{"type":"number","minimum":0.01,"maximum":8760}"#,
+        "The report-in cadence, a whole number of seconds in hours.",
+    ),
+    Param::query(
+        "sealed",
+        false,
+        r#"{"type":"string","enum":["true","false","1","0"]}"#,
+        "Publish only sha256(text).",
+    ),
+];
+const REPORT_MESSAGE: &[Param] = &[
+    Param::query(
+        "vow_id",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+        "The vow reported on.",
+    ),
+    Param::query(
+        "trace_sha256",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{64}$"}"#,
+        "sha256 of the RFC 8785 bytes of {context_key, turns}.",
+    ),
+    Param::query(
+        "note",
+        false,
+        r#"{"type":"string"}"#,
+        "The report-in's note.",
+    ),
+    Param::query(
+        "donate_trace",
+        false,
+        r#"{"type":"string","enum":["true","false","1","0"]}"#,
+        "Whether the trace is donated.",
+    ),
+];
+const VERIFY_TEXT: &[Param] = &[
+    VOW_ID,
+    Param::query("text", true, r#"{"type":"string"}"#, "The candidate text."),
+];
+const CARD_KEY: &[Param] = &[Param::query(
+    "key",
+    true,
+    r#"{"type":"string","minLength":1}"#,
+    "An agent name, npub, vow id or wallet.",
+)];
+
+// The contracts of the kinds of route.
+const PAGE: Contract = Contract::page(&[JSON, HTML]);
+const JSON_FILE: Contract = Contract::file(&[JSON], Some(Schema::Snapshot));
+const TEXT_FILE: Contract = Contract::file(&[TEXT], None);
+
 /// Every route of the running service.
 pub const ROUTES: &[Route] = &[
     route("POST", "/profile", true, Handler::Dynamic(Dynamic::Profile),
-        "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}."),
+        "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
+            .body(Schema::ProfileRequest)
+            .params(PAID)),
     route("POST", "/demo/profile", false, Handler::Dynamic(Dynamic::DemoProfile),
-        "The same profile, unsigned. Free, capped per IP per UTC day."),
+        "The same profile, unsigned. Free, capped per IP per UTC day.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[429, 503])
+            .body(Schema::ProfileRequest)),
     route("GET", "/health", false, Handler::Dynamic(Dynamic::Health),
-        "Liveness and which payment rails are up."),
+        "Liveness and which payment rails are up.")
+        .with(Contract::call(&[200, 503], &[JSON], Some(Schema::Health), &[])),
     route("GET", "/", false, Handler::Static,
-        "Service card (JSON; HTML for Accept: text/html)."),
+        "Service card (JSON; HTML for Accept: text/html).")
+        .with(PAGE),
     route("GET", "/catalog", false, Handler::Static,
-        "This list, generated from the running route table."),
+        "This list, generated from the running route table.")
+        .with(PAGE),
+    route("GET", "/openapi.json", false, Handler::Static,
+        "OpenAPI 3.1 description of every endpoint, generated from the running route table (signed as x-signature).")
+        .with(Contract::file(&[JSON], Some(Schema::OpenApi))),
     route("GET", "/pubkey", false, Handler::Static,
-        "The Ed25519 public key, its C2SP key id and vkey."),
+        "The Ed25519 public key, its C2SP key id and vkey.")
+        .with(PAGE),
     route("GET", "/predicates", false, Handler::Static,
-        "Posted predicate metrics and bands for disclosure mode."),
+        "Posted predicate metrics and bands for disclosure mode.")
+        .with(Contract::page(&[JSON])),
     route("GET", "/schemas/trace.json", false, Handler::Static,
-        "JSON Schema of a trace."),
+        "JSON Schema of a trace.")
+        .with(JSON_FILE),
     route("GET", "/schemas/attestation.json", false, Handler::Static,
-        "JSON Schema of an attestation."),
+        "JSON Schema of an attestation.")
+        .with(JSON_FILE),
     route("GET", "/.well-known/x402.json", false, Handler::Static,
-        "Paid resources and the rails that pay them."),
+        "Paid resources and the rails that pay them.")
+        .with(JSON_FILE),
     route("GET", "/.well-known/agent.json", false, Handler::Static,
-        "Agent card."),
+        "Agent card.")
+        .with(JSON_FILE),
     route("GET", "/library", false, Handler::Static,
-        "Published documents with sizes, and the withheld count."),
+        "Published documents with sizes, and the withheld count.")
+        .with(PAGE),
     route("GET", "/library/{NAME}.md", false, Handler::Static,
-        "One published document as markdown (HTML at /library/{NAME})."),
+        "One published document as markdown (HTML at /library/{NAME}).")
+        .with(Contract::file(&[MARKDOWN], None).params(&[DOC_NAME])),
     route("GET", "/manifest.json", false, Handler::Static,
-        "Signed manifest of every file of the tree, for mirrors."),
+        "Signed manifest of every file of the tree, for mirrors.")
+        .with(JSON_FILE),
     route("GET", "/log/checkpoint", false, Handler::Static,
-        "The log's latest checkpoint: a C2SP signed note (origin, size, RFC 6962 root)."),
+        "The log's latest checkpoint: a C2SP signed note (origin, size, RFC 6962 root).")
+        .with(TEXT_FILE),
     route("GET", "/log/tile/{L}/{N}", false, Handler::Static,
-        "A C2SP tlog-tiles hash tile (N in x-prefixed 3-digit groups; partial tiles end in .p/<W>)."),
+        "A C2SP tlog-tiles hash tile (N in x-prefixed 3-digit groups; partial tiles end in .p/<W>).")
+        .with(Contract::file(&[OCTETS], None).params(&[TILE_LEVEL, TILE_INDEX])),
     route("GET", "/log/tile/entries/{N}", false, Handler::Static,
-        "A bundle of log entries (u16 big-endian length before each entry)."),
+        "A bundle of log entries (u16 big-endian length before each entry).")
+        .with(Contract::file(&[OCTETS], None).params(&[TILE_INDEX])),
     route("GET", "/log/proof/{index}", false, Handler::Dynamic(Dynamic::LogProof),
-        "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to."),
+        "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to.")
+        .with(Contract::call(&[200], &[TEXT], None, &[400, 404, 503]).params(&[LOG_INDEX])),
     route("GET", "/vow/message", false, Handler::Dynamic(Dynamic::VowMessage),
-        "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true]."),
+        "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true].")
+        .with(Contract::call(&[200], &[TEXT], None, &[422]).params(VOW_MESSAGE)),
     route("POST", "/vow", false, Handler::Dynamic(Dynamic::TakeVow),
-        "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day."),
+        "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[404, 409, 429, 503])
+            .body(Schema::VowRequest)),
     route("GET", "/vow/report/message", false, Handler::Dynamic(Dynamic::ReportMessage),
-        "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once."),
+        "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once.")
+        .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(REPORT_MESSAGE)),
     route("POST", "/vow/report", true, Handler::Dynamic(Dynamic::Report),
-        "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402."),
+        "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402.")
+        .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
+            .body(Schema::ReportRequest)
+            .params(PAID)),
     route("POST", "/vow/report/demo", false, Handler::Dynamic(Dynamic::ReportDemo),
-        "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day."),
+        "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
+            .body(Schema::ReportRequest)),
     route("GET", "/vows", false, Handler::Static,
-        "Public index of every vow, by agent name (never by score)."),
+        "Public index of every vow, by agent name (never by score).")
+        .with(PAGE),
     route("GET", "/vow/{id}", false, Handler::Static,
-        "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification)."),
+        "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification).")
+        .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/chain", false, Handler::Static,
-        "The complete raw chain: every signed record of the vow, in order."),
+        "The complete raw chain: every signed record of the vow, in order.")
+        .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/reading", false, Handler::Static,
-        "The signed trajectory plus an interpretation labelled as guidance, never a verdict."),
+        "The signed trajectory plus an interpretation labelled as guidance, never a verdict.")
+        .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/chain/{k}", false, Handler::Static,
-        "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain."),
+        "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain.")
+        .with(Contract::page(&[JSON]).params(&[VOW_ID, CHAIN_PAGE])),
     route("GET", "/vow/{id}/feed.atom", false, Handler::Static,
-        "An Atom feed of a vow's report-ins (the static answer to \"no push interface\")."),
+        "An Atom feed of a vow's report-ins (the static answer to \"no push interface\").")
+        .with(Contract::file(&[ATOM], None).params(&[VOW_ID])),
     route("GET", "/vow/{id}/verify_text", false, Handler::Dynamic(Dynamic::VerifyText),
-        "Whether ?text= is the vow's text (compares sha256 with the published text_sha256)."),
+        "Whether ?text= is the vow's text (compares sha256 with the published text_sha256).")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[404, 422, 503]).params(VERIFY_TEXT)),
     route("GET", "/card", false, Handler::Dynamic(Dynamic::Card),
-        "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404."),
+        "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404.")
+        .with(Contract::call(&[200], &[JSON, TEXT], Some(Schema::Snapshot), &[])
+            .negotiated()
+            .params(CARD_KEY)),
     route("GET", "/lost", false, Handler::Static,
-        "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML)."),
+        "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
+        .with(Contract::page(&[JSON, TEXT, HTML])),
     route("GET", "/llms.txt", false, Handler::Static,
-        "The whole surface compressed to one page."),
+        "The whole surface compressed to one page.")
+        .with(TEXT_FILE),
     route("GET", "/sitemap.xml", false, Handler::Static,
-        "Every public page, for crawlers."),
+        "Every public page, for crawlers.")
+        .with(Contract::file(&[XML], None)),
     route("GET", "/robots.txt", false, Handler::Static,
-        "Crawler rules."),
+        "Crawler rules.")
+        .with(TEXT_FILE),
 ];
 
 /// Match a concrete path against a route pattern (`{X}` matches a non-empty part of one
@@ -181,5 +353,44 @@ mod tests {
         assert!(matches("/vow/{id}/chain/{k}", "/vow/ab12/chain/3"));
         assert!(!matches("/vow/{id}/chain/{k}", "/vow/ab12/chain"));
         assert!(!matches("/vow/{id}", "/vow/a/b"));
+    }
+
+    #[test]
+    fn every_route_has_a_contract_and_the_openapi_document_renders() {
+        use conduct_core::vow::{MAX_AGENT, MAX_CADENCE_HOURS, MAX_VOW_TEXT, MIN_CADENCE_HOURS};
+        for r in ROUTES {
+            assert_ne!(r.info.contract, Contract::UNDESCRIBED, "{}", r.info.path);
+        }
+        let key = conduct_core::signing::ServiceKey::from_seed(&[1; 32], "conduct.test");
+        let routes = infos();
+        let input = conduct_renderer::SiteInput {
+            key: &key,
+            public_url: "https://conduct.example",
+            routes: &routes,
+            accepts: &[],
+            price_usd: "0.10",
+            demo_daily_cap: Some(50),
+            as_of: 0,
+            manifest_ttl: 0,
+        };
+        let doc = conduct_renderer::openapi::document(&input).expect("renders");
+        let op = &doc["paths"]["/vow/message"]["get"];
+        let param = |name: &str| {
+            op["parameters"]
+                .as_array()
+                .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+                .map(|p| p["schema"].clone())
+                .expect("declared")
+        };
+        assert_eq!(param("text")["maxLength"], MAX_VOW_TEXT);
+        assert_eq!(param("agent")["maxLength"], MAX_AGENT);
+        assert_eq!(param("cadence_hours")["minimum"], MIN_CADENCE_HOURS);
+        assert_eq!(param("cadence_hours")["maximum"], MAX_CADENCE_HOURS);
+        let id = conduct_core::vow::VOW_ID_LEN;
+        let want = format!(r#"{{"type":"string","pattern":"^[0-9a-f]{{{id}}}$"}}"#);
+        assert!(matches!(VOW_ID.schema, ParamSchema::Json(s) if s == want));
+        // Paid routes answer 402; free capped ones 429.
+        assert!(doc["paths"]["/profile"]["post"]["responses"]["402"].is_object());
+        assert!(doc["paths"]["/vow"]["post"]["responses"]["429"].is_object());
     }
 }

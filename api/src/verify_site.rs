@@ -8,7 +8,9 @@
 //! 2. every file the manifest lists is there with exactly the listed `len` and `sha256`;
 //! 3. (directory only; HTTP offers no listing) every file outside `log/` but the manifest is
 //!    listed, and there are no dotfiles but under `.well-known/`;
-//! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key;
+//! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key
+//!    (`openapi.json` carries its signature and key id as `x-signature` and `x-key-id`, the
+//!    only members an OpenAPI document may add);
 //! 5. the log under `log/` passes `conduct verify-log` ([`crate::verify_log`]);
 //! 6. (directory only) every other file under `log/` is an older partial tile or entry bundle
 //!    that is exactly the prefix of the verified current one (a log keeps the partial tiles of
@@ -18,7 +20,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use conduct_core::signing::{verify_object, PinnedKey};
+use conduct_core::signing::{verify_snapshot, PinnedKey};
 use conduct_core::time::{parse_rfc3339, rfc3339};
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 use serde_json::Value;
@@ -286,10 +288,11 @@ pub fn verify_tree<F: LogFiles + ?Sized>(
 /// A manifest's file list: path -> (hex SHA-256, length).
 type Listing = std::collections::BTreeMap<String, (String, u64)>;
 
-/// Parse `bytes` as a JSON object and verify its signature under `pinned`.
+/// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for
+/// the OpenAPI document, see [`verify_snapshot`]).
 fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, String> {
     let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("{path}: not JSON: {e}"))?;
-    verify_object(&doc, pinned).map_err(|e| format!("{path}: {e}"))?;
+    verify_snapshot(&doc, pinned).map_err(|e| format!("{path}: {e}"))?;
     Ok(doc)
 }
 

@@ -16,6 +16,11 @@ use crate::canonical::{jcs_map, CanonicalError};
 pub const SIGNATURE_FIELD: &str = "signature";
 /// The member holding the signer's key id.
 pub const KEY_ID_FIELD: &str = "key_id";
+/// The signature member of a document whose format admits no unknown members but `x-`
+/// extensions (the OpenAPI document): it plays the part of [`SIGNATURE_FIELD`].
+pub const EXTENSION_SIGNATURE_FIELD: &str = "x-signature";
+/// The key id member of such a document: it plays the part of [`KEY_ID_FIELD`].
+pub const EXTENSION_KEY_ID_FIELD: &str = "x-key-id";
 
 /// C2SP signed-note key id of an Ed25519 key under `name`.
 pub fn key_id(name: &str, public: &VerifyingKey) -> [u8; 4] {
@@ -98,11 +103,29 @@ impl ServiceKey {
     /// Sign a JSON object in place: sets `key_id`, then `signature` over the JCS bytes of the
     /// object without `signature`.
     pub fn sign_object(&self, obj: &mut Map<String, Value>) -> Result<(), CanonicalError> {
-        obj.remove(SIGNATURE_FIELD);
-        obj.insert(KEY_ID_FIELD.into(), Value::String(self.key_id_hex()));
+        self.sign_object_as(obj, SIGNATURE_FIELD, KEY_ID_FIELD)
+    }
+
+    /// [`ServiceKey::sign_object`] under the `x-` members ([`EXTENSION_SIGNATURE_FIELD`],
+    /// [`EXTENSION_KEY_ID_FIELD`]), for a format that admits no other unknown members.
+    pub fn sign_object_extension(
+        &self,
+        obj: &mut Map<String, Value>,
+    ) -> Result<(), CanonicalError> {
+        self.sign_object_as(obj, EXTENSION_SIGNATURE_FIELD, EXTENSION_KEY_ID_FIELD)
+    }
+
+    fn sign_object_as(
+        &self,
+        obj: &mut Map<String, Value>,
+        signature: &str,
+        key_id: &str,
+    ) -> Result<(), CanonicalError> {
+        obj.remove(signature);
+        obj.insert(key_id.into(), Value::String(self.key_id_hex()));
         let bytes = jcs_map(obj)?;
         let sig = self.sign_bytes(&bytes);
-        obj.insert(SIGNATURE_FIELD.into(), Value::String(B64.encode(sig)));
+        obj.insert(signature.into(), Value::String(B64.encode(sig)));
         Ok(())
     }
 }
@@ -195,9 +218,36 @@ fn vk_from(raw: &[u8]) -> Result<VerifyingKey, String> {
 /// carries a key id, the object's `key_id` must equal it. Objects whose `type` requires a scope
 /// statement must carry the exact statement (see [`crate::scope`]).
 pub fn verify_object(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError> {
+    verify_object_as(doc, pinned, SIGNATURE_FIELD, KEY_ID_FIELD)
+}
+
+/// Verify a signed JSON file of the rendered tree: [`verify_object`], or, for a document
+/// with no `signature` member, the same check on its [`EXTENSION_SIGNATURE_FIELD`] and
+/// [`EXTENSION_KEY_ID_FIELD`] (the OpenAPI document, whose format forbids other members).
+pub fn verify_snapshot(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError> {
+    let extension =
+        doc.get(SIGNATURE_FIELD).is_none() && doc.get(EXTENSION_SIGNATURE_FIELD).is_some();
+    if extension {
+        verify_object_as(
+            doc,
+            pinned,
+            EXTENSION_SIGNATURE_FIELD,
+            EXTENSION_KEY_ID_FIELD,
+        )
+    } else {
+        verify_object(doc, pinned)
+    }
+}
+
+fn verify_object_as(
+    doc: &Value,
+    pinned: &PinnedKey,
+    signature: &str,
+    key_id: &str,
+) -> Result<(), VerifyError> {
     let obj = doc.as_object().ok_or(VerifyError::NotAnObject)?;
     let sig_b64 = obj
-        .get(SIGNATURE_FIELD)
+        .get(signature)
         .and_then(Value::as_str)
         .ok_or(VerifyError::NoSignature)?;
     let sig_raw = B64
@@ -208,7 +258,7 @@ pub fn verify_object(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError>
         .try_into()
         .map_err(|_| VerifyError::BadSignatureEncoding)?;
     if let Some(expected) = &pinned.key_id {
-        let found = obj.get(KEY_ID_FIELD).and_then(Value::as_str);
+        let found = obj.get(key_id).and_then(Value::as_str);
         if found != Some(expected.as_str()) {
             return Err(VerifyError::KeyIdMismatch {
                 found: found.map(str::to_owned),
@@ -220,7 +270,7 @@ pub fn verify_object(doc: &Value, pinned: &PinnedKey) -> Result<(), VerifyError>
         return Err(VerifyError::Scope);
     }
     let mut body = obj.clone();
-    body.remove(SIGNATURE_FIELD);
+    body.remove(signature);
     let bytes = jcs_map(&body)?;
     pinned
         .key
@@ -264,5 +314,31 @@ mod tests {
             verify_object(&Value::Object(bad), &pinned),
             Err(VerifyError::BadSignature)
         );
+    }
+
+    #[test]
+    fn extension_members_sign_and_verify_as_snapshots_only() {
+        let k = test_key();
+        let mut obj = Map::new();
+        obj.insert("openapi".into(), Value::String("3.1.0".into()));
+        k.sign_object_extension(&mut obj).unwrap();
+        assert_eq!(obj[EXTENSION_KEY_ID_FIELD], k.key_id_hex());
+        assert!(obj.get(SIGNATURE_FIELD).is_none() && obj.get(KEY_ID_FIELD).is_none());
+        let pinned = PinnedKey::parse(&k.vkey()).unwrap();
+        let doc = Value::Object(obj.clone());
+        assert!(verify_snapshot(&doc, &pinned).is_ok());
+        // verify_object still asks for `signature`.
+        assert_eq!(verify_object(&doc, &pinned), Err(VerifyError::NoSignature));
+        let mut bad = obj.clone();
+        bad.insert("openapi".into(), Value::String("3.0.0".into()));
+        assert_eq!(
+            verify_snapshot(&Value::Object(bad), &pinned),
+            Err(VerifyError::BadSignature)
+        );
+        // A plain snapshot still verifies through verify_snapshot.
+        let mut plain = Map::new();
+        plain.insert("x".into(), Value::from(1));
+        k.sign_object(&mut plain).unwrap();
+        assert!(verify_snapshot(&Value::Object(plain), &pinned).is_ok());
     }
 }

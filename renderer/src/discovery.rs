@@ -777,42 +777,49 @@ mod tests {
             path: "/",
             paid: false,
             description: "Service card.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "GET",
             path: "/catalog",
             paid: false,
             description: "Every endpoint.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "POST",
             path: "/profile",
             paid: true,
             description: "Signed profile.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "GET",
             path: "/card",
             paid: false,
             description: "?key= an agent name: its card.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "GET",
             path: "/vow/{id}",
             paid: false,
             description: "A vow.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "GET",
             path: "/library/{NAME}.md",
             paid: false,
             description: "A document.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
         RouteInfo {
             method: "GET",
             path: "/lost",
             paid: false,
             description: "Arrival door.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         },
     ];
 
@@ -934,6 +941,7 @@ mod tests {
             path: "/munus",
             paid: false,
             description: "Quest board.",
+            contract: crate::openapi::Contract::UNDESCRIBED,
         });
         let qs = lost_questions(&input(&k, &routes));
         assert!(qs[5].answer.starts_with("Yes"));

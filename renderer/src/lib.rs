@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod discovery;
 pub mod docs;
+pub mod openapi;
 pub mod pages;
 pub mod parallel;
 pub mod publish;

@@ -1,5 +1,6 @@
 //! The static tree of DESIGN.md section 7 for what exists today: the service card, catalog,
-//! public key, predicates, schemas, well-known documents, library, and the signed manifest.
+//! OpenAPI document, public key, predicates, schemas, well-known documents, library, and the
+//! signed manifest.
 //!
 //! Deterministic: the same [`SiteInput`] gives byte-identical files.
 
@@ -14,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::docs;
 use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage, PubkeyPage};
-use crate::snapshot::{signed_bytes, signed_raw};
+use crate::snapshot::{signed_bytes, signed_extension_bytes, signed_raw};
 use crate::tree::Tree;
 use crate::RenderError;
 
@@ -29,6 +30,8 @@ pub struct RouteInfo {
     pub paid: bool,
     /// What it does.
     pub description: &'static str,
+    /// What it takes and answers, for `/openapi.json`.
+    pub contract: crate::openapi::Contract,
 }
 
 /// Does route pattern `pattern` match the concrete path `path`? Segments are compared one by
@@ -185,6 +188,12 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .into_bytes(),
     );
 
+    // The OpenAPI document of the same table.
+    tree.put(
+        "openapi.json",
+        signed_extension_bytes(key, crate::openapi::document(input)?)?,
+    );
+
     // x402 paid-resources manifest.
     let paid: Vec<Value> = input
         .routes
@@ -339,7 +348,8 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
                 "No accounts and no API keys. Payment is the authentication for paid calls.",
                 "Raw traces are scored, hashed and discarded.",
             ],
-            "start_here": {"catalog": "/catalog", "library": "/library", "pubkey": "/pubkey",
+            "start_here": {"catalog": "/catalog", "openapi": "/openapi.json",
+                           "library": "/library", "pubkey": "/pubkey",
                            "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
                            "attestation_schema": "/schemas/attestation.json",
                            "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},

@@ -22,6 +22,19 @@ pub fn signed_bytes(key: &ServiceKey, doc: Value) -> Result<Vec<u8>, CanonicalEr
     Ok(bytes)
 }
 
+/// Sign `doc` (must be an object) under the `x-key-id` and `x-signature` extension members (a
+/// format, like OpenAPI, that admits no other unknown members) and return its file bytes.
+pub fn signed_extension_bytes(key: &ServiceKey, doc: Value) -> Result<Vec<u8>, CanonicalError> {
+    let Value::Object(mut obj) = doc else {
+        return Err(CanonicalError("a snapshot must be a JSON object".into()));
+    };
+    key.sign_object_extension(&mut obj)?;
+    let mut bytes = serde_json::to_vec_pretty(&Value::Object(obj))
+        .map_err(|e| CanonicalError(e.to_string()))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 /// Sign the object made of `map` plus `raw` members (values already RFC 8785 bytes, spliced
 /// in unparsed) and return its file bytes: the RFC 8785 form, then a newline. The signature
 /// covers the same bytes a verifier gets by canonicalizing the file without `signature`.

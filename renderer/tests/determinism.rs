@@ -1,7 +1,8 @@
 //! Two renders of the same state and `as_of` are byte-identical; every JSON file is a signed
-//! snapshot that verifies; the manifest covers every other file with its hash and length.
+//! snapshot that verifies (`/openapi.json` under its `x-` members); the manifest covers every
+//! other file with its hash and length.
 
-use conduct_core::signing::{verify_object, PinnedKey, ServiceKey};
+use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
 use conduct_renderer::{render, RouteInfo, SiteInput};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -12,12 +13,14 @@ const ROUTES: &[RouteInfo] = &[
         path: "/profile",
         paid: true,
         description: "paid <b>read</b>",
+        contract: conduct_renderer::openapi::Contract::UNDESCRIBED,
     },
     RouteInfo {
         method: "GET",
         path: "/",
         paid: false,
         description: "card",
+        contract: conduct_renderer::openapi::Contract::UNDESCRIBED,
     },
 ];
 
@@ -64,7 +67,7 @@ fn every_json_file_is_signed_and_the_manifest_covers_the_tree() {
     for (path, bytes) in &tree.files {
         if path.ends_with(".json") {
             let v: Value = serde_json::from_slice(bytes).unwrap();
-            verify_object(&v, &pinned).unwrap_or_else(|e| panic!("{path}: {e}"));
+            verify_snapshot(&v, &pinned).unwrap_or_else(|e| panic!("{path}: {e}"));
         }
     }
     let manifest: Value = serde_json::from_slice(&tree.files["manifest.json"]).unwrap();

@@ -1,0 +1,890 @@
+//! `/openapi.json`: the OpenAPI 3.1 document of the running service, generated from the route
+//! table.
+//!
+//! Each [`RouteInfo`] carries the [`Contract`] of its operation: its parameters, request body,
+//! success statuses and representations, and the problem statuses its handler can answer.
+//! This module adds what the routes share: RFC 9457 `application/problem+json` refusals, the
+//! x402 `402` of a paid route (an empty body and a `PAYMENT-REQUIRED` header), the `400`,
+//! `413`, `415` and `422` of a route that reads a JSON body, and the `400` and `406` of a path
+//! whose representation `Accept` or `?format=` chooses. The request and response schemas are
+//! the published ones (`/schemas/trace.json`, `/schemas/attestation.json`) with their `$defs`
+//! inlined, and schemas built from the same limits the handlers check.
+//!
+//! The document is signed like every JSON file of the tree, but under the `x-key-id` and
+//! `x-signature` extension members: an OpenAPI document admits no other unknown members.
+
+use conduct_core::attestation::BANDS;
+use conduct_core::meter::QUANTITY_KEYS;
+use conduct_core::schema::{ATTESTATION_SCHEMA, TRACE_SCHEMA};
+use conduct_core::scope::SCOPE;
+use conduct_core::vow::{
+    MAX_AGENT, MAX_CADENCE_HOURS, MAX_NOTE, MAX_VOW_TEXT, MIN_CADENCE_HOURS, VOW_ID_LEN,
+};
+use serde_json::{json, Map, Value};
+
+use crate::site::{RouteInfo, SiteInput};
+use crate::RenderError;
+
+/// `application/json`
+pub const JSON: &str = "application/json";
+/// `text/html`
+pub const HTML: &str = "text/html";
+/// `text/plain`
+pub const TEXT: &str = "text/plain";
+/// `text/markdown`
+pub const MARKDOWN: &str = "text/markdown";
+/// `application/octet-stream`
+pub const OCTETS: &str = "application/octet-stream";
+/// `application/atom+xml`
+pub const ATOM: &str = "application/atom+xml";
+/// `application/xml`
+pub const XML: &str = "application/xml";
+
+/// Where a parameter travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum In {
+    /// A `{name}` of the path pattern.
+    Path,
+    /// The query string.
+    Query,
+    /// A request header.
+    Header,
+}
+
+/// The JSON Schema of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamSchema {
+    /// Written out (JSON text).
+    Json(&'static str),
+    /// The name of a published library document (an `enum` of the published names).
+    DocumentName,
+}
+
+/// One parameter of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// Name (for a path parameter, the `{name}` of the pattern).
+    pub name: &'static str,
+    /// Where it travels.
+    pub location: In,
+    /// Must be present.
+    pub required: bool,
+    /// Its schema.
+    pub schema: ParamSchema,
+    /// What it is.
+    pub description: &'static str,
+}
+
+impl Param {
+    /// A path parameter.
+    pub const fn path(name: &'static str, schema: &'static str, description: &'static str) -> Self {
+        Param {
+            name,
+            location: In::Path,
+            required: true,
+            schema: ParamSchema::Json(schema),
+            description,
+        }
+    }
+
+    /// A query parameter.
+    pub const fn query(
+        name: &'static str,
+        required: bool,
+        schema: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Param {
+            name,
+            location: In::Query,
+            required,
+            schema: ParamSchema::Json(schema),
+            description,
+        }
+    }
+
+    /// An optional request header.
+    pub const fn header(
+        name: &'static str,
+        schema: &'static str,
+        description: &'static str,
+    ) -> Self {
+        Param {
+            name,
+            location: In::Header,
+            required: false,
+            schema: ParamSchema::Json(schema),
+            description,
+        }
+    }
+}
+
+/// A named schema of the document's `components`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// A signed JSON snapshot (`key_id`, `signature`).
+    Snapshot,
+    /// A signed ledger record (a vow or a report-in).
+    Record,
+    /// An attestation (`/schemas/attestation.json`).
+    Attestation,
+    /// `GET /health`'s answer.
+    Health,
+    /// This document.
+    OpenApi,
+    /// The body of `POST /profile` and `POST /demo/profile`: a trace plus a disclosure.
+    ProfileRequest,
+    /// The body of `POST /vow`.
+    VowRequest,
+    /// The body of `POST /vow/report` and `POST /vow/report/demo`.
+    ReportRequest,
+}
+
+impl Schema {
+    fn name(self) -> &'static str {
+        match self {
+            Schema::Snapshot => "Snapshot",
+            Schema::Record => "Record",
+            Schema::Attestation => "Attestation",
+            Schema::Health => "Health",
+            Schema::OpenApi => "OpenApi",
+            Schema::ProfileRequest => "ProfileRequest",
+            Schema::VowRequest => "VowRequest",
+            Schema::ReportRequest => "ReportRequest",
+        }
+    }
+}
+
+/// What one route takes and answers: the route table's half of its OpenAPI operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contract {
+    /// Path, query and header parameters.
+    pub params: &'static [Param],
+    /// The schema of the JSON request body, when the route reads one.
+    pub body: Option<Schema>,
+    /// Success statuses.
+    pub ok: &'static [u16],
+    /// Media types of a success (several when `Accept` or `?format=` chooses).
+    pub media: &'static [&'static str],
+    /// The schema of a JSON success body.
+    pub schema: Option<Schema>,
+    /// `Accept` and `?format=` choose among [`Contract::media`] (adds `format`, 400 and 406).
+    pub negotiated: bool,
+    /// Other statuses answered with problem+json.
+    pub problems: &'static [u16],
+}
+
+impl Contract {
+    /// Not described yet: the operation documents a `default` response only (any status).
+    pub const UNDESCRIBED: Contract = Contract {
+        params: &[],
+        body: None,
+        ok: &[],
+        media: &[],
+        schema: None,
+        negotiated: false,
+        problems: &[],
+    };
+
+    /// A file of the tree served as it is: 200, or 404 when absent.
+    pub const fn file(media: &'static [&'static str], schema: Option<Schema>) -> Self {
+        Contract {
+            params: &[],
+            body: None,
+            ok: &[200],
+            media,
+            schema,
+            negotiated: false,
+            problems: &[404],
+        }
+    }
+
+    /// A clean URL of the tree whose twins (`.json`, `.html`, `.txt`) `Accept` or `?format=`
+    /// chooses among.
+    pub const fn page(media: &'static [&'static str]) -> Self {
+        Contract {
+            negotiated: true,
+            ..Contract::file(media, Some(Schema::Snapshot))
+        }
+    }
+
+    /// A handler's answer: `ok` statuses in `media` (JSON per `schema`), or a problem.
+    pub const fn call(
+        ok: &'static [u16],
+        media: &'static [&'static str],
+        schema: Option<Schema>,
+        problems: &'static [u16],
+    ) -> Self {
+        Contract {
+            params: &[],
+            body: None,
+            ok,
+            media,
+            schema,
+            negotiated: false,
+            problems,
+        }
+    }
+
+    /// With these parameters.
+    pub const fn params(self, params: &'static [Param]) -> Self {
+        Contract { params, ..self }
+    }
+
+    /// Reading a JSON body of this schema.
+    pub const fn body(self, body: Schema) -> Self {
+        Contract {
+            body: Some(body),
+            ..self
+        }
+    }
+
+    /// Choosing its representation by `Accept` or `?format=`.
+    pub const fn negotiated(self) -> Self {
+        Contract {
+            negotiated: true,
+            ..self
+        }
+    }
+}
+
+/// What the serving layer may answer any request, before the route table sees it: a request
+/// target or headers over its limits (414, 431), and a connection over the per-IP or global
+/// cap (429, 503).
+const EVERY_OPERATION: [u16; 4] = [414, 429, 431, 503];
+
+/// The `?format=` names of a media type.
+fn format_names(media: &str) -> &'static [&'static str] {
+    match media {
+        JSON => &["json"],
+        HTML => &["html"],
+        TEXT => &["txt", "text"],
+        _ => &[],
+    }
+}
+
+/// What a status means (`ok`: as a success of the route rather than a problem).
+fn status_text(status: u16, ok: bool) -> &'static str {
+    match status {
+        200 => "OK.",
+        201 => "Created: the signed record appended to the log (Location names its page).",
+        503 if ok => {
+            "Degraded (the ledger cannot commit, or the site is behind it), or unavailable."
+        }
+        400 => {
+            "Bad request: a malformed JSON body, an unknown ?format=, a missing or bad \
+            parameter or header."
+        }
+        402 => {
+            "Payment required (x402): an empty body; the challenge is the base64 JSON of the \
+            PAYMENT-REQUIRED header."
+        }
+        404 => "Not found.",
+        406 => "None of this path's representations is acceptable (Accept or ?format=).",
+        408 => "The body did not arrive within the body timeout.",
+        409 => "Conflict: the same paid request is in flight, or the entry is already recorded.",
+        413 => "The body is larger than 4 MiB.",
+        414 => "The path and query are longer than the service answers (8 KiB).",
+        415 => "The Content-Type is not JSON.",
+        422 => {
+            "The request does not satisfy the schema or the service's checks (errors[] \
+            locates each)."
+        }
+        429 => {
+            "Too many requests from this IP: its free daily cap is used up (it resets at UTC \
+            midnight), or it holds too many open connections; Retry-After says when to retry."
+        }
+        431 => "The request headers are too large.",
+        503 => {
+            "The store, log or payment rail is unavailable now, or every connection is in \
+            use; retry."
+        }
+        _ => "See the problem's detail.",
+    }
+}
+
+fn operation_id(method: &str, path: &str) -> String {
+    let mut id = method.to_ascii_lowercase();
+    let mut gap = true;
+    for c in path.chars() {
+        if c.is_ascii_alphanumeric() {
+            if gap {
+                id.push('_');
+            }
+            id.push(c.to_ascii_lowercase());
+            gap = false;
+        } else {
+            gap = true;
+        }
+    }
+    if path == "/" {
+        id.push_str("_root");
+    }
+    id
+}
+
+fn schema_ref(s: Schema) -> Value {
+    json!({"$ref": format!("#/components/schemas/{}", s.name())})
+}
+
+fn parse(what: &str, text: &str) -> Result<Value, RenderError> {
+    serde_json::from_str(text).map_err(|e| RenderError::Input(format!("openapi {what}: {e}")))
+}
+
+/// Replace every `{"$ref": "#/$defs/X", ...}` of a published schema by the definition (its
+/// sibling keywords kept), and drop `$schema`, `$id` and `$defs`, so it can live under
+/// `components`.
+fn inline_defs(schema: &str, what: &str) -> Result<Value, RenderError> {
+    fn walk(v: &Value, defs: &Map<String, Value>, depth: u8) -> Result<Value, RenderError> {
+        if depth > 16 {
+            return Err(RenderError::Input("openapi: $defs nest too deep".into()));
+        }
+        Ok(match v {
+            Value::Object(m) => {
+                let target = m
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| r.strip_prefix("#/$defs/"));
+                let mut out = match target {
+                    Some(name) => {
+                        let def = defs.get(name).ok_or_else(|| {
+                            RenderError::Input(format!("openapi: no $defs/{name}"))
+                        })?;
+                        match walk(def, defs, depth + 1)? {
+                            Value::Object(d) => d,
+                            _ => Map::new(),
+                        }
+                    }
+                    None => Map::new(),
+                };
+                for (k, x) in m {
+                    if target.is_some() && k == "$ref" {
+                        continue;
+                    }
+                    if matches!(k.as_str(), "$schema" | "$id" | "$defs") {
+                        continue;
+                    }
+                    out.insert(k.clone(), walk(x, defs, depth)?);
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(
+                a.iter()
+                    .map(|x| walk(x, defs, depth))
+                    .collect::<Result<_, _>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+    let v = parse(what, schema)?;
+    let defs = v
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    walk(&v, &defs, 0)
+}
+
+/// The `components.schemas` of the document.
+fn schemas() -> Result<Map<String, Value>, RenderError> {
+    let trace = inline_defs(TRACE_SCHEMA, "trace schema")?;
+    let prop = |name: &str| trace["properties"][name].clone();
+    let nullable = |t: &str| json!([t, "null"]);
+    let disclosure = json!({
+        "type": ["object", "null"],
+        "description": "Predicate disclosure mode: only whether metric clears band is signed (see /predicates).",
+        "required": ["predicate"],
+        "additionalProperties": false,
+        "properties": {"predicate": {
+            "type": "object",
+            "required": ["metric", "band"],
+            "additionalProperties": false,
+            "properties": {
+                "metric": {"type": "string", "enum": QUANTITY_KEYS},
+                "band": {"type": "string", "enum": BANDS.map(|b| b.name)},
+            },
+        }},
+    });
+    let mut profile = trace.clone();
+    profile["title"] = json!("POST /profile body: a trace, and an optional disclosure");
+    profile["properties"]["disclosure"] = disclosure;
+    let vow_id = json!({"type": "string", "pattern": format!("^[0-9a-f]{{{VOW_ID_LEN}}}$")});
+    let scope: Map<String, Value> = SCOPE
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), json!({"const": v})))
+        .collect();
+    let mut out = Map::new();
+    out.insert("Trace".into(), trace.clone());
+    out.insert("ProfileRequest".into(), profile);
+    out.insert(
+        "Attestation".into(),
+        inline_defs(ATTESTATION_SCHEMA, "attestation schema")?,
+    );
+    out.insert(
+        "VowRequest".into(),
+        json!({
+            "title": "POST /vow body",
+            "type": "object",
+            "required": ["text", "agent", "cadence_hours"],
+            "additionalProperties": false,
+            "properties": {
+                "text": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_VOW_TEXT,
+                    "pattern": TEXT_CHARS,
+                    "description": "The declared purpose: not blank; no control characters but \
+                        newline and tab.",
+                },
+                "agent": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_AGENT,
+                    "pattern": AGENT_CHARS,
+                    "description": "Public agent name (kept in Unicode NFC): no leading or \
+                        trailing spaces, no control, bidirectional or zero-width characters.",
+                },
+                "cadence_hours": {
+                    "type": "number",
+                    "minimum": MIN_CADENCE_HOURS,
+                    "maximum": MAX_CADENCE_HOURS,
+                    "description": "Report-in cadence; a whole number of seconds.",
+                },
+                "wallet": {"type": nullable("string"), "pattern": "^0[xX][0-9a-fA-F]{40}$"},
+                "signature": {
+                    "type": nullable("string"),
+                    "description": "EIP-191 signature by wallet over the text of GET /vow/message \
+                        (0x and 130 hex digits). One that does not verify makes the vow sandbox \
+                        (a sealed vow is refused).",
+                },
+                "sealed": {"type": nullable("boolean")},
+            },
+        }),
+    );
+    out.insert(
+        "ReportRequest".into(),
+        json!({
+            "title": "POST /vow/report body",
+            "type": "object",
+            "required": ["vow_id", "context_key", "turns"],
+            "additionalProperties": false,
+            "properties": {
+                "vow_id": vow_id,
+                "context_key": prop("context_key"),
+                "turns": prop("turns"),
+                "note": {"type": nullable("string"), "maxLength": MAX_NOTE, "pattern": TEXT_CHARS},
+                "donate_trace": {"type": nullable("boolean")},
+                "signature": {
+                    "type": nullable("string"),
+                    "pattern": EIP191,
+                    "description": "For a wallet-signed vow: the wallet's EIP-191 signature over \
+                        the text of GET /vow/report/message.",
+                },
+            },
+        }),
+    );
+    out.insert(
+        "Scope".into(),
+        json!({"type": "object", "required": SCOPE.map(|(k, _)| k), "properties": scope}),
+    );
+    out.insert(
+        "Snapshot".into(),
+        json!({
+            "description": "A signed JSON snapshot: base64 Ed25519 signature over the RFC 8785 bytes of the object without signature.",
+            "type": "object",
+            "required": ["key_id", "signature"],
+            "properties": {
+                "key_id": {"type": "string", "pattern": "^[0-9a-f]{8}$"},
+                "signature": {"type": "string", "pattern": "^[A-Za-z0-9+/]{86}==$"},
+            },
+        }),
+    );
+    out.insert(
+        "Record".into(),
+        json!({
+            "description": "A signed record of the log: a vow or a report-in.",
+            "allOf": [schema_ref(Schema::Snapshot)],
+            "required": ["type", "vow_id", "scope"],
+            "properties": {"type": {"type": "string", "pattern": "^conduct\\."}, "vow_id": vow_id,
+                           "scope": schema_ref_named("Scope")},
+        }),
+    );
+    out.insert(
+        "Health".into(),
+        json!({
+            "type": "object",
+            "required": ["type", "status", "version", "uptime_seconds", "key_id", "rails", "scope"],
+            "properties": {
+                "type": {"const": "conduct.health/v1"},
+                "status": {"enum": ["ok", "degraded"]},
+                "ledger": {"type": "object"},
+                "site": {"type": "object"},
+                "version": {"type": "string"},
+                "uptime_seconds": {"type": "integer", "minimum": 0},
+                "key_id": {"type": "string", "pattern": "^[0-9a-f]{8}$"},
+                "rails": {"type": "array", "items": {"type": "object"}},
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
+    out.insert(
+        "OpenApi".into(),
+        json!({
+            "description": "This document, signed under x-key-id and x-signature.",
+            "type": "object",
+            "required": ["openapi", "info", "paths", "x-key-id", "x-signature"],
+            "properties": {
+                "openapi": {"const": OPENAPI_VERSION},
+                "x-key-id": {"type": "string", "pattern": "^[0-9a-f]{8}$"},
+                "x-signature": {"type": "string", "pattern": "^[A-Za-z0-9+/]{86}==$"},
+            },
+        }),
+    );
+    out.insert(
+        "Problem".into(),
+        json!({
+            "description": "An RFC 9457 problem; type names a section of /library/ERRORS.md.",
+            "type": "object",
+            "required": ["type", "title", "status", "detail", "scope"],
+            "properties": {
+                "type": {"type": "string"},
+                "title": {"type": "string"},
+                "status": {"type": "integer", "minimum": 400, "maximum": 599},
+                "detail": {"type": "string"},
+                "instance": {"type": "string"},
+                "errors": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["pointer", "detail"],
+                    "properties": {"pointer": {"type": "string"}, "detail": {"type": "string"}},
+                }},
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
+    Ok(out)
+}
+
+fn schema_ref_named(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// An EIP-191 signature as a report-in carries it: `0x` and 65 bytes in hex.
+const EIP191: &str = "^0x[0-9a-fA-F]{130}$";
+/// Text without control characters (newline and tab aside), carriage return, U+FFFE or U+FFFF.
+const TEXT_CHARS: &str = "^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*$";
+/// An agent name's characters: no control characters, U+FFFE or U+FFFF, bidirectional
+/// controls or zero-width characters.
+const AGENT_CHARS: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF\\u061C\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF]*$";
+
+/// The OpenAPI version the document declares.
+pub const OPENAPI_VERSION: &str = "3.1.0";
+
+fn problem_response(status: u16) -> Value {
+    let mut r = json!({
+        "description": status_text(status, false),
+        "content": {"application/problem+json": {"schema": schema_ref_named("Problem")}},
+    });
+    if status == 429 {
+        r["headers"] = json!({"Retry-After": {
+            "description": "Seconds to wait.",
+            "required": true,
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }});
+    }
+    r
+}
+
+fn param_value(p: &Param, docs: &[String]) -> Result<Value, RenderError> {
+    let schema = match p.schema {
+        ParamSchema::Json(text) => parse(p.name, text)?,
+        ParamSchema::DocumentName => json!({"type": "string", "enum": docs}),
+    };
+    let location = match p.location {
+        In::Path => "path",
+        In::Query => "query",
+        In::Header => "header",
+    };
+    Ok(json!({
+        "name": p.name,
+        "in": location,
+        "required": p.required,
+        "description": p.description,
+        "schema": schema,
+    }))
+}
+
+/// The placeholders of a route pattern (`/vow/{id}/chain/{k}` -> `id`, `k`).
+fn placeholders(path: &str) -> Vec<&str> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|s| s.split_once('}').map(|(name, _)| name))
+        .collect()
+}
+
+/// Links from a signed record to the GET operations of `routes` its members address: a
+/// vow's pages by `vow_id`, the log proof by `log_index`.
+fn record_links(routes: &[RouteInfo]) -> Map<String, Value> {
+    let mut links = Map::new();
+    for t in routes {
+        if t.method != "GET" || t.contract == Contract::UNDESCRIBED {
+            continue;
+        }
+        let source = |name: &str| match name {
+            "id" if t.path.starts_with("/vow/") => Some("$response.body#/vow_id"),
+            "index" if t.path.starts_with("/log/proof/") => Some("$response.body#/log_index"),
+            _ => None,
+        };
+        let params: Option<Map<String, Value>> = placeholders(t.path)
+            .into_iter()
+            .map(|n| source(n).map(|s| (n.to_owned(), json!(s))))
+            .collect();
+        if let Some(params) = params.filter(|p| !p.is_empty()) {
+            let id = operation_id(t.method, t.path);
+            links.insert(id.clone(), json!({"operationId": id, "parameters": params}));
+        }
+    }
+    links
+}
+
+fn operation(r: &RouteInfo, docs: &[String], routes: &[RouteInfo]) -> Result<Value, RenderError> {
+    let c = &r.contract;
+    if *c == Contract::UNDESCRIBED {
+        return Ok(undescribed(r));
+    }
+    let mut params = Vec::with_capacity(c.params.len() + 1);
+    let mut names = placeholders(r.path);
+    for p in c.params {
+        if p.location == In::Path {
+            let at = names.iter().position(|n| *n == p.name).ok_or_else(|| {
+                RenderError::Input(format!("openapi: {} has no {{{}}}", r.path, p.name))
+            })?;
+            names.remove(at);
+        }
+        params.push(param_value(p, docs)?);
+    }
+    if let Some(missing) = names.first() {
+        return Err(RenderError::Input(format!(
+            "openapi: {{{missing}}} of {} is not described",
+            r.path
+        )));
+    }
+    let mut problems: Vec<u16> = c.problems.to_vec();
+    if c.negotiated {
+        let formats: Vec<&str> = c
+            .media
+            .iter()
+            .flat_map(|m| format_names(m))
+            .copied()
+            .collect();
+        params.push(json!({
+            "name": "format",
+            "in": "query",
+            "required": false,
+            "description": "Choose the representation (overrides Accept); a known format this path lacks is 406.",
+            "schema": {"type": "string", "enum": formats},
+        }));
+        problems.extend([400, 406]);
+    }
+    if c.body.is_some() {
+        problems.extend([400, 408, 413, 415, 422]);
+    }
+    problems.extend(EVERY_OPERATION);
+    problems.sort_unstable();
+    problems.dedup();
+
+    let mut responses = Map::new();
+    for &status in c.ok {
+        let content: Map<String, Value> = c
+            .media
+            .iter()
+            .map(|m| {
+                let body = match c.schema {
+                    Some(s) if *m == JSON => json!({"schema": schema_ref(s)}),
+                    _ => json!({}),
+                };
+                ((*m).to_owned(), body)
+            })
+            .collect();
+        let mut resp = json!({"description": status_text(status, true), "content": content});
+        if status == 201 {
+            resp["headers"] = json!({"Location": {
+                "description": "The page the record appears on.",
+                "required": true,
+                "schema": {"type": "string"},
+            }});
+        }
+        if c.schema == Some(Schema::Record) {
+            resp["links"] = Value::Object(record_links(routes));
+        }
+        responses.insert(status.to_string(), resp);
+    }
+    if r.paid {
+        responses.insert(
+            "402".into(),
+            json!({
+                "description": status_text(402, false),
+                "headers": {"PAYMENT-REQUIRED": {
+                    "description": "base64 of the x402 v2 PaymentRequired JSON (resource, accepts).",
+                    "required": true,
+                    "schema": {"type": "string"},
+                }},
+            }),
+        );
+    }
+    for status in problems {
+        let problem = problem_response(status);
+        match responses.get_mut(&status.to_string()) {
+            // A status that is also a success of the route (a degraded /health is 503 with
+            // its JSON): either body may come.
+            Some(resp) => {
+                resp["content"]["application/problem+json"] =
+                    problem["content"]["application/problem+json"].clone();
+            }
+            None => {
+                responses.insert(status.to_string(), problem);
+            }
+        }
+    }
+
+    let mut op = json!({
+        "operationId": operation_id(r.method, r.path),
+        "summary": r.description,
+        "x-paid": r.paid,
+        "responses": responses,
+    });
+    if !params.is_empty() {
+        op["parameters"] = Value::Array(params);
+    }
+    if let Some(b) = c.body {
+        op["requestBody"] = json!({
+            "required": true,
+            "content": {JSON: {"schema": schema_ref(b)}},
+        });
+    }
+    Ok(op)
+}
+
+/// The operation of a route whose contract is not written yet: any status may answer.
+fn undescribed(r: &RouteInfo) -> Value {
+    let params: Vec<Value> = placeholders(r.path)
+        .into_iter()
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect();
+    let mut op = json!({
+        "operationId": operation_id(r.method, r.path),
+        "summary": r.description,
+        "x-paid": r.paid,
+        "responses": {"default": {"description": "Not described in this document yet; see /catalog."}},
+    });
+    if !params.is_empty() {
+        op["parameters"] = Value::Array(params);
+    }
+    op
+}
+
+/// The OpenAPI document of `input`'s routes (unsigned).
+pub fn document(input: &SiteInput<'_>) -> Result<Value, RenderError> {
+    let docs: Vec<String> = crate::docs::published()
+        .iter()
+        .map(|d| d.stem().to_owned())
+        .collect();
+    let mut paths = Map::new();
+    for r in input.routes {
+        let item = paths.entry(r.path.to_owned()).or_insert_with(|| json!({}));
+        let method = r.method.to_ascii_lowercase();
+        if item.get(&method).is_some() {
+            return Err(RenderError::Input(format!(
+                "openapi: {} {} is in the route table twice",
+                r.method, r.path
+            )));
+        }
+        item[method] = operation(r, &docs, input.routes)?;
+    }
+    let mut scope = Map::new();
+    for (k, v) in SCOPE {
+        scope.insert(k.into(), json!(v));
+    }
+    Ok(json!({
+        "openapi": OPENAPI_VERSION,
+        "info": {
+            "title": "conduct",
+            "version": env!("CARGO_PKG_VERSION"),
+            "summary": "Signed channel-coupling profiles of agent traces, and the vow ledger.",
+            "description": "Generated from the running route table, like /catalog. Every \
+                refusal is an RFC 9457 application/problem+json document (see \
+                /library/ERRORS.md). Paid routes answer 402 with an empty body and a \
+                PAYMENT-REQUIRED header until paid through x402 (see /.well-known/x402.json). \
+                Every path also answers OPTIONS (a CORS preflight) and 405 with Allow for a \
+                method it does not serve. This document is signed: x-signature is the base64 \
+                Ed25519 signature of the RFC 8785 bytes of the document without x-signature, \
+                under the key named by x-key-id (see /pubkey).",
+            "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
+        },
+        "servers": [{"url": input.public_url}],
+        "paths": paths,
+        "components": {"schemas": schemas()?},
+        "x-scope": scope,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operation_ids_are_readable() {
+        assert_eq!(operation_id("GET", "/"), "get_root");
+        assert_eq!(
+            operation_id("GET", "/vow/{id}/chain/{k}"),
+            "get_vow_id_chain_k"
+        );
+        assert_eq!(
+            operation_id("GET", "/.well-known/x402.json"),
+            "get_well_known_x402_json"
+        );
+    }
+
+    #[test]
+    fn published_schemas_inline_their_defs() {
+        let t = inline_defs(TRACE_SCHEMA, "trace").unwrap();
+        let text = t.to_string();
+        assert!(!text.contains("$defs") && !text.contains("$ref") && !text.contains("$id"));
+        assert_eq!(
+            t["properties"]["turns"]["items"]["properties"]["Y"]["maxLength"],
+            65536
+        );
+        let a = inline_defs(ATTESTATION_SCHEMA, "attestation").unwrap();
+        assert!(!a.to_string().contains("$defs"));
+        assert_eq!(
+            a["properties"]["profile"]["properties"]["i_c_d"]["allOf"][0]["required"][0],
+            "n"
+        );
+    }
+
+    #[test]
+    fn placeholders_must_be_described() {
+        assert_eq!(placeholders("/vow/{id}/chain/{k}"), vec!["id", "k"]);
+        assert_eq!(placeholders("/library/{NAME}.md"), vec!["NAME"]);
+        let r = RouteInfo {
+            method: "GET",
+            path: "/vow/{id}",
+            paid: false,
+            description: "A vow.",
+            contract: Contract::page(&[JSON]),
+        };
+        assert!(operation(&r, &[], &[]).is_err());
+        const ID: Param = Param::path("id", r#"{"type":"string"}"#, "Vow id.");
+        let r = RouteInfo {
+            contract: Contract::page(&[JSON, HTML]).params(&[ID]),
+            ..r
+        };
+        let op = operation(&r, &[], &[]).unwrap();
+        assert_eq!(op["parameters"][1]["name"], "format");
+        assert_eq!(
+            op["parameters"][1]["schema"]["enum"],
+            json!(["json", "html"])
+        );
+        assert!(op["responses"]["406"].is_object() && op["responses"]["404"].is_object());
+        assert!(op["responses"].get("402").is_none());
+    }
+}
