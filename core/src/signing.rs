@@ -1,4 +1,4 @@
-//! Ed25519 signing and offline verification of signed JSON objects (DESIGN.md section 3).
+//! Ed25519 signing and offline verification of signed JSON objects (library/ATTESTATION.md).
 //!
 //! A signed object carries `"key_id"` inside the signed body and `"signature"`: base64 of the
 //! Ed25519 signature over the JCS bytes of the object without `"signature"`. The key id is the

@@ -1,4 +1,4 @@
-//! The static tree of DESIGN.md section 7 for what exists today: the service card, catalog,
+//! The static tree (ARCHITECTURE.md) for what exists today: the service card, catalog,
 //! OpenAPI document, public key, predicates, schemas, well-known documents, library, and the
 //! signed manifest.
 //!
