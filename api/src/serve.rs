@@ -44,7 +44,8 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
     Ok(key)
 }
 
-/// Render the whole tree for `cfg` into `cfg.site` as of `as_of`: the static pages and every
+/// Render the whole tree for `cfg` into `cfg.site` as of `as_of` (first removing temporaries a
+/// crash left there): the static pages and every
 /// vow's pages (from `vows`, when the store is open). Returns the publisher that owns the tree
 /// from now on (it counts the files it wrote), and each vow's next window boundary.
 pub fn render_site(
@@ -54,6 +55,16 @@ pub fn render_site(
     vows: Option<&VowReader>,
     as_of: u64,
 ) -> Result<(Publisher, vow_site::Rendered), String> {
+    // A crash can leave temporaries inside the served tree; nothing else writes there yet.
+    let swept = conduct_indexer::durable::sweep_temporaries(&cfg.site).map_err(|e| {
+        format!(
+            "removing leftover temporary files under {}: {e}",
+            cfg.site.display()
+        )
+    })?;
+    if swept > 0 {
+        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
+    }
     let infos = routes::infos();
     let input = SiteInput {
         key,
@@ -210,16 +221,6 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         .map_err(|e| format!("listener address: {e}"))?;
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
-    // A crash can leave temporaries inside the served tree; nothing writes there yet.
-    let swept = conduct_indexer::durable::sweep_temporaries(&cfg.site).map_err(|e| {
-        format!(
-            "removing leftover temporary files under {}: {e}",
-            cfg.site.display()
-        )
-    })?;
-    if swept > 0 {
-        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
-    }
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
     let store = Arc::new(
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
