@@ -137,21 +137,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 // ===== connection caps =====
 
-/// The per-IP bucket: IPv4 addresses as they are, IPv6 per /64 (one host usually holds a whole
-/// /64), IPv4-mapped IPv6 as IPv4; as in `ratelimit`.
-fn bucket(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let s = v6.segments();
-                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-            }
-        },
-    }
-}
-
 /// Open connections, in all and per IP bucket.
 struct Caps {
     total: usize,
@@ -174,7 +159,7 @@ struct Slot {
 
 impl Caps {
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Slot, Over> {
-        let bucket = bucket(ip);
+        let bucket = crate::ratelimit::bucket(ip);
         let mut open = lock(&self.open);
         if open.0 >= self.total {
             return Err(Over::Global);
