@@ -95,6 +95,18 @@ impl App {
     }
 }
 
+impl App {
+    /// What the payment gate needs, as of `now`.
+    pub fn gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
+        crate::payment::gate::GateParts {
+            rails: &self.rails,
+            store: &self.store,
+            inflight: &self.inflight,
+            now,
+        }
+    }
+}
+
 /// Reserve one call from a free daily cap, or refuse with 429 and `Retry-After`. The call
 /// counts only if the ticket is kept (the request was served).
 fn take_cap<'c>(

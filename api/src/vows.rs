@@ -22,10 +22,9 @@ use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App};
-use crate::payment::{self, Refusal, Resource};
-use crate::profile::{idempotency_key, leave_unsettled, refuse_reused, replay, InFlight};
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::{self, Resource};
 use crate::reply::{bytes_response, json_response, Problem};
-use conduct_indexer::store::Idempotent;
 
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
     Problem::new(
@@ -516,9 +515,10 @@ pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Pr
     ))
 }
 
-/// `POST /vow/report`: a paid report-in, `attested: true`. Checked and scored first; then
-/// verify and claim the payment, settle it, append, serve. The same `Idempotency-Key`
-/// (default: the body's hash) within 24 hours returns the same entry and charges nothing.
+/// `POST /vow/report`: a paid report-in, `attested: true`, through the payment gate. Checked
+/// and scored first; the payment settles before the entry is appended (an `attested: true`
+/// entry exists only for a settled payment). The same `Idempotency-Key` (default: the body's
+/// hash) within 24 hours returns the same entry and charges nothing.
 pub async fn report_paid(
     app: &Arc<App>,
     body: Bytes,
@@ -527,68 +527,49 @@ pub async fn report_paid(
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
     let prepared = prepare(app, body, true).await?;
-    let idem = idempotency_key(headers, "vow-report", &request)?;
-    let _inflight = InFlight::enter_or_refuse(&app.inflight, &idem.key)?;
-    let now = now_unix();
-    refuse_reused(app, &idem, now).await?;
     let url = format!("{}{}", app.cfg.public_url, path);
-    let resource = Resource {
-        url: &url,
-        description: "A signed, attested report-in appended to a vow's chain",
+    let call = PaidCall {
+        route: "vow-report",
+        request,
+        resource: Resource {
+            url: &url,
+            description: "A signed, attested report-in appended to a vow's chain",
+        },
+        settle: SettleWhen::BeforeHandler,
     };
-    let auth = match payment::authorize(&app.rails, &app.store, headers, resource, now).await {
-        Ok(a) => a,
-        Err(Refusal::Challenge(r)) => return Ok(r),
-        Err(Refusal::Problem(p)) => return Err(p),
-    };
-    let why = "idempotent replay: the entry exists, not charged";
-    if let Some(resp) = replay(app, &auth, &idem, now, why, Ok).await {
-        return resp;
-    }
     // A wallet-signed vow reported on without a signature: the payer must be its wallet.
-    if let Some(wallet) = &prepared.payer_must_be {
-        if !auth.payment.payer.eq_ignore_ascii_case(wallet) {
-            leave_unsettled(app, &auth, "the payer is not the vow's wallet: not charged").await;
-            return Err(wallet_proof_required(format!(
-                "vow {} is signed by wallet {wallet}, but this payment is from {}; pay from the \
-                 vow's wallet, or add its EIP-191 signature over GET /vow/report/message",
-                prepared.entry.vow_id, auth.payment.payer
-            )));
+    let (must, vow_id) = (
+        prepared.payer_must_be.clone(),
+        prepared.entry.vow_id.clone(),
+    );
+    let check = move |auth: &payment::Authorized| match &must {
+        Some(wallet) if !auth.payment.payer.eq_ignore_ascii_case(wallet) => {
+            Err(wallet_proof_required(format!(
+                "vow {vow_id} is signed by wallet {wallet}, but this payment is from {}; pay \
+                 from the vow's wallet, or add its EIP-191 signature over GET \
+                 /vow/report/message",
+                auth.payment.payer
+            )))
         }
-    }
-    // Settle before appending: an `attested: true` entry exists only for a settled payment.
-    let receipt = match payment::settle(&app.rails, &app.store, &auth, resource, now_unix()).await {
-        Ok(r) => r,
-        Err(Refusal::Challenge(r)) => return Ok(r),
-        Err(Refusal::Problem(p)) => return Err(p),
+        _ => Ok(()),
     };
-    let id = prepared.entry.vow_id.clone();
-    let (leaf, timing) = match append(app, prepared).await {
-        Ok(l) => l,
-        Err(mut p) => {
-            p.detail = format!(
-                "{}; the payment settled (transaction {}) but no entry was appended: the \
-                 operator refunds it from the payment record",
-                p.detail, receipt.transaction
-            );
-            return Err(p);
-        }
+    let handler = || async move {
+        let id = prepared.entry.vow_id.clone();
+        let (leaf, timing) = append(app, prepared).await?;
+        Ok(Served {
+            response: with_timing(created(leaf.clone(), &format!("/vow/{id}/chain")), &timing),
+            record: leaf,
+        })
     };
-    let (store, bytes) = (app.store.clone(), leaf.clone());
-    let stored = tokio::task::spawn_blocking(move || {
-        store.idempotent_put(&idem.key, &idem.request, &bytes, now)
-    })
-    .await;
-    if !matches!(stored, Ok(Ok(Idempotent::Cached(_)))) {
-        eprintln!(
-            "conduct: a settled report-in (transaction {}) could not be recorded for idempotent replay",
-            receipt.transaction
-        );
-    }
-    Ok(with_timing(
-        payment::with_receipt(created(leaf, &format!("/vow/{id}/chain")), &receipt),
-        &timing,
-    ))
+    gate(
+        app.gate_parts(now_unix()),
+        headers,
+        call,
+        Ok,
+        check,
+        handler,
+    )
+    .await
 }
 
 /// `GET /vow/{id}/verify_text?text=`: whether a candidate text is the vow's text.

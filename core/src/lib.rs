@@ -9,6 +9,7 @@ pub mod meter;
 pub mod schema;
 pub mod scope;
 pub mod signing;
+pub mod sync;
 pub mod time;
 pub mod tlog;
 pub mod trace;

@@ -14,6 +14,7 @@
 //! payment sent again resumes it, the facilitator settles it once, and the read is served.
 
 pub mod facilitator;
+pub mod gate;
 pub mod local;
 pub mod rails;
 pub mod wire;

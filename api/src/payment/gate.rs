@@ -1,0 +1,392 @@
+//! The one paid sequence every paid route runs (library/PAYMENTS.md): idempotency key,
+//! in-flight refusal, a reused key refused, verify and claim, replay, the route's own check of
+//! the payer, then the handler and settlement in the order the route asks for, then the
+//! idempotent record of what was served.
+//!
+//! A route supplies only what differs: its request fingerprint, how to rebuild a replay from
+//! its record, a check of the authorized payment, and its handler.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use conduct_indexer::store::{Idempotent, PaymentStatus, Store, IDEMPOTENCY_WINDOW};
+use sha2::{Digest, Sha256};
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use super::{authorize, settle, with_receipt, Authorized, Rails, Refusal, Resource};
+use crate::reply::{json_response, Problem};
+use conduct_core::trace::FieldError;
+
+/// What the gate needs of the running service.
+#[derive(Clone, Copy)]
+pub struct GateParts<'a> {
+    /// The configured rails.
+    pub rails: &'a Rails,
+    /// Payment claims and the idempotency cache.
+    pub store: &'a Arc<Store>,
+    /// Idempotency keys of paid calls in progress.
+    pub inflight: &'a Mutex<HashSet<String>>,
+    /// Unix seconds now.
+    pub now: u64,
+}
+
+/// When the payment settles relative to the handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettleWhen {
+    /// Settle first: the handler's result exists only for a settled payment (an attested
+    /// report-in). A handler that fails after settlement is refunded by the operator.
+    BeforeHandler,
+    /// Run the handler first; serve only when settlement succeeds (a signed read). A handler
+    /// that fails leaves the payment unsettled: never charged.
+    AfterHandler,
+}
+
+/// One paid call.
+pub struct PaidCall<'a> {
+    /// The route's idempotency namespace (`profile`, `vow-report`, ...).
+    pub route: &'static str,
+    /// What the result depends on (the default idempotency key and the fingerprint a reused
+    /// key is checked against).
+    pub request: String,
+    /// The paid resource, echoed in the challenge.
+    pub resource: Resource<'a>,
+    /// Settlement order.
+    pub settle: SettleWhen,
+}
+
+/// What a handler served: the response, and the record kept for an idempotent replay.
+pub struct Served {
+    /// The response (the gate adds the payment receipt).
+    pub response: WarpResponse,
+    /// What the idempotency cache keeps; [`gate`]'s `rebuild` turns it back into bytes.
+    pub record: Vec<u8>,
+}
+
+/// Marks an idempotency key as in flight until dropped, so two paid calls with the same key
+/// can never both settle.
+struct InFlight<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    key: String,
+}
+
+impl<'a> InFlight<'a> {
+    /// Enter `key`, or the 409 (with `Retry-After`) for a key already in flight.
+    fn enter(set: &'a Mutex<HashSet<String>>, key: &str) -> Result<Self, Problem> {
+        if crate::lock(set).insert(key.to_owned()) {
+            return Ok(InFlight {
+                set,
+                key: key.to_owned(),
+            });
+        }
+        Err(Problem::new(
+            StatusCode::CONFLICT,
+            "in-flight",
+            "The same request is being paid for right now",
+            "a paid call with the same idempotency key is in progress; retry shortly and \
+             what it paid for is returned without a second charge",
+        )
+        .with_header(header::RETRY_AFTER, "1"))
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        crate::lock(self.set).remove(&self.key);
+    }
+}
+
+/// An idempotency key and the request it is used for.
+#[derive(Debug, Clone)]
+struct Idem {
+    key: String,
+    request: String,
+}
+
+/// The idempotency key of a paid call to `route`: the `Idempotency-Key` header when given,
+/// else `request` itself (spec 4.1: `sha256(trace)` with its `context_key`, and what else the
+/// result depends on). `request` is also the fingerprint a reused key is checked against.
+fn idempotency_key(headers: &HeaderMap, route: &str, request: &str) -> Result<Idem, Problem> {
+    let given = match headers.get("idempotency-key") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .filter(|k| !k.is_empty() && k.len() <= 255)
+                .ok_or_else(|| {
+                    Problem::new(
+                        StatusCode::BAD_REQUEST,
+                        "bad-idempotency-key",
+                        "Bad Idempotency-Key",
+                        "Idempotency-Key must be 1 to 255 visible ASCII characters",
+                    )
+                })?,
+        ),
+    };
+    let mut h = Sha256::new();
+    h.update(route.as_bytes());
+    h.update([0u8]);
+    match given {
+        Some(k) => {
+            h.update(b"header\0");
+            h.update(k.as_bytes());
+        }
+        None => {
+            h.update(b"request\0");
+            h.update(request.as_bytes());
+        }
+    }
+    Ok(Idem {
+        key: hex::encode(h.finalize()),
+        request: hex::encode(Sha256::digest(request.as_bytes())),
+    })
+}
+
+fn key_reused() -> Problem {
+    let mut p = Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "idempotency-key-reused",
+        "Idempotency-Key reused for another request",
+        "this Idempotency-Key was used within the last 24 hours for a different request; send a \
+         new key for a new request (the first request's result stays available under this key)",
+    );
+    p.errors.push(FieldError::at(
+        "Idempotency-Key",
+        "already used for a different request",
+    ));
+    p
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(f).await.ok()
+}
+
+/// What the cache holds for `idem` now.
+async fn cached(store: &Arc<Store>, idem: &Idem, now: u64) -> Idempotent {
+    let (store, i) = (store.clone(), idem.clone());
+    blocking(move || {
+        store.idempotent_get(&i.key, &i.request, now.saturating_sub(IDEMPOTENCY_WINDOW))
+    })
+    .await
+    .and_then(Result::ok)
+    .unwrap_or(Idempotent::Fresh)
+}
+
+/// Leave a claimed payment unsettled (a replay, a refused payer, a failed handler): never
+/// charged; `why` is kept on the payment record.
+async fn leave_unsettled(store: &Arc<Store>, auth: &Authorized, why: &'static str, now: u64) {
+    let (s, p) = (store.clone(), auth.payment.clone());
+    let _ = blocking(move || {
+        s.finish_payment(&p.key(), PaymentStatus::Unsettled, None, Some(why), now)
+    })
+    .await;
+}
+
+/// Keep what a settled call served for 24 hours, retrying a failing store a few times. When it
+/// still fails the response says so (`Idempotency-Recorded: false`): a retry under the same
+/// key would then be a new, charged read, and the operator's log names the transaction.
+async fn record(
+    store: &Arc<Store>,
+    idem: &Idem,
+    bytes: Vec<u8>,
+    now: u64,
+    transaction: &str,
+) -> bool {
+    for attempt in 0..3u64 {
+        let (s, i, b) = (store.clone(), idem.clone(), bytes.clone());
+        let stored = blocking(move || s.idempotent_put(&i.key, &i.request, &b, now)).await;
+        match stored {
+            Some(Ok(Idempotent::Cached(_))) => return true,
+            // The same key was recorded for another request meanwhile: nothing to keep.
+            Some(Ok(Idempotent::Reused)) => return false,
+            Some(Ok(Idempotent::Fresh)) | Some(Err(_)) | None => {
+                tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+            }
+        }
+    }
+    eprintln!(
+        "conduct: a settled paid call (transaction {transaction}) could not be recorded for \
+         idempotent replay; a retry under its key would be charged again"
+    );
+    false
+}
+
+/// Run one paid call through the whole sequence.
+///
+/// - `rebuild` turns a cached record back into the bytes first served (a replay, served with
+///   `Idempotent-Replayed: true` and not charged);
+/// - `check` looks at the authorized payment before anything settles (say, the payer must be a
+///   vow's wallet); a refusal leaves the payment unsettled;
+/// - `handler` does the work.
+pub async fn gate<R, C, H, F>(
+    parts: GateParts<'_>,
+    headers: &HeaderMap,
+    call: PaidCall<'_>,
+    rebuild: R,
+    check: C,
+    handler: H,
+) -> Result<WarpResponse, Problem>
+where
+    R: FnOnce(Vec<u8>) -> Result<Vec<u8>, Problem> + Send + 'static,
+    C: FnOnce(&Authorized) -> Result<(), Problem>,
+    H: FnOnce() -> F,
+    F: Future<Output = Result<Served, Problem>>,
+{
+    let GateParts {
+        rails,
+        store,
+        inflight,
+        now,
+    } = parts;
+    let idem = idempotency_key(headers, call.route, &call.request)?;
+    // One paid call per key at a time; nothing has been verified or charged yet.
+    let _inflight = InFlight::enter(inflight, &idem.key)?;
+    // A key reused for another request is refused before any payment is asked for.
+    if cached(store, &idem, now).await == Idempotent::Reused {
+        return Err(key_reused());
+    }
+    let t_verify = Instant::now();
+    let auth = match authorize(rails, store, headers, call.resource, now).await {
+        Ok(a) => a,
+        Err(Refusal::Challenge(r)) => return Ok(r),
+        Err(Refusal::Problem(p)) => return Err(p),
+    };
+    let verify_ms = ms(t_verify);
+    // The same key within 24 hours returns what was served and charges nothing more.
+    match cached(store, &idem, now).await {
+        Idempotent::Fresh => {}
+        Idempotent::Reused => {
+            leave_unsettled(store, &auth, "idempotency key reused: not charged", now).await;
+            return Err(key_reused());
+        }
+        Idempotent::Cached(rec) => {
+            leave_unsettled(store, &auth, "idempotent replay: not charged", now).await;
+            let bytes = blocking(move || rebuild(rec)).await.ok_or_else(|| {
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "busy",
+                    "Could not replay now",
+                    "the replay task failed",
+                )
+            })??;
+            let mut resp = json_response(bytes);
+            resp.headers_mut()
+                .insert("idempotent-replayed", HeaderValue::from_static("true"));
+            return Ok(resp);
+        }
+    }
+    if let Err(p) = check(&auth) {
+        leave_unsettled(store, &auth, "refused before settlement: not charged", now).await;
+        return Err(p);
+    }
+    let (handler_ms, settle_ms);
+    let (served, receipt) = match call.settle {
+        SettleWhen::BeforeHandler => {
+            let t = Instant::now();
+            let receipt = match settle(rails, store, &auth, call.resource, now).await {
+                Ok(r) => r,
+                Err(Refusal::Challenge(r)) => return Ok(r),
+                Err(Refusal::Problem(p)) => return Err(p),
+            };
+            settle_ms = ms(t);
+            let t = Instant::now();
+            let done = handler().await;
+            handler_ms = ms(t);
+            match done {
+                Ok(s) => (s, receipt),
+                Err(mut p) => {
+                    p.detail = format!(
+                        "{}; the payment settled (transaction {}) but the call did not complete: \
+                         the operator refunds it from the payment record",
+                        p.detail, receipt.transaction
+                    );
+                    return Err(p);
+                }
+            }
+        }
+        SettleWhen::AfterHandler => {
+            let t = Instant::now();
+            let done = handler().await;
+            handler_ms = ms(t);
+            let t = Instant::now();
+            let served = match done {
+                Ok(s) => s,
+                Err(p) => {
+                    leave_unsettled(
+                        store,
+                        &auth,
+                        "handler refused the request: not charged",
+                        now,
+                    )
+                    .await;
+                    return Err(p);
+                }
+            };
+            let settled = match settle(rails, store, &auth, call.resource, now).await {
+                Ok(r) => (served, r),
+                Err(Refusal::Challenge(r)) => return Ok(r),
+                Err(Refusal::Problem(p)) => return Err(p),
+            };
+            settle_ms = ms(t);
+            settled
+        }
+    };
+    let recorded = record(store, &idem, served.record, now, &receipt.transaction).await;
+    let mut resp = with_receipt(served.response, &receipt);
+    // Where the time of the paid call went (W3C Server-Timing), after the handler's own.
+    let stages = format!(
+        "verify;dur={verify_ms:.1};desc=\"verify+claim\", handler;dur={handler_ms:.1}, \
+         settle;dur={settle_ms:.1}"
+    );
+    let timing = match resp
+        .headers()
+        .get("server-timing")
+        .and_then(|v| v.to_str().ok())
+    {
+        Some(own) => format!("{own}, {stages}"),
+        None => stages,
+    };
+    if let Ok(v) = HeaderValue::from_str(&timing) {
+        resp.headers_mut().insert("server-timing", v);
+    }
+    if !recorded {
+        resp.headers_mut()
+            .insert("idempotency-recorded", HeaderValue::from_static("false"));
+    }
+    Ok(resp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_per_route_and_header_keys_ignore_the_request() {
+        let mut h = HeaderMap::new();
+        let a = idempotency_key(&h, "profile", "r1").unwrap();
+        let b = idempotency_key(&h, "vow-report", "r1").unwrap();
+        assert_ne!(a.key, b.key);
+        h.insert("idempotency-key", HeaderValue::from_static("k"));
+        let c = idempotency_key(&h, "profile", "r1").unwrap();
+        let d = idempotency_key(&h, "profile", "r2").unwrap();
+        assert_eq!(c.key, d.key);
+        assert_ne!(c.request, d.request);
+        h.insert("idempotency-key", HeaderValue::from_static(""));
+        assert!(idempotency_key(&h, "profile", "r1").is_err());
+    }
+
+    #[test]
+    fn a_key_in_flight_is_refused_until_released() {
+        let set = Mutex::new(HashSet::new());
+        let first = InFlight::enter(&set, "k").unwrap();
+        assert!(InFlight::enter(&set, "k").is_err());
+        drop(first);
+        assert!(InFlight::enter(&set, "k").is_ok());
+    }
+}
