@@ -4,6 +4,7 @@
 //! Pure functions and types: no IO, no clock. Storage, serving and scheduling live elsewhere.
 
 pub mod checkpoint;
+pub mod edge;
 pub mod hash;
 pub mod note;
 pub mod proof;
@@ -11,6 +12,7 @@ pub mod tiles;
 pub mod tlog_proof;
 
 pub use checkpoint::{open_checkpoint, Checkpoint, CheckpointError, SignedCheckpoint};
+pub use edge::{edge_root, edge_spans, push_edge, EdgeSpan};
 pub use hash::{empty_root, leaf_hash, node_hash, root, Hash};
 pub use note::{
     is_valid_key_name, open_note, sign_note, Note, NoteError, NoteSignature, Verification,

@@ -1,0 +1,516 @@
+//! The ledger (library/VOWS.md, "Durability and verification"): one global append-only transparency log in C2SP
+//! tlog-tiles format with RFC 6962 hashing, stored in SQLite and published as static files.
+//!
+//! Durability follows Sunlight's rule. [`Ledger::append`] commits the leaves, the new stored
+//! subtree hashes and the new signed checkpoint in one SQLite transaction, the checkpoint by
+//! compare-and-swap on the previous size (a miss means another writer forked the log, which is
+//! fatal). Only after the commit are the derived files written under the log directory (hash
+//! tiles, entry bundles, then `checkpoint` last), each temp → fsync → rename → dir fsync.
+//! [`Ledger::open`] checks the stored checkpoint against the leaves and re-publishes whatever
+//! files are missing or behind (a crash between commit and publish).
+//!
+//! The root is kept incrementally: the right edge of the tree (its perfect subtrees, largest
+//! first) lives in memory and is rebuilt on open from at most 8 × 256 stored hashes per level.
+//!
+//! [`Sequencer`] is the group-commit front end: a thread owns the ledger and turns whatever
+//! appends are pending into one transaction and one checkpoint.
+//!
+//! The module's parts: `sql.rs` (statements and row access: stored hashes and entries, tile
+//! and bundle bytes, writing and committing a batch), `publish.rs` (publishing the derived
+//! files and repairing them on open), `reader.rs` ([`LedgerReader`], snapshots, inclusion
+//! proofs) and `sequencer.rs` ([`Sequencer`], its loop, [`LogHead`], [`WriterFailure`]). The
+//! pure right-edge arithmetic is `conduct_core::tlog::edge`.
+
+mod publish;
+mod reader;
+mod sequencer;
+mod sql;
+
+use std::path::{Path, PathBuf};
+
+use conduct_core::signing::ServiceKey;
+use conduct_core::tlog::{
+    edge_root, empty_root, open_checkpoint, Checkpoint, CheckpointError, Hash, TlogProof, Verifier,
+    MAX_ENTRY_LEN,
+};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use crate::store::{Store, StoreError};
+
+pub use reader::LedgerReader;
+pub use sequencer::{LogHead, OnCommit, Sequencer, WriterFailure};
+
+use reader::proof_at;
+use sql::{commit_batch, edge_for_size, stored_entry, to_hash, to_u64, write_batch, Batch};
+
+/// Default bound on the entries one group commit takes.
+pub const DEFAULT_MAX_BATCH: usize = 256;
+
+/// Why a ledger operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// SQLite refused.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The store could not hand out a connection.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Filesystem trouble while publishing.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// An entry is longer than an entry bundle can carry; nothing was written.
+    #[error("entry {position} of the batch is {len} bytes, more than {MAX_ENTRY_LEN}")]
+    EntryTooLarge {
+        /// Position of the entry in the batch.
+        position: usize,
+        /// Its length.
+        len: usize,
+    },
+    /// Building, signing or verifying a checkpoint failed.
+    #[error("checkpoint: {0}")]
+    Checkpoint(#[from] CheckpointError),
+    /// The stored checkpoint moved under us: another writer forked the log. Fatal.
+    #[error("log forked: the stored checkpoint is no longer at size {expected}")]
+    Forked {
+        /// The size this ledger expected to extend.
+        expected: u64,
+    },
+    /// The stored state is inconsistent (checkpoint, leaves and hashes disagree).
+    #[error("corrupt ledger: {0}")]
+    Corrupt(String),
+    /// The published checkpoint is larger than the stored one (the database went back).
+    #[error("published checkpoint size {published} is ahead of the stored size {stored}")]
+    PublishedAhead {
+        /// Size of the published checkpoint.
+        published: u64,
+        /// Size of the stored checkpoint.
+        stored: u64,
+    },
+    /// A leaf index at or beyond the tree size.
+    #[error("index {index} is out of range for a log of size {size}")]
+    OutOfRange {
+        /// The index asked for.
+        index: u64,
+        /// The log size.
+        size: u64,
+    },
+    /// The batch committed (from index `first`), but writing the derived files failed; they
+    /// are written again by the next append or on open.
+    #[error("committed from index {first}, but publishing failed: {source}")]
+    Publish {
+        /// Index of the first committed entry.
+        first: u64,
+        /// The cause.
+        source: Box<LedgerError>,
+    },
+    /// An earlier fatal error (fork, failed commit) stopped this ledger; reopen it.
+    #[error("ledger stopped after a fatal error; reopen it")]
+    Poisoned,
+    /// The sequencer failed the batch or is gone.
+    #[error("sequencer: {0}")]
+    Sequencer(String),
+    /// A build job declined; nothing of it was written.
+    #[error(transparent)]
+    Refused(Refused),
+}
+
+type Result<T, E = LedgerError> = std::result::Result<T, E>;
+
+/// Builds a leaf inside the append transaction from the index it will get. It may read and
+/// write other tables through the connection (a savepoint, rolled back if it refuses).
+pub type BuildLeaf = Box<dyn FnOnce(&Connection, u64) -> Result<Vec<u8>, Refused> + Send>;
+
+/// One unit of an append batch.
+pub enum Job {
+    /// A ready leaf.
+    Raw(Vec<u8>),
+    /// A leaf built in the transaction (see [`BuildLeaf`]).
+    Build(BuildLeaf),
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Job::Raw(b) => write!(f, "Job::Raw({} bytes)", b.len()),
+            Job::Build(_) => f.write_str("Job::Build"),
+        }
+    }
+}
+
+/// Why a [`Job::Build`] declined to produce a leaf; nothing it wrote is kept.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// What it refers to does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// It repeats or contradicts something already recorded.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// Its input cannot be recorded.
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// The store failed while building.
+    #[error("store: {0}")]
+    Store(String),
+}
+
+impl From<rusqlite::Error> for Refused {
+    fn from(e: rusqlite::Error) -> Self {
+        Refused::Store(e.to_string())
+    }
+}
+
+/// A committed job: its index, and the leaf when the job built it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// Log index.
+    pub index: u64,
+    /// The leaf bytes of a built job.
+    pub leaf: Option<Vec<u8>>,
+}
+
+/// The transparency log: SQLite is the truth, the files under the log directory are derived.
+pub struct Ledger {
+    conn: Connection,
+    key: ServiceKey,
+    verifier: Verifier,
+    log_dir: PathBuf,
+    size: u64,
+    root: Hash,
+    note: String,
+    edge: Vec<(u32, Hash)>,
+    /// Size whose files are known to be published.
+    published: u64,
+    poisoned: bool,
+    repaired: usize,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("origin", &self.key.name())
+            .field("log_dir", &self.log_dir)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+impl Ledger {
+    /// Open the log in `store` (which has run the migrations), signing with `key` (whose name
+    /// is the origin) and publishing under `log_dir`. See [`Ledger::open_connection`].
+    pub fn open(store: &Store, key: ServiceKey, log_dir: &Path) -> Result<Ledger> {
+        Ledger::open_connection(store.connection()?, key, log_dir)
+    }
+
+    /// Open the log over its own connection to a migrated store database.
+    ///
+    /// Creates the signed size-0 checkpoint of an empty log; otherwise verifies the stored
+    /// checkpoint (signature, leaf count, root recomputed from stored hashes), then re-publishes
+    /// any derived file that is missing, of the wrong length, or behind.
+    pub fn open_connection(conn: Connection, key: ServiceKey, log_dir: &Path) -> Result<Ledger> {
+        let verifier = Verifier::for_key(&key).map_err(CheckpointError::from)?;
+        let select = "SELECT size, root, note FROM checkpoint WHERE id = 1";
+        let read = |conn: &Connection| {
+            conn.query_row(select, [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Vec<u8>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .optional()
+        };
+        let row = match read(&conn)? {
+            Some(row) => row,
+            None => {
+                let note = Checkpoint::new(key.name(), 0, empty_root())?.sign(&key)?;
+                conn.execute(
+                    "INSERT INTO checkpoint (id, size, root, note) VALUES (1, 0, ?1, ?2)
+                     ON CONFLICT (id) DO NOTHING",
+                    params![&empty_root()[..], note],
+                )?;
+                read(&conn)?
+                    .ok_or_else(|| LedgerError::Corrupt("checkpoint row vanished".into()))?
+            }
+        };
+        let (size, root_hash, note) = (to_u64(row.0, "size")?, to_hash(&row.1)?, row.2);
+        let signed = open_checkpoint(&note, std::slice::from_ref(&verifier))?;
+        if signed.checkpoint.size != size || signed.checkpoint.root != root_hash {
+            return Err(LedgerError::Corrupt(
+                "checkpoint note disagrees with its size or root columns".into(),
+            ));
+        }
+        let (count, max): (i64, i64) = conn.query_row(
+            "SELECT COUNT(*), COALESCE(MAX(idx), -1) FROM leaf",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if count != row.0 || max != row.0 - 1 {
+            return Err(LedgerError::Corrupt(format!(
+                "checkpoint size {size} but {count} leaves up to index {max}"
+            )));
+        }
+        let edge = edge_for_size(&conn, size)?;
+        if edge_root(&edge) != root_hash {
+            return Err(LedgerError::Corrupt(format!(
+                "stored hashes do not give the checkpoint root at size {size}"
+            )));
+        }
+        let mut ledger = Ledger {
+            conn,
+            key,
+            verifier,
+            log_dir: log_dir.to_path_buf(),
+            size,
+            root: root_hash,
+            note,
+            edge,
+            published: 0,
+            poisoned: false,
+            repaired: 0,
+        };
+        ledger.repaired = ledger.repair()?;
+        Ok(ledger)
+    }
+
+    /// Append `entries` as one batch: one transaction, one new checkpoint. Returns the index
+    /// of the first entry (the others follow contiguously); an empty batch returns the size.
+    ///
+    /// An entry over 65 535 bytes fails the whole batch and nothing is written. When the
+    /// commit succeeds but publishing does not, the error is [`LedgerError::Publish`], which
+    /// carries the committed index.
+    pub fn append<T: AsRef<[u8]>>(&mut self, entries: &[T]) -> Result<u64> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        if let Some((position, e)) = entries
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.as_ref().len() > MAX_ENTRY_LEN)
+        {
+            return Err(LedgerError::EntryTooLarge {
+                position,
+                len: e.as_ref().len(),
+            });
+        }
+        let first = self.size;
+        if entries.is_empty() {
+            return Ok(first);
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let leaves: Vec<&[u8]> = entries.iter().map(AsRef::as_ref).collect();
+        let written = write_batch(&tx, &self.key, first, &self.edge, &leaves);
+        let committed = commit_batch(tx, written, first);
+        self.finish_batch(committed, first)
+    }
+
+    /// Append a batch of jobs in one transaction with one checkpoint. Each job either is a
+    /// ready leaf or builds its leaf inside the transaction from the index it will get (and
+    /// may write other tables there, under a savepoint that is rolled back if it refuses).
+    ///
+    /// Returns one result per job: its index and, for a built leaf, the leaf bytes. A refused
+    /// or oversized job takes no index and does not fail the others; a failed commit fails
+    /// all. A publish failure after the commit is logged and repaired by the next append.
+    pub fn append_jobs(&mut self, jobs: Vec<Job>) -> Result<Vec<Result<Appended>>> {
+        self.append_jobs_then(jobs, |_| {})
+    }
+
+    /// [`Self::append_jobs`], calling `on_commit` with the results once the batch has
+    /// committed and before the derived files are published (so work that needs only the
+    /// committed state can overlap publishing).
+    pub fn append_jobs_then(
+        &mut self,
+        jobs: Vec<Job>,
+        on_commit: impl FnOnce(&[Result<Appended>]),
+    ) -> Result<Vec<Result<Appended>>> {
+        if self.poisoned {
+            return Err(LedgerError::Poisoned);
+        }
+        let first = self.size;
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut leaves: Vec<Vec<u8>> = Vec::with_capacity(jobs.len());
+        let mut results = Vec::with_capacity(jobs.len());
+        for (position, job) in jobs.into_iter().enumerate() {
+            let index = first + leaves.len() as u64;
+            let (leaf, built) = match job {
+                Job::Raw(leaf) => (leaf, false),
+                Job::Build(build) => {
+                    let sp = tx.savepoint()?;
+                    match build(&sp, index) {
+                        Ok(leaf) if leaf.len() <= MAX_ENTRY_LEN => {
+                            sp.commit()?;
+                            (leaf, true)
+                        }
+                        Ok(leaf) => {
+                            drop(sp);
+                            results.push(Err(LedgerError::EntryTooLarge {
+                                position,
+                                len: leaf.len(),
+                            }));
+                            continue;
+                        }
+                        Err(refused) => {
+                            drop(sp);
+                            results.push(Err(LedgerError::Refused(refused)));
+                            continue;
+                        }
+                    }
+                }
+            };
+            if leaf.len() > MAX_ENTRY_LEN {
+                results.push(Err(LedgerError::EntryTooLarge {
+                    position,
+                    len: leaf.len(),
+                }));
+                continue;
+            }
+            results.push(Ok(Appended {
+                index,
+                leaf: built.then(|| leaf.clone()),
+            }));
+            leaves.push(leaf);
+        }
+        if leaves.is_empty() {
+            tx.commit()?;
+            on_commit(&results);
+            return Ok(results);
+        }
+        let refs: Vec<&[u8]> = leaves.iter().map(Vec::as_slice).collect();
+        let written = write_batch(&tx, &self.key, first, &self.edge, &refs);
+        let committed = commit_batch(tx, written, first);
+        self.adopt(committed)?;
+        on_commit(&results);
+        if let Err(e) = self.publish() {
+            eprintln!("ledger: publishing after commit (from index {first}) failed: {e}");
+        }
+        Ok(results)
+    }
+
+    /// Adopt a committed batch, or poison the ledger when the commit failed fatally.
+    fn adopt(&mut self, committed: Result<Batch, (LedgerError, bool)>) -> Result<()> {
+        let batch = match committed {
+            Ok(b) => b,
+            Err((e, poison)) => {
+                self.poisoned |= poison;
+                return Err(e);
+            }
+        };
+        self.size = batch.size;
+        self.root = batch.root;
+        self.note = batch.note;
+        self.edge = batch.edge;
+        Ok(())
+    }
+
+    /// Adopt a committed batch (see [`Self::adopt`]), then publish.
+    fn finish_batch(
+        &mut self,
+        committed: Result<Batch, (LedgerError, bool)>,
+        first: u64,
+    ) -> Result<u64> {
+        self.adopt(committed)?;
+        self.publish().map_err(|e| LedgerError::Publish {
+            first,
+            source: Box::new(e),
+        })?;
+        Ok(first)
+    }
+
+    /// Whether an earlier fatal error stopped this ledger (it refuses appends until
+    /// [`Ledger::recover`] succeeds).
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+
+    /// Whether the log's files are behind the committed log (publishing failed).
+    pub fn publish_behind(&self) -> bool {
+        self.published < self.size
+    }
+
+    /// Recover from a failed write: re-open a stopped ledger over a new connection to the
+    /// same database (which re-verifies the stored checkpoint against the leaves and repairs
+    /// the published files), then prove a write commits (a no-op transaction on the checkpoint
+    /// row). On success the ledger takes appends again.
+    pub fn recover(&mut self) -> Result<()> {
+        if self.poisoned {
+            let path =
+                self.conn.path().map(PathBuf::from).ok_or_else(|| {
+                    LedgerError::Corrupt("the ledger's database has no path".into())
+                })?;
+            let conn = crate::store::configured(&path)?;
+            let fresh = Ledger::open_connection(conn, self.key.clone(), &self.log_dir)?;
+            *self = fresh;
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("UPDATE checkpoint SET note = note WHERE id = 1", [])?;
+        tx.commit()?;
+        if self.publish_behind() {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
+    /// How many derived files [`Ledger::open`] had to (re)write.
+    pub fn repaired_files(&self) -> usize {
+        self.repaired
+    }
+
+    /// The tree size.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The tree's RFC 6962 root hash.
+    pub fn root(&self) -> Hash {
+        self.root
+    }
+
+    /// The current signed checkpoint note.
+    pub fn checkpoint(&self) -> &str {
+        &self.note
+    }
+
+    /// The log origin (the key name).
+    pub fn origin(&self) -> &str {
+        self.key.name()
+    }
+
+    /// The directory the derived files are published under.
+    pub fn log_dir(&self) -> &Path {
+        &self.log_dir
+    }
+
+    /// Entry `idx`.
+    pub fn entry(&self, idx: u64) -> Result<Vec<u8>> {
+        self.check_index(idx)?;
+        stored_entry(&self.conn, idx)
+    }
+
+    fn check_index(&self, idx: u64) -> Result<()> {
+        if idx >= self.size {
+            return Err(LedgerError::OutOfRange {
+                index: idx,
+                size: self.size,
+            });
+        }
+        Ok(())
+    }
+
+    /// Inclusion proof of entry `idx` in the current tree, as a C2SP tlog-proof carrying the
+    /// current signed checkpoint. Computed from the stored hashes (at most one tile per level
+    /// per proof step), never by rehashing the leaves.
+    pub fn inclusion_proof(&self, idx: u64) -> Result<TlogProof> {
+        proof_at(&self.conn, self.size, &self.note, idx)
+    }
+}

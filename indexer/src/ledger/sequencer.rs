@@ -1,0 +1,325 @@
+//! The group-commit sequencer: a thread owns the [`Ledger`] and turns whatever appends are
+//! pending into one transaction and one checkpoint, answering each after the commit. It
+//! reports the writer's state ([`LogHead`], [`WriterFailure`]) and, while writes fail,
+//! recovers by itself.
+
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
+
+use conduct_core::tlog::Hash;
+
+use super::{Appended, Job, Ledger, LedgerError, Result};
+
+/// The latest committed state, as seen by a [`Sequencer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogHead {
+    /// Tree size.
+    pub size: u64,
+    /// Root hash.
+    pub root: Hash,
+    /// Signed checkpoint note.
+    pub checkpoint: String,
+    /// Checkpoints (batches) this sequencer has committed.
+    pub commits: u64,
+    /// `None` while writes commit; else why the last one failed (the sequencer retries by
+    /// itself, re-opening a stopped ledger, until a write commits again).
+    pub failing: Option<WriterFailure>,
+}
+
+/// Why the ledger's writer is not taking writes now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriterFailure {
+    /// The last error.
+    pub error: String,
+    /// The ledger stopped (a commit whose outcome was unknown, or a fork) and is being
+    /// re-opened; until then every append is refused.
+    pub stopped: bool,
+    /// Unix seconds of the first failure of this episode.
+    pub since: u64,
+    /// The log's files lag the committed log (publishing failed); retried.
+    pub files_behind: bool,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// How often a failing writer retries by itself.
+const RECOVER_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+enum Reply {
+    Async(tokio::sync::oneshot::Sender<Result<Appended>>),
+    Blocking(mpsc::SyncSender<Result<Appended>>),
+}
+
+impl Reply {
+    fn send(self, r: Result<Appended>) {
+        // A requester that went away no longer needs its answer; the entry stays committed.
+        match self {
+            Reply::Async(s) => {
+                let _ = s.send(r);
+            }
+            Reply::Blocking(s) => {
+                let _ = s.send(r);
+            }
+        }
+    }
+}
+
+/// Called with a job's result once its batch has committed, before the log's files are
+/// published.
+pub type OnCommit = Box<dyn FnOnce(&Result<Appended>) + Send>;
+
+struct Request {
+    job: Job,
+    reply: Reply,
+    on_commit: Option<OnCommit>,
+}
+
+/// Group commit: a thread owns the [`Ledger`] and appends whatever requests are pending (up
+/// to a bound) as one batch, answering each with its index only after the commit.
+///
+/// Dropping it (or [`Sequencer::shutdown`]) finishes the pending requests and joins the
+/// thread, which blocks the caller for at most one commit.
+pub struct Sequencer {
+    tx: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<Ledger>>,
+    head: Arc<Mutex<LogHead>>,
+}
+
+impl std::fmt::Debug for Sequencer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sequencer")
+            .field("head", &self.head())
+            .finish()
+    }
+}
+
+impl Sequencer {
+    /// Start the sequencer thread; each commit takes at most `max_batch` entries (≥ 1).
+    pub fn spawn(ledger: Ledger, max_batch: usize) -> Result<Sequencer> {
+        let head = Arc::new(Mutex::new(LogHead {
+            size: ledger.size(),
+            root: ledger.root(),
+            checkpoint: ledger.checkpoint().to_owned(),
+            commits: 0,
+            failing: None,
+        }));
+        let (tx, rx) = mpsc::channel();
+        let shared = head.clone();
+        let thread = std::thread::Builder::new()
+            .name("ledger-sequencer".into())
+            .spawn(move || run(ledger, rx, max_batch.max(1), shared))
+            .map_err(|e| LedgerError::Sequencer(format!("spawning the thread: {e}")))?;
+        Ok(Sequencer {
+            tx: Some(tx),
+            thread: Some(thread),
+            head,
+        })
+    }
+
+    fn submit(&self, job: Job, reply: Reply, on_commit: Option<OnCommit>) -> Result<()> {
+        let gone = || LedgerError::Sequencer("stopped".into());
+        self.tx
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(Request {
+                job,
+                reply,
+                on_commit,
+            })
+            .map_err(|_| gone())
+    }
+
+    /// Append one job; resolves once its batch has committed and the log's files are
+    /// published.
+    pub async fn submit_job(&self, job: Job) -> Result<Appended> {
+        self.submit_job_then(job, None).await
+    }
+
+    /// [`Sequencer::submit_job`], calling `on_commit` on the sequencer thread as soon as the
+    /// batch has committed (before the log's files are published).
+    pub async fn submit_job_then(&self, job: Job, on_commit: Option<OnCommit>) -> Result<Appended> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit(job, Reply::Async(tx), on_commit)?;
+        rx.await
+            .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
+    }
+
+    /// Blocking [`Sequencer::submit_job`], for threads outside an async runtime.
+    pub fn submit_job_blocking(&self, job: Job) -> Result<Appended> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.submit(job, Reply::Blocking(tx), None)?;
+        rx.recv()
+            .map_err(|_| LedgerError::Sequencer("stopped before answering".into()))?
+    }
+
+    /// Append one entry; resolves to its index once its batch has committed.
+    pub async fn append(&self, entry: Vec<u8>) -> Result<u64> {
+        self.submit_job(Job::Raw(entry)).await.map(|a| a.index)
+    }
+
+    /// Blocking [`Sequencer::append`], for threads outside an async runtime.
+    pub fn append_blocking(&self, entry: Vec<u8>) -> Result<u64> {
+        self.submit_job_blocking(Job::Raw(entry)).map(|a| a.index)
+    }
+
+    /// The latest committed size, root and checkpoint.
+    pub fn head(&self) -> LogHead {
+        match self.head.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Stop accepting requests, finish the pending ones, and hand back the ledger.
+    pub fn shutdown(mut self) -> Result<Ledger> {
+        drop(self.tx.take());
+        self.thread
+            .take()
+            .ok_or_else(|| LedgerError::Sequencer("already stopped".into()))?
+            .join()
+            .map_err(|_| LedgerError::Sequencer("the sequencer thread panicked".into()))
+    }
+}
+
+impl Drop for Sequencer {
+    fn drop(&mut self) {
+        drop(self.tx.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The sequencer loop: block for one request, drain what else is pending, commit, answer.
+/// While writes fail (a full disk), it retries by itself every [`RECOVER_EVERY`] (and before
+/// the next batch), re-opening a stopped ledger, so writes resume once they can.
+fn run(
+    mut ledger: Ledger,
+    rx: mpsc::Receiver<Request>,
+    max_batch: usize,
+    head: Arc<Mutex<LogHead>>,
+) -> Ledger {
+    let set = |f: &dyn Fn(&mut LogHead)| match head.lock() {
+        Ok(mut g) => f(&mut g),
+        Err(poisoned) => f(&mut poisoned.into_inner()),
+    };
+    let mut failing = false;
+    loop {
+        let first = if failing || ledger.publish_behind() {
+            match rx.recv_timeout(RECOVER_EVERY) {
+                Ok(r) => Some(r),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(r) => Some(r),
+                Err(_) => break,
+            }
+        };
+        if failing || ledger.is_poisoned() || ledger.publish_behind() {
+            match ledger.recover() {
+                Ok(()) => {
+                    if failing {
+                        eprintln!("ledger: writes commit again");
+                    }
+                    failing = false;
+                    set(&|g| {
+                        update_files(g, &ledger);
+                        g.failing = None;
+                    });
+                }
+                Err(e) => {
+                    failing = true;
+                    record_failure(&set, &ledger, &e);
+                }
+            }
+        }
+        let Some(first) = first else { continue };
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        let mut jobs = Vec::with_capacity(batch.len());
+        let mut replies = Vec::with_capacity(batch.len());
+        let mut hooks = Vec::with_capacity(batch.len());
+        for r in batch {
+            jobs.push(r.job);
+            replies.push(r.reply);
+            hooks.push(r.on_commit);
+        }
+        let on_commit = |results: &[Result<Appended>]| {
+            for (hook, r) in hooks.into_iter().zip(results) {
+                if let Some(hook) = hook {
+                    hook(r);
+                }
+            }
+        };
+        match ledger.append_jobs_then(jobs, on_commit) {
+            Ok(results) => {
+                failing = false;
+                set(&|g| {
+                    update_head(g, &ledger);
+                    g.failing = None;
+                    update_files(g, &ledger);
+                });
+                for (reply, r) in replies.into_iter().zip(results) {
+                    reply.send(r);
+                }
+            }
+            Err(e) => {
+                failing = true;
+                record_failure(&set, &ledger, &e);
+                let msg = e.to_string();
+                for reply in replies {
+                    reply.send(Err(LedgerError::Sequencer(msg.clone())));
+                }
+            }
+        }
+    }
+    ledger
+}
+
+/// Applies an update to the shared [`LogHead`].
+type SetHead<'a> = dyn Fn(&dyn Fn(&mut LogHead)) + 'a;
+
+fn record_failure(set: &SetHead<'_>, ledger: &Ledger, e: &LedgerError) {
+    let error = e.to_string();
+    let stopped = ledger.is_poisoned();
+    let behind = ledger.publish_behind();
+    set(&|g| {
+        let since = g.failing.as_ref().map_or_else(unix_now, |f| f.since);
+        g.failing = Some(WriterFailure {
+            error: error.clone(),
+            stopped,
+            since,
+            files_behind: behind,
+        });
+    });
+}
+
+/// Note in the head whether the log's files lag (a publish failure without a write failure).
+fn update_files(g: &mut LogHead, ledger: &Ledger) {
+    if ledger.publish_behind() && g.failing.is_none() {
+        g.failing = Some(WriterFailure {
+            error: "the log's files could not be written; retrying".into(),
+            stopped: false,
+            since: unix_now(),
+            files_behind: true,
+        });
+    }
+}
+
+fn update_head(g: &mut LogHead, ledger: &Ledger) {
+    g.size = ledger.size();
+    g.root = ledger.root();
+    g.checkpoint = ledger.checkpoint().to_owned();
+    g.commits += 1;
+}
