@@ -90,7 +90,6 @@ pub fn render_site(
             key,
             &cfg.public_url,
             reader,
-            &cfg.site,
             &cfg.reading,
             &mut publisher,
             as_of,
@@ -244,7 +243,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         manifest_ttl: cfg.manifest_ttl,
         boundaries,
         runtime: tokio::runtime::Handle::current(),
-        site: cfg.site.clone(),
+        store: store.clone(),
         public_url: cfg.public_url.clone(),
     })?;
     conduct_core::meter::prepare();

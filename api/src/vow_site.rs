@@ -5,7 +5,6 @@
 //! as they arrive.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,7 +16,7 @@ use conduct_renderer::discovery::card_files;
 use conduct_renderer::parallel::map_on_every_core;
 use conduct_renderer::publish::Publisher;
 use conduct_renderer::vow_html::{sitemap, vows_html};
-use conduct_renderer::vows::{reading_path, vows_index, Files, VowDocs};
+use conduct_renderer::vows::{vows_index, Files, VowDocs};
 use conduct_renderer::RenderError;
 use serde_json::Value;
 
@@ -88,8 +87,8 @@ pub struct Context {
     pub boundaries: Rendered,
     /// Runtime for model calls.
     pub runtime: tokio::runtime::Handle,
-    /// The site directory (to pick up published readings).
-    pub site: std::path::PathBuf,
+    /// The store (model readings are kept there).
+    pub store: Arc<conduct_indexer::store::Store>,
     /// Public base URL (absolute links in feeds and the sitemap).
     pub public_url: String,
 }
@@ -182,13 +181,11 @@ fn render_stored(
     Ok(Some((docs, rendered)))
 }
 
-/// The interpretation in an already published reading, if any (kept across restarts).
-pub fn published_interpretation(site: &Path, vow: &str) -> Option<(u64, Value)> {
-    let bytes = std::fs::read(site.join(reading_path(vow))).ok()?;
-    let v: Value = serde_json::from_slice(&bytes).ok()?;
-    let interp = v.get("interpretation")?.clone();
-    (interp.get("kind")? == "language-model").then_some(())?;
-    Some((v.get("covers_seq")?.as_u64()?, interp))
+/// The model interpretation kept in the store for vow `vow` and the chain position it covers
+/// (state, never read back from the published site).
+pub fn kept_interpretation(reader: &VowReader, vow: &str) -> Option<(u64, Value)> {
+    let (seq, text) = reader.reading(vow).ok()??;
+    Some((seq, serde_json::from_str(&text).ok()?))
 }
 
 /// The cards (`/card?key=`) of every lookup key that names one of `vows`: its vow id, its agent
@@ -243,7 +240,6 @@ pub fn render_all_vows(
     key: &ServiceKey,
     public_url: &str,
     reader: &VowReader,
-    site: &Path,
     reading: &ReadingConfig,
     publisher: &mut Publisher,
     now: u64,
@@ -267,7 +263,7 @@ pub fn render_all_vows(
     };
     let render_one = |row: &VowRow| -> Result<(), String> {
         let kept = model
-            .then(|| published_interpretation(site, &row.vow_id))
+            .then(|| kept_interpretation(reader, &row.vow_id))
             .flatten();
         let id = &row.vow_id;
         let Some((_, r)) = render_stored(
@@ -503,6 +499,15 @@ fn run(
                     covers_seq,
                     interpretation,
                 } => {
+                    // Kept in the store first: a restart renders it from state.
+                    let text = interpretation.to_string();
+                    if let Err(e) = st
+                        .ctx
+                        .store
+                        .put_reading(&vow, covers_seq, &text, now_unix())
+                    {
+                        eprintln!("conduct: keeping the reading of vow {vow} failed: {e}");
+                    }
                     st.interps.insert(vow.clone(), (covers_seq, interpretation));
                     vows.insert(vow);
                 }
@@ -635,7 +640,7 @@ impl State {
         let mut jobs = Vec::with_capacity(vows.len());
         for id in vows {
             if model && !self.interps.contains_key(id) {
-                if let Some(kept) = published_interpretation(&self.ctx.site, id) {
+                if let Some(kept) = kept_interpretation(&self.ctx.reader, id) {
                     self.interps.insert(id.clone(), kept);
                 }
             }

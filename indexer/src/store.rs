@@ -119,6 +119,14 @@ const MIGRATIONS: &[&str] = &[
         vow_id TEXT NOT NULL,
         seq INTEGER NOT NULL
     ) STRICT;",
+    // 5: the language-model interpretation of each vow's reading (state, not read back from
+    // the published site), with the chain position it covers.
+    "CREATE TABLE reading (
+        vow_id TEXT PRIMARY KEY,
+        covers_seq INTEGER NOT NULL,
+        interpretation TEXT NOT NULL,
+        at INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
@@ -442,6 +450,25 @@ impl Store {
         })
     }
 
+    /// Keep the model interpretation of vow `vow_id`'s reading covering chain position
+    /// `covers_seq` (JSON text), unless one covering a later position is already kept.
+    pub fn put_reading(
+        &self,
+        vow_id: &str,
+        covers_seq: u64,
+        interpretation: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO reading (vow_id, covers_seq, interpretation, at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (vow_id) DO UPDATE SET covers_seq = excluded.covers_seq,
+                interpretation = excluded.interpretation, at = excluded.at
+             WHERE reading.covers_seq <= excluded.covers_seq",
+            params![vow_id, covers_seq as i64, interpretation, now as i64],
+        )?;
+        Ok(())
+    }
+
     /// Today's (`day`, UTC day number) free-tier counts, by counter and bucket.
     pub fn free_caps(&self, day: u64) -> Result<Vec<(String, String, u32)>, StoreError> {
         let conn = self.conn();
@@ -596,6 +623,19 @@ mod tests {
         ] {
             assert_eq!(mode(&data.join(f)), 0o600, "{f}");
         }
+    }
+
+    #[test]
+    fn a_reading_is_kept_unless_a_later_one_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        s.put_reading("v", 3, "{\"t\":3}", 1).unwrap();
+        s.put_reading("v", 2, "{\"t\":2}", 2).unwrap();
+        let r = crate::vows::VowReader::open(&s).unwrap();
+        assert_eq!(r.reading("v").unwrap(), Some((3, "{\"t\":3}".to_owned())));
+        s.put_reading("v", 4, "{\"t\":4}", 3).unwrap();
+        assert_eq!(r.reading("v").unwrap(), Some((4, "{\"t\":4}".to_owned())));
+        assert_eq!(r.reading("w").unwrap(), None);
     }
 
     #[test]

@@ -345,6 +345,19 @@ impl VowReader {
         self.chain_from(vow_id, 0)
     }
 
+    /// The kept model interpretation of a vow's reading (JSON text) and the chain position it
+    /// covers, if any.
+    pub fn reading(&self, vow_id: &str) -> Result<Option<(u64, String)>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT covers_seq, interpretation FROM reading WHERE vow_id = ?1",
+                params![vow_id],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)),
+            )
+            .optional()
+        })
+    }
+
     /// Like [`Self::chain`], but only the records from chain position `from` on (position 0
     /// is the vow record, position n is entry seq n).
     pub fn chain_from(

@@ -248,23 +248,45 @@ model = "fallback-model"
 api_key_env = "CONDUCT_TEST_MODEL_KEY"
 ''')
     data, site = os.path.join(a.workdir, "data"), os.path.join(a.workdir, "site")
-    proc = subprocess.Popen([a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--data", data,
-                             "--site", site], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=dict(os.environ, CONDUCT_TEST_MODEL_KEY="sk-test-" + MARK))
-    try:
+
+    def start():
+        proc = subprocess.Popen([a.conduct, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--data", data,
+                                 "--site", site], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, CONDUCT_TEST_MODEL_KEY="sk-test-" + MARK))
         line = ""
         for line in proc.stdout:
             if "listening on" in line:
                 break
         base = re.search(r"listening on (http://\S+)", line).group(1)
         threading.Thread(target=lambda: [LOG.append(l) for l in proc.stdout], daemon=True).start()
-        run(a, base, data, site)
-    finally:
+        return proc, base
+
+    def stop(proc):
         proc.terminate()
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+    proc, base = start()
+    try:
+        vid = run(a, base, data, site)
+    finally:
+        stop(proc)
+    # Readings are state: with the whole published site gone, a restart renders the model's
+    # interpretation from the store, without asking the model again.
+    import shutil
+    shutil.rmtree(site)
+    asked = len(seen_prompts)
+    proc, base = start()
+    try:
+        r = httpx.get(base + f"/vow/{vid}/reading", timeout=30).json()
+        it = r.get("interpretation", {})
+        check("a restart with the site deleted renders the kept model reading from the store",
+              it.get("kind") == "language-model" and it.get("provider") == "fallback"
+              and len(seen_prompts) == asked, json.dumps(it)[:300])
+    finally:
+        stop(proc)
     passed = sum(1 for _, ok in results if ok)
     print(f"vow e2e: {passed} checks passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
@@ -551,6 +573,7 @@ def run(a, base, data, site):
     check("conduct verify-log checks every vow chain",
           out.returncode == 0 and f"7 vow chains, {7 + LONG + 1 - 5} entries" in out.stdout,
           out.stdout + out.stderr)
+    return vid
 
 
 if __name__ == "__main__":
