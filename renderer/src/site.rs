@@ -87,36 +87,52 @@ operators who run them, and the counterparties who must decide whether to trust 
 accounts, no API keys: payment authenticates paid calls, a wallet signature proves an owner. \
 Payment never moves a number.";
 
-/// Render the whole tree.
+/// Render the whole tree: one function per section, the manifest last (it covers the rest).
 pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
     let mut tree = Tree::default();
-    let key = input.key;
-    let sign = |doc: Value| signed_bytes(key, doc).map_err(RenderError::from);
-    let key_id = key.key_id_hex();
-    let scope = scope_line();
-    let demo_cap = match input.demo_daily_cap {
-        Some(n) => format!("{n} per UTC day per IP"),
-        None => "uncapped on this instance".to_owned(),
-    };
-    let price = format!("${} (USD)", input.price_usd);
+    put_pubkey(&mut tree, input)?;
+    tree.put("predicates.json", sign(input.key, predicates_doc())?);
+    put_schemas(&mut tree, input)?;
+    put_catalog(&mut tree, input)?;
+    put_openapi(&mut tree, input)?;
+    put_well_known(&mut tree, input)?;
+    put_library(&mut tree, input)?;
+    put_service_card(&mut tree, input)?;
+    put_discovery(&mut tree, input)?;
+    // Crawlers.
+    tree.put("robots.txt", crate::vow_html::robots(input.public_url));
+    put_manifest(&mut tree, input)?;
+    Ok(tree)
+}
 
-    // Public key.
+/// `doc` signed with `key`, as file bytes.
+fn sign(key: &ServiceKey, doc: Value) -> Result<Vec<u8>, RenderError> {
+    signed_bytes(key, doc).map_err(RenderError::from)
+}
+
+/// The public key: `pubkey.json` and its HTML twin.
+fn put_pubkey(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
+    let key = input.key;
+    let key_id = key.key_id_hex();
     tree.put(
         "pubkey.json",
-        sign(json!({
-            "type": "conduct.pubkey/v1",
-            "alg": "ed25519",
-            "public_key": key.public_b64(),
-            "key_id": key_id,
-            "vkey": key.vkey(),
-            "name": key.name(),
-            "how_to_verify": "Remove 'signature' from a signed object, canonicalize the rest \
-                with RFC 8785 (JCS), and verify the base64 Ed25519 signature over those bytes \
-                with public_key. Pin this key out of band.",
-            "scope": scope_value(),
-        }))?,
+        sign(
+            key,
+            json!({
+                "type": "conduct.pubkey/v1",
+                "alg": "ed25519",
+                "public_key": key.public_b64(),
+                "key_id": key_id,
+                "vkey": key.vkey(),
+                "name": key.name(),
+                "how_to_verify": "Remove 'signature' from a signed object, canonicalize the rest \
+                    with RFC 8785 (JCS), and verify the base64 Ed25519 signature over those bytes \
+                    with public_key. Pin this key out of band.",
+                "scope": scope_value(),
+            }),
+        )?,
     );
-
+    let scope = scope_line();
     tree.put(
         "pubkey.html",
         PubkeyPage {
@@ -131,21 +147,24 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .render()?
         .into_bytes(),
     );
+    Ok(())
+}
 
-    // Predicates.
-    tree.put("predicates.json", sign(predicates_doc())?);
-
-    // Schemas (JSON Schema documents; key_id and signature are ignored as unknown keywords).
+/// The JSON Schema documents (key_id and signature are ignored as unknown keywords).
+fn put_schemas(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     for (name, text) in [
         ("trace.json", TRACE_SCHEMA),
         ("attestation.json", ATTESTATION_SCHEMA),
     ] {
         let v: Value = serde_json::from_str(text)
             .map_err(|e| RenderError::Input(format!("schema {name}: {e}")))?;
-        tree.put(format!("schemas/{name}"), sign(v)?);
+        tree.put(format!("schemas/{name}"), sign(input.key, v)?);
     }
+    Ok(())
+}
 
-    // Catalog.
+/// The catalog of the running route table: `catalog.json` and its HTML twin.
+fn put_catalog(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     let endpoints: Vec<Value> = input
         .routes
         .iter()
@@ -156,14 +175,17 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .collect();
     tree.put(
         "catalog.json",
-        sign(json!({
-            "type": "conduct.catalog/v1",
-            "what": "Every HTTP endpoint of this instance, generated from the running route \
-                table. Authoritative when it disagrees with prose.",
-            "base_url": input.public_url,
-            "endpoints": endpoints,
-            "scope": scope_value(),
-        }))?,
+        sign(
+            input.key,
+            json!({
+                "type": "conduct.catalog/v1",
+                "what": "Every HTTP endpoint of this instance, generated from the running route \
+                    table. Authoritative when it disagrees with prose.",
+                "base_url": input.public_url,
+                "endpoints": endpoints,
+                "scope": scope_value(),
+            }),
+        )?,
     );
     let rows = input
         .routes
@@ -175,6 +197,8 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
             description: r.description.to_owned(),
         })
         .collect();
+    let scope = scope_line();
+    let key_id = input.key.key_id_hex();
     tree.put(
         "catalog.html",
         CatalogPage {
@@ -187,14 +211,21 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .render()?
         .into_bytes(),
     );
+    Ok(())
+}
 
-    // The OpenAPI document of the same table.
+/// The OpenAPI document of the same route table.
+fn put_openapi(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     tree.put(
         "openapi.json",
-        signed_extension_bytes(key, crate::openapi::document(input)?)?,
+        signed_extension_bytes(input.key, crate::openapi::document(input)?)?,
     );
+    Ok(())
+}
 
-    // x402 paid-resources manifest.
+/// The well-known documents: the x402 paid-resources manifest and the agent card.
+fn put_well_known(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
+    let key = input.key;
     let paid: Vec<Value> = input
         .routes
         .iter()
@@ -207,48 +238,57 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .collect();
     tree.put(
         ".well-known/x402.json",
-        sign(json!({
-            "type": "conduct.x402/v1",
-            "x402Version": 2,
-            "what": "Paid resources of this instance and the rails that pay them. One flat \
-                price per rail for every caller; the price never depends on a score.",
-            "price_usd": input.price_usd,
-            "resources": paid,
-            "rails": input.accepts,
-            "headers": {"challenge": "PAYMENT-REQUIRED", "payment": ["PAYMENT-SIGNATURE", "X-PAYMENT"],
-                        "receipt": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"]},
-            "scope": scope_value(),
-        }))?,
+        sign(
+            key,
+            json!({
+                "type": "conduct.x402/v1",
+                "x402Version": 2,
+                "what": "Paid resources of this instance and the rails that pay them. One flat \
+                    price per rail for every caller; the price never depends on a score.",
+                "price_usd": input.price_usd,
+                "resources": paid,
+                "rails": input.accepts,
+                "headers": {"challenge": "PAYMENT-REQUIRED", "payment": ["PAYMENT-SIGNATURE", "X-PAYMENT"],
+                            "receipt": ["PAYMENT-RESPONSE", "X-PAYMENT-RESPONSE"]},
+                "scope": scope_value(),
+            }),
+        )?,
     );
 
     // Agent card (A2A-style fields plus conduct's own).
     tree.put(
         ".well-known/agent.json",
-        sign(json!({
-            "type": "conduct.agent-card/v1",
-            "name": "conduct",
-            "description": WHAT,
-            "url": input.public_url,
-            "version": env!("CARGO_PKG_VERSION"),
-            "capabilities": {"streaming": false, "pushNotifications": false},
-            "defaultInputModes": ["application/json"],
-            "defaultOutputModes": ["application/json"],
-            "authentication": {"schemes": ["x402"], "note": "No accounts and no API keys. Paid calls are authenticated by payment."},
-            "skills": [
-                {"id": "profile", "name": "Signed channel-coupling profile",
-                 "description": "POST /profile: a trace in, an Ed25519-signed attestation of I(C;D), I(C;M), I(C;M|D-clean), I(C;D,M) out. Paid via x402.",
-                 "tags": ["attestation", "mutual-information", "x402"]},
-                {"id": "demo_profile", "name": "Unsigned demo profile",
-                 "description": "POST /demo/profile: the same numbers, unsigned, free and rate-limited.",
-                 "tags": ["demo"]}
-            ],
-            "pubkey": key.public_b64(),
-            "catalog": format!("{}/catalog", input.public_url),
-            "scope": scope_value(),
-        }))?,
+        sign(
+            key,
+            json!({
+                "type": "conduct.agent-card/v1",
+                "name": "conduct",
+                "description": WHAT,
+                "url": input.public_url,
+                "version": env!("CARGO_PKG_VERSION"),
+                "capabilities": {"streaming": false, "pushNotifications": false},
+                "defaultInputModes": ["application/json"],
+                "defaultOutputModes": ["application/json"],
+                "authentication": {"schemes": ["x402"], "note": "No accounts and no API keys. Paid calls are authenticated by payment."},
+                "skills": [
+                    {"id": "profile", "name": "Signed channel-coupling profile",
+                     "description": "POST /profile: a trace in, an Ed25519-signed attestation of I(C;D), I(C;M), I(C;M|D-clean), I(C;D,M) out. Paid via x402.",
+                     "tags": ["attestation", "mutual-information", "x402"]},
+                    {"id": "demo_profile", "name": "Unsigned demo profile",
+                     "description": "POST /demo/profile: the same numbers, unsigned, free and rate-limited.",
+                     "tags": ["demo"]}
+                ],
+                "pubkey": key.public_b64(),
+                "catalog": format!("{}/catalog", input.public_url),
+                "scope": scope_value(),
+            }),
+        )?,
     );
+    Ok(())
+}
 
-    // Library.
+/// The library: `library.json`, its HTML twin, and each document raw and rendered.
+fn put_library(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     let published = docs::published();
     let doc_entries: Vec<Value> = published
         .iter()
@@ -263,12 +303,15 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         counted here with the reason.";
     tree.put(
         "library.json",
-        sign(json!({
-            "type": "conduct.library/v1",
-            "documents": doc_entries,
-            "withheld": {"count": 0, "why": withheld_why},
-            "scope": scope_value(),
-        }))?,
+        sign(
+            input.key,
+            json!({
+                "type": "conduct.library/v1",
+                "documents": doc_entries,
+                "withheld": {"count": 0, "why": withheld_why},
+                "scope": scope_value(),
+            }),
+        )?,
     );
     let rows: Vec<DocRow> = published
         .iter()
@@ -279,6 +322,8 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
             bytes: d.markdown.len(),
         })
         .collect();
+    let scope = scope_line();
+    let key_id = input.key.key_id_hex();
     tree.put(
         "library.html",
         LibraryPage {
@@ -314,8 +359,18 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
             .into_bytes(),
         );
     }
+    Ok(())
+}
 
-    // Service card.
+/// The service card: `index.json` and `index.html`.
+fn put_service_card(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
+    let key = input.key;
+    let key_id = key.key_id_hex();
+    let demo_cap = match input.demo_daily_cap {
+        Some(n) => format!("{n} per UTC day per IP"),
+        None => "uncapped on this instance".to_owned(),
+    };
+    let price = format!("${} (USD)", input.price_usd);
     let rails: Vec<String> = input
         .accepts
         .iter()
@@ -332,30 +387,34 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .collect();
     tree.put(
         "index.json",
-        sign(json!({
-            "type": "conduct.service/v1",
-            "name": "conduct",
-            "what": WHAT,
-            "for_whom": FOR_WHOM,
-            "base_url": input.public_url,
-            "pubkey": {"alg": "ed25519", "public_key": key.public_b64(), "key_id": key_id,
-                       "vkey": key.vkey(), "at": "/pubkey"},
-            "price_usd": input.price_usd,
-            "rails": input.accepts,
-            "free_demo": {"path": "/demo/profile", "cap": demo_cap},
-            "invariants": [
-                "Payment never moves a measured number. The price is flat and the read is score-blind.",
-                "No accounts and no API keys. Payment is the authentication for paid calls.",
-                "Raw traces are scored, hashed and discarded.",
-            ],
-            "start_here": {"catalog": "/catalog", "openapi": "/openapi.json",
-                           "library": "/library", "pubkey": "/pubkey",
-                           "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
-                           "attestation_schema": "/schemas/attestation.json",
-                           "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},
-            "scope": scope_value(),
-        }))?,
+        sign(
+            key,
+            json!({
+                "type": "conduct.service/v1",
+                "name": "conduct",
+                "what": WHAT,
+                "for_whom": FOR_WHOM,
+                "base_url": input.public_url,
+                "pubkey": {"alg": "ed25519", "public_key": key.public_b64(), "key_id": key_id,
+                           "vkey": key.vkey(), "at": "/pubkey"},
+                "price_usd": input.price_usd,
+                "rails": input.accepts,
+                "free_demo": {"path": "/demo/profile", "cap": demo_cap},
+                "invariants": [
+                    "Payment never moves a measured number. The price is flat and the read is score-blind.",
+                    "No accounts and no API keys. Payment is the authentication for paid calls.",
+                    "Raw traces are scored, hashed and discarded.",
+                ],
+                "start_here": {"catalog": "/catalog", "openapi": "/openapi.json",
+                               "library": "/library", "pubkey": "/pubkey",
+                               "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
+                               "attestation_schema": "/schemas/attestation.json",
+                               "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},
+                "scope": scope_value(),
+            }),
+        )?,
     );
+    let scope = scope_line();
     tree.put(
         "index.html",
         CardPage {
@@ -375,19 +434,27 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
         .render()?
         .into_bytes(),
     );
+    Ok(())
+}
 
-    // Discovery for agents: /lost and /llms.txt.
+/// Discovery for agents: /lost and /llms.txt.
+fn put_discovery(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     for (path, bytes) in crate::discovery::discovery_files(input)? {
         tree.put(path, bytes);
     }
+    Ok(())
+}
 
-    // Crawlers.
-    tree.put("robots.txt", crate::vow_html::robots(input.public_url));
-
-    // The manifest covers everything above.
-    let manifest = manifest_bytes(key, &manifest_files(&tree), input.as_of, input.manifest_ttl)?;
+/// The signed manifest of every file put so far.
+fn put_manifest(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
+    let manifest = manifest_bytes(
+        input.key,
+        &manifest_files(tree),
+        input.as_of,
+        input.manifest_ttl,
+    )?;
     tree.put("manifest.json", manifest);
-    Ok(tree)
+    Ok(())
 }
 
 /// What the manifest says of a tree's files: path -> (hex SHA-256, length), for every file
