@@ -2,19 +2,41 @@
 //! library's markdown HTML (with raw HTML already escaped) is marked safe.
 
 use askama::Template;
+use conduct_core::scope::scope_line;
+use conduct_core::signing::ServiceKey;
 
-/// The service card page (`/`).
-#[derive(Template)]
-#[template(path = "card.html")]
-pub struct CardPage<'a> {
+/// What every page's layout (`templates/layout.html`) shows besides its content: the title,
+/// the description, the scope line and the id of the key that signs the page's JSON twin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageHead<'a> {
     /// Title.
     pub title: &'a str,
     /// Description.
     pub description: &'a str,
     /// Scope line.
-    pub scope_line: &'a str,
+    pub scope_line: String,
     /// Key id.
-    pub key_id: &'a str,
+    pub key_id: String,
+}
+
+impl<'a> PageHead<'a> {
+    /// The head of a page of the service whose key is `key`.
+    pub fn new(key: &ServiceKey, title: &'a str, description: &'a str) -> PageHead<'a> {
+        PageHead {
+            title,
+            description,
+            scope_line: scope_line(),
+            key_id: key.key_id_hex(),
+        }
+    }
+}
+
+/// The service card page (`/`).
+#[derive(Template)]
+#[template(path = "card.html")]
+pub struct CardPage<'a> {
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// What the service does.
     pub what: &'a str,
     /// Who it is for.
@@ -50,14 +72,8 @@ pub struct EndpointRow {
 #[derive(Template)]
 #[template(path = "catalog.html")]
 pub struct CatalogPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// The endpoints.
     pub endpoints: Vec<EndpointRow>,
 }
@@ -79,14 +95,8 @@ pub struct DocRow {
 #[derive(Template)]
 #[template(path = "library.html")]
 pub struct LibraryPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Published documents.
     pub docs: Vec<DocRow>,
     /// How many are held back.
@@ -99,14 +109,8 @@ pub struct LibraryPage<'a> {
 #[derive(Template)]
 #[template(path = "doc.html")]
 pub struct DocPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// File name of the raw markdown.
     pub name: &'a str,
     /// HTML body (raw HTML inside the markdown already escaped).
@@ -136,14 +140,8 @@ pub struct EntryRow {
 #[derive(Template)]
 #[template(path = "vow.html")]
 pub struct VowPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Vow id.
     pub vow_id: &'a str,
     /// Agent name.
@@ -180,14 +178,8 @@ pub struct VowPage<'a> {
 #[derive(Template)]
 #[template(path = "reading.html")]
 pub struct ReadingPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Vow id.
     pub vow_id: &'a str,
     /// Agent name.
@@ -236,14 +228,8 @@ pub struct PageRow {
 #[derive(Template)]
 #[template(path = "chain.html")]
 pub struct ChainPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Vow id.
     pub vow_id: &'a str,
     /// Entries in the chain.
@@ -279,14 +265,8 @@ pub struct VowRowView {
 #[derive(Template)]
 #[template(path = "vows.html")]
 pub struct VowsPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// The vows of this page.
     pub vows: Vec<VowRowView>,
     /// Vows in all.
@@ -303,14 +283,8 @@ pub struct VowsPage<'a> {
 #[derive(Template)]
 #[template(path = "pubkey.html")]
 pub struct PubkeyPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Base64 public key.
     pub public_key: &'a str,
     /// C2SP vkey.

@@ -7,14 +7,16 @@
 use askama::Template;
 use conduct_core::attestation::predicates_doc;
 use conduct_core::schema::{ATTESTATION_SCHEMA, TRACE_SCHEMA};
-use conduct_core::scope::{scope_line, scope_value};
+use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
 use conduct_core::time::rfc3339;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::docs;
-use crate::pages::{CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage, PubkeyPage};
+use crate::pages::{
+    CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage, PageHead, PubkeyPage,
+};
 use crate::snapshot::{signed_bytes, signed_extension_bytes, signed_raw};
 use crate::tree::Tree;
 use crate::RenderError;
@@ -132,14 +134,14 @@ fn put_pubkey(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError>
             }),
         )?,
     );
-    let scope = scope_line();
     tree.put(
         "pubkey.html",
         PubkeyPage {
-            title: "Public key",
-            description: "The Ed25519 key that signs every document of this service.",
-            scope_line: &scope,
-            key_id: &key_id,
+            head: PageHead::new(
+                input.key,
+                "Public key",
+                "The Ed25519 key that signs every document of this service.",
+            ),
             public_key: &key.public_b64(),
             vkey: &key.vkey(),
             name: key.name(),
@@ -197,15 +199,14 @@ fn put_catalog(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError
             description: r.description.to_owned(),
         })
         .collect();
-    let scope = scope_line();
-    let key_id = input.key.key_id_hex();
     tree.put(
         "catalog.html",
         CatalogPage {
-            title: "Catalog",
-            description: "Every endpoint of the conduct attestation service.",
-            scope_line: &scope,
-            key_id: &key_id,
+            head: PageHead::new(
+                input.key,
+                "Catalog",
+                "Every endpoint of the conduct attestation service.",
+            ),
             endpoints: rows,
         }
         .render()?
@@ -322,15 +323,14 @@ fn put_library(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError
             bytes: d.markdown.len(),
         })
         .collect();
-    let scope = scope_line();
-    let key_id = input.key.key_id_hex();
     tree.put(
         "library.html",
         LibraryPage {
-            title: "Library",
-            description: "Published documents of the conduct attestation service.",
-            scope_line: &scope,
-            key_id: &key_id,
+            head: PageHead::new(
+                input.key,
+                "Library",
+                "Published documents of the conduct attestation service.",
+            ),
             docs: rows,
             withheld_count: 0,
             withheld_why,
@@ -348,10 +348,7 @@ fn put_library(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError
         tree.put(
             format!("library/{}.html", d.stem()),
             DocPage {
-                title: &title,
-                description: &title,
-                scope_line: &scope,
-                key_id: &key_id,
+                head: PageHead::new(input.key, &title, &title),
                 name: d.name,
                 body: &body,
             }
@@ -414,14 +411,10 @@ fn put_service_card(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), Render
             }),
         )?,
     );
-    let scope = scope_line();
     tree.put(
         "index.html",
         CardPage {
-            title: "conduct",
-            description: WHAT,
-            scope_line: &scope,
-            key_id: &key_id,
+            head: PageHead::new(input.key, "conduct", WHAT),
             what: WHAT,
             for_whom: FOR_WHOM,
             demo_cap: &demo_cap,

@@ -6,7 +6,6 @@
 //! (askama escapes; the chart and the feed escape their own), and no page needs JavaScript.
 
 use askama::Template;
-use conduct_core::scope::scope_line;
 use conduct_core::signing::ServiceKey;
 use conduct_core::time::rfc3339;
 use conduct_core::vow::record::text_sha256;
@@ -17,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
-    ChainPage, EntryRow, PageRow, ReadingPage, RecordRow, VowPage, VowRowView, VowsPage,
+    ChainPage, EntryRow, PageHead, PageRow, ReadingPage, RecordRow, VowPage, VowRowView, VowsPage,
 };
 use crate::RenderError;
 
@@ -151,13 +150,8 @@ pub fn vow_html(
     }));
     let description = format!("The vow of {agent}: its trajectory, missed windows and report-ins.");
     let as_of_text = rfc3339(as_of);
-    let scope = scope_line();
-    let key_id = key.key_id_hex();
     Ok(VowPage {
-        title: &title,
-        description: &description,
-        scope_line: &scope,
-        key_id: &key_id,
+        head: PageHead::new(key, &title, &description),
         vow_id: id,
         agent,
         text,
@@ -205,14 +199,13 @@ pub fn reading_html(
         .map(str::to_owned)
         .collect();
     let title = format!("Reading of the vow of {agent}");
-    let scope = scope_line();
-    let key_id = key.key_id_hex();
     let as_of_text = rfc3339(as_of);
     Ok(ReadingPage {
-        title: &title,
-        description: "A reading of a vow's trajectory: guidance, never a verdict.",
-        scope_line: &scope,
-        key_id: &key_id,
+        head: PageHead::new(
+            key,
+            &title,
+            "A reading of a vow's trajectory: guidance, never a verdict.",
+        ),
         vow_id: id,
         agent,
         source,
@@ -282,13 +275,12 @@ pub fn chain_html(
         })
         .collect();
     let title = format!("Chain of vow {id}");
-    let scope = scope_line();
-    let key_id = key.key_id_hex();
     Ok(ChainPage {
-        title: &title,
-        description: "Every signed record of a vow, hash-linked, each a leaf of the public log.",
-        scope_line: &scope,
-        key_id: &key_id,
+        head: PageHead::new(
+            key,
+            &title,
+            "Every signed record of a vow, hash-linked, each a leaf of the public log.",
+        ),
         vow_id: id,
         length: track.entries(),
         head_sha256: track.head_sha256(),
@@ -365,8 +357,6 @@ pub fn vows_html(key: &ServiceKey, rows: &[VowRow]) -> Result<Vec<(String, Vec<u
         }
     };
     let page_links: Vec<(usize, String)> = (1..=pages).map(|n| (n, href(n))).collect();
-    let scope = scope_line();
-    let key_id = key.key_id_hex();
     let mut out = Vec::with_capacity(pages);
     for n in 1..=pages {
         let chunk = rows
@@ -409,10 +399,11 @@ pub fn vows_html(key: &ServiceKey, rows: &[VowRow]) -> Result<Vec<(String, Vec<u
             format!("vows/{n}.html")
         };
         let bytes = VowsPage {
-            title: "Vows",
-            description: "Every public vow, by agent name, never by score.",
-            scope_line: &scope,
-            key_id: &key_id,
+            head: PageHead::new(
+                key,
+                "Vows",
+                "Every public vow, by agent name, never by score.",
+            ),
             vows,
             total: rows.len(),
             page: n,

@@ -6,6 +6,7 @@ use conduct_core::scope::{scope_line, scope_value};
 use serde_json::{json, Value};
 
 use super::{endpoint, has_route, want, LostEndpoint, Want, HOW_TO_VERIFY};
+use crate::pages::PageHead;
 use crate::site::SiteInput;
 use crate::snapshot::signed_bytes;
 use crate::RenderError;
@@ -166,14 +167,8 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
 #[derive(Template)]
 #[template(path = "lost.html")]
 pub struct LostPage<'a> {
-    /// Title.
-    pub title: &'a str,
-    /// Description.
-    pub description: &'a str,
-    /// Scope line.
-    pub scope_line: &'a str,
-    /// Key id.
-    pub key_id: &'a str,
+    /// Title, description, scope line and key id.
+    pub head: PageHead<'a>,
     /// Public base URL.
     pub public_url: &'a str,
     /// The six questions.
@@ -259,13 +254,12 @@ fn lost_txt(input: &SiteInput<'_>, questions: &[LostQuestion]) -> Vec<u8> {
 /// `/lost` as (relative path, bytes): signed JSON, plain text and HTML.
 pub(super) fn lost_files(input: &SiteInput<'_>) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
     let questions = lost_questions(input);
-    let key_id = input.key.key_id_hex();
-    let scope = scope_line();
     let html = LostPage {
-        title: "Lost? Start here",
-        description: "Six questions for an arriving agent, each with the endpoints that answer it.",
-        scope_line: &scope,
-        key_id: &key_id,
+        head: PageHead::new(
+            input.key,
+            "Lost? Start here",
+            "Six questions for an arriving agent, each with the endpoints that answer it.",
+        ),
         public_url: input.public_url,
         questions: &questions,
         does_not_know: &DOES_NOT_KNOW,
