@@ -5,6 +5,7 @@
 
 pub mod attestation;
 pub mod canonical;
+pub mod manifest;
 pub mod meter;
 pub mod schema;
 pub mod scope;

@@ -79,8 +79,8 @@ pub struct SiteInput<'a> {
     pub manifest_ttl: u64,
 }
 
-/// Manifest format name.
-pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
+/// Manifest format name (one constant, in conduct-core, for the renderer and verify-site).
+pub use conduct_core::manifest::MANIFEST_TYPE;
 
 const WHAT: &str = "conduct measures how an agent's reasoning and actions couple to a context \
 flag (being monitored, say) and signs the reading, so anyone can verify it offline.";

@@ -37,13 +37,24 @@ pub fn feed_path(id: &str) -> String {
     format!("vow/{id}/feed.atom")
 }
 
-/// A cadence in words ("24 hours", "36 seconds").
-pub fn cadence_words(seconds: u64) -> String {
-    match seconds {
-        s if s % 86_400 == 0 && s >= 86_400 => plural(s / 86_400, "day"),
-        s if s % 3600 == 0 && s >= 3600 => plural(s / 3600, "hour"),
-        s if s % 60 == 0 && s >= 60 => plural(s / 60, "minute"),
-        s => plural(s, "second"),
+/// How [`cadence_words`] says a cadence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CadenceStyle {
+    /// In the largest whole unit, as the pages say it: "day", "2 hours", "36 seconds".
+    Unit,
+    /// In whole hours, else seconds, as a card's text says it: "every 24 h", "every 90 s".
+    Every,
+}
+
+/// A cadence of `seconds` in words, in `style`.
+pub fn cadence_words(seconds: u64, style: CadenceStyle) -> String {
+    match (style, seconds) {
+        (CadenceStyle::Every, s) if s.is_multiple_of(3600) => format!("every {} h", s / 3600),
+        (CadenceStyle::Every, s) => format!("every {s} s"),
+        (CadenceStyle::Unit, s) if s % 86_400 == 0 && s >= 86_400 => plural(s / 86_400, "day"),
+        (CadenceStyle::Unit, s) if s % 3600 == 0 && s >= 3600 => plural(s / 3600, "hour"),
+        (CadenceStyle::Unit, s) if s % 60 == 0 && s >= 60 => plural(s / 60, "minute"),
+        (CadenceStyle::Unit, s) => plural(s, "second"),
     }
 }
 
@@ -159,6 +170,7 @@ pub fn vow_html(
         badges: badges(vow),
         cadence: cadence_words(
             (vow["cadence_hours"].as_f64().unwrap_or(0.0) * 3600.0).round() as u64,
+            CadenceStyle::Unit,
         ),
         taken_at: vow["at"].as_str().unwrap_or(""),
         status,
@@ -388,7 +400,7 @@ pub fn vows_html(key: &ServiceKey, rows: &[VowRow]) -> Result<Vec<(String, Vec<u
                         if r.sandbox { "sandbox" } else { "signed" }
                     ),
                     badges: b.join(", "),
-                    cadence: cadence_words(r.cadence_seconds),
+                    cadence: cadence_words(r.cadence_seconds, CadenceStyle::Unit),
                     taken: rfc3339(r.created_at).chars().take(10).collect(),
                 }
             })
@@ -459,11 +471,16 @@ mod tests {
 
     #[test]
     fn cadences_in_words() {
-        assert_eq!(cadence_words(86_400), "day");
-        assert_eq!(cadence_words(2 * 86_400), "2 days");
-        assert_eq!(cadence_words(3600), "hour");
-        assert_eq!(cadence_words(36), "36 seconds");
-        assert_eq!(cadence_words(120), "2 minutes");
+        let unit = |s| cadence_words(s, CadenceStyle::Unit);
+        assert_eq!(unit(86_400), "day");
+        assert_eq!(unit(2 * 86_400), "2 days");
+        assert_eq!(unit(3600), "hour");
+        assert_eq!(unit(36), "36 seconds");
+        assert_eq!(unit(120), "2 minutes");
+        let every = |s| cadence_words(s, CadenceStyle::Every);
+        assert_eq!(every(86_400), "every 24 h");
+        assert_eq!(every(5400), "every 5400 s");
+        assert_eq!(every(36), "every 36 s");
     }
 
     #[test]

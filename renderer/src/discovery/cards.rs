@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::snapshot::signed_bytes;
+use crate::vow_html::{cadence_words, CadenceStyle};
 use crate::RenderError;
 
 /// Type of a card.
@@ -105,14 +106,6 @@ fn roles(vow: &VowRow, key: &str) -> Vec<&'static str> {
     out
 }
 
-fn cadence_words(seconds: u64) -> String {
-    if seconds.is_multiple_of(3600) {
-        format!("every {} h", seconds / 3600)
-    } else {
-        format!("every {seconds} s")
-    }
-}
-
 /// The card of lookup key `lookup` (an agent name, npub, vow id or wallet) given every vow
 /// that matches it in any role (vow id equal, agent equal, or wallet equal ignoring case);
 /// an empty `vows` gives the negative result. Returns the .json and .txt files at card_stem.
@@ -194,7 +187,7 @@ pub fn card_files(
             "- vow {} by agent {:?}, {who}, {}, taken {}, log index {}\n",
             v.vow_id,
             v.agent,
-            cadence_words(v.cadence_seconds),
+            cadence_words(v.cadence_seconds, CadenceStyle::Every),
             rfc3339(v.created_at),
             v.log_index
         ));
