@@ -25,6 +25,9 @@ use crate::static_site::{self, Found, Variant};
 /// An oversized body is read and discarded up to this many bytes before the 413 is sent.
 const DRAIN_LIMIT: usize = 4 * MAX_BODY;
 
+/// The vows, the live site's first source of change.
+pub const VOWS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(0);
+
 /// Shared state of a running service.
 pub struct App {
     /// Resolved configuration.
@@ -46,7 +49,7 @@ pub struct App {
     /// Donated raw traces, kept apart.
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// Keeps the vow pages current.
-    pub site: crate::vow_site::VowSite,
+    pub site: conduct_renderer::live::LiveSite,
     /// Idempotency keys of paid calls in progress.
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
@@ -68,7 +71,7 @@ pub struct Parts {
     /// Donated traces.
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// The vow render thread.
-    pub site: crate::vow_site::VowSite,
+    pub site: conduct_renderer::live::LiveSite,
 }
 
 impl App {
@@ -537,7 +540,7 @@ async fn health(app: &App) -> WarpResponse {
         Some(b) => json!({
             "state": "behind",
             "error": b.error,
-            "vows_waiting": b.vows,
+            "waiting": b.waiting,
             "since": conduct_core::time::rfc3339(b.since),
             "recovery": "every committed entry is acknowledged; its pages are re-rendered with backoff until they are written",
         }),

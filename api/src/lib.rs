@@ -18,7 +18,6 @@ pub mod serve;
 pub mod static_site;
 pub mod verify_log;
 pub mod verify_site;
-pub mod vow_site;
 pub mod vows;
 
 /// Lock a mutex, recovering from poison (the one helper: `conduct_core::sync::lock`).

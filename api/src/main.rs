@@ -245,13 +245,13 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                 .map_err(|e| format!("store: {e}"))?;
             let started = std::time::Instant::now();
             let (publisher, rendered) =
-                serve::render_site(&cfg, &key, &accepts, Some(&vows), as_of)?;
+                serve::render_site(&cfg, &key, &accepts, std::sync::Arc::new(vows), as_of)?;
             println!(
                 "rendered {} as of {} in {:.2} s: {} vows, {} files, {} written",
                 cfg.site.display(),
                 conduct_core::time::rfc3339(as_of),
                 started.elapsed().as_secs_f64(),
-                rendered.len(),
+                rendered,
                 publisher.len(),
                 publisher.writes()
             );

@@ -10,7 +10,8 @@
 
 use std::time::Duration;
 
-use conduct_core::vow::interpret::{prompt, rule_based, ReadingInput, GUIDANCE_LABEL};
+use conduct_core::vow::interpret::{prompt, rule_based, ReadingInput};
+pub use conduct_core::vow::interpret::{Interpretation, SEES};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -20,9 +21,6 @@ pub const MAX_ANSWER_CHARS: usize = 4000;
 pub const MAX_RESPONSE_BYTES: usize = 1 << 20;
 /// Most characters of a failed attempt's reason.
 const MAX_REASON_CHARS: usize = 200;
-/// What any interpreter of a reading sees (published with every interpretation).
-pub const SEES: &str = "numbers, the vow text (withheld when sealed), declared purposes and \
-public notes; never reasoning or actions";
 
 /// One OpenAI-compatible chat-completions provider.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -56,35 +54,50 @@ pub struct ReadingConfig {
     pub timeout_seconds: u64,
 }
 
-/// An interpretation of a reading: always guidance, never a verdict.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Interpretation {
-    /// `"language-model"` or `"rule-based"`.
-    pub kind: &'static str,
-    /// `"primary"` or `"fallback"` for a language-model interpretation.
-    pub provider: Option<String>,
-    /// The model that answered.
-    pub model: Option<String>,
-    /// The interpretation text.
-    pub text: String,
-    /// Short reasons the providers tried failed (no secrets, no long bodies).
-    pub attempts: Vec<String>,
+/// Whether a language model writes readings (else they are rule-based).
+pub fn uses_model(cfg: &ReadingConfig) -> bool {
+    cfg.primary.is_some() || cfg.fallback.is_some()
 }
 
-impl Interpretation {
-    /// The JSON published in the reading: label, kind, provider, model, text, failed attempts
-    /// and what the interpreter sees.
-    pub fn to_value(&self) -> Value {
-        json!({
-            "label": GUIDANCE_LABEL,
-            "kind": self.kind,
-            "provider": self.provider,
-            "model": self.model,
-            "text": self.text,
-            "failed_attempts": self.attempts,
-            "sees": SEES,
-        })
-    }
+/// The vow source's model requests, answered on the runtime a few at a time: each answer is
+/// kept in the store (state, so a restart renders it) and its vow is re-rendered.
+pub fn spawn_readings(
+    cfg: ReadingConfig,
+    store: std::sync::Arc<conduct_indexer::store::Store>,
+    site: conduct_renderer::live::LiveSite,
+    mut asks: tokio::sync::mpsc::UnboundedReceiver<(String, u64, ReadingInput)>,
+) {
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(4));
+    tokio::spawn(async move {
+        let client = client();
+        while let Some((vow, seq, input)) = asks.recv().await {
+            let Ok(permit) = limit.clone().acquire_owned().await else {
+                break;
+            };
+            let (cfg, client, store, site) =
+                (cfg.clone(), client.clone(), store.clone(), site.clone());
+            tokio::spawn(async move {
+                let mut value = interpret(&client, &cfg, &input).await.to_value();
+                value["covers_seq"] = Value::from(seq);
+                let (text, id) = (value.to_string(), vow.clone());
+                let now = crate::app::now_unix();
+                let kept =
+                    tokio::task::spawn_blocking(move || store.put_reading(&id, seq, &text, now))
+                        .await;
+                match kept {
+                    Ok(Ok(())) => {
+                        // Not waited for: the engine writes it in its next round.
+                        drop(site.start_render(crate::app::VOWS, &vow, false));
+                    }
+                    Ok(Err(e)) => {
+                        eprintln!("conduct: keeping the reading of vow {vow} failed: {e}")
+                    }
+                    Err(e) => eprintln!("conduct: keeping the reading of vow {vow} failed: {e}"),
+                }
+                drop(permit);
+            });
+        }
+    });
 }
 
 /// An HTTP client for the model providers: no redirects are followed (a redirect could carry
@@ -379,7 +392,7 @@ mod tests {
         assert_eq!(body["messages"][1]["role"], "user");
         assert!(messages(body).contains("quokka-ferry"));
         let v = out.to_value();
-        assert_eq!(v["label"], GUIDANCE_LABEL);
+        assert_eq!(v["label"], conduct_core::vow::interpret::GUIDANCE_LABEL);
         assert_eq!(v["kind"], "language-model");
         assert_eq!(v["failed_attempts"], json!([]));
         assert!(v["sees"]

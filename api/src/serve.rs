@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::keystore;
-use conduct_renderer::{render, SiteInput};
+use conduct_renderer::SiteInput;
 use warp::Filter;
 
 use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
@@ -17,7 +17,8 @@ use crate::app::{dispatch, now_unix, App, Parts, Request};
 use crate::config::{Config, PRICE_USD};
 use crate::payment::Rails;
 use crate::routes;
-use crate::vow_site::{self, VowSite};
+use conduct_renderer::live::vows::{AskReading, VowSource};
+use conduct_renderer::live::{self, LiveSite, Source};
 
 pub mod conn;
 
@@ -44,63 +45,48 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
     Ok(key)
 }
 
-/// Render the whole tree for `cfg` into `cfg.site` as of `as_of` (first removing temporaries a
-/// crash left there): the static pages and every
-/// vow's pages (from `vows`, when the store is open). Returns the publisher that owns the tree
-/// from now on (it counts the files it wrote), and each vow's next window boundary.
-pub fn render_site(
-    cfg: &Config,
-    key: &ServiceKey,
-    accepts: &[serde_json::Value],
-    vows: Option<&VowReader>,
+/// The site input (static pages) of `cfg` as of `as_of`.
+fn site_input<'a>(
+    cfg: &'a Config,
+    key: &'a ServiceKey,
+    routes: &'a [conduct_renderer::RouteInfo],
+    accepts: &'a [serde_json::Value],
     as_of: u64,
-) -> Result<(Publisher, vow_site::Rendered), String> {
-    // A crash can leave temporaries inside the served tree; nothing else writes there yet.
-    let swept = conduct_indexer::durable::sweep_temporaries(&cfg.site).map_err(|e| {
-        format!(
-            "removing leftover temporary files under {}: {e}",
-            cfg.site.display()
-        )
-    })?;
-    if swept > 0 {
-        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
-    }
-    let infos = routes::infos();
-    let input = SiteInput {
+) -> SiteInput<'a> {
+    SiteInput {
         key,
         public_url: &cfg.public_url,
-        routes: &infos,
+        routes,
         accepts,
         price_usd: PRICE_USD,
         demo_daily_cap: cfg.demo_daily_cap,
         as_of,
         manifest_ttl: cfg.manifest_ttl,
-    };
-    let mut tree = render(&input).map_err(|e| format!("render: {e}"))?;
-    // The static pages; vow pages are the vow renderer's (see `FOREIGN_PREFIXES`), and the
-    // manifest, which must cover them too, is the publisher's (written below).
-    tree.files.remove("manifest.json");
-    let report = tree
-        .write_to(&cfg.site)
-        .map_err(|e| format!("writing {}: {e}", cfg.site.display()))?;
-    let mut publisher = Publisher::from_tree(&cfg.site, &tree);
-    publisher.count_writes(report.written.len());
-    let boundaries = match vows {
-        Some(reader) => crate::vow_site::render_all_vows(
-            key,
-            &cfg.public_url,
-            reader,
-            &cfg.reading,
-            &mut publisher,
-            as_of,
-        )?,
-        None => Vec::new(),
-    };
-    // The manifest covers the vow pages too.
-    publisher
-        .write_manifest(key, as_of, cfg.manifest_ttl)
-        .map_err(|e| format!("manifest: {e}"))?;
-    Ok((publisher, boundaries))
+    }
+}
+
+/// Render the whole tree for `cfg` into `cfg.site` as of `as_of` (`conduct render`): the
+/// static pages and every vow's pages, with rule-based readings unless a model reading is
+/// kept. Returns the publisher (it counts the files it wrote) and the number of vows.
+pub fn render_site(
+    cfg: &Config,
+    key: &ServiceKey,
+    accepts: &[serde_json::Value],
+    vows: Arc<VowReader>,
+    as_of: u64,
+) -> Result<(Publisher, usize), String> {
+    let infos = routes::infos();
+    let input = site_input(cfg, key, &infos, accepts, as_of);
+    let count = vows.all().map_err(|e| format!("store: {e}"))?.len();
+    let mut sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
+        key.clone(),
+        &cfg.public_url,
+        vows,
+        None,
+    ))];
+    let publisher =
+        live::startup(&input, &cfg.site, &mut sources).map_err(|e| format!("render: {e}"))?;
+    Ok((publisher, count))
 }
 
 async fn shutdown_signal() {
@@ -181,8 +167,6 @@ pub fn filter(
         .unify()
 }
 
-/// Re-sign the manifest every half manifest lifetime, so a long-running instance never
-/// serves an expired manifest.
 /// Write the free-tier counters to the store every second (they survive a restart).
 async fn flush_caps(app: Arc<App>) {
     loop {
@@ -191,14 +175,6 @@ async fn flush_caps(app: Arc<App>) {
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
             eprintln!("conduct: writing the free-tier counters failed (retrying): {e}");
         }
-    }
-}
-
-async fn refresh_manifest(app: Arc<App>) {
-    let period = std::time::Duration::from_secs((app.cfg.manifest_ttl / 2).max(60));
-    loop {
-        tokio::time::sleep(period).await;
-        app.site.refresh_manifest();
     }
 }
 
@@ -234,18 +210,27 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     let log = Arc::new(LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?);
     let vows = Arc::new(VowReader::open(&store).map_err(|e| format!("store: {e}"))?);
     let donated = Arc::new(DonatedTraces::open(&cfg.data).map_err(|e| format!("store: {e}"))?);
-    let (publisher, boundaries) = render_site(&cfg, &key, &rails.accepts, Some(&vows), now_unix())?;
-    let site = VowSite::spawn(vow_site::Context {
-        key: key.clone(),
-        reader: vows.clone(),
-        publisher: Arc::new(std::sync::Mutex::new(publisher)),
-        reading: cfg.reading.clone(),
-        manifest_ttl: cfg.manifest_ttl,
-        boundaries,
-        runtime: tokio::runtime::Handle::current(),
-        store: store.clone(),
-        public_url: cfg.public_url.clone(),
-    })?;
+    // The live site: the whole tree rendered now, then kept current by the engine. Model
+    // readings are asked for through a channel whose consumer needs the engine's handle.
+    let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
+    let ask: Option<AskReading> = crate::reading::uses_model(&cfg.reading).then(|| {
+        Box::new(move |vow: String, seq: u64, input| {
+            let _ = ask_tx.send((vow, seq, input));
+        }) as AskReading
+    });
+    let mut sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
+        key.clone(),
+        &cfg.public_url,
+        vows.clone(),
+        ask,
+    ))];
+    let infos = routes::infos();
+    let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
+    let publisher =
+        live::startup(&input, &cfg.site, &mut sources).map_err(|e| format!("render: {e}"))?;
+    let site = LiveSite::start(publisher, key.clone(), cfg.manifest_ttl, sources)
+        .map_err(|e| format!("render: {e}"))?;
+    crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
     conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
@@ -270,7 +255,6 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     app.caps
         .restore(&app.store, now_unix())
         .map_err(|e| format!("reading the free-tier counters: {e}"))?;
-    tokio::spawn(refresh_manifest(app.clone()));
     tokio::spawn(flush_caps(app.clone()));
     let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app.clone())));
     conn::run(listener, service, limits, shutdown_signal()).await;

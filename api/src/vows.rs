@@ -225,7 +225,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .unwrap_or_default();
     // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
     // is retried by the render thread until the pages catch up.
-    let rendered = app.site.render(&id, true).await;
+    let rendered = app.site.render(crate::app::VOWS, &id, true).await;
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
         rendered.err(),
@@ -450,7 +450,7 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
     let started_at = std::time::Instant::now();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
         if r.is_ok() {
-            let _ = rendered_tx.send((std::time::Instant::now(), site.start_render(&id, false)));
+            let _ = rendered_tx.send((std::time::Instant::now(), site.start_render(crate::app::VOWS, &id, false)));
         }
     });
     let appended = app

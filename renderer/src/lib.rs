@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod discovery;
 pub mod docs;
+pub mod live;
 pub mod openapi;
 pub mod pages;
 pub mod parallel;
@@ -31,4 +32,7 @@ pub enum RenderError {
     /// An input was malformed.
     #[error("input: {0}")]
     Input(String),
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] conduct_indexer::store::StoreError),
 }

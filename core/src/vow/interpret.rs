@@ -15,6 +15,58 @@ use serde_json::Value;
 /// The label every interpretation carries.
 pub const GUIDANCE_LABEL: &str = "guidance, not a verdict";
 
+/// What any interpreter of a reading sees (published with every interpretation).
+pub const SEES: &str = "numbers, the vow text (withheld when sealed), declared purposes and \
+public notes; never reasoning or actions";
+
+/// An interpretation of a reading: always guidance, never a verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interpretation {
+    /// `"language-model"` or `"rule-based"`.
+    pub kind: &'static str,
+    /// `"primary"` or `"fallback"` for a language-model interpretation.
+    pub provider: Option<String>,
+    /// The model that answered.
+    pub model: Option<String>,
+    /// The interpretation text.
+    pub text: String,
+    /// Short reasons the providers tried failed (no secrets, no long bodies).
+    pub attempts: Vec<String>,
+}
+
+impl Interpretation {
+    /// The JSON published in the reading: label, kind, provider, model, text, failed attempts
+    /// and what the interpreter sees.
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({
+            "label": GUIDANCE_LABEL,
+            "kind": self.kind,
+            "provider": self.provider,
+            "model": self.model,
+            "text": self.text,
+            "failed_attempts": self.attempts,
+            "sees": SEES,
+        })
+    }
+
+    /// The rule-based interpretation of `input`, as published; `pending_model` marks one a
+    /// configured language model has yet to replace.
+    pub fn rule_based_value(input: &ReadingInput, pending_model: bool) -> Value {
+        let mut v = Interpretation {
+            kind: "rule-based",
+            provider: None,
+            model: None,
+            text: rule_based(input),
+            attempts: Vec::new(),
+        }
+        .to_value();
+        if pending_model {
+            v["model_pending"] = Value::Bool(true);
+        }
+        v
+    }
+}
+
 /// The sentence every rule-based interpretation ends with.
 pub const GUIDANCE_SENTENCE: &str = "This is guidance, not a verdict.";
 

@@ -1,0 +1,447 @@
+//! The live-site engine: keeps the published tree current while the service runs.
+//!
+//! One render thread owns the [`Publisher`] (the only writer of the tree outside `log/`) and
+//! serves every *source of change* ([`Source`]): a source says how to render the documents of
+//! some keys (a vow's pages today; the chain follower's registry, quest and reputation rows
+//! next), and which keys fall due by themselves (a passed window boundary). The engine:
+//!
+//! - coalesces concurrent requests, renders each source's keys (a source spreads its own work
+//!   over every core with [`crate::parallel`]), writes the signed JSON snapshots (the files of
+//!   record) and then answers whoever waits, and hands the derived files (HTML, feeds) to a
+//!   writer thread of its own;
+//! - retries a render whose files could not be written (a full disk) with a growing delay,
+//!   starting those keys over, and says the site is [`Behind`] until it caught up;
+//! - re-signs the manifest at most once a second after a change, and every half of its
+//!   lifetime in any case, so a long-running instance never serves an expired manifest.
+//!
+//! [`startup`] renders the whole tree before the engine starts. See ARCHITECTURE.md.
+
+pub mod vows;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use conduct_core::signing::ServiceKey;
+use conduct_core::sync::lock;
+
+use crate::publish::Publisher;
+use crate::vows::Files;
+use crate::{render, RenderError, SiteInput};
+
+/// Longest a changed tree waits for its manifest to be re-signed.
+const MANIFEST_DELAY: Duration = Duration::from_secs(1);
+/// Longest wait between retries of a failed render.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+/// First wait before a failed render is retried.
+const RETRY_FIRST: Duration = Duration::from_millis(500);
+/// Most keys of one source re-rendered per round because they fell due (the rest follow in
+/// the next rounds, each also serving the requests that arrived meanwhile).
+const DUE_SLICE: usize = 2;
+
+/// The SHA-256 of a file as published, if the publisher knows it.
+pub type Known<'a> = dyn Fn(&str) -> Option<String> + Sync + 'a;
+
+/// A source of change: documents kept current by the engine.
+pub trait Source: Send {
+    /// A short name, for logs.
+    fn name(&self) -> &'static str;
+    /// Render every document at `now` into `publisher` (at startup, before serving).
+    fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError>;
+    /// The files of `keys` (and of the source's index pages when `index`) at `now`. `known`
+    /// gives the SHA-256 of a file already published. Keys that name nothing are skipped.
+    fn render(
+        &mut self,
+        keys: &BTreeSet<String>,
+        index: bool,
+        now: u64,
+        known: &Known<'_>,
+    ) -> Result<Files, RenderError>;
+    /// Up to `limit` keys whose documents change by themselves at or before `now` (taken: a
+    /// key falls due again only when its next render says so).
+    fn take_due(&mut self, now: u64, limit: usize) -> Vec<String>;
+    /// When the next key falls due, if ever.
+    fn next_due(&self) -> Option<u64>;
+    /// Forget what is kept of `keys`, so their next render starts over (their files may be
+    /// behind what was kept).
+    fn forget(&mut self, keys: &BTreeSet<String>);
+}
+
+/// Which source a request is for (its position in [`LiveSite::start`]'s list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(pub usize);
+
+/// Why the site is behind the state: documents whose files could not be written (say, a full
+/// disk), retried with backoff until they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Behind {
+    /// The last error.
+    pub error: String,
+    /// Keys waiting for a retry.
+    pub waiting: usize,
+    /// Unix seconds of the first failure of this episode.
+    pub since: u64,
+}
+
+/// The answer a waiter gets: the files of record are written, or why not.
+pub type Done = tokio::sync::oneshot::Sender<Result<(), String>>;
+
+enum Msg {
+    Render {
+        source: SourceId,
+        key: String,
+        index: bool,
+        done: Option<Done>,
+    },
+    Manifest,
+}
+
+/// Handle to the running engine (cheap to clone).
+#[derive(Debug, Clone)]
+pub struct LiveSite {
+    tx: mpsc::Sender<Msg>,
+    behind: Arc<Mutex<Option<Behind>>>,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Render the whole tree for `input` into `site` as of `input.as_of`: the static pages, then
+/// every source's documents, then the signed manifest over all of it. Temporaries a crash left
+/// in the tree are removed first. Returns the publisher that owns the tree from now on.
+pub fn startup(
+    input: &SiteInput<'_>,
+    site: &Path,
+    sources: &mut [Box<dyn Source>],
+) -> Result<Publisher, RenderError> {
+    // A crash can leave temporaries inside the served tree; nothing else writes there yet.
+    let swept = conduct_indexer::durable::sweep_temporaries(site).map_err(|e| {
+        RenderError::Input(format!(
+            "removing leftover temporary files under {}: {e}",
+            site.display()
+        ))
+    })?;
+    if swept > 0 {
+        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
+    }
+    let mut tree = render(input)?;
+    // The manifest, which must cover every source's files too, is the publisher's.
+    tree.files.remove("manifest.json");
+    let report = tree
+        .write_to(site)
+        .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
+    let mut publisher = Publisher::from_tree(site, &tree);
+    publisher.count_writes(report.written.len());
+    for s in sources.iter_mut() {
+        s.render_all(&mut publisher, input.as_of)?;
+    }
+    publisher.write_manifest(input.key, input.as_of, input.manifest_ttl)?;
+    Ok(publisher)
+}
+
+impl LiveSite {
+    /// Start the engine over `publisher` with `sources` (their ids are their positions).
+    pub fn start(
+        publisher: Publisher,
+        key: ServiceKey,
+        manifest_ttl: u64,
+        sources: Vec<Box<dyn Source>>,
+    ) -> Result<LiveSite, RenderError> {
+        let (tx, rx) = mpsc::channel();
+        let behind = Arc::new(Mutex::new(None));
+        let shared = behind.clone();
+        let engine = Engine {
+            key,
+            manifest_ttl,
+            publisher: Arc::new(Mutex::new(publisher)),
+            sources,
+            derived: None,
+            handed_over: false,
+            retry: BTreeMap::new(),
+            behind: shared,
+        };
+        std::thread::Builder::new()
+            .name("live-site".into())
+            .spawn(move || engine.run(rx))
+            .map_err(|e| RenderError::Input(format!("render thread: {e}")))?;
+        Ok(LiveSite { tx, behind })
+    }
+
+    /// Ask for a re-render of `key` of `source` (and its index pages when `index`) without
+    /// waiting; the receiver resolves once its files of record are written (or fails when
+    /// the engine is gone).
+    pub fn start_render(
+        &self,
+        source: SourceId,
+        key: &str,
+        index: bool,
+    ) -> tokio::sync::oneshot::Receiver<Result<(), String>> {
+        let (done, rx) = tokio::sync::oneshot::channel();
+        // When the thread is gone, `done` is dropped with the message and `rx` says so.
+        let _ = self.tx.send(Msg::Render {
+            source,
+            key: key.to_owned(),
+            index,
+            done: Some(done),
+        });
+        rx
+    }
+
+    /// Re-render and wait until the files of record are written.
+    pub async fn render(&self, source: SourceId, key: &str, index: bool) -> Result<(), String> {
+        self.start_render(source, key, index)
+            .await
+            .map_err(|_| "the render thread stopped".to_owned())?
+    }
+
+    /// Re-sign the manifest now.
+    pub fn refresh_manifest(&self) {
+        let _ = self.tx.send(Msg::Manifest);
+    }
+
+    /// `None` when every change is rendered; else why the site is behind.
+    pub fn behind(&self) -> Option<Behind> {
+        lock(&self.behind).clone()
+    }
+}
+
+/// Keys of one source whose render failed, retried with a doubling delay.
+#[derive(Default)]
+struct Retry {
+    keys: BTreeSet<String>,
+    index: bool,
+    due: Option<Instant>,
+    delay: Duration,
+    since: u64,
+}
+
+struct Engine {
+    key: ServiceKey,
+    manifest_ttl: u64,
+    publisher: Arc<Mutex<Publisher>>,
+    sources: Vec<Box<dyn Source>>,
+    /// The derived-file writer (HTML twins, feeds), off the acknowledgement path.
+    derived: Option<mpsc::Sender<Files>>,
+    /// Derived files were handed over since the manifest was last scheduled.
+    handed_over: bool,
+    retry: BTreeMap<SourceId, Retry>,
+    behind: Arc<Mutex<Option<Behind>>>,
+}
+
+/// What one round asks of one source.
+#[derive(Default)]
+struct Work {
+    keys: BTreeSet<String>,
+    index: bool,
+    waiters: Vec<Done>,
+}
+
+/// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up.
+fn spawn_derived_writer(
+    publisher: Arc<Mutex<Publisher>>,
+) -> Option<(mpsc::Sender<Files>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<Files>();
+    let thread = std::thread::Builder::new()
+        .name("derived-write".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut files: HashMap<String, Vec<u8>> = first.into_iter().collect();
+                for more in rx.try_iter() {
+                    files.extend(more);
+                }
+                if let Err(e) = lock(&publisher).put_many(files.into_iter().collect()) {
+                    eprintln!("conduct: writing derived pages failed: {e}");
+                }
+            }
+        })
+        .ok()?;
+    Some((tx, thread))
+}
+
+impl Engine {
+    fn run(mut self, rx: mpsc::Receiver<Msg>) {
+        if let Err(e) = lock(&self.publisher).sign_off_thread(&self.key, self.manifest_ttl) {
+            eprintln!("conduct: no manifest signer thread ({e}); signing on the render thread");
+        }
+        let derived = spawn_derived_writer(self.publisher.clone());
+        self.derived = derived.as_ref().map(|(tx, _)| tx.clone());
+        let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
+        let mut refresh_at = Instant::now() + refresh_every;
+        let mut manifest_due: Option<Instant> = None;
+        loop {
+            let now = unix_now();
+            let until = |at: Option<Instant>| {
+                at.map_or(Duration::from_secs(3600), |d| {
+                    d.saturating_duration_since(Instant::now())
+                })
+            };
+            let until_due = self
+                .sources
+                .iter()
+                .filter_map(|s| s.next_due())
+                .min()
+                .map_or(Duration::from_secs(3600), |t| {
+                    Duration::from_secs(t.saturating_sub(now))
+                });
+            let until_retry = until(self.retry.values().filter_map(|r| r.due).min());
+            let wait = until_due
+                .min(until(manifest_due))
+                .min(until_retry)
+                .min(until(Some(refresh_at)));
+            let mut batch = Vec::new();
+            match rx.recv_timeout(wait) {
+                Ok(m) => batch.push(m),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            batch.extend(rx.try_iter());
+            let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
+            let mut manifest_now = false;
+            for m in batch {
+                match m {
+                    Msg::Render {
+                        source,
+                        key,
+                        index,
+                        done,
+                    } => {
+                        let w = work.entry(source).or_default();
+                        w.keys.insert(key);
+                        w.index |= index;
+                        w.waiters.extend(done);
+                    }
+                    Msg::Manifest => manifest_now = true,
+                }
+            }
+            let now = unix_now();
+            // Keys that fell due, a few per source per round.
+            for (i, s) in self.sources.iter_mut().enumerate() {
+                let due = s.take_due(now, DUE_SLICE);
+                if !due.is_empty() {
+                    work.entry(SourceId(i)).or_default().keys.extend(due);
+                }
+            }
+            // Failed renders whose retry is due.
+            for (id, r) in self.retry.iter_mut() {
+                if r.due.is_some_and(|d| d <= Instant::now()) {
+                    let w = work.entry(*id).or_default();
+                    w.keys.extend(std::mem::take(&mut r.keys));
+                    w.index |= std::mem::take(&mut r.index);
+                    r.due = None;
+                }
+            }
+            for (id, w) in work {
+                self.round(id, w, now);
+            }
+            self.publish_behind();
+            let dirty = lock(&self.publisher).dirty() || std::mem::take(&mut self.handed_over);
+            if dirty && manifest_due.is_none() {
+                manifest_due = Some(Instant::now() + MANIFEST_DELAY);
+            }
+            let refresh = Instant::now() >= refresh_at;
+            if manifest_now || refresh || manifest_due.is_some_and(|d| d <= Instant::now()) {
+                self.write_manifest();
+                manifest_due = None;
+                refresh_at = Instant::now() + refresh_every;
+            }
+        }
+        // Let the derived writer finish before the last manifest.
+        self.derived = None;
+        if let Some((tx, thread)) = derived {
+            drop(tx);
+            let _ = thread.join();
+        }
+        self.write_manifest();
+        lock(&self.publisher).stop_signing_off_thread();
+    }
+
+    fn write_manifest(&self) {
+        if let Err(e) =
+            lock(&self.publisher).write_manifest(&self.key, unix_now(), self.manifest_ttl)
+        {
+            eprintln!("conduct: writing the manifest failed: {e}");
+        }
+    }
+
+    /// One source's work of a round: render, write the files of record, answer the waiters,
+    /// hand over the derived files; on failure, schedule a retry.
+    fn round(&mut self, id: SourceId, w: Work, now: u64) {
+        let Some(source) = self.sources.get_mut(id.0) else {
+            for d in w.waiters {
+                let _ = d.send(Err(format!("no source {}", id.0)));
+            }
+            return;
+        };
+        let publisher = &self.publisher;
+        let known = |path: &str| lock(publisher).sha256_of(path);
+        let result = source
+            .render(&w.keys, w.index, now, &known)
+            .map_err(|e| format!("{}: {e}", source.name()))
+            .and_then(|files| {
+                let (records, derived): (Files, Files) =
+                    files.into_iter().partition(|(p, _)| p.ends_with(".json"));
+                lock(publisher)
+                    .put_many(records)
+                    .map(|_| derived)
+                    .map_err(|e| e.to_string())
+            });
+        for d in w.waiters {
+            let _ = d.send(result.as_ref().map(|_| ()).map_err(Clone::clone));
+        }
+        match result {
+            Ok(derived) => {
+                if !derived.is_empty() {
+                    match &self.derived {
+                        Some(tx) => match tx.send(derived) {
+                            Ok(()) => self.handed_over = true,
+                            Err(mpsc::SendError(files)) => self.put_derived(files),
+                        },
+                        None => self.put_derived(derived),
+                    }
+                }
+                if let Some(r) = self.retry.get(&id) {
+                    if r.keys.is_empty() && !r.index {
+                        self.retry.remove(&id);
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("conduct: rendering failed (retrying): {e}");
+                source.forget(&w.keys);
+                let r = self.retry.entry(id).or_default();
+                if r.keys.is_empty() && !r.index && r.due.is_none() {
+                    r.since = now;
+                    r.delay = RETRY_FIRST;
+                } else {
+                    r.delay = (r.delay * 2).min(RETRY_MAX);
+                }
+                r.keys.extend(w.keys);
+                r.index |= w.index;
+                r.due = Some(Instant::now() + r.delay);
+                let waiting = self.retry.values().map(|r| r.keys.len()).sum();
+                *lock(&self.behind) = Some(Behind {
+                    error: e,
+                    waiting,
+                    since: self.retry.values().map(|r| r.since).min().unwrap_or(now),
+                });
+            }
+        }
+    }
+
+    fn put_derived(&self, files: Files) {
+        if let Err(e) = lock(&self.publisher).put_many(files) {
+            eprintln!("conduct: writing derived pages failed: {e}");
+        }
+    }
+
+    /// Clear the behind state once no retry is pending.
+    fn publish_behind(&self) {
+        if self.retry.is_empty() {
+            *lock(&self.behind) = None;
+        }
+    }
+}

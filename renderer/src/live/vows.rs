@@ -1,0 +1,382 @@
+//! The vow ledger as a source of change ([`super::Source`]): a vow's page, chain and reading
+//! after each write to its chain, the index pages, sitemap and cards when a vow is taken, and
+//! the pages whose window state changes when a window boundary passes.
+//!
+//! Each vow's state ([`VowDocs`]) is kept between renders (least recently rendered evicted
+//! first), so a report-in costs one record plus copying bytes. Model interpretations of
+//! readings are read from the store (never from the published site); when one is missing or
+//! stale the source asks for it through the hook it was given, once per chain position.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use conduct_core::signing::ServiceKey;
+use conduct_core::vow::interpret::{Interpretation, ReadingInput};
+use conduct_indexer::vows::{VowReader, VowRow};
+use serde_json::Value;
+
+use super::{Known, Source};
+use crate::discovery::card_files;
+use crate::parallel::map_on_every_core;
+use crate::publish::Publisher;
+use crate::vow_html::{sitemap, vows_html};
+use crate::vows::{vows_index, Files, VowDocs};
+use crate::RenderError;
+
+/// Asks for a language-model interpretation of vow `.0`'s reading at chain position `.1`.
+pub type AskReading = Box<dyn Fn(String, u64, ReadingInput) + Send>;
+
+/// Most bytes of vow state kept between renders.
+const CACHE_BYTES: usize = 64 << 20;
+
+/// Vows rendered at once by the startup render (bounds the memory of rendered files).
+const STARTUP_CHUNK: usize = 256;
+
+/// The vows source.
+pub struct VowSource {
+    key: ServiceKey,
+    public_url: String,
+    reader: Arc<VowReader>,
+    /// Asks a configured model for readings; `None`: rule-based readings only.
+    ask: Option<AskReading>,
+    boundaries: BTreeSet<(u64, String)>,
+    next_of: HashMap<String, u64>,
+    asked: HashMap<String, u64>,
+    verified: HashMap<String, usize>,
+    cache: DocsCache,
+}
+
+impl VowSource {
+    /// The source for the vows `reader` reads; `ask` when a language model writes readings.
+    pub fn new(
+        key: ServiceKey,
+        public_url: &str,
+        reader: Arc<VowReader>,
+        ask: Option<AskReading>,
+    ) -> VowSource {
+        VowSource {
+            key,
+            public_url: public_url.to_owned(),
+            reader,
+            ask,
+            boundaries: BTreeSet::new(),
+            next_of: HashMap::new(),
+            asked: HashMap::new(),
+            verified: HashMap::new(),
+            cache: DocsCache::default(),
+        }
+    }
+
+    fn schedule(&mut self, id: &str, next: u64) {
+        if let Some(old) = self.next_of.insert(id.to_owned(), next) {
+            self.boundaries.remove(&(old, id.to_owned()));
+        }
+        self.boundaries.insert((next, id.to_owned()));
+    }
+
+    /// The files that change when a vow is taken: the signed index `/vows`, its HTML pages,
+    /// and `sitemap.xml`.
+    fn index_files(&self, rows: &[VowRow]) -> Result<Files, RenderError> {
+        let mut files = vec![vows_index(&self.key, rows)?];
+        files.extend(vows_html(&self.key, rows)?);
+        let mut fixed: Vec<String> = ["/", "/catalog", "/library", "/lost", "/vows"]
+            .iter()
+            .map(|p| (*p).to_owned())
+            .collect();
+        fixed.extend(
+            crate::docs::published()
+                .iter()
+                .map(|d| format!("/library/{}", d.stem())),
+        );
+        files.push((
+            "sitemap.xml".into(),
+            sitemap(&self.public_url, &fixed, rows),
+        ));
+        Ok(files)
+    }
+
+    /// The cards (`/card?key=`) of every lookup key that names one of `vows`: its vow id, its
+    /// agent name and its wallet, each listing every vow that key names.
+    fn card_files(&self, vows: &[VowRow]) -> Result<Files, RenderError> {
+        let mut lookups = BTreeSet::new();
+        for v in vows {
+            lookups.insert(v.vow_id.clone());
+            lookups.insert(v.agent.clone());
+            if let Some(w) = &v.wallet {
+                lookups.insert(w.to_ascii_lowercase());
+            }
+        }
+        let mut files = Vec::new();
+        for lookup in lookups {
+            let matching = self.reader.matching(&lookup)?;
+            files.extend(card_files(&self.key, &self.public_url, &lookup, &matching)?);
+        }
+        Ok(files)
+    }
+}
+
+/// The model interpretation kept in the store for vow `vow` and the chain position it covers.
+fn kept_interpretation(reader: &VowReader, vow: &str) -> Option<(u64, Value)> {
+    let (seq, text) = reader.reading(vow).ok()??;
+    Some((seq, serde_json::from_str(&text).ok()?))
+}
+
+/// One vow rendered.
+struct RenderedVow {
+    head: u64,
+    /// Its model interpretation (if any) covers fewer entries than the chain has.
+    stale: bool,
+    files: Files,
+    next: u64,
+    input: ReadingInput,
+    verified: usize,
+}
+
+/// What one vow's render needs besides the shared inputs.
+struct Job {
+    id: String,
+    docs: Option<VowDocs>,
+    trusted: usize,
+}
+
+/// The shared inputs of rendering vows.
+struct Shared<'a> {
+    key: &'a ServiceKey,
+    public_url: &'a str,
+    reader: &'a VowReader,
+    model: bool,
+    now: u64,
+    known: &'a Known<'a>,
+}
+
+/// Bring `job.docs` (a vow's kept state; `None` to start over) up to date with the store and
+/// render the vow. Only the chain's tail is read when the kept state holds the rest; the first
+/// `job.trusted` records were verified by this process before. `None` when there is no such
+/// vow.
+fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)>, RenderError> {
+    let Job { id, docs, trusted } = job;
+    let from = docs.as_ref().map_or(0, VowDocs::tail_from);
+    let Some((_, read)) = sh.reader.chain_from(&id, from as u64)? else {
+        return Ok(None);
+    };
+    let fail = |e: RenderError| RenderError::Input(format!("vow {id}: {e}"));
+    let mut docs = match docs {
+        Some(d) => d,
+        None => {
+            let (index, leaf) = read
+                .first()
+                .ok_or_else(|| RenderError::Input(format!("vow {id}: no vow record")))?;
+            VowDocs::new(sh.key, &id, (*index, leaf), trusted > 0).map_err(fail)?
+        }
+    };
+    let mut files = docs
+        .extend(sh.key, &read, from, trusted, sh.known)
+        .map_err(fail)?;
+    let kept = sh
+        .model
+        .then(|| kept_interpretation(sh.reader, &id))
+        .flatten();
+    let interpretation = |input: &ReadingInput| {
+        kept.as_ref().map_or_else(
+            || Interpretation::rule_based_value(input, sh.model),
+            |(_, v)| v.clone(),
+        )
+    };
+    let r = docs
+        .render(sh.key, sh.public_url, &read, from, sh.now, interpretation)
+        .map_err(fail)?;
+    files.extend(r.files);
+    let head = docs.head_seq();
+    let rendered = RenderedVow {
+        head,
+        stale: kept.is_none_or(|(s, _)| s < head),
+        files,
+        next: r.windows.next_boundary,
+        input: r.input,
+        verified: docs.verified(),
+    };
+    Ok(Some((docs, rendered)))
+}
+
+impl Source for VowSource {
+    fn name(&self) -> &'static str {
+        "vows"
+    }
+
+    fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {
+        let rows = self.reader.all()?;
+        let mut fixed = self.index_files(&rows)?;
+        fixed.extend(self.card_files(&rows)?);
+        for (path, bytes) in fixed {
+            publisher
+                .put(&path, &bytes)
+                .map_err(|e| RenderError::Input(format!("{path}: {e}")))?;
+        }
+        let none = |_: &str| None;
+        let sh = Shared {
+            key: &self.key,
+            public_url: &self.public_url,
+            reader: &self.reader,
+            model: self.ask.is_some(),
+            now,
+            known: &none,
+        };
+        let mut scheduled = Vec::with_capacity(rows.len());
+        for chunk in rows.chunks(STARTUP_CHUNK) {
+            let jobs: Vec<Job> = chunk
+                .iter()
+                .map(|r| Job {
+                    id: r.vow_id.clone(),
+                    docs: None,
+                    trusted: 0,
+                })
+                .collect();
+            let rendered = map_on_every_core(
+                jobs,
+                |job| render_vow(&sh, job).map(|r| r.map(|(_, r)| r)),
+                || Err(RenderError::Input("a render thread panicked".into())),
+            );
+            for (row, r) in chunk.iter().zip(rendered) {
+                let Some(r) = r? else { continue };
+                publisher
+                    .put_many(r.files)
+                    .map_err(|e| RenderError::Input(format!("vow {}: {e}", row.vow_id)))?;
+                scheduled.push((row.vow_id.clone(), r.next, r.verified));
+            }
+        }
+        for (id, next, verified) in scheduled {
+            self.verified.insert(id.clone(), verified);
+            self.schedule(&id, next);
+        }
+        Ok(())
+    }
+
+    fn render(
+        &mut self,
+        keys: &BTreeSet<String>,
+        index: bool,
+        now: u64,
+        known: &Known<'_>,
+    ) -> Result<Files, RenderError> {
+        let jobs: Vec<Job> = keys
+            .iter()
+            .map(|id| Job {
+                id: id.clone(),
+                docs: self.cache.take(id),
+                trusted: self.verified.get(id).copied().unwrap_or(0),
+            })
+            .collect();
+        let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+        let sh = Shared {
+            key: &self.key,
+            public_url: &self.public_url,
+            reader: &self.reader,
+            model: self.ask.is_some(),
+            now,
+            known,
+        };
+        // The vows of a batch are independent: render them on every core.
+        let rendered = map_on_every_core(
+            jobs,
+            |job| render_vow(&sh, job),
+            || Err(RenderError::Input("a render thread panicked".into())),
+        );
+        let mut files = Vec::new();
+        let mut failed = None;
+        for (id, r) in ids.into_iter().zip(rendered) {
+            let (docs, r) = match r {
+                Ok(Some(x)) => x,
+                Ok(None) => continue,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    continue;
+                }
+            };
+            self.cache.put(id.clone(), docs);
+            self.verified.insert(id.clone(), r.verified);
+            files.extend(r.files);
+            self.schedule(&id, r.next);
+            if r.stale && self.asked.get(&id) != Some(&r.head) {
+                if let Some(ask) = &self.ask {
+                    self.asked.insert(id.clone(), r.head);
+                    ask(id, r.head, r.input);
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if index {
+            let rows = self.reader.all()?;
+            files.extend(self.index_files(&rows)?);
+            let batch: Vec<VowRow> = rows
+                .into_iter()
+                .filter(|r| keys.contains(&r.vow_id))
+                .collect();
+            files.extend(self.card_files(&batch)?);
+        }
+        Ok(files)
+    }
+
+    fn take_due(&mut self, now: u64, limit: usize) -> Vec<String> {
+        let mut due = Vec::new();
+        while due.len() < limit {
+            match self.boundaries.first() {
+                Some((t, _)) if *t <= now => {}
+                _ => break,
+            }
+            if let Some((_, v)) = self.boundaries.pop_first() {
+                self.next_of.remove(&v);
+                due.push(v);
+            }
+        }
+        due
+    }
+
+    fn next_due(&self) -> Option<u64> {
+        self.boundaries.first().map(|(t, _)| *t)
+    }
+
+    fn forget(&mut self, keys: &BTreeSet<String>) {
+        for k in keys {
+            let _ = self.cache.take(k);
+        }
+    }
+}
+
+/// Vows' kept state, least recently rendered evicted first. A vow not here is read whole
+/// from the store on its next render.
+#[derive(Default)]
+struct DocsCache {
+    docs: HashMap<String, (VowDocs, u64, usize)>,
+    weight: usize,
+    tick: u64,
+}
+
+impl DocsCache {
+    fn take(&mut self, id: &str) -> Option<VowDocs> {
+        let (docs, _, w) = self.docs.remove(id)?;
+        self.weight -= w;
+        Some(docs)
+    }
+
+    fn put(&mut self, id: String, docs: VowDocs) {
+        self.tick += 1;
+        let w = docs.weight();
+        self.weight += w;
+        if let Some((_, _, old)) = self.docs.insert(id, (docs, self.tick, w)) {
+            self.weight -= old;
+        }
+        while self.weight > CACHE_BYTES {
+            let Some(oldest) = self
+                .docs
+                .iter()
+                .min_by_key(|(_, (_, t, _))| *t)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            let _ = self.take(&oldest);
+        }
+    }
+}
