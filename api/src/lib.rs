@@ -16,8 +16,6 @@ pub mod reply;
 pub mod routes;
 pub mod serve;
 pub mod static_site;
-pub mod verify_log;
-pub mod verify_site;
 pub mod vows;
 
 /// Lock a mutex, recovering from poison (the one helper: `conduct_core::sync::lock`).

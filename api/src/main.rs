@@ -6,8 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use conduct_api::config::{Config, FileConfig, Overrides};
 use conduct_api::serve;
-use conduct_core::signing::{verify_object, PinnedKey};
-use serde_json::Value;
+use conduct_verify::Error as VerifyError;
 
 #[derive(Parser)]
 #[command(name = "conduct", version, about = "Conduct Attestation Service")]
@@ -282,44 +281,49 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             } else {
                 std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?
             };
-            let pinned = PinnedKey::parse(&pubkey)?;
-            let doc: Value = serde_json::from_slice(&bytes)
-                .map_err(|e| format!("{}: not JSON: {e}", file.display()))?;
-            match verify_object(&doc, &pinned) {
-                Ok(()) => {
+            let pinned = match conduct_verify::pinned_key(&pubkey) {
+                Ok(k) => k,
+                Err(VerifyError::PinnedKey(e)) => return Err(e),
+                Err(e) => return Err(e.to_string()),
+            };
+            match conduct_verify::verify_signed(&bytes, &pinned) {
+                Ok(_) => {
                     println!("OK: signature verifies");
                     Ok(ExitCode::SUCCESS)
                 }
+                Err(VerifyError::NotJson { source, .. }) => {
+                    Err(format!("{}: not JSON: {source}", file.display()))
+                }
+                Err(VerifyError::Signature { source, .. }) => {
+                    println!("FAIL: {source}");
+                    Ok(ExitCode::from(1))
+                }
                 Err(e) => {
-                    println!("FAIL: {e}");
+                    println!("FAIL: {}", failure(&e));
                     Ok(ExitCode::from(1))
                 }
             }
         }
         Cmd::VerifyLog { location, pubkey } => {
-            match conduct_api::verify_log::verify_log_at(&location, &pubkey) {
-                Ok(a) => {
-                    println!(
-                        "OK: {} size {} root {} ({} files checked; {} vow chains, {} entries \
-                         verified; {} other leaves)",
-                        a.origin, a.size, a.root, a.files, a.vows, a.entries, a.other
-                    );
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(e) => {
-                    println!("FAIL: {e}");
-                    Ok(ExitCode::from(1))
-                }
-            }
-        }
-        Cmd::VerifySite { location, pubkey } => {
-            match conduct_api::verify_site::verify_site_at(&location, &pubkey) {
+            match conduct_verify::verify_log_at(&location, &pubkey) {
                 Ok(a) => {
                     println!("OK: {a}");
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) => {
-                    println!("FAIL: {e}");
+                    println!("FAIL: {}", failure(&e));
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        Cmd::VerifySite { location, pubkey } => {
+            match conduct_verify::verify_site_at(&location, &pubkey) {
+                Ok(a) => {
+                    println!("OK: {a}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    println!("FAIL: {}", failure(&e));
                     Ok(ExitCode::from(1))
                 }
             }
@@ -355,6 +359,16 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             println!("{doc}");
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// A verification failure as the `verify*` commands print it: the pinned key is named by its
+/// flag, `--pubkey`.
+fn failure(e: &VerifyError) -> String {
+    match e {
+        VerifyError::PinnedKey(e) => format!("--pubkey: {e}"),
+        VerifyError::Log(e) => format!("log: {}", failure(e)),
+        e => e.to_string(),
     }
 }
 

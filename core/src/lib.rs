@@ -1,7 +1,12 @@
 //! conduct-core: the pure logic of the conduct attestation service.
 //!
 //! No IO, no async, no clock. Counterparties depend on this crate alone to recompute
-//! `sha256(trace)`, re-run the meter and verify signed objects offline.
+//! `sha256(trace)`, re-run the meter and verify signed objects offline (conduct-verify wraps
+//! the checks of attestations, logs and mirrors).
+//!
+//! Features: `wallet` (default) adds EIP-191 signature recovery (`vow::eip191`), EIP-55
+//! addresses and what builds vow records with them (`vow::record::vow_record`,
+//! `vow::fixture`); it brings in alloy-primitives and k256. Verifiers build without it.
 
 pub mod attestation;
 pub mod canonical;

@@ -7,9 +7,9 @@
 use std::process::Command;
 use std::time::Instant;
 
-use conduct_api::verify_site::verify_site_at;
 use conduct_core::signing::{verify_object, verify_snapshot, PinnedKey};
 use conduct_tests::{client, python, Server};
+use conduct_verify::verify_site_at;
 use serde_json::Value;
 
 /// Start a server with the free daily caps lifted (0 lifts a cap), so that the many free calls

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use conduct_api::verify_site::verify_site_at;
 use conduct_tests::{client, conduct_bin, trace, Server};
+use conduct_verify::verify_site_at;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -195,7 +195,7 @@ fn a_mirror_verifies_and_every_change_is_caught() {
         std::fs::write(&path, orig).expect("restore");
         let e = match r {
             Ok(a) => panic!("a flipped byte in {rel} was not caught ({a})"),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         };
         if !rel.starts_with("log/") {
             assert!(e.starts_with(&format!("{rel}: ")), "{rel}: {e}");
@@ -212,7 +212,9 @@ fn a_mirror_verifies_and_every_change_is_caught() {
     let page = copy.join(&chain_page);
     let orig = std::fs::read(&page).expect("read");
     std::fs::remove_file(&page).expect("rm");
-    let e = verify_site_at(&copy_s, &vkey).expect_err("deleted file");
+    let e = verify_site_at(&copy_s, &vkey)
+        .expect_err("deleted file")
+        .to_string();
     assert!(e.starts_with(&format!("{chain_page}: ")), "{e}");
     std::fs::write(&page, orig).expect("restore");
     for (extra, want) in [

@@ -5,7 +5,9 @@
 
 pub mod chain;
 pub mod consistency;
+#[cfg(feature = "wallet")]
 pub mod eip191;
+#[cfg(feature = "wallet")]
 pub mod fixture;
 pub mod interpret;
 pub mod record;

@@ -51,6 +51,7 @@ pub fn record_hash(leaf: &[u8]) -> String {
 }
 
 /// An EIP-55 checksummed address.
+#[cfg(feature = "wallet")]
 pub fn checksum_address(a: &[u8; 20]) -> String {
     alloy_primitives::Address::from(*a).to_checksum(None)
 }
@@ -61,6 +62,7 @@ fn signed_leaf(key: &ServiceKey, mut obj: Map<String, Value>) -> Result<Vec<u8>,
 }
 
 /// Build and sign the vow record that will sit at `log_index`; returns its vow id and leaf.
+#[cfg(feature = "wallet")]
 pub fn vow_record(
     key: &ServiceKey,
     f: &VowFields<'_>,
@@ -271,6 +273,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "wallet")]
     fn sealed_vow_publishes_only_the_hash() {
         let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
         let f = VowFields {

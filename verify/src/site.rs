@@ -1,7 +1,7 @@
-//! `conduct verify-site DIR|URL`: check a mirror of the signed tree (an rsync copy, or a base
-//! URL serving it) offline against the pinned service key.
+//! Check a mirror of the signed tree (an rsync copy, or a base URL serving it) offline against
+//! the pinned service key (`conduct verify-site DIR|URL`; library/MIRRORS.md).
 //!
-//! It checks, in order, and stops at the first failure, naming the path:
+//! [`verify_site_at`] checks, in order, and stops at the first failure, naming the path:
 //!
 //! 1. `manifest.json` verifies under the pinned key, has type `conduct.manifest/v1` and has not
 //!    expired;
@@ -11,25 +11,30 @@
 //! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key
 //!    (`openapi.json` carries its signature and key id as `x-signature` and `x-key-id`, the
 //!    only members an OpenAPI document may add);
-//! 5. the log under `log/` passes `conduct verify-log` ([`crate::verify_log`]);
+//! 5. the log under `log/` passes [`crate::verify_log`];
 //! 6. (directory only) every other file under `log/` is an older partial tile or entry bundle
 //!    that is exactly the prefix of the verified current one (a log keeps the partial tiles of
 //!    its earlier sizes for clients holding older checkpoints), so no byte of the copy goes
 //!    unchecked.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use conduct_core::signing::{verify_snapshot, PinnedKey};
-use conduct_core::time::{parse_rfc3339, rfc3339};
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use conduct_core::time::parse_rfc3339;
+use conduct_core::tlog::tiles::{
+    decode_bundle, entries_path, parse_entries_path, parse_tile_path, tile_path, tiles_for_size,
+};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::verify_log::{verify_log_at, LogAudit, LogFiles, LogUrl};
+use crate::error::{ManifestError, MirrorProblem};
+use crate::files::{is_url, Files};
+use crate::log::{verify_log, LogAudit};
+use crate::{pinned_key, Error};
 
-/// The `type` a manifest carries.
-pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
+/// The `type` a manifest carries (defined in conduct-core, shared with the renderer).
+pub use conduct_core::manifest::MANIFEST_TYPE;
 
 /// What a successful check found.
 #[derive(Debug, Clone)]
@@ -87,61 +92,36 @@ impl std::fmt::Display for SiteAudit {
     }
 }
 
-/// Characters escaped in a URL path segment (the server percent-decodes request paths).
-const SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'|')
-    .add(b'[')
-    .add(b']');
-
-/// A tree served at a base URL: every file fetched by its exact, percent-encoded path.
-struct SiteUrl(LogUrl);
-
-impl LogFiles for SiteUrl {
-    fn read(&self, rel: &str) -> Result<Vec<u8>, String> {
-        let encoded: Vec<String> = rel
-            .split('/')
-            .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
-            .collect();
-        self.0.read(&encoded.join("/"))
-    }
+/// The current time, unix seconds.
+fn now() -> Result<u64, Error> {
+    Ok(std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(Error::Clock)?
+        .as_secs())
 }
 
 /// Check the tree at `location` (a directory or an `http(s)://` base URL) against `pubkey`
-/// (a C2SP vkey or base64 key), as of the current time.
-pub fn verify_site_at(location: &str, pubkey: &str) -> Result<SiteAudit, String> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| format!("system clock: {e}"))?
-        .as_secs();
+/// (a C2SP vkey, or the base64 key: then the log, which needs the vkey, fails), as of the
+/// current time.
+pub fn verify_site_at(location: &str, pubkey: &str) -> Result<SiteAudit, Error> {
+    let now = now()?;
     let base = location.trim_end_matches('/');
-    let url = base.starts_with("http://") || base.starts_with("https://");
-    let dir = Path::new(base);
-    let tree = if url {
-        verify_tree(&SiteUrl(LogUrl::new(base)?), None, pubkey, now)?
+    if is_url(base) {
+        verify_site_url(base, pubkey, now)
     } else {
-        if !dir.is_dir() {
-            return Err(format!("{base}: not a directory"));
-        }
-        verify_tree(dir, Some(dir), pubkey, now)?
-    };
-    let log = verify_log_at(&format!("{base}/log"), pubkey).map_err(|e| format!("log: {e}"))?;
-    let older_partials = if url {
-        None
-    } else {
-        Some(check_log_dir(&dir.join("log"), log.size)?)
-    };
+        verify_site_dir(Path::new(base), pubkey, now)
+    }
+}
+
+/// Check a copy of the tree in the directory `dir` (all six steps) at `now` (unix seconds).
+pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
+    if !dir.is_dir() {
+        return Err(Error::NotADirectory(dir.display().to_string()));
+    }
+    let tree = verify_tree(dir, Some(dir), pubkey, now)?;
+    let log_dir = dir.join("log");
+    let log = verify_log(log_dir.as_path(), pubkey).map_err(|e| Error::Log(Box::new(e)))?;
+    let older_partials = Some(check_log_dir(&log_dir, log.size)?);
     Ok(SiteAudit {
         tree,
         log,
@@ -149,34 +129,57 @@ pub fn verify_site_at(location: &str, pubkey: &str) -> Result<SiteAudit, String>
     })
 }
 
+/// Check the tree served at the base URL `base` at `now` (unix seconds): steps 1, 2, 4 and 5
+/// (HTTP offers no listing for steps 3 and 6).
+#[cfg(feature = "http")]
+pub fn verify_site_url(base: &str, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
+    use crate::files::HttpFiles;
+    let base = base.trim_end_matches('/');
+    let tree = verify_tree(&HttpFiles::new(base), None, pubkey, now)?;
+    let log = verify_log(&HttpFiles::new(&format!("{base}/log")), pubkey)
+        .map_err(|e| Error::Log(Box::new(e)))?;
+    Ok(SiteAudit {
+        tree,
+        log,
+        older_partials: None,
+    })
+}
+
+/// Without the `http` feature, a URL cannot be read.
+#[cfg(not(feature = "http"))]
+pub fn verify_site_url(base: &str, _pubkey: &str, _now: u64) -> Result<SiteAudit, Error> {
+    Err(Error::NoHttp {
+        url: base.to_owned(),
+    })
+}
+
 /// Step 6: walk the log directory `log` of a log audited at `size`. Every file must be the
 /// checkpoint, a tile or bundle of that size (which the audit read), or an older partial tile
 /// or bundle that is a byte prefix of the current one at its position (and, for a bundle,
 /// holds exactly its width of entries). Returns how many older partials were checked.
-pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, String> {
-    use conduct_core::tlog::tiles::{
-        decode_bundle, entries_path, parse_entries_path, parse_tile_path, tile_path, tiles_for_size,
-    };
-    let current: std::collections::HashMap<(u8, u64), u16> = tiles_for_size(size)
+pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, Error> {
+    let current: HashMap<(u8, u64), u16> = tiles_for_size(size)
         .into_iter()
         .map(|t| ((t.level, t.index), t.width))
         .collect();
     let mut older = 0usize;
     for entry in walkdir::WalkDir::new(log).min_depth(1) {
-        let entry = entry.map_err(|e| format!("walking {}: {e}", log.display()))?;
+        let entry = entry.map_err(|e| walk_error(log, e))?;
         let rel = relative(log, entry.path())?;
         let shown = format!("log/{rel}");
+        let problem = |problem| Error::Mirror {
+            path: shown.clone(),
+            problem,
+        };
         if rel.split('/').any(|s| s.starts_with('.')) {
-            return Err(format!("{shown}: a dotfile (not part of the log)"));
+            return Err(problem(MirrorProblem::LogDotfile));
         }
         let ft = entry.file_type();
         if ft.is_dir() {
             continue;
         }
         if !ft.is_file() {
-            return Err(format!(
-                "{shown}: not a regular file (a mirror holds plain files)"
-            ));
+            return Err(problem(MirrorProblem::NotRegular));
         }
         if rel == "checkpoint" {
             continue;
@@ -189,72 +192,89 @@ pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, String> {
             let w = current.get(&(t.level, t.index)).copied();
             (w.map(|w| tile_path(t.level, t.index, w)), t.width, false)
         } else {
-            return Err(format!("{shown}: not a file of the log"));
+            return Err(problem(MirrorProblem::NotALogFile));
         };
         let Some(now_rel) = now_rel else {
-            return Err(format!("{shown}: beyond the checkpoint's size {size}"));
+            return Err(problem(MirrorProblem::BeyondSize(size)));
         };
         if now_rel == rel {
             continue; // Read and checked by the log audit.
         }
-        let stale = std::fs::read(entry.path()).map_err(|e| format!("{shown}: {e}"))?;
-        let full = std::fs::read(log.join(&now_rel)).map_err(|e| format!("log/{now_rel}: {e}"))?;
+        let stale = std::fs::read(entry.path()).map_err(|source| Error::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        let full = std::fs::read(log.join(&now_rel)).map_err(|source| Error::Read {
+            path: format!("log/{now_rel}"),
+            source,
+        })?;
         let fits = if bundle {
             decode_bundle(&stale).is_ok_and(|e| e.len() == usize::from(width))
         } else {
             stale.len() == usize::from(width) * 32
         };
         if !fits || !full.starts_with(&stale) {
-            return Err(format!(
-                "{shown}: an older partial that is not the prefix of log/{now_rel}"
-            ));
+            return Err(problem(MirrorProblem::NotAPrefix { current: now_rel }));
         }
         older += 1;
     }
     Ok(older)
 }
 
+fn walk_error(dir: &Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Walk {
+        dir: dir.display().to_string(),
+        source: Box::new(e),
+    }
+}
+
 /// `path` relative to `root`, with `/` separators; an error when it is not UTF-8.
-fn relative(root: &Path, path: &Path) -> Result<String, String> {
-    let rel = path
-        .strip_prefix(root)
-        .map_err(|e| format!("walking {}: {e}", root.display()))?;
+fn relative(root: &Path, path: &Path) -> Result<String, Error> {
+    let rel = path.strip_prefix(root).map_err(|e| walk_error(root, e))?;
     Ok(rel
         .to_str()
-        .ok_or_else(|| format!("{}: the file name is not UTF-8", path.display()))?
+        .ok_or_else(|| Error::Mirror {
+            path: path.display().to_string(),
+            problem: MirrorProblem::NameNotUtf8,
+        })?
         .replace(std::path::MAIN_SEPARATOR, "/"))
 }
 
 /// Steps 1 to 4 over the files `files` yields; `walk` is the directory to list for step 3
 /// (`None` when there is no listing). `now` is unix seconds.
-pub fn verify_tree<F: LogFiles + ?Sized>(
+pub fn verify_tree<F: Files + ?Sized>(
     files: &F,
     walk: Option<&Path>,
     pubkey: &str,
     now: u64,
-) -> Result<TreeAudit, String> {
-    let pinned = PinnedKey::parse(pubkey).map_err(|e| format!("--pubkey: {e}"))?;
+) -> Result<TreeAudit, Error> {
+    let pinned = pinned_key(pubkey)?;
 
     // 1. The manifest.
     let bytes = files.read("manifest.json")?;
     let manifest = signed_json("manifest.json", &bytes, &pinned)?;
-    let (as_of, expires, listed) = read_manifest(&manifest, now)?;
+    let (as_of, expires, listed) = read_manifest(&manifest, now).map_err(Error::Manifest)?;
 
     // 2. Every listed file, by length and hash. The signature of each JSON file (step 4) is
     // checked from the same read; its failure is reported after step 3.
     let mut signed = 1usize;
-    let mut unsigned: Option<String> = None;
+    let mut unsigned: Option<Error> = None;
     for (path, (sha, len)) in &listed {
         let bytes = files.read(path)?;
         if bytes.len() as u64 != *len {
-            return Err(format!(
-                "{path}: {} bytes, the manifest lists {len}",
-                bytes.len()
-            ));
+            return Err(Error::Length {
+                path: path.clone(),
+                len: bytes.len() as u64,
+                listed: *len,
+            });
         }
         let got = hex::encode(Sha256::digest(&bytes));
         if got != *sha {
-            return Err(format!("{path}: sha256 {got}, the manifest lists {sha}"));
+            return Err(Error::Hash {
+                path: path.clone(),
+                sha256: got,
+                listed: sha.clone(),
+            });
         }
         if path.ends_with(".json") {
             match signed_json(path, &bytes, &pinned) {
@@ -286,49 +306,55 @@ pub fn verify_tree<F: LogFiles + ?Sized>(
 }
 
 /// A manifest's file list: path -> (hex SHA-256, length).
-type Listing = std::collections::BTreeMap<String, (String, u64)>;
+type Listing = BTreeMap<String, (String, u64)>;
 
 /// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for
 /// the OpenAPI document, see [`verify_snapshot`]).
-fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, String> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("{path}: not JSON: {e}"))?;
-    verify_snapshot(&doc, pinned).map_err(|e| format!("{path}: {e}"))?;
+fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Error> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(|source| Error::NotJson {
+        path: path.to_owned(),
+        source,
+    })?;
+    verify_snapshot(&doc, pinned).map_err(|source| Error::Signature {
+        path: path.to_owned(),
+        source,
+    })?;
     Ok(doc)
 }
 
 /// Check a verified manifest's type and expiry at `now`; returns its `as_of`, `expires` and
 /// file list.
-fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), String> {
+fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), ManifestError> {
     let ty = m.get("type").and_then(Value::as_str);
     if ty != Some(MANIFEST_TYPE) {
-        return Err(format!(
-            "manifest.json: type {ty:?}, expected {MANIFEST_TYPE:?}"
-        ));
+        return Err(ManifestError::Type(ty.map(str::to_owned)));
     }
-    let time = |field: &str| -> Result<(String, u64), String> {
+    let time = |field: &'static str| -> Result<(String, u64), ManifestError> {
         let s = m
             .get(field)
             .and_then(Value::as_str)
-            .ok_or_else(|| format!("manifest.json: no {field} string"))?;
-        let t = parse_rfc3339(s)
-            .ok_or_else(|| format!("manifest.json: {field} {s:?} is not an RFC 3339 UTC time"))?;
+            .ok_or(ManifestError::NoTime(field))?;
+        let t = parse_rfc3339(s).ok_or_else(|| ManifestError::BadTime {
+            field,
+            value: s.to_owned(),
+        })?;
         Ok((s.to_owned(), t))
     };
     let (as_of, signed_at) = time("as_of")?;
     let (expires, until) = time("expires")?;
     if now >= until {
-        return Err(format!(
-            "manifest.json: expired {} ago (expires {expires}, now {}); it was signed {} ago \
-             (as_of {as_of}): the mirror is stale",
-            age(now - until),
-            rfc3339(now),
-            age(now.saturating_sub(signed_at)),
-        ));
+        return Err(ManifestError::Expired {
+            as_of,
+            expires,
+            signed_at,
+            until,
+            now,
+        });
     }
     let listed = m
         .get("files")
         .and_then(Value::as_object)
-        .ok_or("manifest.json: no files object")?;
+        .ok_or(ManifestError::NoFiles)?;
     let mut out = Listing::new();
     for (path, entry) in listed {
         check_path(path)?;
@@ -336,11 +362,11 @@ fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), Strin
             .get("sha256")
             .and_then(Value::as_str)
             .filter(|s| s.len() == 64 && s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
-            .ok_or_else(|| format!("manifest.json: {path}: no lowercase hex sha256"))?;
+            .ok_or_else(|| ManifestError::NoSha256(path.clone()))?;
         let len = entry
             .get("len")
             .and_then(Value::as_u64)
-            .ok_or_else(|| format!("manifest.json: {path}: no len"))?;
+            .ok_or_else(|| ManifestError::NoLen(path.clone()))?;
         out.insert(path.clone(), (sha.to_owned(), len));
     }
     Ok((as_of, expires, out))
@@ -348,7 +374,7 @@ fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), Strin
 
 /// A listed path must be a plain relative path inside the tree, outside `log/`, and not the
 /// manifest itself.
-fn check_path(path: &str) -> Result<(), String> {
+fn check_path(path: &str) -> Result<(), ManifestError> {
     let bad = path.is_empty()
         || path == "manifest.json"
         || path.starts_with("log/")
@@ -356,9 +382,7 @@ fn check_path(path: &str) -> Result<(), String> {
             .split('/')
             .any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['\\', '\0']));
     if bad {
-        return Err(format!(
-            "manifest.json: lists {path:?}, which is not a file path a mirror may hold"
-        ));
+        return Err(ManifestError::BadPath(path.to_owned()));
     }
     Ok(())
 }
@@ -370,68 +394,50 @@ fn is_dot_segment(seg: &str) -> bool {
 
 /// Walk `dir` outside `log/`: every file but the manifest must be listed, and no path may hold
 /// a dotfile segment. Returns how many files were walked.
-fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, String> {
+fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, Error> {
+    let mirror = |path: String, problem| Error::Mirror { path, problem };
     let mut seen = BTreeSet::new();
     let mut walked = 0usize;
     let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
     while let Some(entry) = it.next() {
-        let entry = entry.map_err(|e| format!("walking {}: {e}", dir.display()))?;
+        let entry = entry.map_err(|e| walk_error(dir, e))?;
         let rel = relative(dir, entry.path())?;
         let ft = entry.file_type();
         if ft.is_dir() {
             if rel == "log" {
                 it.skip_current_dir();
             } else if rel.split('/').any(is_dot_segment) {
-                return Err(format!("{rel}/: a dot directory (not signed, not served)"));
+                return Err(mirror(format!("{rel}/"), MirrorProblem::DotDirectory));
             }
             continue;
         }
         if rel.split('/').any(is_dot_segment) {
-            return Err(format!("{rel}: a dotfile (not signed, not served)"));
+            return Err(mirror(rel, MirrorProblem::Dotfile));
         }
         if !ft.is_file() {
-            return Err(format!(
-                "{rel}: not a regular file (a mirror holds plain files)"
-            ));
+            return Err(mirror(rel, MirrorProblem::NotRegular));
         }
         walked += 1;
         if rel == "manifest.json" {
             continue;
         }
         if !listed.contains_key(&rel) {
-            return Err(format!(
-                "{rel}: not listed in the manifest (a mirror must not serve unsigned files)"
-            ));
+            return Err(mirror(rel, MirrorProblem::Unlisted));
         }
         seen.insert(rel);
     }
     // Step 2 read every listed file; a listed path that is not a plain file is caught here.
     if let Some(missing) = listed.keys().find(|p| !seen.contains(*p)) {
-        return Err(format!(
-            "{missing}: listed in the manifest but not a file of the tree"
-        ));
+        return Err(mirror(missing.clone(), MirrorProblem::Missing));
     }
     Ok(walked)
-}
-
-/// A duration as a short human reading (`3d 4h`, `2h 5m`, `40s`).
-fn age(secs: u64) -> String {
-    let (d, h, m) = (secs / 86_400, (secs / 3600) % 24, (secs / 60) % 60);
-    if d > 0 {
-        format!("{d}d {h}h")
-    } else if h > 0 {
-        format!("{h}h {m}m")
-    } else if m > 0 {
-        format!("{m}m {}s", secs % 60)
-    } else {
-        format!("{secs}s")
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use conduct_core::signing::ServiceKey;
+    use conduct_core::time::rfc3339;
     use serde_json::{json, Map};
 
     const NOW: u64 = 1_800_000_000;
@@ -489,7 +495,7 @@ mod tests {
     }
 
     fn check(dir: &Path, k: &ServiceKey, now: u64) -> Result<TreeAudit, String> {
-        verify_tree(dir, Some(dir), &k.vkey(), now)
+        verify_tree(dir, Some(dir), &k.vkey(), now).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -513,6 +519,8 @@ mod tests {
         let other = ServiceKey::from_seed(&[8u8; 32], "example.org/log");
         let e = check(d.path(), &other, NOW).expect_err("wrong key");
         assert!(e.starts_with("manifest.json: "), "{e}");
+        let e = verify_tree(d.path(), None, "not a key", NOW).expect_err("bad key");
+        assert!(matches!(e, Error::PinnedKey(_)), "{e}");
     }
 
     #[test]
@@ -598,79 +606,5 @@ mod tests {
         for p in ["index.json", ".well-known/x402.json", "vow/a/chain/0.json"] {
             assert!(check_path(p).is_ok(), "{p}");
         }
-    }
-
-    #[test]
-    fn older_partial_tiles_must_be_prefixes_of_the_current_ones() {
-        use conduct_indexer::ledger::Ledger;
-        use conduct_indexer::store::Store;
-        let d = tempfile::tempdir().expect("tempdir");
-        let log = d.path().join("site/log");
-        let k = key();
-        let store = Store::open(&d.path().join("data")).expect("store");
-        let mut ledger = Ledger::open(&store, k.clone(), &log).expect("ledger");
-        let entries: Vec<Vec<u8>> = (0..300)
-            .map(|i| format!("{{\"i\":{i}}}").into_bytes())
-            .collect();
-        for chunk in entries.chunks(70) {
-            ledger.append(chunk).expect("append");
-        }
-        let size = ledger.size();
-        let vkey = k.vkey();
-        let audit = verify_log_at(log.to_str().expect("utf-8"), &vkey).expect("log verifies");
-        assert_eq!(audit.size, 300);
-        // Sizes 70, 140 and 210 left partials of level-0 tile 0 (a tile and a bundle each),
-        // size 280 one of tile 1; size 300 is the current one.
-        assert_eq!(check_log_dir(&log, size), Ok(8));
-        let flip = |rel: &str| {
-            let p = log.join(rel);
-            let orig = std::fs::read(&p).expect("read");
-            let mut b = orig.clone();
-            let mid = b.len() / 2;
-            b[mid] ^= 1;
-            std::fs::write(&p, &b).expect("write");
-            let r = check_log_dir(&log, size);
-            std::fs::write(&p, &orig).expect("restore");
-            r
-        };
-        for rel in [
-            "tile/0/000.p/70",
-            "tile/0/000.p/140",
-            "tile/entries/000.p/210",
-        ] {
-            let e = flip(rel).expect_err(rel);
-            assert!(
-                e.starts_with(&format!("log/{rel}: an older partial")),
-                "{e}"
-            );
-            // The log audit alone does not read these.
-            assert!(verify_log_at(log.to_str().expect("utf-8"), &vkey).is_ok());
-        }
-        for (rel, want) in [
-            ("tile/0/005", "beyond the checkpoint's size"),
-            ("tile/0/.000.tmp", "a dotfile"),
-            ("notes.txt", "not a file of the log"),
-        ] {
-            std::fs::write(log.join(rel), b"x").expect("write");
-            let e = check_log_dir(&log, size).expect_err(rel);
-            assert!(e.starts_with(&format!("log/{rel}: {want}")), "{e}");
-            std::fs::remove_file(log.join(rel)).expect("rm");
-        }
-        assert_eq!(check_log_dir(&log, size), Ok(8));
-    }
-
-    #[test]
-    fn ages_read_well() {
-        assert_eq!(age(40), "40s");
-        assert_eq!(age(125), "2m 5s");
-        assert_eq!(age(2 * 3600 + 300), "2h 5m");
-        assert_eq!(age(3 * 86_400 + 4 * 3600 + 9), "3d 4h");
-    }
-
-    #[test]
-    fn url_paths_are_percent_encoded_by_segment() {
-        let enc = |s: &str| utf8_percent_encode(s, SEGMENT).to_string();
-        assert_eq!(enc("a b?#%.json"), "a%20b%3F%23%25.json");
-        assert_eq!(enc("vow-1_x.json"), "vow-1_x.json");
     }
 }

@@ -1,0 +1,293 @@
+//! Why a verification failed: one [`Error`] for the whole crate. Its `Display` names the file at
+//! fault first (`tile/0/001: ...`, `manifest.json: ...`), so a failure can be printed as it is.
+
+use conduct_core::signing::VerifyError;
+use conduct_core::tlog::{BundleError, CheckpointError, TileReadError, TlogProofError};
+
+use crate::site::MANIFEST_TYPE;
+
+/// Why a verification failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The pinned key does not parse: neither a C2SP vkey nor base64 of 32 bytes (a log needs
+    /// the vkey, which names the log's key).
+    #[error("pinned key: {0}")]
+    PinnedKey(String),
+    /// A file could not be read from a directory.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file, relative to what was read (e.g. `checkpoint`, `log/tile/0/000`).
+        path: String,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// A file could not be fetched: a transport error or a status other than 2xx.
+    #[error("{url}: {reason}")]
+    Fetch {
+        /// The URL (or, for your own [`crate::Files`], the location) asked for.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A URL was given but this build has no HTTP client (the `http` feature is off).
+    #[error("{url}: reading a URL needs the `http` feature of conduct-verify")]
+    NoHttp {
+        /// The URL given.
+        url: String,
+    },
+    /// A file is not JSON.
+    #[error("{path}: not JSON: {source}")]
+    NotJson {
+        /// The file.
+        path: String,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// A signed JSON object does not verify under the pinned key.
+    #[error("{path}: {source}")]
+    Signature {
+        /// The file.
+        path: String,
+        /// Why: no signature, another key id, a changed byte, an altered scope statement.
+        source: VerifyError,
+    },
+    /// A verified object is not an attestation.
+    #[error("type {found:?}, expected {expected:?}")]
+    NotAnAttestation {
+        /// Its `type`, when a string.
+        found: Option<String>,
+        /// `conduct.attestation/v1`.
+        expected: &'static str,
+    },
+    /// A text file is not UTF-8.
+    #[error("{path}: not UTF-8")]
+    NotUtf8 {
+        /// The file.
+        path: String,
+    },
+    /// The log's checkpoint is malformed or not signed by the pinned key.
+    #[error("checkpoint: {0}")]
+    Checkpoint(CheckpointError),
+    /// An entry bundle does not decode.
+    #[error("{path}: {source}")]
+    Bundle {
+        /// The bundle (`tile/entries/...`).
+        path: String,
+        /// The decoding error.
+        source: BundleError,
+    },
+    /// An entry bundle holds another number of entries than the checkpoint's size needs.
+    #[error("{path}: holds {entries} entries, the checkpoint needs {needed}")]
+    BundleWidth {
+        /// The bundle.
+        path: String,
+        /// Entries it holds.
+        entries: usize,
+        /// Entries the checkpoint needs there.
+        needed: u16,
+    },
+    /// A vow chain in the log is broken (see `conduct_core::vow::chain`).
+    #[error("vow chain: {reason}")]
+    Chain {
+        /// The log index of the leaf at fault.
+        index: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The entries do not hash to the checkpoint's root.
+    #[error("the entries do not hash to the signed root")]
+    EntriesRoot,
+    /// A hash tile differs from the one rebuilt from the entries.
+    #[error("{path}: differs from the tile rebuilt from the entries")]
+    TileMismatch {
+        /// The tile (`tile/<level>/...`).
+        path: String,
+    },
+    /// The tiles could not be read back (a missing tile, a wrong length).
+    #[error("reading tiles: {0}")]
+    TileRead(Box<TileReadError<Error>>),
+    /// The tiles, read as a tile-reading client reads them, do not hash to the signed root.
+    #[error("the tiles do not hash to the signed root")]
+    TilesRoot,
+    /// A tlog-proof is malformed, its checkpoint does not verify, or its inclusion proof fails.
+    #[error("tlog-proof: {0}")]
+    Proof(TlogProofError),
+    /// An older checkpoint does not describe a prefix of the log.
+    #[error(
+        "the older checkpoint (size {old_size}) is not a prefix of the log (size {size}): the \
+         log was rewritten, or the checkpoint belongs to another log"
+    )]
+    NotAPrefix {
+        /// The older checkpoint's size.
+        old_size: u64,
+        /// The log's size.
+        size: u64,
+    },
+    /// The system clock is before 1970.
+    #[error("system clock: {0}")]
+    Clock(std::time::SystemTimeError),
+    /// A mirror given as a directory is not one.
+    #[error("{0}: not a directory")]
+    NotADirectory(String),
+    /// The manifest is malformed or has expired.
+    #[error("manifest.json: {0}")]
+    Manifest(ManifestError),
+    /// A listed file's length differs from the manifest's.
+    #[error("{path}: {len} bytes, the manifest lists {listed}")]
+    Length {
+        /// The file.
+        path: String,
+        /// Its length.
+        len: u64,
+        /// The length the manifest lists.
+        listed: u64,
+    },
+    /// A listed file's SHA-256 differs from the manifest's.
+    #[error("{path}: sha256 {sha256}, the manifest lists {listed}")]
+    Hash {
+        /// The file.
+        path: String,
+        /// Its hex SHA-256.
+        sha256: String,
+        /// The hex SHA-256 the manifest lists.
+        listed: String,
+    },
+    /// A file of a mirror that should not be there, or a listed one that is not.
+    #[error("{path}: {problem}")]
+    Mirror {
+        /// The file (a directory ends in `/`).
+        path: String,
+        /// What is wrong.
+        problem: MirrorProblem,
+    },
+    /// A directory could not be walked.
+    #[error("walking {dir}: {source}")]
+    Walk {
+        /// The directory.
+        dir: String,
+        /// The error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The log of a mirror (under `log/`) does not verify.
+    #[error("log: {0}")]
+    Log(Box<Error>),
+}
+
+/// What is wrong with a manifest (`manifest.json`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// Its `type` is not `conduct.manifest/v1`.
+    #[error("type {0:?}, expected {MANIFEST_TYPE:?}")]
+    Type(Option<String>),
+    /// `as_of` or `expires` is missing or not a string.
+    #[error("no {0} string")]
+    NoTime(&'static str),
+    /// `as_of` or `expires` is not an RFC 3339 UTC time.
+    #[error("{field} {value:?} is not an RFC 3339 UTC time")]
+    BadTime {
+        /// `as_of` or `expires`.
+        field: &'static str,
+        /// What it says.
+        value: String,
+    },
+    /// It has expired: the mirror is stale.
+    #[error(
+        "expired {} ago (expires {expires}, now {}); it was signed {} ago (as_of {as_of}): the \
+         mirror is stale",
+        age(.now.saturating_sub(*.until)),
+        conduct_core::time::rfc3339(*.now),
+        age(.now.saturating_sub(*.signed_at))
+    )]
+    Expired {
+        /// Its `as_of`.
+        as_of: String,
+        /// Its `expires`.
+        expires: String,
+        /// `as_of`, unix seconds.
+        signed_at: u64,
+        /// `expires`, unix seconds.
+        until: u64,
+        /// The time of the check, unix seconds.
+        now: u64,
+    },
+    /// No `files` object.
+    #[error("no files object")]
+    NoFiles,
+    /// A listed file has no lowercase hex `sha256`.
+    #[error("{0}: no lowercase hex sha256")]
+    NoSha256(String),
+    /// A listed file has no `len`.
+    #[error("{0}: no len")]
+    NoLen(String),
+    /// A listed path is not a plain relative path outside `log/` (or is the manifest itself).
+    #[error("lists {0:?}, which is not a file path a mirror may hold")]
+    BadPath(String),
+}
+
+/// What is wrong with a file of a mirror.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MirrorProblem {
+    /// A dot directory outside `log/` (only `.well-known` is served).
+    #[error("a dot directory (not signed, not served)")]
+    DotDirectory,
+    /// A dotfile outside `log/`.
+    #[error("a dotfile (not signed, not served)")]
+    Dotfile,
+    /// A dotfile under `log/`.
+    #[error("a dotfile (not part of the log)")]
+    LogDotfile,
+    /// A symlink or another special file.
+    #[error("not a regular file (a mirror holds plain files)")]
+    NotRegular,
+    /// A file outside `log/` the manifest does not list.
+    #[error("not listed in the manifest (a mirror must not serve unsigned files)")]
+    Unlisted,
+    /// A listed path that is not a file of the tree.
+    #[error("listed in the manifest but not a file of the tree")]
+    Missing,
+    /// A file under `log/` that is neither the checkpoint, a tile nor an entry bundle.
+    #[error("not a file of the log")]
+    NotALogFile,
+    /// A tile or bundle past the checkpoint's size.
+    #[error("beyond the checkpoint's size {0}")]
+    BeyondSize(u64),
+    /// An older partial tile or bundle that is not a prefix of the current one.
+    #[error("an older partial that is not the prefix of log/{current}")]
+    NotAPrefix {
+        /// The current tile or bundle at that position, relative to `log/`.
+        current: String,
+    },
+    /// A file name that is not UTF-8.
+    #[error("the file name is not UTF-8")]
+    NameNotUtf8,
+}
+
+/// A duration as a short human reading (`3d 4h`, `2h 5m`, `40s`).
+pub(crate) fn age(secs: u64) -> String {
+    let (d, h, m) = (secs / 86_400, (secs / 3600) % 24, (secs / 60) % 60);
+    if d > 0 {
+        format!("{d}d {h}h")
+    } else if h > 0 {
+        format!("{h}h {m}m")
+    } else if m > 0 {
+        format!("{m}m {}s", secs % 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_well() {
+        assert_eq!(age(40), "40s");
+        assert_eq!(age(125), "2m 5s");
+        assert_eq!(age(2 * 3600 + 300), "2h 5m");
+        assert_eq!(age(3 * 86_400 + 4 * 3600 + 9), "3d 4h");
+    }
+}

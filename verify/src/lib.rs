@@ -1,0 +1,42 @@
+//! conduct-verify: check what a conduct service signs, offline, against its pinned key.
+//!
+//! A counterparty depends on this crate alone: no server, no async runtime, no database, no
+//! wallet code (conduct-core without its `wallet` feature; the optional `http` feature adds
+//! ureq, a small blocking client). It verifies
+//!
+//! - an **attestation**, or any signed object ([`verify_attestation`], [`verify_signed`]);
+//! - a copy of the **transparency log** ([`verify_log`]): the signed checkpoint, every entry
+//!   bundle, the root, every hash tile, every vow chain; a single entry's inclusion proof
+//!   ([`verify_inclusion`]) and an older checkpoint's consistency with the log
+//!   ([`verify_log_extends`]);
+//! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest, every listed file's
+//!   hash and signature, no unlisted file, and its log.
+//!
+//! The formats are in the repository's `library/` (ATTESTATION.md, VOWS.md, MIRRORS.md); the
+//! `conduct verify`, `verify-log` and `verify-site` commands are thin wrappers over this crate.
+//!
+//! ```no_run
+//! let key = conduct_verify::pinned_key("example.org/log+1a2b3c4d+AU5v...")?;
+//! let bytes = std::fs::read("attestation.json")?;
+//! let doc = conduct_verify::verify_attestation(&bytes, &key)?;
+//! println!("trace {} attested", doc["trace_sha256"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod attestation;
+mod error;
+pub mod files;
+pub mod log;
+pub mod site;
+
+pub use attestation::{pinned_key, verify_attestation, verify_signed};
+pub use conduct_core::signing::{PinnedKey, VerifyError};
+pub use error::{Error, ManifestError, MirrorProblem};
+pub use files::Files;
+#[cfg(feature = "http")]
+pub use files::HttpFiles;
+pub use log::{verify_inclusion, verify_log, verify_log_at, verify_log_extends, LogAudit};
+pub use site::{
+    check_log_dir, verify_site_at, verify_site_dir, verify_site_url, verify_tree, SiteAudit,
+    TreeAudit, MANIFEST_TYPE,
+};
