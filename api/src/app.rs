@@ -170,8 +170,8 @@ pub struct Request<S> {
 /// Answer one request. Never panics on input; every refusal is problem+json.
 pub async fn dispatch<S, B>(app: Arc<App>, req: Request<S>) -> WarpResponse
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send,
-    B: Buf,
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send + 'static,
 {
     let path = req.path.clone();
     let resp = match route(&app, req).await {
@@ -183,8 +183,8 @@ where
 
 async fn route<S, B>(app: &Arc<App>, req: Request<S>) -> Result<WarpResponse, Problem>
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send,
-    B: Buf,
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send + 'static,
 {
     let method = req.method.as_str();
     if req.method == Method::OPTIONS {
@@ -353,11 +353,30 @@ fn too_large() -> Problem {
     )
 }
 
+/// Read and drop up to [`DRAIN_LIMIT`] bytes of a refused body, for at most five seconds.
+async fn linger<S, B>(body: S)
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send + 'static,
+{
+    let drain = async move {
+        let mut body = std::pin::pin!(body);
+        let mut seen = 0usize;
+        while let Some(Ok(chunk)) = body.next().await {
+            seen += chunk.remaining();
+            if seen > DRAIN_LIMIT {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+}
+
 /// Collect a request body, refusing more than [`MAX_BODY`] bytes and multipart bodies.
 async fn read_body<S, B>(headers: &HeaderMap, body: S) -> Result<Bytes, Problem>
 where
-    S: Stream<Item = Result<B, warp::Error>>,
-    B: Buf,
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send + 'static,
 {
     if let Some(ct) = headers
         .get(header::CONTENT_TYPE)
@@ -394,7 +413,11 @@ where
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > MAX_BODY as u64) {
-        // Refused at once, unread: the connection closes after the answer.
+        // Refused at once. The connection closes after the answer, but only once what the
+        // client is still sending has been read and dropped (bounded in bytes and time, like
+        // nginx's lingering close): closing with its bytes unread would reset the connection
+        // before the client could read the 413.
+        tokio::spawn(linger(body));
         return Err(too_large().with_header(header::CONNECTION, "close"));
     }
     // Only a body without Content-Length (chunked) can turn out too large while it is read.
@@ -535,7 +558,13 @@ async fn health(app: &App) -> WarpResponse {
             "recovery": "retried every second: the ledger re-opens, verifies and resumes by itself once writes can commit",
         }),
     };
+    let catching_up = app.site.catching_up();
     let site = match app.site.behind() {
+        None if catching_up > 0 => json!({
+            "state": "catching-up",
+            "keys_left": catching_up,
+            "note": "restarted: the tree on disk is served while every vow's files are brought up to date",
+        }),
         None => json!({"state": "ok"}),
         Some(b) => json!({
             "state": "behind",

@@ -218,7 +218,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
             let _ = ask_tx.send((vow, seq, input));
         }) as AskReading
     });
-    let mut sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
+    let sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
         key.clone(),
         &cfg.public_url,
         vows.clone(),
@@ -226,10 +226,13 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     ))];
     let infos = routes::infos();
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
-    let publisher =
-        live::startup(&input, &cfg.site, &mut sources).map_err(|e| format!("render: {e}"))?;
-    let site = LiveSite::start(publisher, key.clone(), cfg.manifest_ttl, sources)
-        .map_err(|e| format!("render: {e}"))?;
+    // Restart fast: serve the tree already on disk (its previous manifest, checked against
+    // the key, lists it) and bring every vow's files up to date in the background.
+    let mut publisher = live::static_tree(&input, &cfg.site).map_err(|e| format!("render: {e}"))?;
+    let listed = publisher.seed_from_manifest(&key) > 0;
+    let site =
+        LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)
+            .map_err(|e| format!("render: {e}"))?;
     crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
     conduct_core::meter::prepare();
     println!(

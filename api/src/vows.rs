@@ -450,7 +450,10 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
     let started_at = std::time::Instant::now();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
         if r.is_ok() {
-            let _ = rendered_tx.send((std::time::Instant::now(), site.start_render(crate::app::VOWS, &id, false)));
+            let _ = rendered_tx.send((
+                std::time::Instant::now(),
+                site.start_render(crate::app::VOWS, &id, false),
+            ));
         }
     });
     let appended = app

@@ -25,6 +25,9 @@ use crate::RenderError;
 pub struct Publisher {
     root: PathBuf,
     files: BTreeMap<String, (String, u64)>,
+    /// Entries taken from the previous signed manifest ([`Publisher::seed_from_manifest`]),
+    /// not yet compared with what is on disk.
+    seeded: std::collections::BTreeSet<String>,
     dirty: bool,
     signer: Option<ManifestSigner>,
     writes: usize,
@@ -37,6 +40,7 @@ impl Publisher {
         Publisher {
             root: root.to_path_buf(),
             files: manifest_files(tree),
+            seeded: Default::default(),
             dirty: false,
             signer: None,
             writes: 0,
@@ -47,7 +51,9 @@ impl Publisher {
     /// written yet is compared with the bytes on disk, and recorded when equal.
     fn holds(&mut self, rel: &str, bytes: &[u8], sha: &str) -> bool {
         let len = bytes.len() as u64;
-        if let Some((h, l)) = self.files.get(rel) {
+        // A seeded entry is only the previous manifest's word: compare with the disk once.
+        let seeded = self.seeded.remove(rel);
+        if let Some((h, l)) = self.files.get(rel).filter(|_| !seeded) {
             return h == sha && *l == len;
         }
         let path = self.root.join(rel);
@@ -57,6 +63,45 @@ impl Publisher {
             self.record(rel, sha.to_owned(), len);
         }
         on_disk
+    }
+
+    /// Take the files the previous signed manifest of this tree lists (its signature checked
+    /// against `key`), where their length on disk still matches, as this publisher's listing,
+    /// so a restarted service can re-sign a manifest that covers the whole tree before it has
+    /// re-rendered every file. Each such entry is compared with the disk the first time its
+    /// file is put. Returns how many entries were taken; none when the manifest is missing or
+    /// does not verify.
+    pub fn seed_from_manifest(&mut self, key: &ServiceKey) -> usize {
+        let Ok(bytes) = std::fs::read(self.root.join("manifest.json")) else {
+            return 0;
+        };
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            return 0;
+        };
+        let Ok(pinned) = conduct_core::signing::PinnedKey::parse(&key.vkey()) else {
+            return 0;
+        };
+        if conduct_core::signing::verify_snapshot(&doc, &pinned).is_err() {
+            return 0;
+        }
+        let Some(files) = doc["files"].as_object() else {
+            return 0;
+        };
+        let mut taken = 0;
+        for (rel, f) in files {
+            if self.files.contains_key(rel) {
+                continue;
+            }
+            let (Some(sha), Some(len)) = (f["sha256"].as_str(), f["len"].as_u64()) else {
+                continue;
+            };
+            if std::fs::metadata(self.root.join(rel)).is_ok_and(|m| m.is_file() && m.len() == len) {
+                self.files.insert(rel.clone(), (sha.to_owned(), len));
+                self.seeded.insert(rel.clone());
+                taken += 1;
+            }
+        }
+        taken
     }
 
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.

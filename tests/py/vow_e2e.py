@@ -280,6 +280,11 @@ api_key_env = "CONDUCT_TEST_MODEL_KEY"
     asked = len(seen_prompts)
     proc, base = start()
     try:
+        # The restarted service serves at once and re-renders the deleted pages behind.
+        deadline = time.time() + 60
+        while httpx.get(base + "/health", timeout=30).json()["site"]["state"] == "catching-up":
+            assert time.time() < deadline, "the site did not catch up"
+            time.sleep(0.05)
         r = httpx.get(base + f"/vow/{vid}/reading", timeout=30).json()
         it = r.get("interpretation", {})
         check("a restart with the site deleted renders the kept model reading from the store",

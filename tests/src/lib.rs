@@ -135,6 +135,30 @@ impl Server {
         }
     }
 
+    /// Wait (bounded) until a restarted service's site has caught up with its state
+    /// (`/health` no longer says `catching-up`), so a test reads current files. Returns
+    /// `self` for chaining after a start.
+    pub fn await_caught_up(self) -> Self {
+        let c = client();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let state = c
+                .get(self.at("/health"))
+                .send()
+                .ok()
+                .and_then(|r| r.json::<serde_json::Value>().ok())
+                .map(|h| h["site"]["state"].as_str().unwrap_or("").to_owned());
+            if state.as_deref().is_some_and(|s| s != "catching-up") {
+                return self;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the site did not catch up: {state:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Full URL of a path.
     pub fn at(&self, path: &str) -> String {
         format!("{}{}", self.url, path)

@@ -224,7 +224,7 @@ fn a_full_data_disk_fails_writes_honestly_and_they_resume_by_themselves() {
     assert_eq!(chain_length(&c, &s, &vow), acked);
     let key = vkey(&c, &s);
     let _ = s.terminate();
-    s = Server::start_in(&data, &site, &args);
+    s = Server::start_in(&data, &site, &args).await_caught_up();
     assert_eq!(chain_length(&c, &s, &vow), acked);
     let audit = verify("verify-log", &site.join("log"), &key);
     assert!(audit.contains(&format!("{acked} entries")), "{audit}");

@@ -265,7 +265,7 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
         for name in &tmp_names {
             std::fs::write(site.join(name), b"half a file").unwrap();
         }
-        server = Server::start_in(&data, &site, &args);
+        server = Server::start_in(&data, &site, &args).await_caught_up();
         for name in &tmp_names {
             assert!(!site.join(name).exists(), "{name} survived the restart");
         }

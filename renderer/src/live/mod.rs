@@ -20,6 +20,7 @@ pub mod vows;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -66,6 +67,20 @@ pub trait Source: Send {
     /// Forget what is kept of `keys`, so their next render starts over (their files may be
     /// behind what was kept).
     fn forget(&mut self, keys: &BTreeSet<String>);
+    /// Every key to bring up to date after a restart that served the tree already on disk
+    /// ([`LiveSite::start_catching_up`]).
+    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+        Ok(Vec::new())
+    }
+    /// The files of backlog `keys` at `now`: [`Source::render`] by default.
+    fn render_backlog(
+        &mut self,
+        keys: &BTreeSet<String>,
+        now: u64,
+        known: &Known<'_>,
+    ) -> Result<Files, RenderError> {
+        self.render(keys, false, now, known)
+    }
 }
 
 /// Which source a request is for (its position in [`LiveSite::start`]'s list).
@@ -102,12 +117,45 @@ enum Msg {
 pub struct LiveSite {
     tx: mpsc::Sender<Msg>,
     behind: Arc<Mutex<Option<Behind>>>,
+    left: Arc<AtomicUsize>,
 }
+
+/// Keys of the restart backlog rendered per round (between requests, which keep being
+/// served while the tree catches up).
+const BACKLOG_SLICE: usize = 16;
 
 fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// Write the static pages of `input` into `site` (after removing temporaries a crash left
+/// there); the publisher of the tree from now on. Its manifest is not written here.
+pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, RenderError> {
+    sweep(site)?;
+    let mut tree = render(input)?;
+    // The manifest, which must cover every source's files too, is the publisher's.
+    tree.files.remove("manifest.json");
+    let report = tree
+        .write_to(site)
+        .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
+    let mut publisher = Publisher::from_tree(site, &tree);
+    publisher.count_writes(report.written.len());
+    Ok(publisher)
+}
+
+fn sweep(site: &Path) -> Result<(), RenderError> {
+    let swept = conduct_indexer::durable::sweep_temporaries(site).map_err(|e| {
+        RenderError::Input(format!(
+            "removing leftover temporary files under {}: {e}",
+            site.display()
+        ))
+    })?;
+    if swept > 0 {
+        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
+    }
+    Ok(())
 }
 
 /// Render the whole tree for `input` into `site` as of `input.as_of`: the static pages, then
@@ -118,24 +166,7 @@ pub fn startup(
     site: &Path,
     sources: &mut [Box<dyn Source>],
 ) -> Result<Publisher, RenderError> {
-    // A crash can leave temporaries inside the served tree; nothing else writes there yet.
-    let swept = conduct_indexer::durable::sweep_temporaries(site).map_err(|e| {
-        RenderError::Input(format!(
-            "removing leftover temporary files under {}: {e}",
-            site.display()
-        ))
-    })?;
-    if swept > 0 {
-        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
-    }
-    let mut tree = render(input)?;
-    // The manifest, which must cover every source's files too, is the publisher's.
-    tree.files.remove("manifest.json");
-    let report = tree
-        .write_to(site)
-        .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
-    let mut publisher = Publisher::from_tree(site, &tree);
-    publisher.count_writes(report.written.len());
+    let mut publisher = static_tree(input, site)?;
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
     }
@@ -151,9 +182,56 @@ impl LiveSite {
         manifest_ttl: u64,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<LiveSite, RenderError> {
+        LiveSite::spawn(publisher, key, manifest_ttl, sources, None, Vec::new())
+    }
+
+    /// Start the engine over a tree already on disk that may be behind the state (a
+    /// restart): the tree is served as it is while every source's [backlog](Source::backlog)
+    /// is re-rendered between requests. `listed` says the publisher lists the whole tree
+    /// (seeded from the previous manifest); until the backlog is done the manifest is
+    /// re-signed only then, so it stays valid for what it lists.
+    ///
+    /// Before it returns, each source's index pages are rendered and, when the listing is
+    /// whole (or nothing is behind), the manifest is signed, so the tree is valid as soon as
+    /// the service answers.
+    pub fn start_catching_up(
+        mut publisher: Publisher,
+        key: ServiceKey,
+        manifest_ttl: u64,
+        mut sources: Vec<Box<dyn Source>>,
+        listed: bool,
+    ) -> Result<LiveSite, RenderError> {
+        let now = unix_now();
+        let mut backlog = Vec::new();
+        for (i, s) in sources.iter_mut().enumerate() {
+            let known = |_: &str| None;
+            let files = s.render(&BTreeSet::new(), true, now, &known)?;
+            publisher
+                .put_many(files)
+                .map_err(|e| RenderError::Input(format!("{}: {e}", s.name())))?;
+            let keys = s.backlog()?;
+            if !keys.is_empty() {
+                backlog.push((SourceId(i), keys.into()));
+            }
+        }
+        if listed || backlog.is_empty() {
+            publisher.write_manifest(&key, now, manifest_ttl)?;
+        }
+        let catch_up = (!backlog.is_empty()).then_some(listed);
+        LiveSite::spawn(publisher, key, manifest_ttl, sources, catch_up, backlog)
+    }
+
+    fn spawn(
+        publisher: Publisher,
+        key: ServiceKey,
+        manifest_ttl: u64,
+        sources: Vec<Box<dyn Source>>,
+        catch_up: Option<bool>,
+        backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+    ) -> Result<LiveSite, RenderError> {
         let (tx, rx) = mpsc::channel();
         let behind = Arc::new(Mutex::new(None));
-        let shared = behind.clone();
+        let left = Arc::new(AtomicUsize::new(backlog.iter().map(|(_, q)| q.len()).sum()));
         let engine = Engine {
             key,
             manifest_ttl,
@@ -162,13 +240,21 @@ impl LiveSite {
             derived: None,
             handed_over: false,
             retry: BTreeMap::new(),
-            behind: shared,
+            behind: behind.clone(),
+            backlog,
+            left: left.clone(),
+            catch_up,
         };
         std::thread::Builder::new()
             .name("live-site".into())
             .spawn(move || engine.run(rx))
             .map_err(|e| RenderError::Input(format!("render thread: {e}")))?;
-        Ok(LiveSite { tx, behind })
+        Ok(LiveSite { tx, behind, left })
+    }
+
+    /// Keys the restart backlog still has to bring up to date (0 once caught up).
+    pub fn catching_up(&self) -> usize {
+        self.left.load(Ordering::Relaxed)
     }
 
     /// Ask for a re-render of `key` of `source` (and its index pages when `index`) without
@@ -230,6 +316,13 @@ struct Engine {
     handed_over: bool,
     retry: BTreeMap<SourceId, Retry>,
     behind: Arc<Mutex<Option<Behind>>>,
+    /// The restart backlog, per source.
+    backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+    /// Keys left in the backlog (shared with the handle).
+    left: Arc<AtomicUsize>,
+    /// `Some(listed)` while a restart catches up: whether the manifest may be re-signed
+    /// before the backlog is done.
+    catch_up: Option<bool>,
 }
 
 /// What one round asks of one source.
@@ -288,10 +381,14 @@ impl Engine {
                     Duration::from_secs(t.saturating_sub(now))
                 });
             let until_retry = until(self.retry.values().filter_map(|r| r.due).min());
-            let wait = until_due
-                .min(until(manifest_due))
-                .min(until_retry)
-                .min(until(Some(refresh_at)));
+            let wait = if self.backlog.is_empty() {
+                until_due
+                    .min(until(manifest_due))
+                    .min(until_retry)
+                    .min(until(Some(refresh_at)))
+            } else {
+                Duration::ZERO
+            };
             let mut batch = Vec::new();
             match rx.recv_timeout(wait) {
                 Ok(m) => batch.push(m),
@@ -337,13 +434,21 @@ impl Engine {
             for (id, w) in work {
                 self.round(id, w, now);
             }
+            if self.backlog_round(now) {
+                manifest_now = true;
+            }
             self.publish_behind();
             let dirty = lock(&self.publisher).dirty() || std::mem::take(&mut self.handed_over);
             if dirty && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
             }
             let refresh = Instant::now() >= refresh_at;
-            if manifest_now || refresh || manifest_due.is_some_and(|d| d <= Instant::now()) {
+            // While a restart catches up without a full listing, a manifest would leave out
+            // files that are there: the previous one stays until the backlog is done.
+            let may_sign = self.catch_up != Some(false);
+            if may_sign
+                && (manifest_now || refresh || manifest_due.is_some_and(|d| d <= Instant::now()))
+            {
                 self.write_manifest();
                 manifest_due = None;
                 refresh_at = Instant::now() + refresh_every;
@@ -409,27 +514,88 @@ impl Engine {
                     }
                 }
             }
-            Err(e) => {
-                eprintln!("conduct: rendering failed (retrying): {e}");
-                source.forget(&w.keys);
-                let r = self.retry.entry(id).or_default();
-                if r.keys.is_empty() && !r.index && r.due.is_none() {
-                    r.since = now;
-                    r.delay = RETRY_FIRST;
-                } else {
-                    r.delay = (r.delay * 2).min(RETRY_MAX);
+            Err(e) => self.fail(id, w.keys, w.index, e, now),
+        }
+    }
+
+    /// One slice of the restart backlog: render it and write its files (failures go to the
+    /// retries like any render's). True when this slice finished the backlog.
+    fn backlog_round(&mut self, now: u64) -> bool {
+        let Some((id, queue)) = self.backlog.first_mut() else {
+            return false;
+        };
+        let id = *id;
+        let mut keys = BTreeSet::new();
+        while keys.len() < BACKLOG_SLICE {
+            match queue.pop_front() {
+                Some(k) => {
+                    keys.insert(k);
                 }
-                r.keys.extend(w.keys);
-                r.index |= w.index;
-                r.due = Some(Instant::now() + r.delay);
-                let waiting = self.retry.values().map(|r| r.keys.len()).sum();
-                *lock(&self.behind) = Some(Behind {
-                    error: e,
-                    waiting,
-                    since: self.retry.values().map(|r| r.since).min().unwrap_or(now),
-                });
+                None => break,
             }
         }
+        if queue.is_empty() {
+            self.backlog.remove(0);
+        }
+        let n = keys.len();
+        let Some(source) = self.sources.get_mut(id.0) else {
+            return false;
+        };
+        let publisher = &self.publisher;
+        let known = |path: &str| lock(publisher).sha256_of(path);
+        let result = source.render_backlog(&keys, now, &known);
+        match result {
+            Ok(files) => {
+                let (records, derived): (Files, Files) =
+                    files.into_iter().partition(|(p, _)| p.ends_with(".json"));
+                let written = lock(publisher).put_many(records);
+                match written {
+                    Ok(_) => {
+                        if !derived.is_empty() {
+                            self.put_derived(derived);
+                        }
+                    }
+                    Err(e) => self.fail(id, keys, false, format!("{e}"), now),
+                }
+            }
+            Err(e) => {
+                let msg = format!("{}: {e}", source.name());
+                self.fail(id, keys, false, msg, now);
+            }
+        }
+        let left = self.left.load(Ordering::Relaxed).saturating_sub(n);
+        self.left.store(left, Ordering::Relaxed);
+        if self.backlog.is_empty() {
+            self.catch_up = None;
+            self.left.store(0, Ordering::Relaxed);
+            eprintln!("conduct: the site has caught up with the state");
+            return true;
+        }
+        false
+    }
+
+    /// Schedule a retry of `keys` of source `id` after a failed render or write.
+    fn fail(&mut self, id: SourceId, keys: BTreeSet<String>, index: bool, e: String, now: u64) {
+        eprintln!("conduct: rendering failed (retrying): {e}");
+        if let Some(source) = self.sources.get_mut(id.0) {
+            source.forget(&keys);
+        }
+        let r = self.retry.entry(id).or_default();
+        if r.keys.is_empty() && !r.index && r.due.is_none() {
+            r.since = now;
+            r.delay = RETRY_FIRST;
+        } else {
+            r.delay = (r.delay * 2).min(RETRY_MAX);
+        }
+        r.keys.extend(keys);
+        r.index |= index;
+        r.due = Some(Instant::now() + r.delay);
+        let waiting = self.retry.values().map(|r| r.keys.len()).sum();
+        *lock(&self.behind) = Some(Behind {
+            error: e,
+            waiting,
+            since: self.retry.values().map(|r| r.since).min().unwrap_or(now),
+        });
     }
 
     fn put_derived(&self, files: Files) {

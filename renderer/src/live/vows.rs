@@ -337,6 +337,25 @@ impl Source for VowSource {
         self.boundaries.first().map(|(t, _)| *t)
     }
 
+    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+        Ok(self.reader.all()?.into_iter().map(|r| r.vow_id).collect())
+    }
+
+    fn render_backlog(
+        &mut self,
+        keys: &BTreeSet<String>,
+        now: u64,
+        known: &Known<'_>,
+    ) -> Result<Files, RenderError> {
+        let mut files = self.render(keys, false, now, known)?;
+        let rows: Vec<VowRow> = keys
+            .iter()
+            .filter_map(|k| self.reader.vow(k).ok().flatten())
+            .collect();
+        files.extend(self.card_files(&rows)?);
+        Ok(files)
+    }
+
     fn forget(&mut self, keys: &BTreeSet<String>) {
         for k in keys {
             let _ = self.cache.take(k);
