@@ -174,10 +174,21 @@ where
     B: Buf + Send + 'static,
 {
     let path = req.path.clone();
+    let method = req.method.clone();
+    let started = Instant::now();
     let resp = match route(&app, req).await {
         Ok(r) => r,
         Err(p) => p.into_response(&path),
     };
+    // One line per request at debug level: method, path (never the query, a body or a
+    // payment header), status and time.
+    tracing::debug!(
+        method = %method,
+        path = %path,
+        status = resp.status().as_u16(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "request"
+    );
     finish(resp)
 }
 

@@ -372,7 +372,20 @@ fn failure(e: &VerifyError) -> String {
     }
 }
 
+/// Logs go to stderr through `tracing`, at the levels `RUST_LOG` names (default `info`; one
+/// line per request at `debug`). Nothing logs a private key, a payment signature or a trace.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
 fn main() -> ExitCode {
+    init_logging();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -90,9 +90,9 @@ pub fn spawn_readings(
                         drop(site.start_render(crate::app::VOWS, &vow, false));
                     }
                     Ok(Err(e)) => {
-                        eprintln!("conduct: keeping the reading of vow {vow} failed: {e}")
+                        tracing::error!(vow, error = %e, "keeping a model reading failed")
                     }
-                    Err(e) => eprintln!("conduct: keeping the reading of vow {vow} failed: {e}"),
+                    Err(e) => tracing::error!(vow, error = %e, "keeping a model reading failed"),
                 }
                 drop(permit);
             });

@@ -29,15 +29,15 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
     let (key, created) =
         keystore::load_or_create(&cfg.data, &cfg.origin()).map_err(|e| e.to_string())?;
     if created {
-        eprintln!(
-            "conduct: generated a new signing key in {} (key id {})",
+        tracing::info!(
+            "generated a new signing key in {} (key id {})",
             keystore::key_path(&cfg.data).display(),
             key.key_id_hex()
         );
     }
     if key.name() != cfg.origin() {
-        eprintln!(
-            "conduct: the log origin was fixed at first start as {} (this address would give {})",
+        tracing::warn!(
+            "the log origin was fixed at first start as {} (this address would give {})",
             key.name(),
             cfg.origin()
         );
@@ -109,7 +109,7 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
-    eprintln!("conduct: shutting down");
+    tracing::info!("shutting down");
 }
 
 /// The warp filter answering every request through the route table.
@@ -173,7 +173,7 @@ async fn flush_caps(app: Arc<App>) {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let (a, now) = (app.clone(), now_unix());
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
-            eprintln!("conduct: writing the free-tier counters failed (retrying): {e}");
+            tracing::warn!(error = %e, "writing the free-tier counters failed; retried");
         }
     }
 }
@@ -240,6 +240,15 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
         cfg.public_url,
         key.key_id_hex(),
         cfg.site.display()
+    );
+    tracing::info!(
+        address = %local,
+        public_url = %cfg.public_url,
+        data = %cfg.data.display(),
+        site = %cfg.site.display(),
+        key_id = %key.key_id_hex(),
+        rails = %rails.rails.iter().map(|r| r.name.clone()).collect::<Vec<_>>().join(","),
+        "conduct serving"
     );
     if let Some(b) = banner {
         println!("{}", b(&cfg.public_url));

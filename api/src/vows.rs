@@ -490,7 +490,7 @@ fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpRespo
     let value = match error {
         None => "done".to_owned(),
         Some(e) => {
-            eprintln!("conduct: a committed write's pages are pending: {e}");
+            tracing::warn!(error = %e, "a committed write's pages are pending; retried");
             format!("pending; reason=\"{}\"", e.replace(['"', '\\'], "'"))
         }
     };

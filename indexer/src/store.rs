@@ -238,7 +238,7 @@ fn start_checkpointer(path: &Path, every: std::time::Duration) -> Result<Checkpo
             while !flag.load(Ordering::Relaxed) {
                 std::thread::park_timeout(every);
                 if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                    eprintln!("conduct: WAL checkpoint failed (will retry): {e}");
+                    tracing::warn!(error = %e, "WAL checkpoint failed; retried");
                 }
             }
         })

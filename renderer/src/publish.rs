@@ -292,7 +292,7 @@ impl ManifestSigner {
                     }
                     if let Some(at) = sign {
                         if let Err(e) = write_manifest(&root, &key, &files, at, ttl) {
-                            eprintln!("conduct: signing the manifest failed (retrying): {e}");
+                            tracing::error!(error = %e, "signing the manifest failed; retried every second");
                             pending = Some(at);
                         }
                     }

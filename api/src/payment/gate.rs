@@ -210,9 +210,10 @@ async fn record(
             }
         }
     }
-    eprintln!(
-        "conduct: a settled paid call (transaction {transaction}) could not be recorded for \
-         idempotent replay; a retry under its key would be charged again"
+    tracing::error!(
+        transaction,
+        "a settled paid call could not be recorded for idempotent replay; a retry under its key \
+         would be charged again"
     );
     false
 }

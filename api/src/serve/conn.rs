@@ -720,7 +720,7 @@ pub async fn run<S>(
             Err(e) => {
                 // Out of descriptors or memory: say so (at most every 10 s) and back off.
                 if last_accept_error.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
-                    eprintln!("conduct: accept failed: {e}");
+                    tracing::warn!(error = %e, "accept failed");
                     last_accept_error = Some(Instant::now());
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;

@@ -390,7 +390,7 @@ impl Ledger {
         self.adopt(committed)?;
         on_commit(&results);
         if let Err(e) = self.publish() {
-            eprintln!("ledger: publishing after commit (from index {first}) failed: {e}");
+            tracing::warn!(first, error = %e, "ledger: publishing the log files after a commit failed; retried");
         }
         Ok(results)
     }

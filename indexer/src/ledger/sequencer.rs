@@ -225,7 +225,7 @@ fn run(
             match ledger.recover() {
                 Ok(()) => {
                     if failing {
-                        eprintln!("ledger: writes commit again");
+                        tracing::info!("ledger: writes commit again");
                     }
                     failing = false;
                     set(&|g| {

@@ -153,7 +153,10 @@ fn sweep(site: &Path) -> Result<(), RenderError> {
         ))
     })?;
     if swept > 0 {
-        eprintln!("conduct: removed {swept} temporary files a crash left in the site tree");
+        tracing::info!(
+            swept,
+            "removed temporary files a crash left in the site tree"
+        );
     }
     Ok(())
 }
@@ -347,7 +350,7 @@ fn spawn_derived_writer(
                     files.extend(more);
                 }
                 if let Err(e) = lock(&publisher).put_many(files.into_iter().collect()) {
-                    eprintln!("conduct: writing derived pages failed: {e}");
+                    tracing::warn!(error = %e, "writing derived pages failed");
                 }
             }
         })
@@ -358,7 +361,7 @@ fn spawn_derived_writer(
 impl Engine {
     fn run(mut self, rx: mpsc::Receiver<Msg>) {
         if let Err(e) = lock(&self.publisher).sign_off_thread(&self.key, self.manifest_ttl) {
-            eprintln!("conduct: no manifest signer thread ({e}); signing on the render thread");
+            tracing::warn!(error = %e, "no manifest signer thread; signing on the render thread");
         }
         let derived = spawn_derived_writer(self.publisher.clone());
         self.derived = derived.as_ref().map(|(tx, _)| tx.clone());
@@ -468,7 +471,7 @@ impl Engine {
         if let Err(e) =
             lock(&self.publisher).write_manifest(&self.key, unix_now(), self.manifest_ttl)
         {
-            eprintln!("conduct: writing the manifest failed: {e}");
+            tracing::error!(error = %e, "writing the manifest failed");
         }
     }
 
@@ -568,7 +571,7 @@ impl Engine {
         if self.backlog.is_empty() {
             self.catch_up = None;
             self.left.store(0, Ordering::Relaxed);
-            eprintln!("conduct: the site has caught up with the state");
+            tracing::info!("the site has caught up with the state");
             return true;
         }
         false
@@ -576,7 +579,7 @@ impl Engine {
 
     /// Schedule a retry of `keys` of source `id` after a failed render or write.
     fn fail(&mut self, id: SourceId, keys: BTreeSet<String>, index: bool, e: String, now: u64) {
-        eprintln!("conduct: rendering failed (retrying): {e}");
+        tracing::error!(error = %e, "rendering failed; retried with backoff");
         if let Some(source) = self.sources.get_mut(id.0) {
             source.forget(&keys);
         }
@@ -600,7 +603,7 @@ impl Engine {
 
     fn put_derived(&self, files: Files) {
         if let Err(e) = lock(&self.publisher).put_many(files) {
-            eprintln!("conduct: writing derived pages failed: {e}");
+            tracing::warn!(error = %e, "writing derived pages failed");
         }
     }
 
