@@ -51,6 +51,10 @@ start() { # $1: label
   echo "$1: listening ${listening} s, first /health ${health} s, first report-in (${code}) ${report} s, caught up ${caught} s"
   kill -TERM "$server"; wait "$server" 2>/dev/null || true
 }
-start "first start (no vow pages on disk)"
+if [ -n "${PREFILLED:-}" ]; then
+  start "restart over $PREFILLED"
+else
+  start "first start (no vow pages on disk)"
+fi
 start "restart (complete tree)"
 [ -n "${KEEP:-}${PREFILLED:-}" ] || rm -rf "$work"

@@ -197,12 +197,15 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
+    let t0 = std::time::Instant::now();
+    let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
     let store = Arc::new(
         conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
     );
     // Open the ledger: it publishes (or repairs) the log under site/log.
     let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))
         .map_err(|e| format!("ledger: {e}"))?;
+    phase("store open, log verified and repaired");
     let seq = Arc::new(
         Sequencer::spawn(ledger, conduct_indexer::ledger::DEFAULT_MAX_BATCH)
             .map_err(|e| format!("ledger: {e}"))?,
@@ -229,11 +232,14 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
     let mut publisher = live::static_tree(&input, &cfg.site).map_err(|e| format!("render: {e}"))?;
+    phase("static pages written");
     let listed = publisher.seed_from_manifest(&key) > 0;
+    phase("previous manifest read");
     let site =
         LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)
             .map_err(|e| format!("render: {e}"))?;
     crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
+    phase("live site started (index pages rendered, backlog queued)");
     conduct_core::meter::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",

@@ -172,23 +172,23 @@ pub struct PinnedKey {
 
 impl PinnedKey {
     /// Parse a pinned key: base64 of 32 bytes, or a C2SP vkey `name+id+base64(0x01‖pub)`.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, KeyError> {
         let s = s.trim();
         let parts: Vec<&str> = s.splitn(3, '+').collect();
         if parts.len() == 3 && parts[1].len() == 8 {
             let raw = B64
                 .decode(parts[2])
-                .map_err(|e| format!("vkey key is not base64: {e}"))?;
+                .map_err(|e| KeyError(format!("vkey key is not base64: {e}")))?;
             if raw.len() != 33 || raw[0] != 0x01 {
-                return Err("vkey is not an Ed25519 (type 0x01) key".into());
+                return Err(KeyError("vkey is not an Ed25519 (type 0x01) key".into()));
             }
             let key = vk_from(&raw[1..])?;
             let id = hex::encode(key_id(parts[0], &key));
             if id != parts[1] {
-                return Err(format!(
+                return Err(KeyError(format!(
                     "vkey id {} does not match its key ({id})",
                     parts[1]
-                ));
+                )));
             }
             return Ok(PinnedKey {
                 key,
@@ -197,7 +197,7 @@ impl PinnedKey {
         }
         let raw = B64
             .decode(s)
-            .map_err(|e| format!("public key is not base64: {e}"))?;
+            .map_err(|e| KeyError(format!("public key is not base64: {e}")))?;
         Ok(PinnedKey {
             key: vk_from(&raw)?,
             key_id: None,
@@ -205,12 +205,18 @@ impl PinnedKey {
     }
 }
 
-fn vk_from(raw: &[u8]) -> Result<VerifyingKey, String> {
+fn vk_from(raw: &[u8]) -> Result<VerifyingKey, KeyError> {
     let arr: [u8; 32] = raw
         .try_into()
-        .map_err(|_| format!("public key must be 32 bytes (got {})", raw.len()))?;
-    VerifyingKey::from_bytes(&arr).map_err(|e| format!("invalid Ed25519 public key: {e}"))
+        .map_err(|_| KeyError(format!("public key must be 32 bytes (got {})", raw.len())))?;
+    VerifyingKey::from_bytes(&arr)
+        .map_err(|e| KeyError(format!("invalid Ed25519 public key: {e}")))
 }
+
+/// Why a pinned key could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct KeyError(pub String);
 
 /// Verify a signed JSON object against a pinned key.
 ///

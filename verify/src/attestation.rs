@@ -14,7 +14,7 @@ const DOCUMENT: &str = "document";
 /// Parse a pinned key: a C2SP vkey (`name+id+base64`, as `/pubkey` gives it in `vkey`, which
 /// also pins the key id) or the base64 of the 32-byte Ed25519 key.
 pub fn pinned_key(pubkey: &str) -> Result<PinnedKey, Error> {
-    PinnedKey::parse(pubkey).map_err(Error::PinnedKey)
+    PinnedKey::parse(pubkey).map_err(|e| Error::PinnedKey(e.to_string()))
 }
 
 /// Verify the signed JSON object `bytes` under `key` and return it: its `signature` verifies

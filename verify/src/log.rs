@@ -120,7 +120,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
 
     // Entries, bundle by bundle, and every vow chain in them.
     let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
-    let pinned = PinnedKey::parse(vkey).map_err(Error::PinnedKey)?;
+    let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
     let mut chains = ChainChecker::new(pinned, Some(cp.origin.clone()));
     let mut n = 0u64;
     while (n * 256) < cp.size {
@@ -142,7 +142,10 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
             let index = n * 256 + i as u64;
             chains
                 .leaf(index, e)
-                .map_err(|reason| Error::Chain { index, reason })?;
+                .map_err(|reason| Error::Chain {
+                    index,
+                    reason: reason.0,
+                })?;
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;

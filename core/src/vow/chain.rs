@@ -34,6 +34,11 @@ pub struct Head {
     pub at: u64,
 }
 
+/// Why a record breaks its chain (names the leaf, its type and what is wrong).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ChainError(pub String);
+
 /// Streams leaves and checks every vow chain in them.
 #[derive(Debug)]
 pub struct ChainChecker {
@@ -67,7 +72,7 @@ impl ChainChecker {
     }
 
     /// Check the leaf at `index`.
-    pub fn leaf(&mut self, index: u64, bytes: &[u8]) -> Result<Leaf, String> {
+    pub fn leaf(&mut self, index: u64, bytes: &[u8]) -> Result<Leaf, ChainError> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => self.record(index, bytes, &v, false),
             Err(_) => {
@@ -86,7 +91,7 @@ impl ChainChecker {
         bytes: &[u8],
         v: &Value,
         trusted: bool,
-    ) -> Result<Leaf, String> {
+    ) -> Result<Leaf, ChainError> {
         let fields = Fields::of(v);
         if !trusted && fields.is_chain_record() {
             self.authentic(index, bytes, v)?;
@@ -95,9 +100,9 @@ impl ChainChecker {
     }
 
     /// Check that `bytes` are the RFC 8785 form of `v` and that the service signed it.
-    pub fn authentic(&self, index: u64, bytes: &[u8], v: &Value) -> Result<(), String> {
+    pub fn authentic(&self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| format!("leaf {index} ({ty}): {m}");
+        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
         if jcs(v).map_err(|e| at(&e.0))? != bytes {
             return Err(at("the leaf is not the RFC 8785 form of its record"));
         }
@@ -107,13 +112,13 @@ impl ChainChecker {
     /// Check the chain links of the record at `index` (leaf `bytes`, fields `f`): its
     /// `log_index`, the vow id derivation, `seq` continuity, the `prev` hash and `at` order.
     /// Signatures are [`Self::authentic`]'s business.
-    pub fn link(&mut self, index: u64, bytes: &[u8], f: &Fields<'_>) -> Result<Leaf, String> {
+    pub fn link(&mut self, index: u64, bytes: &[u8], f: &Fields<'_>) -> Result<Leaf, ChainError> {
         if !f.is_chain_record() {
             self.other += 1;
             return Ok(Leaf::Other);
         }
         let ty = f.ty;
-        let at = |m: &str| format!("leaf {index} ({ty}): {m}");
+        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
         if f.log_index != Some(index) {
             return Err(at("log_index does not name the leaf's position"));
         }
@@ -248,7 +253,7 @@ mod tests {
         (key, leaves)
     }
 
-    fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), String> {
+    fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), ChainError> {
         let mut c = ChainChecker::new(
             PinnedKey::parse(&key.vkey()).unwrap(),
             Some(EXAMPLE_ORIGIN.into()),

@@ -5,27 +5,45 @@ use alloy_primitives::Signature;
 /// Recover the 20-byte address whose key signed `message` with EIP-191 `personal_sign`.
 ///
 /// `signature` is 65 bytes `r ‖ s ‖ v` in hex (`0x` optional), `v` being 27/28 or 0/1.
-pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], String> {
+pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureError> {
     let hex_part = signature
         .strip_prefix("0x")
         .or_else(|| signature.strip_prefix("0X"))
         .unwrap_or(signature);
-    let raw = hex::decode(hex_part).map_err(|_| "the signature is not hex".to_owned())?;
+    let raw = hex::decode(hex_part).map_err(|_| SignatureError::NotHex)?;
     if raw.len() != 65 {
-        return Err(format!(
-            "the signature is {} bytes; an EIP-191 signature is 65 (r, s, v)",
-            raw.len()
-        ));
+        return Err(SignatureError::Length(raw.len()));
     }
-    let sig = Signature::from_raw(&raw).map_err(|e| format!("not a signature: {e}"))?;
+    let sig = Signature::from_raw(&raw).map_err(|e| SignatureError::Malformed(e.to_string()))?;
     let addr = sig
         .recover_address_from_msg(message.as_bytes())
-        .map_err(|e| format!("no address recovers from this signature: {e}"))?;
+        .map_err(|e| SignatureError::NoAddress(e.to_string()))?;
     Ok(addr.into_array())
 }
 
+/// Why a signature could not be checked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// Not hexadecimal.
+    #[error("the signature is not hex")]
+    NotHex,
+    /// Not 65 bytes.
+    #[error("the signature is {0} bytes; an EIP-191 signature is 65 (r, s, v)")]
+    Length(usize),
+    /// Not a valid secp256k1 signature.
+    #[error("not a signature: {0}")]
+    Malformed(String),
+    /// No public key recovers from it.
+    #[error("no address recovers from this signature: {0}")]
+    NoAddress(String),
+}
+
 /// True when `signature` over `message` recovers to `wallet`.
-pub fn signed_by(message: &str, signature: &str, wallet: &[u8; 20]) -> Result<bool, String> {
+pub fn signed_by(
+    message: &str,
+    signature: &str,
+    wallet: &[u8; 20],
+) -> Result<bool, SignatureError> {
     Ok(&recover(message, signature)? == wallet)
 }
 

@@ -203,9 +203,11 @@ impl Track {
             .record(index, leaf, &vow, trusted)
             .and_then(|l| match l {
                 Leaf::Vow(_) => Ok(()),
-                _ => Err(format!("leaf {index}: not a vow record")),
+                _ => Err(super::chain::ChainError(format!(
+                    "leaf {index}: not a vow record"
+                ))),
             });
-        let failure = checked.err();
+        let failure = checked.err().map(|e| e.0);
         Ok(Track {
             checker,
             sealed: vow["sealed"].as_bool().unwrap_or(false),
@@ -267,9 +269,11 @@ impl Track {
         if !trusted && view.fields().is_chain_record() {
             let v: Value =
                 serde_json::from_slice(leaf).map_err(|e| format!("leaf {index}: {e}"))?;
-            self.checker.authentic(index, leaf, &v)?;
+            self.checker
+                .authentic(index, leaf, &v)
+                .map_err(|e| e.0)?;
         }
-        match self.checker.link(index, leaf, &view.fields())? {
+        match self.checker.link(index, leaf, &view.fields()).map_err(|e| e.0)? {
             Leaf::Entry(..) => Ok(()),
             _ => Err(format!(
                 "leaf {index}: not the record expected at position {position}"

@@ -79,6 +79,19 @@ pub(super) fn bundle_bytes(conn: &Connection, tile: Tile) -> Result<Vec<u8>> {
 }
 
 /// Entry `idx`.
+/// Byte length of the entry bundle with the index and width of level-0 tile `tile` (a u16
+/// length before each entry).
+pub(super) fn bundle_len(conn: &Connection, tile: Tile) -> Result<u64> {
+    let first = tile.index * u64::from(TILE_WIDTH);
+    let (lo, hi) = (to_i64(first)?, to_i64(first + u64::from(tile.width))?);
+    let len: i64 = conn.query_row(
+        "SELECT COALESCE(SUM(length(data)) + 2 * COUNT(*), 0) FROM leaf WHERE idx >= ?1 AND idx < ?2",
+        params![lo, hi],
+        |r| r.get(0),
+    )?;
+    to_u64(len, "length")
+}
+
 pub(super) fn stored_entry(conn: &Connection, idx: u64) -> Result<Vec<u8>> {
     stored_entries(conn, idx, 1)?
         .pop()
