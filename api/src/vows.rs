@@ -228,7 +228,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
     let rendered = app.site.render(crate::app::VOWS, &id, true).await;
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
-        rendered.err(),
+        rendered.err().map(|e| e.0),
     ))
 }
 
@@ -471,7 +471,7 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         ),
         Ok((at, started)) => match started.await {
             Err(_) => (at, Some("the render thread stopped".to_owned())),
-            Ok(r) => (at, r.err()),
+            Ok(r) => (at, r.err().map(|e| e.0)),
         },
     };
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;

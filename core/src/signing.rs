@@ -209,8 +209,7 @@ fn vk_from(raw: &[u8]) -> Result<VerifyingKey, KeyError> {
     let arr: [u8; 32] = raw
         .try_into()
         .map_err(|_| KeyError(format!("public key must be 32 bytes (got {})", raw.len())))?;
-    VerifyingKey::from_bytes(&arr)
-        .map_err(|e| KeyError(format!("invalid Ed25519 public key: {e}")))
+    VerifyingKey::from_bytes(&arr).map_err(|e| KeyError(format!("invalid Ed25519 public key: {e}")))
 }
 
 /// Why a pinned key could not be read.

@@ -147,10 +147,11 @@ impl NewEntry {
 
     /// The signed leaf this entry would be with the largest chain position and index, so a
     /// caller can refuse an entry too large for the log before taking payment for it.
-    pub fn worst_case_len(&self, key: &ServiceKey) -> Result<usize, String> {
-        entry_record(key, &self.fields(), u64::MAX, &"f".repeat(64), u64::MAX)
-            .map(|l| l.len())
-            .map_err(|e| e.0)
+    pub fn worst_case_len(
+        &self,
+        key: &ServiceKey,
+    ) -> Result<usize, conduct_core::canonical::CanonicalError> {
+        entry_record(key, &self.fields(), u64::MAX, &"f".repeat(64), u64::MAX).map(|l| l.len())
     }
 }
 

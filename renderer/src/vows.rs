@@ -129,9 +129,10 @@ impl VowDocs {
         vow: (u64, &[u8]),
         trusted: bool,
     ) -> Result<VowDocs, RenderError> {
-        let pinned = PinnedKey::parse(&key.vkey()).map_err(|e| RenderError::Input(e.to_string()))?;
-        let track =
-            Track::new(&pinned, key.name(), vow.0, vow.1, trusted).map_err(RenderError::Input)?;
+        let pinned =
+            PinnedKey::parse(&key.vkey()).map_err(|e| RenderError::Input(e.to_string()))?;
+        let track = Track::new(&pinned, key.name(), vow.0, vow.1, trusted)
+            .map_err(|e| RenderError::Input(e.0))?;
         Ok(VowDocs {
             id: id.to_owned(),
             track,

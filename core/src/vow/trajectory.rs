@@ -188,16 +188,17 @@ impl Track {
         index: u64,
         leaf: &[u8],
         trusted: bool,
-    ) -> Result<Track, String> {
-        let vow: Value =
-            serde_json::from_slice(leaf).map_err(|e| format!("vow record {index}: {e}"))?;
+    ) -> Result<Track, super::chain::ChainError> {
+        use super::chain::ChainError;
+        let vow: Value = serde_json::from_slice(leaf)
+            .map_err(|e| ChainError(format!("vow record {index}: {e}")))?;
         let start = vow["at"]
             .as_str()
             .and_then(parse_rfc3339)
-            .ok_or_else(|| format!("vow record {index}: no `at`"))?;
+            .ok_or_else(|| ChainError(format!("vow record {index}: no `at`")))?;
         let hours = vow["cadence_hours"]
             .as_f64()
-            .ok_or_else(|| format!("vow record {index}: no cadence"))?;
+            .ok_or_else(|| ChainError(format!("vow record {index}: no cadence")))?;
         let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
         let checked = checker
             .record(index, leaf, &vow, trusted)
@@ -269,11 +270,13 @@ impl Track {
         if !trusted && view.fields().is_chain_record() {
             let v: Value =
                 serde_json::from_slice(leaf).map_err(|e| format!("leaf {index}: {e}"))?;
-            self.checker
-                .authentic(index, leaf, &v)
-                .map_err(|e| e.0)?;
+            self.checker.authentic(index, leaf, &v).map_err(|e| e.0)?;
         }
-        match self.checker.link(index, leaf, &view.fields()).map_err(|e| e.0)? {
+        match self
+            .checker
+            .link(index, leaf, &view.fields())
+            .map_err(|e| e.0)?
+        {
             Leaf::Entry(..) => Ok(()),
             _ => Err(format!(
                 "leaf {index}: not the record expected at position {position}"

@@ -99,8 +99,13 @@ pub struct Behind {
     pub since: u64,
 }
 
+/// Why a requested render did not write its files (they are retried; see [`Behind`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotRendered(pub String);
+
 /// The answer a waiter gets: the files of record are written, or why not.
-pub type Done = tokio::sync::oneshot::Sender<Result<(), String>>;
+pub type Done = tokio::sync::oneshot::Sender<Result<(), NotRendered>>;
 
 enum Msg {
     Render {
@@ -268,7 +273,7 @@ impl LiveSite {
         source: SourceId,
         key: &str,
         index: bool,
-    ) -> tokio::sync::oneshot::Receiver<Result<(), String>> {
+    ) -> tokio::sync::oneshot::Receiver<Result<(), NotRendered>> {
         let (done, rx) = tokio::sync::oneshot::channel();
         // When the thread is gone, `done` is dropped with the message and `rx` says so.
         let _ = self.tx.send(Msg::Render {
@@ -281,10 +286,15 @@ impl LiveSite {
     }
 
     /// Re-render and wait until the files of record are written.
-    pub async fn render(&self, source: SourceId, key: &str, index: bool) -> Result<(), String> {
+    pub async fn render(
+        &self,
+        source: SourceId,
+        key: &str,
+        index: bool,
+    ) -> Result<(), NotRendered> {
         self.start_render(source, key, index)
             .await
-            .map_err(|_| "the render thread stopped".to_owned())?
+            .map_err(|_| NotRendered("the render thread stopped".to_owned()))?
     }
 
     /// Re-sign the manifest now.
@@ -480,7 +490,7 @@ impl Engine {
     fn round(&mut self, id: SourceId, w: Work, now: u64) {
         let Some(source) = self.sources.get_mut(id.0) else {
             for d in w.waiters {
-                let _ = d.send(Err(format!("no source {}", id.0)));
+                let _ = d.send(Err(NotRendered(format!("no source {}", id.0))));
             }
             return;
         };
@@ -498,7 +508,12 @@ impl Engine {
                     .map_err(|e| e.to_string())
             });
         for d in w.waiters {
-            let _ = d.send(result.as_ref().map(|_| ()).map_err(Clone::clone));
+            let _ = d.send(
+                result
+                    .as_ref()
+                    .map(|_| ())
+                    .map_err(|e| NotRendered(e.clone())),
+            );
         }
         match result {
             Ok(derived) => {
