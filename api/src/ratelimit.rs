@@ -93,10 +93,7 @@ impl DailyCap {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, CapState> {
-        match self.state.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        conduct_core::sync::lock(&self.state)
     }
 
     /// Reserve one call from `ip` at unix time `now`.

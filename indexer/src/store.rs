@@ -309,10 +309,7 @@ impl Store {
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
-        match self.conn.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        conduct_core::sync::lock(&self.conn)
     }
 
     /// Claim an authorization for one read. Returns `false` when it was claimed before (a

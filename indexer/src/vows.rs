@@ -296,10 +296,7 @@ impl VowReader {
         let free = self.conns.iter().find_map(|c| c.try_lock().ok());
         let mut g = match free {
             Some(g) => g,
-            None => match self.conns[0].lock() {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            },
+            None => conduct_core::sync::lock(&self.conns[0]),
         };
         Ok(f(&mut g)?)
     }
@@ -452,10 +449,7 @@ impl DonatedTraces {
         trace: &[u8],
         at: u64,
     ) -> Result<(), StoreError> {
-        let g = match self.conn.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let g = conduct_core::sync::lock(&self.conn);
         g.execute(
             "INSERT INTO donated (vow_id, trace_sha256, trace, donated_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT DO NOTHING",
@@ -466,10 +460,7 @@ impl DonatedTraces {
 
     /// How many traces are kept.
     pub fn count(&self) -> Result<u64, StoreError> {
-        let g = match self.conn.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        let g = conduct_core::sync::lock(&self.conn);
         Ok(g.query_row("SELECT COUNT(*) FROM donated", [], |r| r.get::<_, i64>(0))? as u64)
     }
 }

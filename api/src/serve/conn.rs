@@ -24,7 +24,9 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
+
+use conduct_core::sync::lock;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -126,13 +128,6 @@ trait HasBody {
 
 impl<B> HasBody for Response<B> {
     type Body = B;
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
 }
 
 // ===== connection caps =====

@@ -52,10 +52,7 @@ impl LedgerReader {
 
     /// Run `f` inside one read transaction with the committed size and signed checkpoint.
     fn snapshot<T>(&self, f: impl FnOnce(&Connection, u64, &str) -> Result<T>) -> Result<T> {
-        let mut guard = match self.conn.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut guard = conduct_core::sync::lock(&self.conn);
         let tx = guard.transaction()?;
         let (size, note): (i64, String) = tx
             .query_row("SELECT size, note FROM checkpoint WHERE id = 1", [], |r| {

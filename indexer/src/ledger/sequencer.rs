@@ -168,10 +168,7 @@ impl Sequencer {
 
     /// The latest committed size, root and checkpoint.
     pub fn head(&self) -> LogHead {
-        match self.head.lock() {
-            Ok(g) => g.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        conduct_core::sync::lock(&self.head).clone()
     }
 
     /// Stop accepting requests, finish the pending ones, and hand back the ledger.
@@ -203,10 +200,7 @@ fn run(
     max_batch: usize,
     head: Arc<Mutex<LogHead>>,
 ) -> Ledger {
-    let set = |f: &dyn Fn(&mut LogHead)| match head.lock() {
-        Ok(mut g) => f(&mut g),
-        Err(poisoned) => f(&mut poisoned.into_inner()),
-    };
+    let set = |f: &dyn Fn(&mut LogHead)| f(&mut conduct_core::sync::lock(&head));
     let mut failing = false;
     loop {
         let first = if failing || ledger.publish_behind() {
