@@ -140,12 +140,10 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         }
         for (i, e) in entries.iter().enumerate() {
             let index = n * 256 + i as u64;
-            chains
-                .leaf(index, e)
-                .map_err(|reason| Error::Chain {
-                    index,
-                    reason: reason.0,
-                })?;
+            chains.leaf(index, e).map_err(|reason| Error::Chain {
+                index,
+                reason: reason.0,
+            })?;
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;
