@@ -67,6 +67,18 @@ impl VowSource {
         }
     }
 
+    /// The inputs every vow's render shares, at `now`.
+    fn shared<'a>(&'a self, now: u64, known: &'a Known<'a>) -> Shared<'a> {
+        Shared {
+            key: &self.key,
+            public_url: &self.public_url,
+            reader: &self.reader,
+            model: self.ask.is_some(),
+            now,
+            known,
+        }
+    }
+
     fn schedule(&mut self, id: &str, next: u64) {
         if let Some(old) = self.next_of.insert(id.to_owned(), next) {
             self.boundaries.remove(&(old, id.to_owned()));
@@ -213,14 +225,7 @@ impl Source for VowSource {
                 .map_err(|e| RenderError::Input(format!("{path}: {e}")))?;
         }
         let none = |_: &str| None;
-        let sh = Shared {
-            key: &self.key,
-            public_url: &self.public_url,
-            reader: &self.reader,
-            model: self.ask.is_some(),
-            now,
-            known: &none,
-        };
+        let sh = self.shared(now, &none);
         let mut scheduled = Vec::with_capacity(rows.len());
         for chunk in rows.chunks(STARTUP_CHUNK) {
             let jobs: Vec<Job> = chunk
@@ -267,14 +272,7 @@ impl Source for VowSource {
             })
             .collect();
         let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
-        let sh = Shared {
-            key: &self.key,
-            public_url: &self.public_url,
-            reader: &self.reader,
-            model: self.ask.is_some(),
-            now,
-            known,
-        };
+        let sh = self.shared(now, known);
         // The vows of a batch are independent: render them on every core.
         let rendered = map_on_every_core(
             jobs,
