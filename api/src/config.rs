@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::error::Error;
+
 /// Default listen address (README.md, "Configuration").
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8402";
 /// Default data directory.
@@ -76,9 +78,10 @@ pub struct FileConfig {
 
 impl FileConfig {
     /// Read a TOML config file.
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
     }
 }
 
@@ -148,7 +151,11 @@ pub struct Overrides {
 
 impl Config {
     /// Resolve overrides over the file over defaults.
-    pub fn resolve(o: Overrides, file: FileConfig) -> Result<Self, String> {
+    pub fn resolve(o: Overrides, file: FileConfig) -> Result<Self, Error> {
+        Config::resolve_checked(o, file).map_err(Error::Config)
+    }
+
+    fn resolve_checked(o: Overrides, file: FileConfig) -> Result<Self, String> {
         let listen_s = o
             .listen
             .or(file.listen)

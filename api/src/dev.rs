@@ -13,6 +13,7 @@
 //!
 //! Everything here uses anvil's public development keys, and is for this machine only.
 
+use crate::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -160,7 +161,11 @@ pub struct DevChain {
 }
 
 /// Start anvil, deploy and fund everything, start the local facilitator.
-pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, String> {
+pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, Error> {
+    start_chain(anvil).await.map_err(Error::Dev)
+}
+
+async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
     let bin = find_anvil(anvil)?;
     let mut child = tokio::process::Command::new(&bin)
         .args(["--host", "127.0.0.1", "--port", "0"])
@@ -250,7 +255,11 @@ pub async fn start(anvil: Option<PathBuf>) -> Result<DevChain, String> {
 /// A loopback x402 facilitator (`/verify`, `/settle`, `/supported`) backed by the in-process
 /// settler, signing with the deployer account.
 async fn serve_facilitator(rpc: &str) -> Result<String, String> {
-    let fac = Arc::new(LocalFacilitator::connect(31337, rpc, ACCOUNTS[DEPLOYER].1).await?);
+    let fac = Arc::new(
+        LocalFacilitator::connect(31337, rpc, ACCOUNTS[DEPLOYER].1)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
     let answer = |fac: Arc<LocalFacilitator>, settle: bool| {
         move |body: Value| {
             let fac = fac.clone();
@@ -264,7 +273,7 @@ async fn serve_facilitator(rpc: &str) -> Result<String, String> {
                         if settle {
                             match fac.settle(&p, req).await {
                                 Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
-                                Err(e) => json!({"success": false, "errorReason": e}),
+                                Err(e) => json!({"success": false, "errorReason": e.to_string()}),
                             }
                         } else {
                             match fac.verify(&p, req).await {
@@ -272,7 +281,7 @@ async fn serve_facilitator(rpc: &str) -> Result<String, String> {
                                     json!({"isValid": v.is_valid, "invalidReason": v.invalid_reason,
                                                 "invalidMessage": v.invalid_message, "payer": v.payer})
                                 }
-                                Err(e) => json!({"isValid": false, "invalidReason": e}),
+                                Err(e) => json!({"isValid": false, "invalidReason": e.to_string()}),
                             }
                         }
                     }

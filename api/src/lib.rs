@@ -7,6 +7,7 @@ pub mod app;
 pub mod card;
 pub mod config;
 pub mod dev;
+pub mod error;
 pub mod nginx;
 pub mod payment;
 pub mod profile;

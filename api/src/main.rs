@@ -132,7 +132,7 @@ enum Cmd {
     },
 }
 
-fn config(common: &Common, extra: Overrides) -> Result<Config, String> {
+fn config(common: &Common, extra: Overrides) -> Result<Config, conduct_api::error::Error> {
     let file = match &common.config {
         Some(p) => FileConfig::load(p)?,
         None if std::path::Path::new("conduct.toml").exists() => {
@@ -150,14 +150,15 @@ fn config(common: &Common, extra: Overrides) -> Result<Config, String> {
     )
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("runtime: {e}"))
+        .map_err(|e| format!("runtime: {e}").into())
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
+/// Errors are reported as text by `main` (the one place that may erase their types).
+fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cli.cmd {
         Cmd::Serve {
             common,
@@ -283,8 +284,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
             };
             let pinned = match conduct_verify::pinned_key(&pubkey) {
                 Ok(k) => k,
-                Err(VerifyError::PinnedKey(e)) => return Err(e),
-                Err(e) => return Err(e.to_string()),
+                Err(VerifyError::PinnedKey(e)) => return Err(e.into()),
+                Err(e) => return Err(e.to_string().into()),
             };
             match conduct_verify::verify_signed(&bytes, &pinned) {
                 Ok(_) => {
@@ -292,7 +293,7 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(VerifyError::NotJson { source, .. }) => {
-                    Err(format!("{}: not JSON: {source}", file.display()))
+                    Err(format!("{}: not JSON: {source}", file.display()).into())
                 }
                 Err(VerifyError::Signature { source, .. }) => {
                     println!("FAIL: {source}");

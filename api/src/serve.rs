@@ -15,6 +15,7 @@ use conduct_renderer::publish::Publisher;
 
 use crate::app::{dispatch, now_unix, App, Parts, Request};
 use crate::config::{Config, PRICE_USD};
+use crate::error::Error;
 use crate::payment::Rails;
 use crate::routes;
 use conduct_renderer::live::vows::{AskReading, VowSource};
@@ -25,9 +26,8 @@ pub mod conn;
 pub use conn::{BodyTimeout, Peer};
 
 /// Load the key for `cfg`, creating it on first start.
-pub fn load_key(cfg: &Config) -> Result<ServiceKey, String> {
-    let (key, created) =
-        keystore::load_or_create(&cfg.data, &cfg.origin()).map_err(|e| e.to_string())?;
+pub fn load_key(cfg: &Config) -> Result<ServiceKey, Error> {
+    let (key, created) = keystore::load_or_create(&cfg.data, &cfg.origin())?;
     if created {
         tracing::info!(
             "generated a new signing key in {} (key id {})",
@@ -74,18 +74,17 @@ pub fn render_site(
     accepts: &[serde_json::Value],
     vows: Arc<VowReader>,
     as_of: u64,
-) -> Result<(Publisher, usize), String> {
+) -> Result<(Publisher, usize), Error> {
     let infos = routes::infos();
     let input = site_input(cfg, key, &infos, accepts, as_of);
-    let count = vows.all().map_err(|e| format!("store: {e}"))?.len();
+    let count = vows.all()?.len();
     let mut sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
         key.clone(),
         &cfg.public_url,
         vows,
         None,
     ))];
-    let publisher =
-        live::startup(&input, &cfg.site, &mut sources).map_err(|e| format!("render: {e}"))?;
+    let publisher = live::startup(&input, &cfg.site, &mut sources)?;
     Ok((publisher, count))
 }
 
@@ -179,7 +178,7 @@ async fn flush_caps(app: Arc<App>) {
 }
 
 /// Run the service until SIGTERM or Ctrl-C.
-pub async fn serve(cfg: Config) -> Result<(), String> {
+pub async fn serve(cfg: Config) -> Result<(), Error> {
     serve_with(cfg, None).await
 }
 
@@ -187,32 +186,33 @@ pub async fn serve(cfg: Config) -> Result<(), String> {
 pub type Banner = Box<dyn FnOnce(&str) -> String + Send>;
 
 /// Run the service, printing `banner` once it listens.
-pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), String> {
+pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), Error> {
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
-        .map_err(|e| format!("cannot listen on {}: {e}", cfg.listen))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("listener address: {e}"))?;
+        .map_err(|source| Error::Listen {
+            addr: cfg.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| Error::Listen {
+        addr: cfg.listen,
+        source,
+    })?;
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
     let t0 = std::time::Instant::now();
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
-    let store = Arc::new(
-        conduct_indexer::store::Store::open(&cfg.data).map_err(|e| format!("store: {e}"))?,
-    );
+    let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
     // Open the ledger: it publishes (or repairs) the log under site/log.
-    let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))
-        .map_err(|e| format!("ledger: {e}"))?;
+    let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))?;
     phase("store open, log verified and repaired");
-    let seq = Arc::new(
-        Sequencer::spawn(ledger, conduct_indexer::ledger::DEFAULT_MAX_BATCH)
-            .map_err(|e| format!("ledger: {e}"))?,
-    );
-    let log = Arc::new(LedgerReader::open(&store).map_err(|e| format!("ledger: {e}"))?);
-    let vows = Arc::new(VowReader::open(&store).map_err(|e| format!("store: {e}"))?);
-    let donated = Arc::new(DonatedTraces::open(&cfg.data).map_err(|e| format!("store: {e}"))?);
+    let seq = Arc::new(Sequencer::spawn(
+        ledger,
+        conduct_indexer::ledger::DEFAULT_MAX_BATCH,
+    )?);
+    let log = Arc::new(LedgerReader::open(&store)?);
+    let vows = Arc::new(VowReader::open(&store)?);
+    let donated = Arc::new(DonatedTraces::open(&cfg.data)?);
     // The live site: the whole tree rendered now, then kept current by the engine. Model
     // readings are asked for through a channel whose consumer needs the engine's handle.
     let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -231,13 +231,12 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
-    let mut publisher = live::static_tree(&input, &cfg.site).map_err(|e| format!("render: {e}"))?;
+    let mut publisher = live::static_tree(&input, &cfg.site)?;
     phase("static pages written");
     let listed = publisher.seed_from_manifest(&key) > 0;
     phase("previous manifest read");
     let site =
-        LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)
-            .map_err(|e| format!("render: {e}"))?;
+        LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
     crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
     phase("live site started (index pages rendered, backlog queued)");
     conduct_core::meter::prepare();
@@ -270,9 +269,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), S
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));
-    app.caps
-        .restore(&app.store, now_unix())
-        .map_err(|e| format!("reading the free-tier counters: {e}"))?;
+    app.caps.restore(&app.store, now_unix())?;
     tokio::spawn(flush_caps(app.clone()));
     let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app.clone())));
     conn::run(listener, service, limits, shutdown_signal()).await;

@@ -1,6 +1,7 @@
 //! A client for an x402 facilitator over HTTP (`POST /verify`, `POST /settle`,
 //! `GET /supported`): the hosted-facilitator rails.
 
+use crate::error::Error;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -21,12 +22,12 @@ pub const SETTLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl RemoteFacilitator {
     /// A client for the facilitator at `base` (no trailing slash needed).
-    pub fn new(base: &str) -> Result<Self, String> {
+    pub fn new(base: &str) -> Result<Self, Error> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| format!("facilitator client: {e}"))?;
+            .map_err(|e| Error::Rail(format!("facilitator client: {e}")))?;
         Ok(RemoteFacilitator {
             base: base.trim_end_matches('/').to_owned(),
             http,
@@ -44,7 +45,7 @@ impl RemoteFacilitator {
         payment: &Payment,
         req: &Value,
         timeout: Duration,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, Error> {
         let body = json!({
             "x402Version": payment.version,
             "paymentPayload": payment.raw,
@@ -57,27 +58,29 @@ impl RemoteFacilitator {
             .json(&body)
             .send()
             .await
-            .map_err(|e| format!("facilitator {path} unreachable: {e}"))?;
+            .map_err(|e| Error::Rail(format!("facilitator {path} unreachable: {e}")))?;
         let status = resp.status();
         let text = resp
             .text()
             .await
-            .map_err(|e| format!("facilitator {path} reply unreadable: {e}"))?;
+            .map_err(|e| Error::Rail(format!("facilitator {path} reply unreadable: {e}")))?;
         // A non-2xx reply that still carries the verdict is a verdict (as the x402 clients read it).
         serde_json::from_str::<Value>(&text)
-            .map_err(|_| format!("facilitator {path} answered {status} without JSON"))
+            .map_err(|_| Error::Rail(format!("facilitator {path} answered {status} without JSON")))
     }
 
     /// Ask whether a payment would settle.
-    pub async fn verify(&self, payment: &Payment, req: &Value) -> Result<VerifyResponse, String> {
+    pub async fn verify(&self, payment: &Payment, req: &Value) -> Result<VerifyResponse, Error> {
         let v = self.post("/verify", payment, req, VERIFY_TIMEOUT).await?;
-        serde_json::from_value(v).map_err(|e| format!("facilitator /verify reply: {e}"))
+        serde_json::from_value(v)
+            .map_err(|e| Error::Rail(format!("facilitator /verify reply: {e}")))
     }
 
     /// Settle a verified payment on chain.
-    pub async fn settle(&self, payment: &Payment, req: &Value) -> Result<SettleResponse, String> {
+    pub async fn settle(&self, payment: &Payment, req: &Value) -> Result<SettleResponse, Error> {
         let v = self.post("/settle", payment, req, SETTLE_TIMEOUT).await?;
-        serde_json::from_value(v).map_err(|e| format!("facilitator /settle reply: {e}"))
+        serde_json::from_value(v)
+            .map_err(|e| Error::Rail(format!("facilitator /settle reply: {e}")))
     }
 
     /// Whether the facilitator answers `/supported` and lists `network` for `exact` v2.

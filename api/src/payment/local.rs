@@ -6,6 +6,7 @@
 //! The settler key is read from an environment variable named in the configuration, never from
 //! the file, and is never logged.
 
+use crate::error::Error;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,7 +49,13 @@ impl LocalFacilitator {
     /// Connect to `rpc_url` for chain `chain_id`, settling with `settler_key` (hex).
     ///
     /// Fails when the chain has no Permit2 or x402 Permit2 proxy at their canonical addresses.
-    pub async fn connect(chain_id: u64, rpc_url: &str, settler_key: &str) -> Result<Self, String> {
+    pub async fn connect(chain_id: u64, rpc_url: &str, settler_key: &str) -> Result<Self, Error> {
+        Self::connect_to(chain_id, rpc_url, settler_key)
+            .await
+            .map_err(Error::Rail)
+    }
+
+    async fn connect_to(chain_id: u64, rpc_url: &str, settler_key: &str) -> Result<Self, String> {
         let key = settler_key
             .trim()
             .parse::<EvmPrivateKey>()
@@ -88,7 +95,7 @@ impl LocalFacilitator {
         })
     }
 
-    fn request(payment: &Payment, req: &Value) -> Result<proto::VerifyRequest, String> {
+    fn request(payment: &Payment, req: &Value) -> Result<proto::VerifyRequest, Error> {
         let body = json!({
             "x402Version": payment.version,
             "paymentPayload": payment.raw,
@@ -96,16 +103,15 @@ impl LocalFacilitator {
         });
         serde_json::value::to_raw_value(&body)
             .map(proto::VerifyRequest::from)
-            .map_err(|e| format!("invalid_payload: {e}"))
+            .map_err(|e| Error::Rail(format!("invalid_payload: {e}")))
     }
 
     /// Verify a payment: the verdict, with the facilitator's reason when invalid.
-    pub async fn verify(&self, payment: &Payment, req: &Value) -> Result<VerifyResponse, String> {
+    pub async fn verify(&self, payment: &Payment, req: &Value) -> Result<VerifyResponse, Error> {
         let request = Self::request(payment, req)?;
         match self.fac.verify(&request).await {
-            Ok(proto::VerifyResponse(v)) => {
-                serde_json::from_value(v).map_err(|e| format!("local verify reply: {e}"))
-            }
+            Ok(proto::VerifyResponse(v)) => serde_json::from_value(v)
+                .map_err(|e| Error::Rail(format!("local verify reply: {e}"))),
             Err(e) => {
                 let p = e.as_payment_problem();
                 Ok(VerifyResponse {
@@ -119,7 +125,7 @@ impl LocalFacilitator {
     }
 
     /// Settle a verified payment and wait for its receipt.
-    pub async fn settle(&self, payment: &Payment, req: &Value) -> Result<SettleResponse, String> {
+    pub async fn settle(&self, payment: &Payment, req: &Value) -> Result<SettleResponse, Error> {
         let request = Self::request(payment, req)?;
         match self.fac.settle(&request).await {
             Ok(proto::SettleResponse(v)) => Ok(SettleResponse {

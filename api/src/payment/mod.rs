@@ -46,7 +46,10 @@ pub struct Rails {
 
 impl Rails {
     /// Build every configured rail at `price_usd` (the Permit2 kind connects to its chain).
-    pub async fn from_config(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Self, String> {
+    pub async fn from_config(
+        cfgs: &[rails::RailConfig],
+        price_usd: &str,
+    ) -> Result<Self, crate::error::Error> {
         let mut rails = Vec::with_capacity(cfgs.len());
         for c in cfgs {
             rails.push(c.build(price_usd).await?);
@@ -56,7 +59,10 @@ impl Rails {
     }
 
     /// The `accepts` entries of configured rails, without connecting to anything.
-    pub fn advertised(cfgs: &[rails::RailConfig], price_usd: &str) -> Result<Vec<Value>, String> {
+    pub fn advertised(
+        cfgs: &[rails::RailConfig],
+        price_usd: &str,
+    ) -> Result<Vec<Value>, crate::error::Error> {
         cfgs.iter().map(|c| c.requirements(price_usd)).collect()
     }
 }
@@ -113,16 +119,6 @@ pub struct Authorized {
     pub payment: Payment,
     /// Index of its rail.
     pub rail: usize,
-}
-
-fn unavailable(detail: String) -> Problem {
-    Problem::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "payment-rail-unavailable",
-        "The payment rail could not be reached",
-        detail,
-    )
-    .with_header(header::RETRY_AFTER, "5")
 }
 
 async fn blocking<T: Send + 'static>(
@@ -187,7 +183,7 @@ pub async fn authorize(
         .settler
         .verify(&payment, &r.requirements)
         .await
-        .map_err(|e| Refusal::Problem(unavailable(e)))?;
+        .map_err(|e| Refusal::Problem(e.into()))?;
     if !verdict.is_valid {
         let reason = verdict
             .invalid_reason
@@ -255,11 +251,11 @@ pub async fn settle(
         Err(e) => (
             PaymentStatus::Failed,
             None,
-            Some(e.clone()),
+            Some(e.to_string()),
             SettleResponse {
                 success: false,
                 error_reason: Some("settlement_failed".into()),
-                error_message: Some(e.clone()),
+                error_message: Some(e.to_string()),
                 transaction: String::new(),
                 network: r.network.clone(),
                 payer: Some(auth.payment.payer.clone()),

@@ -10,6 +10,7 @@ use super::facilitator::RemoteFacilitator;
 use super::local::LocalFacilitator;
 use super::wire::{requirements, to_checksum};
 use super::wire::{Payment, SettleResponse, VerifyResponse};
+use crate::error::Error;
 
 /// A rail as written in `conduct.toml` (`[[rails]]`).
 #[derive(Clone, Deserialize)]
@@ -84,7 +85,7 @@ pub enum Settler {
 
 impl Settler {
     /// Verify a payment.
-    pub async fn verify(&self, p: &Payment, req: &Value) -> Result<VerifyResponse, String> {
+    pub async fn verify(&self, p: &Payment, req: &Value) -> Result<VerifyResponse, Error> {
         match self {
             Settler::Remote(f) => f.verify(p, req).await,
             Settler::Local(f) => f.verify(p, req).await,
@@ -92,7 +93,7 @@ impl Settler {
     }
 
     /// Settle a verified payment.
-    pub async fn settle(&self, p: &Payment, req: &Value) -> Result<SettleResponse, String> {
+    pub async fn settle(&self, p: &Payment, req: &Value) -> Result<SettleResponse, Error> {
         match self {
             Settler::Remote(f) => f.settle(p, req).await,
             Settler::Local(f) => f.settle(p, req).await,
@@ -130,16 +131,16 @@ pub struct Rail {
 }
 
 /// Atomic units of `price_usd` (a decimal string like `0.10`) for a token with `decimals`.
-pub fn atomic_amount(price_usd: &str, decimals: u32) -> Result<String, String> {
+pub fn atomic_amount(price_usd: &str, decimals: u32) -> Result<String, Error> {
     let (whole, frac) = price_usd.split_once('.').unwrap_or((price_usd, ""));
     if whole.is_empty() && frac.is_empty()
         || !whole.bytes().all(|b| b.is_ascii_digit())
         || !frac.bytes().all(|b| b.is_ascii_digit())
         || frac.len() > decimals as usize
     {
-        return Err(format!(
+        return Err(Error::Config(format!(
             "price {price_usd:?} cannot be expressed with {decimals} decimals"
-        ));
+        )));
     }
     let digits = format!("{whole}{frac:0<width$}", width = decimals as usize);
     let trimmed = digits.trim_start_matches('0');
@@ -151,12 +152,12 @@ pub fn atomic_amount(price_usd: &str, decimals: u32) -> Result<String, String> {
 }
 
 impl RailConfig {
-    fn at(&self, field: &str, why: &str) -> String {
-        format!("rails[{}].{field}: {why}", self.network)
+    fn at(&self, field: &str, why: &str) -> Error {
+        Error::Config(format!("rails[{}].{field}: {why}", self.network))
     }
 
     /// Check the rail and build its `accepts` entry at `price_usd`.
-    pub fn requirements(&self, price_usd: &str) -> Result<Value, String> {
+    pub fn requirements(&self, price_usd: &str) -> Result<Value, Error> {
         if !self.network.starts_with("eip155:") || self.network[7..].parse::<u64>().is_err() {
             return Err(self.at("network", "must be a CAIP-2 eip155:<chain id>"));
         }
@@ -165,8 +166,8 @@ impl RailConfig {
             .ok_or_else(|| self.at("asset", "must be a 0x-prefixed 20-byte address"))?;
         let pay_to = to_checksum(&self.pay_to)
             .ok_or_else(|| self.at("pay_to", "must be a 0x-prefixed 20-byte address"))?;
-        let amount =
-            atomic_amount(price_usd, self.decimals).map_err(|e| self.at("decimals", &e))?;
+        let amount = atomic_amount(price_usd, self.decimals)
+            .map_err(|e| self.at("decimals", &e.to_string()))?;
         let mut extra = Map::new();
         match self.kind.as_str() {
             "facilitator" => {}
@@ -196,7 +197,7 @@ impl RailConfig {
     }
 
     /// Build the rail: its requirements and a settler (the Permit2 kind connects to its chain).
-    pub async fn build(&self, price_usd: &str) -> Result<Rail, String> {
+    pub async fn build(&self, price_usd: &str) -> Result<Rail, Error> {
         let requirements = self.requirements(price_usd)?;
         let settler = match self.kind.as_str() {
             "permit2" => {

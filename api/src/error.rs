@@ -1,0 +1,68 @@
+//! The api crate's one error for everything that is not the answer to a request: reading the
+//! configuration, starting the service, building and using payment rails, the local
+//! development chain, language-model calls. A request's answer is a
+//! [`crate::reply::Problem`] (RFC 9457), the one conversion to problem+json.
+
+use std::net::SocketAddr;
+
+/// Why the api could not do what it was asked (outside a request's answer).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The configuration is unusable (the message names the key or file).
+    #[error("{0}")]
+    Config(String),
+    /// The signing key could not be loaded or created.
+    #[error("{0}")]
+    Key(#[from] conduct_indexer::keystore::KeyError),
+    /// The listener could not be bound or read.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The store could not be opened or read.
+    #[error("store: {0}")]
+    Store(#[from] conduct_indexer::store::StoreError),
+    /// The transparency log could not be opened.
+    #[error("ledger: {0}")]
+    Ledger(#[from] conduct_indexer::ledger::LedgerError),
+    /// The site could not be rendered.
+    #[error("render: {0}")]
+    Render(#[from] conduct_renderer::RenderError),
+    /// A payment rail could not be built, reached or used (the message names the rail field
+    /// or the party that failed).
+    #[error("{0}")]
+    Rail(String),
+    /// The local development chain (`conduct dev`).
+    #[error("{0}")]
+    Dev(String),
+    /// A language-model provider.
+    #[error("{0}")]
+    Model(String),
+}
+
+/// Results of the api outside a request's answer.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<Error> for crate::reply::Problem {
+    /// The one conversion of an api error into a request's answer: the service could not do
+    /// its part right now (503), nothing was recorded.
+    fn from(e: Error) -> Self {
+        use warp::http::{header, StatusCode};
+        let (kind, title) = match &e {
+            Error::Rail(_) => (
+                "payment-rail-unavailable",
+                "The payment rail could not be reached",
+            ),
+            Error::Store(_) | Error::Ledger(_) => (
+                "store-unavailable",
+                "The ledger could not be written or read now",
+            ),
+            _ => ("unavailable", "The service could not do this now"),
+        };
+        crate::reply::Problem::new(StatusCode::SERVICE_UNAVAILABLE, kind, title, e.to_string())
+            .with_header(header::RETRY_AFTER, "5")
+    }
+}
