@@ -335,6 +335,21 @@ pub fn dynamic_methods(path: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// The fixed HTML pages of the site (static GET routes with no parameter that answer HTML),
+/// in table order: what the sitemap lists besides the vows and the library.
+pub fn html_pages() -> Vec<String> {
+    ROUTES
+        .iter()
+        .filter(|r| {
+            r.handler == Handler::Static
+                && r.info.method == "GET"
+                && !r.info.path.contains('{')
+                && r.info.contract.media.contains(&HTML)
+        })
+        .map(|r| r.info.path.to_owned())
+        .collect()
+}
+
 /// The public descriptions, in table order.
 pub fn infos() -> Vec<RouteInfo> {
     ROUTES.iter().map(|r| r.info).collect()
@@ -343,6 +358,14 @@ pub fn infos() -> Vec<RouteInfo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sitemaps_pages_come_from_the_route_table() {
+        assert_eq!(
+            html_pages(),
+            vec!["/", "/catalog", "/pubkey", "/library", "/vows", "/lost"]
+        );
+    }
 
     #[test]
     fn patterns() {

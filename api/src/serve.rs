@@ -83,6 +83,7 @@ pub fn render_site(
         &cfg.public_url,
         vows,
         None,
+        routes::html_pages(),
     ))];
     let publisher = live::startup(&input, &cfg.site, &mut sources)?;
     Ok((publisher, count))
@@ -226,6 +227,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         &cfg.public_url,
         vows.clone(),
         ask,
+        routes::html_pages(),
     ))];
     let infos = routes::infos();
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());

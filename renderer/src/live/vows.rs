@@ -39,6 +39,8 @@ pub struct VowSource {
     reader: Arc<VowReader>,
     /// Asks a configured model for readings; `None`: rule-based readings only.
     ask: Option<AskReading>,
+    /// The site's fixed HTML pages (from the route table), for the sitemap.
+    pages: Vec<String>,
     boundaries: BTreeSet<(u64, String)>,
     next_of: HashMap<String, u64>,
     asked: HashMap<String, u64>,
@@ -47,18 +49,21 @@ pub struct VowSource {
 }
 
 impl VowSource {
-    /// The source for the vows `reader` reads; `ask` when a language model writes readings.
+    /// The source for the vows `reader` reads; `ask` when a language model writes readings;
+    /// `pages` are the site's fixed HTML pages the sitemap lists (from the route table).
     pub fn new(
         key: ServiceKey,
         public_url: &str,
         reader: Arc<VowReader>,
         ask: Option<AskReading>,
+        pages: Vec<String>,
     ) -> VowSource {
         VowSource {
             key,
             public_url: public_url.to_owned(),
             reader,
             ask,
+            pages,
             boundaries: BTreeSet::new(),
             next_of: HashMap::new(),
             asked: HashMap::new(),
@@ -91,10 +96,7 @@ impl VowSource {
     fn index_files(&self, rows: &[VowRow]) -> Result<Files, RenderError> {
         let mut files = vec![vows_index(&self.key, rows)?];
         files.extend(vows_html(&self.key, rows)?);
-        let mut fixed: Vec<String> = ["/", "/catalog", "/library", "/lost", "/vows"]
-            .iter()
-            .map(|p| (*p).to_owned())
-            .collect();
+        let mut fixed = self.pages.clone();
         fixed.extend(
             crate::docs::published()
                 .iter()
