@@ -1,6 +1,6 @@
 //! The vow endpoints (spec 4.2): `GET /vow/message`, `POST /vow`, `POST /vow/report/demo`
 //! (free), `POST /vow/report` (paid through the x402 gate) and `GET /vow/{id}/verify_text`.
-//! Reads of vows are static snapshots kept current by [`crate::vow_site`].
+//! Reads of vows are static snapshots kept current by the live site (`conduct_renderer::live`).
 //!
 //! Every check runs before anything is written or paid for; a write is acknowledged (201)
 //! only after the log committed it and the vow's pages were re-rendered.
