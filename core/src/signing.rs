@@ -174,8 +174,21 @@ impl PinnedKey {
     /// Parse a pinned key: base64 of 32 bytes, or a C2SP vkey `name+id+base64(0x01‖pub)`.
     pub fn parse(s: &str) -> Result<Self, KeyError> {
         let s = s.trim();
+        // A bare base64 key may itself contain `+`: it is recognised first, by decoding to 32
+        // bytes, so it is never mistaken for a vkey's `name+id+key`.
+        if let Ok(raw) = B64.decode(s) {
+            if raw.len() == 32 {
+                return Ok(PinnedKey {
+                    key: vk_from(&raw)?,
+                    key_id: None,
+                });
+            }
+        }
         let parts: Vec<&str> = s.splitn(3, '+').collect();
-        if parts.len() == 3 && parts[1].len() == 8 {
+        if parts.len() == 3
+            && parts[1].len() == 8
+            && parts[1].bytes().all(|b| b.is_ascii_hexdigit())
+        {
             let raw = B64
                 .decode(parts[2])
                 .map_err(|e| KeyError(format!("vkey key is not base64: {e}")))?;
@@ -286,6 +299,25 @@ fn verify_object_as(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base64_key_with_plus_signs_is_not_taken_for_a_vkey() {
+        // 32 bytes whose base64 holds `+` signs eight characters apart.
+        let mut found = None;
+        for seed in 0u8..=255 {
+            let k = ServiceKey::from_seed(&[seed; 32], "example.org/log");
+            let b64 = k.public_b64();
+            let parts: Vec<&str> = b64.splitn(3, '+').collect();
+            if parts.len() == 3 && parts[1].len() == 8 {
+                found = Some(k);
+                break;
+            }
+        }
+        let k = found.expect("a key whose base64 looks like name+8+rest");
+        let pinned = PinnedKey::parse(&k.public_b64()).expect("parses as base64");
+        assert_eq!(pinned.key, k.public());
+        assert!(PinnedKey::parse(&k.vkey()).is_ok());
+    }
 
     fn test_key() -> ServiceKey {
         let seed: [u8; 32] = Sha256::digest(b"test seed - do not use").into();
