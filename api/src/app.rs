@@ -570,7 +570,9 @@ async fn health(app: &App) -> WarpResponse {
         }),
     };
     let catching_up = app.site.catching_up();
-    let site = match app.site.behind() {
+    let behind = app.site.behind();
+    let healthy = head.failing.is_none() && behind.is_none();
+    let site = match behind {
         None if catching_up > 0 => json!({
             "state": "catching-up",
             "keys_left": catching_up,
@@ -585,7 +587,6 @@ async fn health(app: &App) -> WarpResponse {
             "recovery": "every committed entry is acknowledged; its pages are re-rendered with backoff until they are written",
         }),
     };
-    let healthy = head.failing.is_none() && app.site.behind().is_none();
     let body = json!({
         "type": "conduct.health/v1",
         "status": if healthy { "ok" } else { "degraded" },

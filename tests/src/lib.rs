@@ -159,6 +159,19 @@ impl Server {
         }
     }
 
+    /// The service's C2SP vkey, as `GET /pubkey` serves it.
+    pub fn vkey(&self) -> String {
+        client()
+            .get(self.at("/pubkey"))
+            .send()
+            .expect("GET /pubkey")
+            .json::<serde_json::Value>()
+            .expect("pubkey JSON")["vkey"]
+            .as_str()
+            .expect("vkey")
+            .to_owned()
+    }
+
     /// Full URL of a path.
     pub fn at(&self, path: &str) -> String {
         format!("{}{}", self.url, path)

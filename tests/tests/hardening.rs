@@ -110,17 +110,6 @@ fn await_health(c: &reqwest::blocking::Client, s: &Server, code: u16, within: Du
     }
 }
 
-fn vkey(c: &reqwest::blocking::Client, s: &Server) -> String {
-    c.get(s.at("/pubkey"))
-        .send()
-        .unwrap()
-        .json::<Value>()
-        .unwrap()["vkey"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
 fn verify(what: &str, target: &Path, vkey: &str) -> String {
     let out = Command::new(conduct_bin())
         .arg(what)
@@ -222,7 +211,7 @@ fn a_full_data_disk_fails_writes_honestly_and_they_resume_by_themselves() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(chain_length(&c, &s, &vow), acked);
-    let key = vkey(&c, &s);
+    let key = s.vkey();
     let _ = s.terminate();
     s = Server::start_in(&data, &site, &args).await_caught_up();
     assert_eq!(chain_length(&c, &s, &vow), acked);
@@ -246,7 +235,7 @@ fn a_full_site_disk_still_acknowledges_committed_entries_and_the_pages_catch_up(
     let c = client();
     let vow = take_vow(&c, &s, "site-full-bot");
     assert_eq!(report(&c, &s, &vow, 10).status(), 201);
-    let key = vkey(&c, &s);
+    let key = s.vkey();
 
     let ballast = fill(&site);
     let mut acked = 1u64;

@@ -138,19 +138,28 @@ fn verify_log(site: &std::path::Path, vkey: &str) -> String {
     stdout
 }
 
+/// `conduct verify-site` on the restarted origin passes once its manifest has been re-signed
+/// (at most a second after the last write; polled, bounded).
 fn verify_site(site: &std::path::Path, vkey: &str) {
-    let out = std::process::Command::new(conduct_bin())
-        .arg("verify-site")
-        .arg(site)
-        .args(["--pubkey", vkey])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "verify-site on the restarted origin: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let out = std::process::Command::new(conduct_bin())
+            .arg("verify-site")
+            .arg(site)
+            .args(["--pubkey", vkey])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "verify-site on the restarted origin: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Kill -9 at random moments under 200 concurrent report-ins; after each restart every
@@ -184,15 +193,7 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
             r["vow_id"].as_str().unwrap().to_owned()
         })
         .collect();
-    let vkey = c
-        .get(server.at("/pubkey"))
-        .send()
-        .unwrap()
-        .json::<Value>()
-        .unwrap()["vkey"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let vkey = server.vkey();
     // (vow, seq) -> acknowledged entry.
     let acked: Arc<Mutex<HashMap<(String, u64), Value>>> = Arc::default();
     let mut rng = 0x2545_F491_4F6C_DD1Du64;

@@ -248,8 +248,10 @@ where
     let idem = idempotency_key(headers, call.route, &call.request)?;
     // One paid call per key at a time; nothing has been verified or charged yet.
     let _inflight = InFlight::enter(inflight, &idem.key)?;
-    // A key reused for another request is refused before any payment is asked for.
-    if cached(store, &idem, now).await == Idempotent::Reused {
+    // A key reused for another request is refused before any payment is asked for. The key
+    // is ours while in flight, so what the cache holds cannot change before the replay below.
+    let held = cached(store, &idem, now).await;
+    if held == Idempotent::Reused {
         return Err(key_reused());
     }
     let t_verify = Instant::now();
@@ -260,12 +262,8 @@ where
     };
     let verify_ms = ms(t_verify);
     // The same key within 24 hours returns what was served and charges nothing more.
-    match cached(store, &idem, now).await {
-        Idempotent::Fresh => {}
-        Idempotent::Reused => {
-            leave_unsettled(store, &auth, "idempotency key reused: not charged", now).await;
-            return Err(key_reused());
-        }
+    match held {
+        Idempotent::Fresh | Idempotent::Reused => {}
         Idempotent::Cached(rec) => {
             leave_unsettled(store, &auth, "idempotent replay: not charged", now).await;
             let bytes = blocking(move || rebuild(rec)).await.ok_or_else(|| {

@@ -346,6 +346,17 @@ struct Work {
     waiters: Vec<Done>,
 }
 
+/// Write the files of record (the signed JSON snapshots) of `files`; the derived rest is
+/// returned for the derived-file writer.
+fn write_records(publisher: &Mutex<Publisher>, files: Files) -> Result<Files, String> {
+    let (records, derived): (Files, Files) =
+        files.into_iter().partition(|(p, _)| p.ends_with(".json"));
+    lock(publisher)
+        .put_many(records)
+        .map(|_| derived)
+        .map_err(|e| e.to_string())
+}
+
 /// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up.
 fn spawn_derived_writer(
     publisher: Arc<Mutex<Publisher>>,
@@ -499,14 +510,7 @@ impl Engine {
         let result = source
             .render(&w.keys, w.index, now, &known)
             .map_err(|e| format!("{}: {e}", source.name()))
-            .and_then(|files| {
-                let (records, derived): (Files, Files) =
-                    files.into_iter().partition(|(p, _)| p.ends_with(".json"));
-                lock(publisher)
-                    .put_many(records)
-                    .map(|_| derived)
-                    .map_err(|e| e.to_string())
-            });
+            .and_then(|files| write_records(publisher, files));
         for d in w.waiters {
             let _ = d.send(
                 result
@@ -517,15 +521,7 @@ impl Engine {
         }
         match result {
             Ok(derived) => {
-                if !derived.is_empty() {
-                    match &self.derived {
-                        Some(tx) => match tx.send(derived) {
-                            Ok(()) => self.handed_over = true,
-                            Err(mpsc::SendError(files)) => self.put_derived(files),
-                        },
-                        None => self.put_derived(derived),
-                    }
-                }
+                self.hand_over(derived);
                 if let Some(r) = self.retry.get(&id) {
                     if r.keys.is_empty() && !r.index {
                         self.retry.remove(&id);
@@ -561,25 +557,13 @@ impl Engine {
         };
         let publisher = &self.publisher;
         let known = |path: &str| lock(publisher).sha256_of(path);
-        let result = source.render_backlog(&keys, now, &known);
+        let result = source
+            .render_backlog(&keys, now, &known)
+            .map_err(|e| format!("{}: {e}", source.name()))
+            .and_then(|files| write_records(publisher, files));
         match result {
-            Ok(files) => {
-                let (records, derived): (Files, Files) =
-                    files.into_iter().partition(|(p, _)| p.ends_with(".json"));
-                let written = lock(publisher).put_many(records);
-                match written {
-                    Ok(_) => {
-                        if !derived.is_empty() {
-                            self.put_derived(derived);
-                        }
-                    }
-                    Err(e) => self.fail(id, keys, false, format!("{e}"), now),
-                }
-            }
-            Err(e) => {
-                let msg = format!("{}: {e}", source.name());
-                self.fail(id, keys, false, msg, now);
-            }
+            Ok(derived) => self.hand_over(derived),
+            Err(e) => self.fail(id, keys, false, e, now),
         }
         let left = self.left.load(Ordering::Relaxed).saturating_sub(n);
         self.left.store(left, Ordering::Relaxed);
@@ -614,6 +598,20 @@ impl Engine {
             waiting,
             since: self.retry.values().map(|r| r.since).min().unwrap_or(now),
         });
+    }
+
+    /// Hand derived files (HTML, feeds) to their writer thread (written here if it is gone).
+    fn hand_over(&mut self, derived: Files) {
+        if derived.is_empty() {
+            return;
+        }
+        match &self.derived {
+            Some(tx) => match tx.send(derived) {
+                Ok(()) => self.handed_over = true,
+                Err(mpsc::SendError(files)) => self.put_derived(files),
+            },
+            None => self.put_derived(derived),
+        }
     }
 
     fn put_derived(&self, files: Files) {
