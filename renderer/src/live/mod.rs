@@ -21,7 +21,7 @@ pub mod vows;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use conduct_core::signing::ServiceKey;
@@ -115,12 +115,17 @@ enum Msg {
         done: Option<Done>,
     },
     Manifest,
+    /// The derived-file writer wrote a batch: the tree changed since the engine last looked.
+    DerivedWritten,
 }
 
-/// Handle to the running engine (cheap to clone).
+/// Handle to the running engine (cheap to clone). The engine stops once every handle is
+/// dropped.
 #[derive(Debug, Clone)]
 pub struct LiveSite {
-    tx: mpsc::Sender<Msg>,
+    /// The one strong sender: the derived writer holds only a [`Weak`] to it, so dropping
+    /// every handle still disconnects the engine's channel.
+    tx: Arc<mpsc::Sender<Msg>>,
     behind: Arc<Mutex<Option<Behind>>>,
     left: Arc<AtomicUsize>,
 }
@@ -238,6 +243,7 @@ impl LiveSite {
         backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
     ) -> Result<LiveSite, RenderError> {
         let (tx, rx) = mpsc::channel();
+        let tx = Arc::new(tx);
         let behind = Arc::new(Mutex::new(None));
         let left = Arc::new(AtomicUsize::new(backlog.iter().map(|(_, q)| q.len()).sum()));
         let engine = Engine {
@@ -246,7 +252,7 @@ impl LiveSite {
             publisher: Arc::new(Mutex::new(publisher)),
             sources,
             derived: None,
-            handed_over: false,
+            wake: Arc::downgrade(&tx),
             retry: BTreeMap::new(),
             behind: behind.clone(),
             backlog,
@@ -325,8 +331,9 @@ struct Engine {
     sources: Vec<Box<dyn Source>>,
     /// The derived-file writer (HTML twins, feeds), off the acknowledgement path.
     derived: Option<mpsc::Sender<Files>>,
-    /// Derived files were handed over since the manifest was last scheduled.
-    handed_over: bool,
+    /// The engine's own channel, for the derived writer to say it wrote (weak: the handles
+    /// own the channel).
+    wake: Weak<mpsc::Sender<Msg>>,
     retry: BTreeMap<SourceId, Retry>,
     behind: Arc<Mutex<Option<Behind>>>,
     /// The restart backlog, per source.
@@ -357,9 +364,12 @@ fn write_records(publisher: &Mutex<Publisher>, files: Files) -> Result<Files, St
         .map_err(|e| e.to_string())
 }
 
-/// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up.
+/// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up,
+/// and wake the engine after each batch so the manifest is re-signed over what was written
+/// (the files can land after a manifest the engine signed meanwhile).
 fn spawn_derived_writer(
     publisher: Arc<Mutex<Publisher>>,
+    wake: Weak<mpsc::Sender<Msg>>,
 ) -> Option<(mpsc::Sender<Files>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = mpsc::channel::<Files>();
     let thread = std::thread::Builder::new()
@@ -373,6 +383,9 @@ fn spawn_derived_writer(
                 if let Err(e) = lock(&publisher).put_many(files.into_iter().collect()) {
                     tracing::warn!(error = %e, "writing derived pages failed");
                 }
+                if let Some(tx) = wake.upgrade() {
+                    let _ = tx.send(Msg::DerivedWritten);
+                }
             }
         })
         .ok()?;
@@ -384,7 +397,7 @@ impl Engine {
         if let Err(e) = lock(&self.publisher).sign_off_thread(&self.key, self.manifest_ttl) {
             tracing::warn!(error = %e, "no manifest signer thread; signing on the render thread");
         }
-        let derived = spawn_derived_writer(self.publisher.clone());
+        let derived = spawn_derived_writer(self.publisher.clone(), self.wake.clone());
         self.derived = derived.as_ref().map(|(tx, _)| tx.clone());
         let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
         let mut refresh_at = Instant::now() + refresh_every;
@@ -436,6 +449,8 @@ impl Engine {
                         w.waiters.extend(done);
                     }
                     Msg::Manifest => manifest_now = true,
+                    // The publisher is dirty now; the check below schedules the manifest.
+                    Msg::DerivedWritten => {}
                 }
             }
             let now = unix_now();
@@ -462,8 +477,7 @@ impl Engine {
                 manifest_now = true;
             }
             self.publish_behind();
-            let dirty = lock(&self.publisher).dirty() || std::mem::take(&mut self.handed_over);
-            if dirty && manifest_due.is_none() {
+            if lock(&self.publisher).dirty() && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
             }
             let refresh = Instant::now() >= refresh_at;
@@ -601,15 +615,16 @@ impl Engine {
     }
 
     /// Hand derived files (HTML, feeds) to their writer thread (written here if it is gone).
-    fn hand_over(&mut self, derived: Files) {
+    fn hand_over(&self, derived: Files) {
         if derived.is_empty() {
             return;
         }
         match &self.derived {
-            Some(tx) => match tx.send(derived) {
-                Ok(()) => self.handed_over = true,
-                Err(mpsc::SendError(files)) => self.put_derived(files),
-            },
+            Some(tx) => {
+                if let Err(mpsc::SendError(files)) = tx.send(derived) {
+                    self.put_derived(files);
+                }
+            }
             None => self.put_derived(derived),
         }
     }
