@@ -164,8 +164,6 @@ pub struct PaymentKey<'a> {
     pub nonce: &'a str,
 }
 
-/// Open a connection with the store's settings: WAL, `synchronous=FULL`, foreign keys, and
-/// no checkpoint on commit (the [`Checkpointer`] does that off the write path).
 /// Make `dir` (created if missing) owner-only: it holds the key, sealed vow texts and
 /// donated traces.
 pub fn private_dir(dir: &Path) -> Result<(), StoreError> {
@@ -528,15 +526,24 @@ pub enum Idempotent {
 pub const IDEMPOTENCY_WINDOW: u64 = 24 * 3600;
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    apply_migrations(conn, MIGRATIONS)
+}
+
+/// Bring `conn` to the newest of `migrations` (index + 1 is the schema version, kept in
+/// `user_version`), each in a transaction of its own; refuse a newer database.
+pub(crate) fn apply_migrations(
+    conn: &mut Connection,
+    migrations: &[&str],
+) -> Result<(), StoreError> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    let known = MIGRATIONS.len() as i64;
+    let known = migrations.len() as i64;
     if version > known {
         return Err(StoreError::TooNew {
             found: version,
             known,
         });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (i, sql) in migrations.iter().enumerate().skip(version as usize) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;

@@ -9,6 +9,7 @@ pub mod docs;
 pub mod live;
 pub mod openapi;
 pub mod pages;
+pub mod registry;
 pub mod parallel;
 pub mod publish;
 pub mod site;

@@ -1,0 +1,267 @@
+//! The follower: one loop that brings the chain database up to head minus confirmations and
+//! keeps it there.
+//!
+//! Each step reads the head, checks that the cursor's block still has the hash stored for it
+//! (else: a reorg, see [`Follower::rewind`]), reads the hash of the last block of the next
+//! range *before* its logs (so a reorg during the read changes that hash and is caught by the
+//! next step's check), reads the range's logs with `eth_getLogs`, and appends them with the
+//! new cursor in one transaction. The range halves while a node refuses it and doubles back
+//! up to `max_range` after each success. A step that cannot reach any RPC leaves everything
+//! as it is: the status says `reachable: false`, and the next step resumes from the cursor.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use alloy::primitives::B256;
+use alloy::rpc::types::Filter;
+use conduct_core::sync::lock;
+
+use super::db::ChainDb;
+use super::registry::{self, b256_text};
+use super::rpc::{Rpc, RpcFailure};
+use super::{ChainConfig, ChainStatus};
+
+/// What changed in one step, for the pages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Change {
+    /// Tools whose events were added or removed.
+    pub tools: BTreeSet<u64>,
+    /// The status changed (reachable, caught up).
+    pub status: bool,
+}
+
+/// Told of every change (the live site re-renders what it names).
+pub type OnChange = Box<dyn Fn(Change) + Send + Sync>;
+
+/// Longest wait between polls while no RPC answers.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// The chain follower.
+pub struct Follower {
+    cfg: ChainConfig,
+    db: Arc<ChainDb>,
+    rpc: Rpc,
+    status: Arc<Mutex<ChainStatus>>,
+    on_change: OnChange,
+    registry: Option<(alloy::primitives::Address, u64)>,
+    span: u64,
+    chain_checked: bool,
+}
+
+/// What one step did.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Indexed a range and more is waiting: step again at once.
+    More,
+    /// At head minus confirmations.
+    Idle,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Follower {
+    /// A follower of `cfg` writing to `db`, publishing its state in `status` and telling
+    /// `on_change` of each change.
+    pub fn new(
+        cfg: ChainConfig,
+        db: Arc<ChainDb>,
+        status: Arc<Mutex<ChainStatus>>,
+        on_change: OnChange,
+    ) -> Result<Follower, String> {
+        cfg.validate()?;
+        let rpc = Rpc::new(
+            &cfg.rpc,
+            Duration::from_secs(cfg.rpc_timeout_seconds.max(1)),
+        )?;
+        let registry = match &cfg.registry {
+            Some(r) => Some((registry::parse_address(&r.address)?, r.start_block)),
+            None => None,
+        };
+        let span = cfg.max_range;
+        Ok(Follower {
+            cfg,
+            db,
+            rpc,
+            status,
+            on_change,
+            registry,
+            span,
+            chain_checked: false,
+        })
+    }
+
+    /// The RPC clients (the verifier re-reads `getToolConfig` through them).
+    pub fn rpc(&self) -> &Rpc {
+        &self.rpc
+    }
+
+    /// Follow until the task is dropped.
+    pub async fn run(mut self) {
+        let poll = Duration::from_millis(self.cfg.poll_ms.max(10));
+        let mut backoff = poll;
+        loop {
+            match self.step().await {
+                Ok(step) => {
+                    backoff = poll;
+                    self.set_status(|s| {
+                        s.reachable = true;
+                        s.error = None;
+                        if step == Step::Idle {
+                            s.caught_up = true;
+                        }
+                    });
+                    if step == Step::Idle {
+                        tokio::time::sleep(poll).await;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "chain follower: step failed; retrying");
+                    let unreachable = matches!(e, RpcFailure::Unreachable(_));
+                    self.set_status(|s| {
+                        s.reachable = !unreachable && s.reachable;
+                        s.error = Some(e.to_string());
+                    });
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+
+    /// Change the shared status; tell the pages when what they show changed.
+    fn set_status(&self, f: impl FnOnce(&mut ChainStatus)) {
+        let changed = {
+            let mut s = lock(&self.status);
+            let before = (s.reachable, s.caught_up);
+            f(&mut s);
+            if let Ok(Some(c)) = self.db.cursor() {
+                s.synced_at = Some(c.synced_at);
+                s.indexed_to = Some(c.number);
+            }
+            before != (s.reachable, s.caught_up)
+        };
+        if changed {
+            (self.on_change)(Change {
+                tools: BTreeSet::new(),
+                status: true,
+            });
+        }
+    }
+
+    /// One step: check for a reorg, then index the next range (if any).
+    async fn step(&mut self) -> Result<Step, RpcFailure> {
+        if !self.chain_checked {
+            let id = self.rpc.chain_id().await?;
+            if id != self.cfg.chain_id {
+                return Err(RpcFailure::Bad(format!(
+                    "the RPC serves chain {id}, the configuration says {}",
+                    self.cfg.chain_id
+                )));
+            }
+            self.chain_checked = true;
+        }
+        let head = self.rpc.head().await?;
+        lock(&self.status).head = Some(head);
+        let db = |e: crate::store::StoreError| RpcFailure::Bad(format!("chain database: {e}"));
+        let cursor = self.db.cursor().map_err(db)?;
+        if let Some(c) = &cursor {
+            let now = self.rpc.block_hash(c.number).await?;
+            if now.map(|h| b256_text(&h)).as_deref() != Some(c.hash.as_str()) {
+                self.rewind().await?;
+                return Ok(Step::More);
+            }
+        }
+        let Some((address, start)) = self.registry else {
+            self.db.synced(unix_now()).map_err(db)?;
+            return Ok(Step::Idle);
+        };
+        let target = head.saturating_sub(self.cfg.confirmations);
+        let from = cursor.as_ref().map_or(start, |c| c.number + 1);
+        if from > target {
+            self.db.synced(unix_now()).map_err(db)?;
+            return Ok(Step::Idle);
+        }
+        loop {
+            let to = target.min(from.saturating_add(self.span - 1));
+            // The hash of `to` first: see the module header.
+            let Some(hash) = self.rpc.block_hash(to).await? else {
+                return Err(RpcFailure::Bad(format!(
+                    "the node reported head {head} but has no block {to}"
+                )));
+            };
+            let filter = Filter::new()
+                .address(address)
+                .event_signature(registry::topics())
+                .from_block(from)
+                .to_block(to);
+            let logs = match self.rpc.logs(&filter).await {
+                Ok(l) => l,
+                Err(RpcFailure::Refused(e)) if self.span > 1 => {
+                    self.span = (self.span / 2).max(1);
+                    tracing::info!(span = self.span, error = %e, "eth_getLogs range refused; halving it");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let mut events = Vec::with_capacity(logs.len());
+            for log in &logs {
+                if log.removed {
+                    continue;
+                }
+                if log.block_number == Some(to) && log.block_hash != Some(hash) {
+                    // The chain moved under the read: read the range again.
+                    return Ok(Step::More);
+                }
+                match registry::decode(log) {
+                    Ok(e) => events.push(e),
+                    Err(e) => tracing::warn!(error = %e, "skipping a registry log"),
+                }
+            }
+            let touched = self
+                .db
+                .apply(&events, to, &b256_text(&hash), unix_now())
+                .map_err(db)?;
+            self.span = self.span.saturating_mul(2).min(self.cfg.max_range.max(1));
+            lock(&self.status).indexed_to = Some(to);
+            if !touched.is_empty() {
+                (self.on_change)(Change {
+                    tools: touched,
+                    status: false,
+                });
+            }
+            return Ok(if to < target { Step::More } else { Step::Idle });
+        }
+    }
+
+    /// The cursor's block is no longer on the chain: find the highest known block that still
+    /// is (the common ancestor), forget everything above it, and resume from there.
+    async fn rewind(&mut self) -> Result<(), RpcFailure> {
+        let db = |e: crate::store::StoreError| RpcFailure::Bad(format!("chain database: {e}"));
+        let anchors = self.db.anchors().map_err(db)?;
+        let mut ancestor = None;
+        for (n, h) in anchors {
+            let on_chain: Option<B256> = self.rpc.block_hash(n).await?;
+            if on_chain.map(|x| b256_text(&x)).as_deref() == Some(h.as_str()) {
+                ancestor = Some((n, h));
+                break;
+            }
+        }
+        tracing::warn!(
+            ancestor = ancestor.as_ref().map(|(n, _)| *n),
+            "chain reorganised; rewinding to the common ancestor"
+        );
+        let touched = self.db.rewind(ancestor, unix_now()).map_err(db)?;
+        if !touched.is_empty() {
+            (self.on_change)(Change {
+                tools: touched,
+                status: false,
+            });
+        }
+        Ok(())
+    }
+}

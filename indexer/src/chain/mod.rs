@@ -1,0 +1,126 @@
+//! The chain indexer: follows one EVM chain over JSON-RPC and keeps what the service shows of
+//! it (today the ERC-8257 tool registry) in `<data>/chain.sqlite3`.
+//!
+//! - [`follower`]: chunked `eth_getLogs` backfill up to head minus confirmations (the chunk
+//!   shrinks when a node refuses a range and grows back), then following; every row keeps its
+//!   block number, block hash and log index, and the cursor moves in the same transaction as
+//!   the rows; a changed block hash rewinds to the common ancestor and re-reads.
+//! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
+//! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
+//! - [`registry`]: the ERC-8257 events and calls, the tools folded from the events, and the
+//!   manifest verifier (fetch with [`crate::fetch`], rules in `conduct_core::erc8257`).
+//!
+//! A chain that does not answer is `reachable: false` with the last good state, never zeros
+//! (ARCHITECTURE.md, "The chain").
+
+pub mod db;
+pub mod follower;
+pub mod registry;
+pub mod rpc;
+
+use serde::Deserialize;
+
+/// `[chain]` of `conduct.toml`: the chain to follow. Absent: no chain (every chain-backed page
+/// says so).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ChainConfig {
+    /// Human name, e.g. "Base".
+    pub name: String,
+    /// EIP-155 chain id; the follower refuses an RPC that reports another.
+    pub chain_id: u64,
+    /// JSON-RPC URLs, tried in order; a failing one falls over to the next.
+    pub rpc: Vec<String>,
+    /// Blocks below the head a block must be before it is indexed.
+    #[serde(default = "default_confirmations")]
+    pub confirmations: u64,
+    /// Milliseconds between polls once caught up.
+    #[serde(default = "default_poll_ms")]
+    pub poll_ms: u64,
+    /// Largest block span of one `eth_getLogs` (it shrinks while a node refuses ranges).
+    #[serde(default = "default_max_range")]
+    pub max_range: u64,
+    /// Seconds one RPC call may take before the URL counts as failing.
+    #[serde(default = "default_rpc_timeout")]
+    pub rpc_timeout_seconds: u64,
+    /// The public RPC URL shown to readers (`/rh`, the registry view); the first `rpc` when
+    /// absent.
+    pub public_rpc: Option<String>,
+    /// The ERC-8257 tool registry to view.
+    pub registry: Option<ContractConfig>,
+}
+
+/// A followed contract.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ContractConfig {
+    /// Its address (0x + 40 hex).
+    pub address: String,
+    /// The block it was deployed in (nothing below is read).
+    #[serde(default)]
+    pub start_block: u64,
+}
+
+fn default_confirmations() -> u64 {
+    2
+}
+fn default_poll_ms() -> u64 {
+    2000
+}
+fn default_max_range() -> u64 {
+    2000
+}
+fn default_rpc_timeout() -> u64 {
+    10
+}
+
+impl ChainConfig {
+    /// The RPC URL shown to readers.
+    pub fn shown_rpc(&self) -> Option<&str> {
+        self.public_rpc
+            .as_deref()
+            .or_else(|| self.rpc.first().map(String::as_str))
+    }
+
+    /// Check the values a follower cannot work with; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rpc.is_empty() {
+            return Err("[chain] rpc: at least one URL".into());
+        }
+        for u in &self.rpc {
+            let ok = url_scheme(u).is_some_and(|s| s == "http" || s == "https");
+            if !ok {
+                return Err(format!("[chain] rpc: {u:?} is not an http(s) URL"));
+            }
+        }
+        if self.max_range == 0 {
+            return Err("[chain] max_range: at least 1".into());
+        }
+        if let Some(r) = &self.registry {
+            registry::parse_address(&r.address)
+                .map_err(|e| format!("[chain.registry] address: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+fn url_scheme(u: &str) -> Option<String> {
+    u.split_once("://").map(|(s, _)| s.to_ascii_lowercase())
+}
+
+/// What the follower knows of the chain right now (shared with the pages).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainStatus {
+    /// The last poll reached an RPC and it answered.
+    pub reachable: bool,
+    /// Unix seconds of the last poll that succeeded (kept across restarts).
+    pub synced_at: Option<u64>,
+    /// The head the last good poll saw.
+    pub head: Option<u64>,
+    /// The highest block indexed.
+    pub indexed_to: Option<u64>,
+    /// The backfill has reached head minus confirmations at least once.
+    pub caught_up: bool,
+    /// Why the last poll failed (never a URL's credentials: only the host is named).
+    pub error: Option<String>,
+}
