@@ -6,6 +6,9 @@
 //   node contracts/build.mjs --check   # recompile in memory; exit 1 if any committed artifact differs
 //
 // Offline: solc-js ships the compiler (soljson) inside the npm package; nothing is downloaded.
+// All files are compiled together as one input, so a file may import another contracts/*.sol file
+// (`import {X} from "./X.sol";`); nothing outside contracts/*.sol can be imported. Only contracts with
+// bytecode get an artifact (interfaces such as IToolRegistry do not).
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
@@ -75,7 +78,7 @@ function compileAll() {
       outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object"] } },
     },
   };
-  const noImports = (p) => ({ error: `imports are not supported (self-contained sources only): ${p}` });
+  const noImports = (p) => ({ error: `only imports of other contracts/*.sol files resolve (as "./X.sol"): ${p}` });
   const output = JSON.parse(solc.compile(JSON.stringify(input), { import: noImports }));
   const errors = (output.errors || []).filter((e) => e.severity === "error");
   for (const w of (output.errors || []).filter((e) => e.severity !== "error")) console.error(w.formattedMessage.trim());

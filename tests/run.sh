@@ -38,6 +38,9 @@ bash tests/tools.sh > /dev/null
 echo "== contract artifacts match a fresh compile"
 node contracts/build.mjs --check
 
+echo "== ERC-8257 ToolRegistry on a throw-away anvil"
+node contracts/registry-check.mjs > "$tools/registry-check.log" && tail -n 1 "$tools/registry-check.log" || { cat "$tools/registry-check.log"; exit 1; }
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
