@@ -5,6 +5,7 @@
 //! chain indexer joins here.
 
 pub mod durable;
+pub mod fetch;
 pub mod keystore;
 pub mod ledger;
 pub mod store;
