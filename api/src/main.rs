@@ -1,4 +1,5 @@
-//! The `conduct` command: serve the service, render its site, and attest or verify offline.
+//! The `conduct` command: serve the service, render its site, attest or verify offline, and
+//! hash ERC-8257 tool manifests.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -108,6 +109,14 @@ enum Cmd {
         /// Pinned key as a C2SP vkey (`/pubkey` field `vkey`) or base64.
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
+    },
+    /// Print the ERC-8257 `manifestHash` of a tool manifest: keccak256 of its RFC 8785 form,
+    /// 0x-prefixed lower-case hex. A byte-order mark, a string not in NFC or upper-case hex in
+    /// a field the ERC names is refused (never repaired): the reason, naming the field, goes to
+    /// stderr and the exit status is 1. The other manifest rules are not checked here.
+    ManifestHash {
+        /// The manifest file ("-" for standard input).
+        file: PathBuf,
     },
     /// Print the shipped nginx config: the tree served from disk with the api's clean URLs and
     /// content negotiation, the dynamic routes proxied to the api.
@@ -329,6 +338,19 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 }
             }
         }
+        Cmd::ManifestHash { file } => {
+            let bytes = read_input(&file)?;
+            match conduct_core::erc8257::manifest_hash(&bytes) {
+                Ok(hash) => {
+                    println!("0x{}", hex::encode(hash));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) => {
+                    eprintln!("conduct: {}: {e}", file.display());
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
         Cmd::NginxConf {
             root,
             upstream,
@@ -360,6 +382,18 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{doc}");
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// The bytes of `file`, or of standard input for "-".
+fn read_input(file: &std::path::Path) -> Result<Vec<u8>, String> {
+    if file.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+            .map_err(|e| format!("stdin: {e}"))?;
+        Ok(v)
+    } else {
+        std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))
     }
 }
 

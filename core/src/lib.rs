@@ -10,6 +10,7 @@
 
 pub mod attestation;
 pub mod canonical;
+pub mod erc8257;
 pub mod manifest;
 pub mod meter;
 pub mod schema;

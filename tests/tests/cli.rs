@@ -127,3 +127,53 @@ fn attest_refuses_a_bad_trace_naming_the_field() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/turns/0/context/monitored"), "{err}");
 }
+
+fn manifest_hash(file: &Path) -> std::process::Output {
+    Command::new(conduct_bin())
+        .arg("manifest-hash")
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn manifest_hash_reproduces_the_erc8257_vectors_and_refuses_what_it_must_not_repair() {
+    let vectors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/vectors/erc8257");
+    for (file, hash) in [
+        (
+            "free-tool.json",
+            "0x9a0f34405d7907b4c0ceebd23f293d9a1aa31c38e81d5c197e415cb8c16fed5f",
+        ),
+        (
+            "paid-tool.json",
+            "0xa71ef83ee66b702edb44f121510f8969e353df40b1e1587f8288fe6d352b448b",
+        ),
+    ] {
+        let out = manifest_hash(&vectors.join(file));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{file}: {err}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{hash}\n"));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let free = std::fs::read(vectors.join("free-tool.json")).unwrap();
+    let bom = dir.path().join("bom.json");
+    std::fs::write(&bom, [&[0xEF, 0xBB, 0xBF][..], &free].concat()).unwrap();
+    let out = manifest_hash(&bom);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("byte-order mark"), "{err}");
+
+    let mut upper: Value = serde_json::from_slice(&free).unwrap();
+    upper["creatorAddress"] = "0xABCDEFabcdef1234567890abcdefabcdef123456".into();
+    let f = dir.path().join("upper.json");
+    std::fs::write(&f, serde_json::to_vec(&upper).unwrap()).unwrap();
+    let out = manifest_hash(&f);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/creatorAddress"), "{err}");
+
+    let out = manifest_hash(&dir.path().join("missing.json"));
+    assert_eq!(out.status.code(), Some(2));
+}
