@@ -27,6 +27,8 @@ const DRAIN_LIMIT: usize = 4 * MAX_BODY;
 
 /// The vows, the live site's first source of change.
 pub const VOWS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(0);
+/// The registry source's id (the second source).
+pub const REGISTRY: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(1);
 
 /// Shared state of a running service.
 pub struct App {
@@ -50,6 +52,8 @@ pub struct App {
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// Keeps the vow pages current.
     pub site: conduct_renderer::live::LiveSite,
+    /// What the chain follower knows (none configured: never changes).
+    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
     /// Idempotency keys of paid calls in progress.
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
@@ -72,6 +76,8 @@ pub struct Parts {
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// The vow render thread.
     pub site: conduct_renderer::live::LiveSite,
+    /// The chain follower's status.
+    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
 }
 
 impl App {
@@ -90,6 +96,7 @@ impl App {
             vows: parts.vows,
             donated: parts.donated,
             site: parts.site,
+            chain: parts.chain,
             cfg,
             key,
             inflight: Default::default(),
@@ -252,6 +259,13 @@ where
                     .get(warp::http::header::ACCEPT)
                     .and_then(|v| v.to_str().ok());
                 crate::card::card(app, &req.query, accept).await
+            }
+            Dynamic::Who => {
+                let accept = req
+                    .headers
+                    .get(warp::http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                crate::who::who(app, &req.query, accept).await
             }
         };
     }
@@ -587,11 +601,26 @@ async fn health(app: &App) -> WarpResponse {
             "recovery": "every committed entry is acknowledged; its pages are re-rendered with backoff until they are written",
         }),
     };
+    // The chain is someone else's: a chain that does not answer is reported, never "degraded".
+    let chain = app.cfg.chain.as_ref().map(|c| {
+        let s = conduct_core::sync::lock(&app.chain).clone();
+        json!({
+            "name": c.name,
+            "chain_id": c.chain_id,
+            "reachable": s.reachable,
+            "head": s.head,
+            "indexed_to": s.indexed_to,
+            "caught_up": s.caught_up,
+            "synced_at": s.synced_at.map(conduct_core::time::rfc3339),
+            "error": s.error,
+        })
+    });
     let body = json!({
         "type": "conduct.health/v1",
         "status": if healthy { "ok" } else { "degraded" },
         "ledger": ledger,
         "site": site,
+        "chain": chain,
         "version": env!("CARGO_PKG_VERSION"),
         "uptime_seconds": app.started.elapsed().as_secs(),
         "key_id": app.key.key_id_hex(),

@@ -96,9 +96,22 @@ pub async fn card(
             e.to_string(),
         )
     })?;
+    Ok(negative_response(files, &stem, chosen, format.is_some()))
+}
+
+/// The negative result of a lookup (a card or a `/who` record nobody rendered): the file of
+/// `stem` in the `chosen` representation from the freshly rendered `files`, 200, cached
+/// briefly (it turns positive when a vow is taken or a tool registered).
+pub fn negative_response(
+    files: Vec<(String, Vec<u8>)>,
+    stem: &str,
+    chosen: Variant,
+    format_given: bool,
+) -> WarpResponse {
     let (ext, content_type) = match chosen {
         Variant::Text => ("txt", "text/plain; charset=utf-8"),
-        _ => ("json", "application/json"),
+        Variant::Html => ("html", "text/html; charset=utf-8"),
+        Variant::Json => ("json", "application/json"),
     };
     let want = format!("{stem}.{ext}");
     let body = files
@@ -108,15 +121,14 @@ pub async fn card(
         .unwrap_or_default();
     let mut resp = bytes_response(StatusCode::OK, content_type, body);
     let h = resp.headers_mut();
-    // A negative result turns positive when a vow is taken: cache it briefly.
     h.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=60"),
     );
-    if format.is_none() {
+    if !format_given {
         h.insert(header::VARY, HeaderValue::from_static("Accept"));
     }
-    Ok(resp)
+    resp
 }
 
 #[cfg(test)]

@@ -74,6 +74,29 @@ pub struct FileConfig {
     /// `max_connections_per_ip`: open connections at once per client IP (IPv6: per /64); 0
     /// lifts the cap.
     pub max_connections_per_ip: Option<usize>,
+    /// `[chain]`: the chain the indexer follows (absent: none; every chain-backed page says
+    /// so).
+    pub chain: Option<conduct_indexer::chain::ChainConfig>,
+    /// `[manifests]`: how tool manifests are fetched for the registry view.
+    pub manifests: Option<ManifestFetchConfig>,
+}
+
+/// `[manifests]` of `conduct.toml`: fetching ERC-8257 tool manifests.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestFetchConfig {
+    /// `allow_loopback`: fetch manifests from loopback addresses (127/8, ::1). For tests and
+    /// `conduct dev` only: never on by default, and `conduct serve` warns loudly when it is.
+    /// Private, link-local and every other internal range stay refused.
+    #[serde(default)]
+    pub allow_loopback: bool,
+    /// `extra_roots`: PEM files of certificate authorities trusted besides the public roots
+    /// (a local test CA).
+    #[serde(default)]
+    pub extra_roots: Vec<PathBuf>,
+    /// `reverify_hours`: a verified manifest is fetched and checked again this often
+    /// (default 24, the ERC's longest cache).
+    pub reverify_hours: Option<u64>,
 }
 
 impl FileConfig {
@@ -125,6 +148,10 @@ pub struct Config {
     pub max_connections: usize,
     /// Open connections at once per client IP (IPv6: per /64); `None` when lifted.
     pub max_connections_per_ip: Option<usize>,
+    /// The chain followed, if any.
+    pub chain: Option<conduct_indexer::chain::ChainConfig>,
+    /// How manifests are fetched.
+    pub manifests: ManifestFetchConfig,
 }
 
 /// Default `POST /vow` calls per IP per UTC day (README.md, "Configuration").
@@ -232,6 +259,14 @@ impl Config {
             )?,
             max_connections,
             max_connections_per_ip: (per_ip > 0).then_some(per_ip),
+            chain: match file.chain {
+                Some(c) => {
+                    c.validate()?;
+                    Some(c)
+                }
+                None => None,
+            },
+            manifests: file.manifests.unwrap_or_default(),
         })
     }
 

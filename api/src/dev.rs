@@ -30,6 +30,9 @@ use crate::payment::rails::RailConfig;
 use crate::payment::wire::payment_from_value;
 
 const TESTUSD: &str = include_str!("../../contracts/out/TestUSD.json");
+const TOOL_REGISTRY: &str = include_str!("../../contracts/out/ToolRegistry.json");
+/// The slug of the sample tool `conduct dev` registers.
+const SAMPLE_SLUG: &str = "conduct-sample";
 const PERMIT2_RUNTIME: &str = include_str!("../../contracts/out/Permit2.runtime.hex");
 const PROXY_INITCODE: &str = include_str!("../../contracts/out/X402ExactPermit2Proxy.initcode.hex");
 const CREATE2_DEPLOYER: &str = "0x4e59b44847b379578588920cA78FbF26c0B4956C";
@@ -158,6 +161,12 @@ pub struct DevChain {
     pub token: String,
     /// The loopback facilitator's URL.
     pub facilitator: String,
+    /// The ERC-8257 ToolRegistry address.
+    pub registry: String,
+    /// The sample tool's metadataURI (served over HTTPS by a throwaway CA).
+    pub sample_uri: String,
+    /// The throwaway CA's certificate (PEM), trusted for manifests.
+    pub ca_pem: String,
 }
 
 /// Start anvil, deploy and fund everything, start the local facilitator.
@@ -244,12 +253,62 @@ async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
     }
 
     let facilitator = serve_facilitator(&rpc).await?;
+    let (registry, sample_uri, ca_pem) = deploy_registry(&rpc_client).await?;
     Ok(DevChain {
         _anvil: child,
         rpc,
         token,
         facilitator,
+        registry,
+        sample_uri,
+        ca_pem,
     })
+}
+
+/// Deploy the ToolRegistry, serve a sample tool manifest over HTTPS on loopback (a
+/// throwaway CA), and register it from the deployer: (registry, metadataURI, CA PEM).
+async fn deploy_registry(rpc: &Rpc) -> Result<(String, String, String), String> {
+    let artifact: Value =
+        serde_json::from_str(TOOL_REGISTRY).map_err(|e| format!("ToolRegistry artifact: {e}"))?;
+    let bytecode = artifact["bytecode"]
+        .as_str()
+        .ok_or("ToolRegistry artifact has no bytecode")?;
+    let receipt = rpc.send(DEPLOYER, None, bytecode).await?;
+    let registry = receipt["contractAddress"]
+        .as_str()
+        .ok_or("ToolRegistry deployment has no address")?
+        .to_ascii_lowercase();
+    let pki = crate::dev_tls::Pki::new()?;
+    let routes: crate::dev_tls::Routes = Default::default();
+    let addr = crate::dev_tls::serve(&pki, 0, routes.clone()).await?;
+    let origin = format!("https://localhost:{}", addr.port());
+    let manifest = json!({
+        "type": conduct_core::erc8257::MANIFEST_TYPE,
+        "name": "conduct sample tool",
+        "description": "A sample tool registered by `conduct dev`, served by the dev stack itself.",
+        "endpoint": format!("{origin}/{SAMPLE_SLUG}"),
+        "inputs": {"type": "object"},
+        "outputs": {"type": "object"},
+        "creatorAddress": ACCOUNTS[DEPLOYER].0.to_ascii_lowercase(),
+    });
+    let bytes = serde_json::to_vec_pretty(&manifest).map_err(|e| e.to_string())?;
+    let hash = conduct_core::erc8257::manifest_hash(&bytes).map_err(|e| e.to_string())?;
+    let path = format!("/.well-known/ai-tool/{SAMPLE_SLUG}.json");
+    conduct_core::sync::lock(&routes).insert(path.clone(), crate::dev_tls::Answer::json(bytes));
+    let uri = format!("{origin}{path}");
+    let data = conduct_indexer::chain::registry::register_tool_calldata(
+        &uri,
+        hash,
+        alloy_primitives::Address::ZERO,
+    );
+    rpc.send(
+        DEPLOYER,
+        Some(&registry),
+        &format!("0x{}", hex::encode(data)),
+    )
+    .await?;
+    // The server task holds the TLS config; the PKI's key is dropped here.
+    Ok((registry, uri, pki.ca_pem))
 }
 
 /// A loopback x402 facilitator (`/verify`, `/settle`, `/supported`) backed by the in-process
@@ -341,6 +400,28 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
     permit2.rpc_url = Some(chain.rpc.clone());
     permit2.settler_key = Some(ACCOUNTS[SETTLER].1.into());
     cfg.rails = vec![eip3009, permit2];
+    cfg.chain = Some(conduct_indexer::chain::ChainConfig {
+        name: "anvil (conduct dev)".into(),
+        chain_id: 31337,
+        rpc: vec![chain.rpc.clone()],
+        confirmations: 0,
+        poll_ms: 500,
+        max_range: 2000,
+        rpc_timeout_seconds: 10,
+        public_rpc: None,
+        registry: Some(conduct_indexer::chain::ContractConfig {
+            address: chain.registry.clone(),
+            start_block: 0,
+        }),
+    });
+    let ca = cfg.data.join("dev-manifest-ca.pem");
+    if std::fs::create_dir_all(&cfg.data).is_ok() && std::fs::write(&ca, &chain.ca_pem).is_ok() {
+        cfg.manifests = crate::config::ManifestFetchConfig {
+            allow_loopback: true,
+            extra_roots: vec![ca],
+            reverify_hours: None,
+        };
+    }
 }
 
 /// The banner printed once the service listens.
@@ -363,6 +444,10 @@ pub fn banner(chain: &DevChain, public_url: &str) -> String {
         chain.facilitator
     ));
     out.push_str(&format!("  payTo        {}\n", ACCOUNTS[PAY_TO].0));
+    out.push_str(&format!(
+        "  registry     {} (ERC-8257; a sample tool at {}, see {public_url}/registry)\n",
+        chain.registry, chain.sample_uri
+    ));
     for p in PAYERS {
         out.push_str(&format!(
             "  payer        {} key {} ({} TestUSD, Permit2 approved)\n",

@@ -41,6 +41,9 @@ pub enum Error {
     /// A language-model provider.
     #[error("{0}")]
     Model(String),
+    /// The chain follower or the manifest fetcher could not be set up.
+    #[error("chain: {0}")]
+    Chain(String),
 }
 
 /// Results of the api outside a request's answer.

@@ -5,8 +5,10 @@
 
 pub mod app;
 pub mod card;
+pub mod chain;
 pub mod config;
 pub mod dev;
+pub mod dev_tls;
 pub mod error;
 pub mod nginx;
 pub mod payment;
@@ -18,6 +20,7 @@ pub mod routes;
 pub mod serve;
 pub mod static_site;
 pub mod vows;
+pub mod who;
 
 /// Lock a mutex, recovering from poison (the one helper: `conduct_core::sync::lock`).
 pub use conduct_core::sync::lock;

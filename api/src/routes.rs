@@ -33,6 +33,8 @@ pub enum Dynamic {
     VerifyText,
     /// `GET /card?key=`: the card of an agent name, npub, vow id or wallet.
     Card,
+    /// `GET /who?handle=`: the public conduct record of a wallet or agent name.
+    Who,
 }
 
 /// What answers a route.
@@ -187,6 +189,13 @@ const CARD_KEY: &[Param] = &[Param::query(
     r#"{"type":"string","minLength":1}"#,
     "An agent name, npub, vow id or wallet.",
 )];
+const WHO_HANDLE: &[Param] = &[Param::query(
+    "handle",
+    true,
+    r#"{"type":"string","minLength":1}"#,
+    "A wallet (0x and 40 hex digits) or an agent name.",
+)];
+const TOOL_ID: Param = Param::path("id", DECIMAL, "An ERC-8257 tool id, in decimal.");
 
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
@@ -300,6 +309,23 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON, TEXT], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_KEY)),
+    route("GET", "/registry", false, Handler::Static,
+        "The ERC-8257 tool registry as followed on chain, every manifest re-verified (a statement about bytes, never about safety); alphabetical by claimed publisher name, never ranked. reachable: false with the last good state when the chain does not answer.")
+        .with(PAGE),
+    route("GET", "/registry/tool/{id}", false, Handler::Static,
+        "One registry tool: what the chain says, what its manifest claims (never vouched for), and the check.")
+        .with(PAGE.params(&[TOOL_ID])),
+    route("GET", "/who", false, Handler::Dynamic(Dynamic::Who),
+        "?handle= a wallet or agent name: its vows, their ledger paths and the registry tools it created. A handle with nothing is a negative result, never a 404.")
+        .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[])
+            .negotiated()
+            .params(WHO_HANDLE)),
+    route("GET", "/rh", false, Handler::Static,
+        "Chain onboarding: the chain followed, its id, an RPC, how to fund a wallet, how to read the registry yourself.")
+        .with(PAGE),
+    route("GET", "/opensea", false, Handler::Static,
+        "The recipe for publishing a tool: manifest template, the well-known path, conduct manifest-hash, and the registerTool call to sign from your own wallet (the service holds no key).")
+        .with(PAGE),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),

@@ -18,6 +18,7 @@ use crate::config::{Config, PRICE_USD};
 use crate::error::Error;
 use crate::payment::Rails;
 use crate::routes;
+use conduct_renderer::live::registry::RegistrySource;
 use conduct_renderer::live::vows::{AskReading, VowSource};
 use conduct_renderer::live::{self, LiveSite, Source};
 
@@ -78,15 +79,36 @@ pub fn render_site(
     let infos = routes::infos();
     let input = site_input(cfg, key, &infos, accepts, as_of);
     let count = vows.all()?.len();
-    let mut sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
-        key.clone(),
-        &cfg.public_url,
-        vows,
-        None,
-        routes::html_pages(),
-    ))];
+    let chain = crate::chain::open(cfg)?;
+    let mut sources: Vec<Box<dyn Source>> = vec![
+        Box::new(VowSource::new(
+            key.clone(),
+            &cfg.public_url,
+            vows.clone(),
+            None,
+            routes::html_pages(),
+        )),
+        Box::new(registry_source(cfg, key, &chain, vows)),
+    ];
     let publisher = live::startup(&input, &cfg.site, &mut sources)?;
     Ok((publisher, count))
+}
+
+/// The registry source of `cfg` (the live site's [`crate::app::REGISTRY`]).
+fn registry_source(
+    cfg: &Config,
+    key: &ServiceKey,
+    chain: &crate::chain::ChainParts,
+    vows: Arc<VowReader>,
+) -> RegistrySource {
+    RegistrySource::new(
+        key.clone(),
+        &cfg.public_url,
+        cfg.chain.clone(),
+        chain.db.clone(),
+        chain.status.clone(),
+        vows,
+    )
 }
 
 async fn shutdown_signal() {
@@ -222,13 +244,17 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             let _ = ask_tx.send((vow, seq, input));
         }) as AskReading
     });
-    let sources: Vec<Box<dyn Source>> = vec![Box::new(VowSource::new(
-        key.clone(),
-        &cfg.public_url,
-        vows.clone(),
-        ask,
-        routes::html_pages(),
-    ))];
+    let chain = crate::chain::open(&cfg)?;
+    let sources: Vec<Box<dyn Source>> = vec![
+        Box::new(VowSource::new(
+            key.clone(),
+            &cfg.public_url,
+            vows.clone(),
+            ask,
+            routes::html_pages(),
+        )),
+        Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
+    ];
     let infos = routes::infos();
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
@@ -240,6 +266,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let site =
         LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
     crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
+    crate::chain::spawn(&cfg, &chain, site.clone())?;
     phase("live site started (index pages rendered, backlog queued)");
     conduct_core::meter::prepare();
     println!(
@@ -268,6 +295,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         vows,
         donated,
         site,
+        chain: chain.status.clone(),
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));

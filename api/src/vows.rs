@@ -200,6 +200,10 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
             Some(why) => sandbox_reason = Some(why),
         }
     }
+    let new_wallet = checked
+        .wallet
+        .filter(|_| signature.is_some() && sandbox_reason.is_none())
+        .map(|w| format!("0x{}", hex::encode(w)));
     let new = NewVow {
         origin: app.key.name().to_owned(),
         agent: checked.agent.clone(),
@@ -226,6 +230,16 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
     // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
     // is retried by the render thread until the pages catch up.
     let rendered = app.site.render(crate::app::VOWS, &id, true).await;
+    // The handle's public record and, for a signed vow, the creator records of the tools its
+    // wallet registered.
+    let who = conduct_renderer::live::registry::who_key;
+    drop(
+        app.site
+            .start_render(crate::app::REGISTRY, &who(&checked.agent), false),
+    );
+    if let Some(w) = new_wallet {
+        drop(app.site.start_render(crate::app::REGISTRY, &who(&w), true));
+    }
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
         rendered.err().map(|e| e.0),

@@ -4,6 +4,7 @@
 //! claims, idempotency), and the transparency-log ledger with its group-commit sequencer. The
 //! chain indexer joins here.
 
+pub mod chain;
 pub mod durable;
 pub mod fetch;
 pub mod keystore;

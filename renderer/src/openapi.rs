@@ -519,6 +519,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
                 "status": {"enum": ["ok", "degraded"]},
                 "ledger": {"type": "object"},
                 "site": {"type": "object"},
+                "chain": {"type": ["object", "null"]},
                 "version": {"type": "string"},
                 "uptime_seconds": {"type": "integer", "minimum": 0},
                 "key_id": {"type": "string", "pattern": "^[0-9a-f]{8}$"},

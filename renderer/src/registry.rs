@@ -93,9 +93,7 @@ impl RegistryInput<'_> {
 
     /// Seconds since the last good read of the chain; `None` when never read.
     fn cached_seconds_ago(&self) -> Option<u64> {
-        self.status
-            .synced_at
-            .map(|t| self.now.saturating_sub(t))
+        self.status.synced_at.map(|t| self.now.saturating_sub(t))
     }
 
     /// The chain was read at least once (so the tools are a last good state).
@@ -107,23 +105,26 @@ impl RegistryInput<'_> {
 /// The verification block of a tool.
 fn verification(t: &Tool, check: Option<&Check>) -> Value {
     if t.state == ToolState::Deregistered {
-        return json!({"status": "deregistered", "computed": null,
+        return json!({"status": "deregistered", "reason": null, "computed": null,
             "detail": "deregistered on chain; its manifest is no longer checked", "checked_at": null});
     }
     match check {
         Some(c) if c.uri == t.metadata_uri && c.hash == t.manifest_hash => json!({
             "status": c.status,
+            "reason": c.reason,
             "computed": c.computed,
             "detail": c.detail,
             "checked_at": rfc3339(c.checked_at),
         }),
         Some(c) => json!({
             "status": "pending",
+            "reason": "metadata-changed",
             "computed": null,
             "detail": format!("the metadata changed on chain since the last check ({})", c.status),
             "checked_at": null,
         }),
-        None => json!({"status": "pending", "computed": null, "detail": "not checked yet",
+        None => json!({"status": "pending", "reason": "not-checked", "computed": null,
+            "detail": "not checked yet",
             "checked_at": null}),
     }
 }
@@ -133,7 +134,13 @@ fn claims(check: Option<&Check>) -> Value {
     let stored: Value = check
         .and_then(|c| serde_json::from_str(&c.claims).ok())
         .unwrap_or(Value::Null);
-    let field = |k: &str| stored.get(k).filter(|v| v.is_string()).cloned().unwrap_or(Value::Null);
+    let field = |k: &str| {
+        stored
+            .get(k)
+            .filter(|v| v.is_string())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
     json!({
         "name": field("name"),
         "description": field("description"),
@@ -242,9 +249,7 @@ pub fn registry_doc(input: &RegistryInput<'_>) -> Value {
     let verified = sorted
         .iter()
         .filter(|t| t.state == ToolState::Registered)
-        .filter(|t| {
-            verification(t, input.checks.get(&t.tool_id))["status"] == "verified"
-        })
+        .filter(|t| verification(t, input.checks.get(&t.tool_id))["status"] == "verified")
         .count();
     let pending = sorted
         .iter()
@@ -278,8 +283,9 @@ pub fn registry_doc(input: &RegistryInput<'_>) -> Value {
             "Still reading: {} of the checks are pending or the follower is catching up.",
             pending
         ),
-        (Some(_), true, true) => "Current as of as_of, up to head minus the confirmation depth."
-            .to_owned(),
+        (Some(_), true, true) => {
+            "Current as of as_of, up to head minus the confirmation depth.".to_owned()
+        }
     };
     let mut note = note;
     if truncated {
@@ -415,7 +421,9 @@ pub struct ToolPage<'a> {
 /// `/registry` (JSON and HTML).
 pub fn registry_files(input: &RegistryInput<'_>) -> Result<Files, RenderError> {
     let doc = registry_doc(input);
-    let rows = doc["tools"].as_array().map_or(Vec::new(), |a| a.iter().map(row).collect());
+    let rows = doc["tools"]
+        .as_array()
+        .map_or(Vec::new(), |a| a.iter().map(row).collect());
     let counts = doc["counts"].as_object().map(|c| {
         format!(
             "{} registered, {} verified, {} unverified or failing",
@@ -464,16 +472,25 @@ pub fn tool_files(input: &RegistryInput<'_>, t: &Tool) -> Result<Files, RenderEr
         o.insert("ordering_wall".into(), json!(ORDERING_WALL));
     }
     let title = format!("Tool {}", t.tool_id);
-    let description = format!("ERC-8257 tool {} as the chain says and its manifest check", t.tool_id);
+    let description = format!(
+        "ERC-8257 tool {} as the chain says and its manifest check",
+        t.tool_id
+    );
     let records = entry["creator_record"]["records"]
         .as_array()
-        .map_or(Vec::new(), |a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
+        .map_or(Vec::new(), |a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        });
     let page = ToolPage {
         head: PageHead::new(input.key, &title, &description),
         reference: entry["ref"].as_str().unwrap_or_default().to_owned(),
         access: entry["access"].as_str().unwrap_or_default().to_owned(),
         predicate: t.access_predicate.clone(),
-        computed: entry["verification"]["computed"].as_str().map(str::to_owned),
+        computed: entry["verification"]["computed"]
+            .as_str()
+            .map(str::to_owned),
         endpoint: entry["claims"]["endpoint"].as_str().map(str::to_owned),
         records,
         claims_note: CLAIMS_NOTE,
@@ -665,10 +682,7 @@ pub fn rh_files(
         );
     };
     let rpc = c.shown_rpc().unwrap_or("<your RPC URL>").to_owned();
-    let registry = c
-        .registry
-        .as_ref()
-        .map(|r| r.address.to_ascii_lowercase());
+    let registry = c.registry.as_ref().map(|r| r.address.to_ascii_lowercase());
     let mut sections = vec![
         (
             "The chain".to_owned(),
@@ -730,9 +744,11 @@ pub fn opensea_files(key: &ServiceKey, chain: Option<&ChainConfig>) -> Result<Fi
         "outputs": {"type": "object"},
         "creatorAddress": "0x<your wallet, 40 lower-case hex digits>",
     });
-    let pretty = serde_json::to_string_pretty(&template)
-        .map_err(|e| RenderError::Input(e.to_string()))?;
-    let to = registry.clone().unwrap_or_else(|| "<the registry address>".into());
+    let pretty =
+        serde_json::to_string_pretty(&template).map_err(|e| RenderError::Input(e.to_string()))?;
+    let to = registry
+        .clone()
+        .unwrap_or_else(|| "<the registry address>".into());
     let sections = vec![
         (
             "1. Write the manifest".to_owned(),

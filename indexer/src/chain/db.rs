@@ -53,6 +53,7 @@ const MIGRATIONS: &[&str] = &[
         uri TEXT NOT NULL,
         hash TEXT NOT NULL,
         status TEXT NOT NULL,
+        reason TEXT,
         computed TEXT,
         detail TEXT,
         claims TEXT NOT NULL,
@@ -80,6 +81,9 @@ pub struct Check {
     pub hash: String,
     /// `verified`, `unreachable`, `hash-mismatch`, ...
     pub status: String,
+    /// A stable reason for anything but `verified` (`redirect`, `http-status`, `refused`,
+    /// `timeout`, `bom`, `not-nfc`, ...).
+    pub reason: Option<String>,
     /// keccak256 of the canonical manifest, when it was fetched and hashable.
     pub computed: Option<String>,
     /// Why, for anything but `verified`.
@@ -301,7 +305,7 @@ impl ChainDb {
     pub fn check(&self, id: u64) -> Result<Option<Check>, StoreError> {
         Ok(lock(&self.conn)
             .query_row(
-                "SELECT uri, hash, status, computed, detail, claims, checked_at
+                "SELECT uri, hash, status, computed, detail, claims, checked_at, reason
                  FROM registry_check WHERE tool_id = ?1",
                 params![id as i64],
                 check_row,
@@ -313,11 +317,11 @@ impl ChainDb {
     pub fn checks(&self) -> Result<std::collections::HashMap<u64, Check>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare(
-            "SELECT uri, hash, status, computed, detail, claims, checked_at, tool_id
+            "SELECT uri, hash, status, computed, detail, claims, checked_at, reason, tool_id
              FROM registry_check",
         )?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(7)? as u64, check_row(r)?)))?
+            .query_map([], |r| Ok((r.get::<_, i64>(8)? as u64, check_row(r)?)))?
             .collect::<Result<_, _>>()?;
         Ok(rows)
     }
@@ -326,8 +330,8 @@ impl ChainDb {
     pub fn put_check(&self, id: u64, c: &Check) -> Result<(), StoreError> {
         lock(&self.conn).execute(
             "INSERT OR REPLACE INTO registry_check
-             (tool_id, uri, hash, status, computed, detail, claims, checked_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             (tool_id, uri, hash, status, computed, detail, claims, checked_at, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 id as i64,
                 c.uri,
@@ -336,7 +340,8 @@ impl ChainDb {
                 c.computed,
                 c.detail,
                 c.claims,
-                c.checked_at as i64
+                c.checked_at as i64,
+                c.reason
             ],
         )?;
         Ok(())
@@ -349,7 +354,9 @@ impl ChainDb {
 
     /// Tool `id`, folded from its events; `None` when the chain (as indexed) has no such tool.
     pub fn tool(&self, id: u64) -> Result<Option<Tool>, StoreError> {
-        Ok(super::registry::fold(&self.events_of(id)?).into_iter().next())
+        Ok(super::registry::fold(&self.events_of(id)?)
+            .into_iter()
+            .next())
     }
 }
 
@@ -382,5 +389,6 @@ fn check_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Check> {
         detail: r.get(4)?,
         claims: r.get(5)?,
         checked_at: r.get::<_, i64>(6)? as u64,
+        reason: r.get(7)?,
     })
 }

@@ -100,6 +100,14 @@ impl Follower {
         &self.rpc
     }
 
+    /// Step until the database holds everything up to head minus confirmations (a backfill);
+    /// the block reached.
+    pub async fn catch_up(&mut self) -> Result<Option<u64>, RpcFailure> {
+        while self.step().await? == Step::More {}
+        lock(&self.status).caught_up = true;
+        Ok(lock(&self.status).indexed_to)
+    }
+
     /// Follow until the task is dropped.
     pub async fn run(mut self) {
         let poll = Duration::from_millis(self.cfg.poll_ms.max(10));

@@ -17,6 +17,7 @@ pub mod db;
 pub mod follower;
 pub mod registry;
 pub mod rpc;
+pub mod verify;
 
 use serde::Deserialize;
 

@@ -27,7 +27,24 @@ alloy::sol! {
         event ToolDeregistered(uint256 indexed toolId);
         /// The current record of a tool.
         function getToolConfig(uint256 toolId) external view returns (ToolConfig memory);
+        /// Register a tool (from the creator's own wallet).
+        function registerTool(string metadataURI, bytes32 manifestHash, address accessPredicate) external returns (uint256 toolId);
     }
+}
+
+/// The calldata of `registerTool(metadataURI, manifestHash, accessPredicate)`.
+pub fn register_tool_calldata(
+    metadata_uri: &str,
+    manifest_hash: [u8; 32],
+    predicate: Address,
+) -> Vec<u8> {
+    use alloy::sol_types::SolCall;
+    IToolRegistry::registerToolCall {
+        metadataURI: metadata_uri.to_owned(),
+        manifestHash: B256::from(manifest_hash),
+        accessPredicate: predicate,
+    }
+    .abi_encode()
 }
 
 /// The topic0 of every registry event the follower reads.

@@ -108,9 +108,10 @@ impl Rpc {
 
     /// `eth_blockNumber`.
     pub async fn head(&self) -> Result<u64, RpcFailure> {
-        self.call("eth_blockNumber", |p| async move {
-            p.get_block_number().await
-        })
+        self.call(
+            "eth_blockNumber",
+            |p| async move { p.get_block_number().await },
+        )
         .await
     }
 

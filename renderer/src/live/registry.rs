@@ -3,8 +3,8 @@
 //!
 //! Keys: `tool:<id>` (a tool whose events or check changed: its page and its creator's
 //! `/who`), `who:<handle>` (a handle whose vows changed). The index pages are `/registry`,
-//! `/rh` and `/opensea`. While the chain does not answer, the index falls due every minute so
-//! `cached_seconds_ago` keeps telling the truth.
+//! `/rh` and `/opensea`. While a chain is followed the index also falls due every minute, so
+//! `cached_seconds_ago` keeps telling the truth when the chain stops answering.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -18,12 +18,15 @@ use conduct_indexer::vows::{VowReader, VowRow};
 
 use super::{Known, Source};
 use crate::publish::Publisher;
-use crate::registry::{opensea_files, registry_files, rh_files, tool_files, who_files, RegistryInput};
+use crate::registry::{
+    opensea_files, registry_files, rh_files, tool_files, who_files, RegistryInput,
+};
 use crate::vows::Files;
 use crate::RenderError;
 
-/// Seconds between re-renders of the index while the chain does not answer.
-const STALE_REFRESH: u64 = 60;
+/// Seconds between re-renders of the index while a chain is followed (its `as_of`,
+/// `indexed_to_block` and `cached_seconds_ago` stay current; tool changes render at once).
+const HEARTBEAT: u64 = 60;
 
 /// The key of a tool's documents.
 pub fn tool_key(id: u64) -> String {
@@ -98,7 +101,8 @@ impl RegistrySource {
             .matching(&h)?
             .into_iter()
             .filter(|v| {
-                v.agent == h || v.wallet.as_deref().map(str::to_ascii_lowercase).as_deref() == Some(&h)
+                v.agent == h
+                    || v.wallet.as_deref().map(str::to_ascii_lowercase).as_deref() == Some(&h)
             })
             .collect();
         let created: Vec<&Tool> = tools.iter().filter(|t| t.creator == h).collect();
@@ -140,13 +144,19 @@ impl RegistrySource {
             }
         }
         for h in handles {
+            if keys.contains(&who_key(&h)) {
+                // A vow of this handle changed: so may the creator records of its tools.
+                for t in tools.iter().filter(|t| t.creator == h) {
+                    files.extend(tool_files(&input, t)?);
+                }
+            }
             files.extend(self.who(&h, &tools, &checks)?);
         }
         if index {
             files.extend(registry_files(&input)?);
             files.extend(rh_files(&self.key, &self.public_url, self.chain.as_ref())?);
             files.extend(opensea_files(&self.key, self.chain.as_ref())?);
-            self.due = (self.chain.is_some() && !status.reachable).then_some(now + STALE_REFRESH);
+            self.due = self.chain.is_some().then_some(now + HEARTBEAT);
         }
         Ok(files)
     }

@@ -1,0 +1,346 @@
+//! The manifest verifier: fetches each registered tool's manifest and checks it in the order
+//! ERC-8257 section 7 gives, then stores the result ([`Check`]) for the registry view.
+//!
+//! 1. fetch `metadataURI` ([`crate::fetch`]: https only, no redirects, SSRF-safe, 1 MiB, 5 s);
+//!    any failure is `unreachable` with a `reason` and a `detail`;
+//! 2. the origin and well-known binding of `metadataURI` to the manifest's `endpoint`
+//!    (`binding-mismatch`);
+//! 3. reject a BOM, non-NFC strings and upper-case hex, then keccak256 of the RFC 8785 bytes
+//!    against `manifestHash` (`invalid-manifest`, `hash-mismatch`; on a mismatch
+//!    `getToolConfig` is read again once, in case the chain moved on);
+//! 4. the manifest's rules (`invalid-manifest`) and `creatorAddress` against the on-chain
+//!    creator (`creator-mismatch`).
+//!
+//! A verified manifest is checked again every `reverify_every` (24 h by default), a failed one
+//! sooner, and any tool whose metadata changed on chain at once (the follower wakes the
+//! verifier). Deregistered tools are not fetched. A statement about bytes, never about safety.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use alloy::primitives::U256;
+use conduct_core::erc8257;
+use serde_json::{json, Value};
+use tokio::sync::Notify;
+
+use super::db::{ChainDb, Check};
+use super::registry::{b256_text, parse_address, IToolRegistry, Tool, ToolState};
+use super::rpc::Rpc;
+use super::ChainConfig;
+use crate::fetch::{FailKind, FetchOutcome, FetchPolicy, Fetcher};
+
+/// How often manifests are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyPolicy {
+    /// Seconds after which a verified manifest is checked again.
+    pub reverify_every: u64,
+    /// Seconds after which a failed check is tried again.
+    pub retry_failed_after: u64,
+    /// Manifests fetched at once.
+    pub concurrency: usize,
+}
+
+impl Default for VerifyPolicy {
+    fn default() -> Self {
+        VerifyPolicy {
+            reverify_every: 24 * 3600,
+            retry_failed_after: 600,
+            concurrency: 4,
+        }
+    }
+}
+
+/// Told of each tool whose check was stored.
+pub type OnChecked = Box<dyn Fn(u64) + Send + Sync>;
+
+/// The verifier task.
+pub struct Verifier {
+    db: Arc<ChainDb>,
+    fetcher: Fetcher,
+    rpc: Rpc,
+    registry: Option<alloy::primitives::Address>,
+    policy: VerifyPolicy,
+    on_checked: OnChecked,
+    wake: Arc<Notify>,
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The stable reason of a fetch failure.
+fn fail_reason(kind: FailKind) -> &'static str {
+    match kind {
+        FailKind::Refused => "refused",
+        FailKind::Redirect => "redirect",
+        FailKind::Http(_) => "http-status",
+        FailKind::TooLarge => "too-large",
+        FailKind::Timeout => "timeout",
+        FailKind::Network => "network",
+    }
+}
+
+/// The claims of a manifest (even one that failed), as stored.
+fn claims_json(manifest: Option<&Value>) -> String {
+    let c = manifest.map(erc8257::claims).unwrap_or_default();
+    json!({"name": c.name, "description": c.description, "endpoint": c.endpoint}).to_string()
+}
+
+/// The stable reason of a manifest rejection.
+fn reason(e: &erc8257::ManifestError) -> &'static str {
+    use erc8257::ManifestError as E;
+    match e {
+        E::Bom => "bom",
+        E::TooLarge { .. } => "too-large",
+        E::InvalidJson { .. } => "invalid-json",
+        E::NotNfc { .. } => "not-nfc",
+        E::UppercaseHex { .. } => "uppercase-hex",
+        E::Invalid { .. } => "invalid-field",
+        E::Binding { .. } => "binding",
+    }
+}
+
+impl Verifier {
+    /// A verifier over `db` for the chain `chain`, fetching under `fetch`; `on_checked` is
+    /// told of every stored check.
+    pub fn new(
+        db: Arc<ChainDb>,
+        chain: ChainConfig,
+        fetch: FetchPolicy,
+        policy: VerifyPolicy,
+        on_checked: OnChecked,
+    ) -> Result<Verifier, String> {
+        let fetcher = Fetcher::new(fetch).map_err(|e| e.to_string())?;
+        let rpc = Rpc::new(
+            &chain.rpc,
+            Duration::from_secs(chain.rpc_timeout_seconds.max(1)),
+        )?;
+        let registry = match &chain.registry {
+            Some(r) => Some(parse_address(&r.address)?),
+            None => None,
+        };
+        Ok(Verifier {
+            db,
+            fetcher,
+            rpc,
+            registry,
+            policy,
+            on_checked,
+            wake: Arc::new(Notify::new()),
+        })
+    }
+
+    /// Notify it to look for work at once (new tools, changed metadata).
+    pub fn waker(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
+    /// Tools whose check is missing, stale for their current metadata, or due again, and
+    /// when the next one falls due.
+    fn due(&self, now: u64) -> (Vec<Tool>, Option<u64>) {
+        let (tools, checks) = match (self.db.tools(), self.db.checks()) {
+            (Ok(t), Ok(c)) => (t, c),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!(error = %e, "verifier: reading the chain database failed");
+                return (Vec::new(), Some(now + 5));
+            }
+        };
+        let mut due = Vec::new();
+        let mut next: Option<u64> = None;
+        for t in tools {
+            if t.state == ToolState::Deregistered {
+                continue;
+            }
+            let at = match checks.get(&t.tool_id) {
+                Some(c) if c.uri == t.metadata_uri && c.hash == t.manifest_hash => {
+                    let every = if c.status == "verified" {
+                        self.policy.reverify_every
+                    } else {
+                        self.policy.retry_failed_after
+                    };
+                    c.checked_at.saturating_add(every)
+                }
+                _ => now,
+            };
+            if at <= now {
+                due.push(t);
+            } else {
+                next = Some(next.map_or(at, |n| n.min(at)));
+            }
+        }
+        (due, next)
+    }
+
+    /// Check manifests until the task is dropped.
+    pub async fn run(self) {
+        loop {
+            let now = unix_now();
+            let (due, next) = self.due(now);
+            for chunk in due.chunks(self.policy.concurrency.max(1)) {
+                let checks = chunk.iter().map(|t| self.check(t));
+                let results = futures_join_all(checks).await;
+                for (t, c) in chunk.iter().zip(results) {
+                    match self.db.put_check(t.tool_id, &c) {
+                        Ok(()) => (self.on_checked)(t.tool_id),
+                        Err(e) => {
+                            tracing::warn!(error = %e, tool = t.tool_id, "storing a check failed")
+                        }
+                    }
+                }
+            }
+            if !due.is_empty() {
+                continue;
+            }
+            let wait = next.map_or(Duration::from_secs(3600), |n| {
+                Duration::from_secs(n.saturating_sub(unix_now()).max(1))
+            });
+            let _ = tokio::time::timeout(wait, self.wake.notified()).await;
+        }
+    }
+
+    /// Check tool `t` now.
+    pub async fn check(&self, t: &Tool) -> Check {
+        let now = unix_now();
+        let mut c = Check {
+            uri: t.metadata_uri.clone(),
+            hash: t.manifest_hash.clone(),
+            status: String::new(),
+            reason: None,
+            computed: None,
+            detail: None,
+            claims: claims_json(None),
+            checked_at: now,
+        };
+        let bytes = match self.fetcher.fetch(&t.metadata_uri).await {
+            FetchOutcome::Fetched { bytes, .. } => bytes,
+            FetchOutcome::Failed { detail, kind } => {
+                c.status = "unreachable".into();
+                c.reason = Some(fail_reason(kind).into());
+                c.detail = Some(detail);
+                return c;
+            }
+        };
+        let fail = |c: &mut Check, e: &erc8257::ManifestError| {
+            c.status = e.status().into();
+            c.reason = Some(reason(e).into());
+            c.detail = Some(e.to_string());
+        };
+        let value = match erc8257::parse_manifest(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                fail(&mut c, &e);
+                return c;
+            }
+        };
+        c.claims = claims_json(Some(&value));
+        // 2. the binding of metadataURI to the manifest's endpoint.
+        let endpoint = value
+            .get("endpoint")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Err(e) = erc8257::check_binding(&t.metadata_uri, endpoint) {
+            fail(&mut c, &e);
+            return c;
+        }
+        // 3. the rules before canonicalization, then the commitment.
+        if let Err(e) = erc8257::check_canonical_rules(&value) {
+            fail(&mut c, &e);
+            return c;
+        }
+        let computed = match erc8257::manifest_hash(&bytes) {
+            Ok(h) => format!("0x{}", hex::encode(h)),
+            Err(e) => {
+                fail(&mut c, &e);
+                return c;
+            }
+        };
+        c.computed = Some(computed.clone());
+        if computed != t.manifest_hash {
+            match self.reread(t.tool_id).await {
+                Some((uri, hash)) if hash == computed && uri == t.metadata_uri => {
+                    // The chain moved on: this check is for the new commitment.
+                    c.hash = hash;
+                }
+                _ => {
+                    c.status = "hash-mismatch".into();
+                    c.reason = Some("hash-mismatch".into());
+                    c.detail = Some(format!(
+                        "keccak256(JCS(manifest)) is {computed}, the registration commits to {}",
+                        t.manifest_hash
+                    ));
+                    return c;
+                }
+            }
+        }
+        // 4. the manifest's rules and its creator.
+        let manifest = match erc8257::validate_manifest(&value) {
+            Ok(m) => m,
+            Err(e) => {
+                fail(&mut c, &e);
+                return c;
+            }
+        };
+        let creator = parse_address(&t.creator)
+            .map(|a| a.0 .0)
+            .unwrap_or_default();
+        if !erc8257::creator_matches(&manifest.creator_address, &creator) {
+            c.status = "creator-mismatch".into();
+            c.reason = Some("creator-mismatch".into());
+            c.detail = Some(format!(
+                "/creatorAddress is {}, the on-chain creator is {}",
+                manifest.creator_address, t.creator
+            ));
+            return c;
+        }
+        c.status = "verified".into();
+        c
+    }
+
+    /// `getToolConfig(id)` read again: (metadataURI, manifestHash), or `None` when it could
+    /// not be read.
+    async fn reread(&self, id: u64) -> Option<(String, String)> {
+        let address = self.registry?;
+        let registry = IToolRegistry::new(address, self.rpc.provider());
+        let cfg = tokio::time::timeout(
+            Duration::from_secs(10),
+            registry.getToolConfig(U256::from(id)).call(),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        Some((cfg.metadataURI, b256_text(&cfg.manifestHash)))
+    }
+}
+
+/// Run futures concurrently and collect their outputs in order.
+async fn futures_join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let handles: Vec<_> = futs.map(Box::pin).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    // Poll all together: a JoinSet needs 'static futures, these borrow the verifier.
+    let mut pending: Vec<Option<std::pin::Pin<Box<F>>>> = handles.into_iter().map(Some).collect();
+    let mut results: Vec<Option<F::Output>> = (0..pending.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut all = true;
+        for (i, slot) in pending.iter_mut().enumerate() {
+            if let Some(f) = slot {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => {
+                        results[i] = Some(v);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => all = false,
+                }
+            }
+        }
+        if all {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    out.extend(results.into_iter().flatten());
+    out
+}

@@ -1,0 +1,537 @@
+//! The chain indexer and the ERC-8257 registry view, end to end: a real anvil running our
+//! ToolRegistry, manifests served over real HTTPS on loopback (a throwaway CA the service is
+//! configured to trust), the real `conduct` binary following the chain through a TCP relay the
+//! test can cut. One chain and one server for every case:
+//!
+//! - a good manifest verifies; a changed byte, a BOM, NFD text, upper-case hex, a wrong
+//!   creator, a broken binding, a redirect, a 404, a private address and a slow server each
+//!   give their named status and reason;
+//! - an update re-verifies; a deregistration shows as such;
+//! - reorgs of depth 1 (inside the confirmation depth), 3 and 5 (deeper) remove registrations;
+//! - the RPC stopping gives `reachable: false` with the last good tools, and the follower
+//!   resumes from its cursor when it answers again;
+//! - `/who` shows the tools a wallet created; `/rh` and `/opensea` name the chain.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use alloy::primitives::{keccak256, Address, B256};
+use alloy::sol_types::SolCall;
+use conduct_api::dev_tls::{serve, Answer, Pki};
+use conduct_tests::{client, Server};
+use serde_json::{json, Value};
+
+alloy::sol! {
+    function registerTool(string metadataURI, bytes32 manifestHash, address accessPredicate) returns (uint256);
+    function updateToolMetadata(uint256 toolId, string newURI, bytes32 newHash);
+    function deregisterTool(uint256 toolId);
+}
+
+/// anvil's first two development accounts (public test values).
+const DEPLOYER: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+const OTHER: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+
+/// A running anvil.
+struct Anvil {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Anvil {
+    fn start() -> Anvil {
+        let bin = std::env::var("ANVIL_BIN")
+            .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
+        let mut child = Command::new(bin)
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("anvil");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let line = lines.next().expect("anvil exited").unwrap();
+            if let Some(a) = line.strip_prefix("Listening on ") {
+                break format!("http://{}", a.trim());
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Anvil { child, url }
+    }
+
+    fn rpc(&self, method: &str, params: Value) -> Value {
+        let v: Value = client()
+            .post(&self.url)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert!(v.get("error").is_none(), "{method}: {v}");
+        v["result"].clone()
+    }
+
+    /// Send a transaction from an unlocked account; its receipt.
+    fn send(&self, from: &str, to: Option<&str>, data: &[u8]) -> Value {
+        let mut tx =
+            json!({"from": from, "data": format!("0x{}", hex::encode(data)), "gas": "0x1000000"});
+        if let Some(to) = to {
+            tx["to"] = json!(to);
+        }
+        let hash = self.rpc("eth_sendTransaction", json!([tx]));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.rpc("eth_getTransactionReceipt", json!([hash]));
+            if !r.is_null() {
+                assert_eq!(r["status"], "0x1", "reverted: {r}");
+                return r;
+            }
+            assert!(Instant::now() < deadline, "no receipt for {hash}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn head(&self) -> u64 {
+        let h = self.rpc("eth_blockNumber", json!([]));
+        u64::from_str_radix(h.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+    }
+
+    fn mine(&self, n: u64) {
+        self.rpc("anvil_mine", json!([format!("0x{n:x}")]));
+    }
+}
+
+/// A TCP relay in front of anvil that the test can cut (connections refused, open ones
+/// dropped) and restore: an RPC that stops answering, without losing the chain.
+struct Relay {
+    addr: std::net::SocketAddr,
+    up: Arc<AtomicBool>,
+    generation: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Relay {
+    async fn start(target: std::net::SocketAddr) -> Relay {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let up = Arc::new(AtomicBool::new(true));
+        let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let (up2, gen2) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !up2.load(Ordering::SeqCst) {
+                    continue; // dropped: the client sees the connection closed
+                }
+                let born = gen2.load(Ordering::SeqCst);
+                let gen3 = gen2.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
+                    let cut = async {
+                        while gen3.load(Ordering::SeqCst) == born {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    };
+                    tokio::select! { _ = copy => {}, _ = cut => {} }
+                });
+            }
+        });
+        Relay {
+            addr,
+            up,
+            generation,
+        }
+    }
+
+    fn set(&self, up: bool) {
+        self.up.store(up, Ordering::SeqCst);
+        if !up {
+            self.generation.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// keccak256 of the RFC 8785 form, by an implementation independent of the service's.
+fn jcs_keccak(v: &Value) -> B256 {
+    keccak256(serde_json_canonicalizer::to_vec(v).unwrap())
+}
+
+fn manifest(origin: &str, slug: &str, name: &str, creator: &str) -> Value {
+    json!({
+        "type": "https://ercs.ethereum.org/ERCS/erc-8257#tool-manifest-v1",
+        "name": name,
+        "description": format!("{name}: a test tool"),
+        "endpoint": format!("{origin}/{slug}"),
+        "inputs": {"type": "object"},
+        "outputs": {"type": "object"},
+        "creatorAddress": creator,
+    })
+}
+
+fn get_json(s: &Server, path: &str) -> Value {
+    client()
+        .get(s.at(path))
+        .header("accept", "application/json")
+        .send()
+        .unwrap()
+        .json()
+        .unwrap()
+}
+
+/// Poll `/registry` until `done` holds (bounded); the last document.
+fn await_registry(s: &Server, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let doc = get_json(s, "/registry");
+        if done(&doc) {
+            return doc;
+        }
+        assert!(Instant::now() < deadline, "{what}: {doc:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn tool(doc: &Value, id: u64) -> Option<&Value> {
+    doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["toolId"] == id)
+}
+
+fn status_of(doc: &Value, id: u64) -> Option<String> {
+    tool(doc, id).map(|t| t["verification"]["status"].as_str().unwrap().to_owned())
+}
+
+#[test]
+fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let anvil = Anvil::start();
+    let anvil_addr: std::net::SocketAddr = anvil.url.trim_start_matches("http://").parse().unwrap();
+    let relay = rt.block_on(Relay::start(anvil_addr));
+
+    // Deploy our registry.
+    let artifact: Value =
+        serde_json::from_str(include_str!("../../contracts/out/ToolRegistry.json")).unwrap();
+    let code = hex::decode(
+        artifact["bytecode"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("0x"),
+    )
+    .unwrap();
+    let receipt = anvil.send(DEPLOYER, None, &code);
+    let registry = receipt["contractAddress"].as_str().unwrap().to_owned();
+    let deployed_at = u64::from_str_radix(
+        receipt["blockNumber"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+
+    // The manifests, served over HTTPS on loopback.
+    let pki = Pki::new().unwrap();
+    let routes: conduct_api::dev_tls::Routes = Arc::new(Mutex::new(HashMap::new()));
+    let tls = rt.block_on(serve(&pki, 0, routes.clone())).unwrap();
+    let origin = format!("https://localhost:{}", tls.port());
+    let well_known = |slug: &str| format!("{origin}/.well-known/ai-tool/{slug}.json");
+    let put = |slug: &str, a: Answer| {
+        routes
+            .lock()
+            .unwrap()
+            .insert(format!("/.well-known/ai-tool/{slug}.json"), a);
+    };
+    let register = |from: &str, uri: &str, hash: B256| -> u64 {
+        let data = registerToolCall {
+            metadataURI: uri.to_owned(),
+            manifestHash: hash,
+            accessPredicate: Address::ZERO,
+        }
+        .abi_encode();
+        let r = anvil.send(from, Some(&registry), &data);
+        let log = &r["logs"][0];
+        u64::from_str_radix(
+            log["topics"][1].as_str().unwrap().trim_start_matches("0x"),
+            16,
+        )
+        .unwrap()
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    let cfg = dir.path().join("conduct.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "vow_daily_cap = 0\n\
+             [chain]\nname = \"anvil\"\nchain_id = 31337\n\
+             rpc = [\"http://127.0.0.1:1\", \"http://{}\"]\n\
+             confirmations = 2\npoll_ms = 50\nrpc_timeout_seconds = 2\n\
+             [chain.registry]\naddress = \"{registry}\"\nstart_block = {deployed_at}\n\
+             [manifests]\nallow_loopback = true\nextra_roots = [{:?}]\n",
+            relay.addr,
+            ca.display().to_string()
+        ),
+    )
+    .unwrap();
+    let s = Server::start_in(
+        &dir.path().join("data"),
+        &dir.path().join("site"),
+        &["--config", cfg.to_str().unwrap()],
+    );
+
+    // One of each: (slug, what is served, what is committed, by whom).
+    let good = manifest(&origin, "alpha", "Alpha", DEPLOYER);
+    put(
+        "alpha",
+        Answer::json(serde_json::to_vec_pretty(&good).unwrap()),
+    );
+    let alpha = register(DEPLOYER, &well_known("alpha"), jcs_keccak(&good));
+
+    let bravo_m = manifest(&origin, "bravo", "Bravo", DEPLOYER);
+    let mut changed = bravo_m.clone();
+    changed["description"] = json!("Bravo: a test tool!");
+    put("bravo", Answer::json(serde_json::to_vec(&changed).unwrap()));
+    let bravo = register(DEPLOYER, &well_known("bravo"), jcs_keccak(&bravo_m));
+
+    let charlie_m = manifest(&origin, "charlie", "Charlie", DEPLOYER);
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend(serde_json::to_vec(&charlie_m).unwrap());
+    put("charlie", Answer::json(bom));
+    let charlie = register(DEPLOYER, &well_known("charlie"), jcs_keccak(&charlie_m));
+
+    let delta_m = manifest(&origin, "delta", "Cafe\u{301} Delta", DEPLOYER);
+    put("delta", Answer::json(serde_json::to_vec(&delta_m).unwrap()));
+    let delta = register(DEPLOYER, &well_known("delta"), jcs_keccak(&delta_m));
+
+    let echo_m = manifest(
+        &origin,
+        "echo",
+        "Echo",
+        "0xF39FD6E51AAD88F6F4CE6AB8827279CFFFB92266",
+    );
+    put("echo", Answer::json(serde_json::to_vec(&echo_m).unwrap()));
+    let echo = register(DEPLOYER, &well_known("echo"), jcs_keccak(&echo_m));
+
+    let foxtrot_m = manifest(&origin, "foxtrot", "Foxtrot", OTHER);
+    put(
+        "foxtrot",
+        Answer::json(serde_json::to_vec(&foxtrot_m).unwrap()),
+    );
+    let foxtrot = register(DEPLOYER, &well_known("foxtrot"), jcs_keccak(&foxtrot_m));
+
+    put(
+        "golf",
+        Answer::Reply {
+            status: "302 Found".into(),
+            headers: vec![format!("Location: {}", well_known("alpha"))],
+            body: Vec::new(),
+        },
+    );
+    let golf = register(DEPLOYER, &well_known("golf"), jcs_keccak(&good));
+
+    let hotel = register(DEPLOYER, &well_known("hotel"), jcs_keccak(&good));
+
+    let india = register(
+        DEPLOYER,
+        "https://10.11.12.13/.well-known/ai-tool/india.json",
+        jcs_keccak(&good),
+    );
+
+    put("juliet", Answer::Stall);
+    let juliet = register(DEPLOYER, &well_known("juliet"), jcs_keccak(&good));
+
+    // Served on our origin, but claiming an endpoint elsewhere.
+    let kilo_m = manifest("https://tools.example.com", "kilo", "Kilo", DEPLOYER);
+    put("kilo", Answer::json(serde_json::to_vec(&kilo_m).unwrap()));
+    let kilo = register(DEPLOYER, &well_known("kilo"), jcs_keccak(&kilo_m));
+    anvil.mine(2);
+
+    let expect = [
+        (alpha, "verified", None),
+        (bravo, "hash-mismatch", Some("hash-mismatch")),
+        (charlie, "invalid-manifest", Some("bom")),
+        (delta, "invalid-manifest", Some("not-nfc")),
+        (echo, "invalid-manifest", Some("uppercase-hex")),
+        (foxtrot, "creator-mismatch", Some("creator-mismatch")),
+        (golf, "unreachable", Some("redirect")),
+        (hotel, "unreachable", Some("http-status")),
+        (india, "unreachable", Some("refused")),
+        (juliet, "unreachable", Some("timeout")),
+        (kilo, "binding-mismatch", Some("binding")),
+    ];
+    let doc = await_registry(&s, "every tool checked", |d| {
+        expect
+            .iter()
+            .all(|(id, _, _)| status_of(d, *id).is_some_and(|st| st != "pending"))
+    });
+    for (id, status, reason) in expect {
+        let t = tool(&doc, id).unwrap();
+        assert_eq!(t["verification"]["status"], status, "tool {id}: {t:#}");
+        assert_eq!(
+            t["verification"]["reason"],
+            json!(reason),
+            "tool {id}: {t:#}"
+        );
+    }
+    assert!(
+        tool(&doc, hotel).unwrap()["verification"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("404"),
+        "{doc:#}"
+    );
+    assert_eq!(
+        tool(&doc, alpha).unwrap()["verification"]["computed"],
+        json!(format!("{}", jcs_keccak(&good)))
+    );
+    assert_eq!(tool(&doc, alpha).unwrap()["claims"]["name"], "Alpha");
+    assert_eq!(doc["counts"]["registered"], 11);
+    assert_eq!(doc["counts"]["verified"], 1);
+    assert_eq!(doc["counts"]["unverified_or_failing"], 10);
+    assert_eq!(doc["reachable"], true);
+    // Alphabetical by claimed name, never ranked.
+    let names: Vec<String> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["claims"]["name"].as_str().unwrap_or("~").to_lowercase())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    for key in [
+        "what",
+        "chain",
+        "registry",
+        "counts",
+        "order",
+        "reading_an_entry",
+        "ordering_wall",
+        "publish_here",
+        "reachable",
+        "truncated",
+        "partial",
+        "note",
+        "tools",
+        "cached_seconds_ago",
+    ] {
+        assert!(doc.get(key).is_some(), "missing {key}");
+    }
+
+    // An update re-verifies against the new commitment; a deregistration shows as such.
+    let alpha2 = manifest(&origin, "alpha2", "Alpha", DEPLOYER);
+    put("alpha2", Answer::json(serde_json::to_vec(&alpha2).unwrap()));
+    let data = updateToolMetadataCall {
+        toolId: alpha.try_into().unwrap(),
+        newURI: well_known("alpha2"),
+        newHash: jcs_keccak(&alpha2),
+    }
+    .abi_encode();
+    anvil.send(DEPLOYER, Some(&registry), &data);
+    let data = deregisterToolCall {
+        toolId: bravo.try_into().unwrap(),
+    }
+    .abi_encode();
+    anvil.send(DEPLOYER, Some(&registry), &data);
+    anvil.mine(2);
+    let doc = await_registry(&s, "update and deregistration", |d| {
+        tool(d, alpha).is_some_and(|t| {
+            t["metadataURI"] == json!(well_known("alpha2"))
+                && t["verification"]["status"] == "verified"
+        }) && tool(d, bravo).is_some_and(|t| t["state"] == "deregistered")
+    });
+    assert_eq!(
+        tool(&doc, bravo).unwrap()["verification"]["status"],
+        "deregistered"
+    );
+    assert_eq!(doc["counts"]["registered"], 10);
+
+    // The tool's own page and the creator's public record.
+    let page = get_json(&s, &format!("/registry/tool/{alpha}"));
+    assert_eq!(page["tool"]["toolId"], alpha);
+    let who = get_json(&s, &format!("/who?handle={DEPLOYER}"));
+    assert_eq!(who["found"], true, "{who:#}");
+    assert_eq!(who["tools"].as_array().unwrap().len(), 11, "{who:#}");
+    let nobody = get_json(&s, "/who?handle=0x000000000000000000000000000000000000dead");
+    assert_eq!(nobody["found"], false);
+    let rh = get_json(&s, "/rh");
+    assert_eq!(rh["chain"]["chain_id"], 31337);
+    let opensea = get_json(&s, "/opensea");
+    assert_eq!(opensea["registry"], json!(registry.to_ascii_lowercase()));
+    let html = client()
+        .get(s.at("/registry"))
+        .header("accept", "text/html")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(html.contains("Alpha") && html.contains("hash-mismatch"));
+
+    // Reorgs. Depth 1, inside the confirmation depth: the registration is never shown.
+    let slug_tool = |slug: &str, name: &str| {
+        let m = manifest(&origin, slug, name, DEPLOYER);
+        put(slug, Answer::json(serde_json::to_vec(&m).unwrap()));
+        register(DEPLOYER, &well_known(slug), jcs_keccak(&m))
+    };
+    let mike = slug_tool("mike", "Mike");
+    anvil.rpc("anvil_reorg", json!([1, []]));
+    anvil.mine(4);
+    let target = anvil.head() - 2;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get_json(&s, "/health")["chain"]["indexed_to"]
+        .as_u64()
+        .is_none_or(|b| b < target)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "never indexed past the shallow reorg"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let doc = get_json(&s, "/registry");
+    assert!(
+        tool(&doc, mike).is_none(),
+        "a reorged-out registration is listed"
+    );
+    // Depths 3 and 5, deeper than the confirmations: listed, then removed.
+    for depth in [3u64, 5] {
+        let id = slug_tool(&format!("reorg{depth}"), &format!("Reorg {depth}"));
+        anvil.mine(depth - 1);
+        await_registry(&s, "the registration indexed", |d| tool(d, id).is_some());
+        anvil.rpc("anvil_reorg", json!([depth, []]));
+        anvil.mine(1);
+        await_registry(&s, &format!("a reorg of depth {depth} removes it"), |d| {
+            tool(d, id).is_none()
+        });
+    }
+
+    // The RPC stops answering: the last good state, reachable false, nothing zeroed.
+    relay.set(false);
+    let doc = await_registry(&s, "reachable: false", |d| d["reachable"] == false);
+    assert!(tool(&doc, alpha).is_some(), "the last good tools are kept");
+    assert_eq!(doc["counts"]["registered"], 10);
+    assert!(doc["cached_seconds_ago"].is_u64(), "{doc:#}");
+    // It answers again: the follower resumes from its cursor.
+    relay.set(true);
+    let november = slug_tool("november", "November");
+    anvil.mine(2);
+    await_registry(&s, "resumed", |d| {
+        d["reachable"] == true && status_of(d, november).as_deref() == Some("verified")
+    });
+    drop(s);
+}
