@@ -389,7 +389,17 @@ mod tests {
     fn the_sitemaps_pages_come_from_the_route_table() {
         assert_eq!(
             html_pages(),
-            vec!["/", "/catalog", "/pubkey", "/library", "/vows", "/lost"]
+            vec![
+                "/",
+                "/catalog",
+                "/pubkey",
+                "/library",
+                "/vows",
+                "/registry",
+                "/rh",
+                "/opensea",
+                "/lost"
+            ]
         );
     }
 

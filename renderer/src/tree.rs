@@ -11,8 +11,8 @@ use std::path::Path;
 use conduct_indexer::durable::write_atomic;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
-/// log (the ledger's), the vow pages, vow index, cards, sitemap and the manifest (the
-/// publisher's).
+/// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
+/// `/rh`, `/opensea`, sitemap and the manifest (the publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -20,6 +20,11 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "vows.html",
     "vows/",
     "card/",
+    "registry.",
+    "registry/",
+    "who/",
+    "rh.",
+    "opensea.",
     "sitemap.xml",
     "manifest.json",
 ];

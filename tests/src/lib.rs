@@ -251,3 +251,112 @@ pub fn trace(n: usize) -> serde_json::Value {
     }
     serde_json::json!({"context_key": "monitored", "turns": turns})
 }
+
+/// anvil's first development account (a public test value; unlocked on anvil).
+pub const ANVIL_ACCOUNT_0: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+
+/// A running anvil (`$ANVIL_BIN`, installed by `tests/tools.sh`), killed on drop.
+pub struct Anvil {
+    child: Child,
+    /// Its JSON-RPC URL.
+    pub url: String,
+}
+
+impl Drop for Anvil {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Anvil {
+    /// Start one on a free loopback port.
+    pub fn start() -> Anvil {
+        let bin = std::env::var("ANVIL_BIN")
+            .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
+        let mut child = Command::new(bin)
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("anvil");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let line = lines.next().expect("anvil exited").unwrap();
+            if let Some(a) = line.strip_prefix("Listening on ") {
+                break format!("http://{}", a.trim());
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Anvil { child, url }
+    }
+
+    /// A JSON-RPC call that must succeed; its result.
+    pub fn rpc(&self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let v: serde_json::Value = client()
+            .post(&self.url)
+            .json(
+                &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+            )
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert!(v.get("error").is_none(), "{method}: {v}");
+        v["result"].clone()
+    }
+
+    /// Send a transaction from an unlocked account; its receipt (it must succeed).
+    pub fn send(&self, from: &str, to: Option<&str>, data: &[u8]) -> serde_json::Value {
+        let mut tx = serde_json::json!({"from": from, "data": format!("0x{}", hex::encode(data)), "gas": "0x1000000"});
+        if let Some(to) = to {
+            tx["to"] = serde_json::json!(to);
+        }
+        let hash = self.rpc("eth_sendTransaction", serde_json::json!([tx]));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = self.rpc("eth_getTransactionReceipt", serde_json::json!([hash]));
+            if !r.is_null() {
+                assert_eq!(r["status"], "0x1", "reverted: {r}");
+                return r;
+            }
+            assert!(Instant::now() < deadline, "no receipt for {hash}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The head block number.
+    pub fn head(&self) -> u64 {
+        let h = self.rpc("eth_blockNumber", serde_json::json!([]));
+        u64::from_str_radix(h.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+    }
+
+    /// Deploy our ERC-8257 ToolRegistry (`contracts/out/ToolRegistry.json`) from anvil's
+    /// first account: its address and the block it was deployed in.
+    pub fn deploy_registry(&self) -> (String, u64) {
+        let artifact: serde_json::Value =
+            serde_json::from_str(include_str!("../../contracts/out/ToolRegistry.json"))
+                .expect("ToolRegistry artifact");
+        let code = hex::decode(
+            artifact["bytecode"]
+                .as_str()
+                .expect("bytecode")
+                .trim_start_matches("0x"),
+        )
+        .expect("hex bytecode");
+        let receipt = self.send(ANVIL_ACCOUNT_0, None, &code);
+        let block = receipt["blockNumber"].as_str().expect("blockNumber");
+        (
+            receipt["contractAddress"]
+                .as_str()
+                .expect("contractAddress")
+                .to_owned(),
+            u64::from_str_radix(block.trim_start_matches("0x"), 16).expect("block number"),
+        )
+    }
+
+    /// Mine `n` empty blocks.
+    pub fn mine(&self, n: u64) {
+        self.rpc("anvil_mine", serde_json::json!([format!("0x{n:x}")]));
+    }
+}

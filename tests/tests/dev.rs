@@ -56,6 +56,30 @@ fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
     assert_eq!(rails.len(), 2, "{health}");
     assert!(rails.iter().all(|r| r["up"] == true), "{health}");
 
+    // The dev chain's registry lists the sample tool, its manifest served by the dev stack
+    // over HTTPS and verified.
+    assert!(banner.contains("registry"), "{banner}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let reg: Value = client()
+            .get(s.at("/registry"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        let status = reg["tools"][0]["verification"]["status"].clone();
+        if status == "verified" {
+            assert_eq!(reg["tools"][0]["claims"]["name"], "conduct sample tool");
+            assert_eq!(reg["reachable"], true);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the sample tool never verified: {reg:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
     let pay =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/clients/pay-fetch.mjs");
     for (i, rail) in ["eip3009", "permit2"].into_iter().enumerate() {

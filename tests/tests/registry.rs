@@ -13,8 +13,6 @@
 //! - `/who` shows the tools a wallet created; `/rh` and `/opensea` name the chain.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +20,7 @@ use std::time::{Duration, Instant};
 use alloy::primitives::{keccak256, Address, B256};
 use alloy::sol_types::SolCall;
 use conduct_api::dev_tls::{serve, Answer, Pki};
-use conduct_tests::{client, Server};
+use conduct_tests::{client, Anvil, Server};
 use serde_json::{json, Value};
 
 alloy::sol! {
@@ -32,84 +30,8 @@ alloy::sol! {
 }
 
 /// anvil's first two development accounts (public test values).
-const DEPLOYER: &str = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266";
+const DEPLOYER: &str = conduct_tests::ANVIL_ACCOUNT_0;
 const OTHER: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
-
-/// A running anvil.
-struct Anvil {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Anvil {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Anvil {
-    fn start() -> Anvil {
-        let bin = std::env::var("ANVIL_BIN")
-            .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
-        let mut child = Command::new(bin)
-            .args(["--host", "127.0.0.1", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("anvil");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = loop {
-            let line = lines.next().expect("anvil exited").unwrap();
-            if let Some(a) = line.strip_prefix("Listening on ") {
-                break format!("http://{}", a.trim());
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Anvil { child, url }
-    }
-
-    fn rpc(&self, method: &str, params: Value) -> Value {
-        let v: Value = client()
-            .post(&self.url)
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        assert!(v.get("error").is_none(), "{method}: {v}");
-        v["result"].clone()
-    }
-
-    /// Send a transaction from an unlocked account; its receipt.
-    fn send(&self, from: &str, to: Option<&str>, data: &[u8]) -> Value {
-        let mut tx =
-            json!({"from": from, "data": format!("0x{}", hex::encode(data)), "gas": "0x1000000"});
-        if let Some(to) = to {
-            tx["to"] = json!(to);
-        }
-        let hash = self.rpc("eth_sendTransaction", json!([tx]));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let r = self.rpc("eth_getTransactionReceipt", json!([hash]));
-            if !r.is_null() {
-                assert_eq!(r["status"], "0x1", "reverted: {r}");
-                return r;
-            }
-            assert!(Instant::now() < deadline, "no receipt for {hash}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    fn head(&self) -> u64 {
-        let h = self.rpc("eth_blockNumber", json!([]));
-        u64::from_str_radix(h.as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
-    }
-
-    fn mine(&self, n: u64) {
-        self.rpc("anvil_mine", json!([format!("0x{n:x}")]));
-    }
-}
 
 /// A TCP relay in front of anvil that the test can cut (connections refused, open ones
 /// dropped) and restore: an RPC that stops answering, without losing the chain.
@@ -222,25 +144,7 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
     let relay = rt.block_on(Relay::start(anvil_addr));
 
     // Deploy our registry.
-    let artifact: Value =
-        serde_json::from_str(include_str!("../../contracts/out/ToolRegistry.json")).unwrap();
-    let code = hex::decode(
-        artifact["bytecode"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("0x"),
-    )
-    .unwrap();
-    let receipt = anvil.send(DEPLOYER, None, &code);
-    let registry = receipt["contractAddress"].as_str().unwrap().to_owned();
-    let deployed_at = u64::from_str_radix(
-        receipt["blockNumber"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("0x"),
-        16,
-    )
-    .unwrap();
+    let (registry, deployed_at) = anvil.deploy_registry();
 
     // The manifests, served over HTTPS on loopback.
     let pki = Pki::new().unwrap();

@@ -124,6 +124,7 @@ fn catalog_is_the_route_table() {
         let q = match p {
             "/vow/message" => "?text=serve&agent=a&cadence_hours=24",
             "/card" => "?key=someone",
+            "/who" => "?handle=someone",
             "/vow/report/message" => &report_q,
             _ => "",
         };

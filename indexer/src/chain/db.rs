@@ -392,3 +392,88 @@ fn check_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Check> {
         reason: r.get(7)?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::registry::{EventKind, ToolState};
+
+    fn reg(block: u64, tool: u64) -> RegistryEvent {
+        RegistryEvent {
+            block_number: block,
+            block_hash: format!("0x{block:064x}"),
+            log_index: 0,
+            tx_hash: format!("0x{:064x}", block + 1000),
+            tool_id: tool,
+            kind: EventKind::Registered {
+                creator: "0x00000000000000000000000000000000000000aa".into(),
+                predicate: "0x0000000000000000000000000000000000000000".into(),
+                uri: format!("https://t.example/.well-known/ai-tool/t{tool}.json"),
+                hash: format!("0x{:064x}", tool),
+            },
+        }
+    }
+
+    fn hash(n: u64) -> String {
+        format!("0x{n:064x}")
+    }
+
+    #[test]
+    fn rows_and_cursor_move_together_and_a_rewind_deletes_what_is_above() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
+        assert_eq!(db.cursor().unwrap(), None);
+        let touched = db
+            .apply(&[reg(3, 1), reg(5, 2)], 10, &hash(10), 100)
+            .unwrap();
+        assert_eq!(touched, [1, 2].into_iter().collect());
+        db.apply(&[reg(12, 3)], 20, &hash(20), 101).unwrap();
+        let mut dereg = reg(15, 1);
+        dereg.kind = EventKind::Deregistered;
+        db.apply(&[dereg], 20, &hash(20), 101).unwrap();
+        let tools = db.tools().unwrap();
+        assert_eq!(tools.len(), 3);
+        assert_eq!(tools[0].state, ToolState::Deregistered);
+        assert_eq!(db.cursor().unwrap().unwrap().number, 20);
+        // Known positions, highest first: anchors and event blocks.
+        let anchors: Vec<u64> = db.anchors().unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(anchors, vec![20, 15, 12, 10, 5, 3]);
+        // Rewind to block 10: the events of blocks 12 and 15 go, tool 1 is registered again.
+        let touched = db.rewind(Some((10, hash(10))), 102).unwrap();
+        assert_eq!(touched, [1, 3].into_iter().collect());
+        let tools = db.tools().unwrap();
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[0].state, ToolState::Registered);
+        assert_eq!(db.cursor().unwrap().unwrap().number, 10);
+        // No common ancestor: everything goes.
+        db.rewind(None, 103).unwrap();
+        assert!(db.tools().unwrap().is_empty());
+        assert_eq!(db.cursor().unwrap(), None);
+    }
+
+    #[test]
+    fn another_chain_or_registry_starts_the_index_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
+        db.apply(&[reg(3, 1)], 10, &hash(10), 100).unwrap();
+        drop(db);
+        let same = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
+        assert_eq!(same.tools().unwrap().len(), 1);
+        drop(same);
+        let other = ChainDb::open(dir.path(), "eip155:8453/registry:0x01@0").unwrap();
+        assert!(other.tools().unwrap().is_empty());
+        assert_eq!(other.cursor().unwrap(), None);
+    }
+
+    #[test]
+    fn anchors_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = ChainDb::open(dir.path(), "x").unwrap();
+        for n in 0..(ANCHORS_KEPT as u64 + 50) {
+            db.apply(&[], n, &hash(n), n).unwrap();
+        }
+        let anchors = db.anchors().unwrap();
+        assert_eq!(anchors.len(), ANCHORS_KEPT as usize);
+        assert_eq!(anchors[0].0, ANCHORS_KEPT as u64 + 49);
+    }
+}

@@ -6,7 +6,7 @@
 //! range *before* its logs (so a reorg during the read changes that hash and is caught by the
 //! next step's check), reads the range's logs with `eth_getLogs`, and appends them with the
 //! new cursor in one transaction. The range halves while a node refuses it and doubles back
-//! up to `max_range` after each success. A step that cannot reach any RPC leaves everything
+//! up to `max_range` after each success (never past a span a node refused). A step that cannot reach any RPC leaves everything
 //! as it is: the status says `reachable: false`, and the next step resumes from the cursor.
 
 use std::collections::BTreeSet;
@@ -46,6 +46,8 @@ pub struct Follower {
     on_change: OnChange,
     registry: Option<(alloy::primitives::Address, u64)>,
     span: u64,
+    /// The widest span a node accepted after refusing a wider one: growth stops there.
+    ceiling: Option<u64>,
     chain_checked: bool,
 }
 
@@ -91,6 +93,7 @@ impl Follower {
             on_change,
             registry,
             span,
+            ceiling: None,
             chain_checked: false,
         })
     }
@@ -211,6 +214,7 @@ impl Follower {
                 Ok(l) => l,
                 Err(RpcFailure::Refused(e)) if self.span > 1 => {
                     self.span = (self.span / 2).max(1);
+                    self.ceiling = Some(self.span);
                     tracing::info!(span = self.span, error = %e, "eth_getLogs range refused; halving it");
                     continue;
                 }
@@ -234,7 +238,8 @@ impl Follower {
                 .db
                 .apply(&events, to, &b256_text(&hash), unix_now())
                 .map_err(db)?;
-            self.span = self.span.saturating_mul(2).min(self.cfg.max_range.max(1));
+            let cap = self.ceiling.unwrap_or(self.cfg.max_range).max(1);
+            self.span = self.span.saturating_mul(2).min(cap);
             lock(&self.status).indexed_to = Some(to);
             if !touched.is_empty() {
                 (self.on_change)(Change {

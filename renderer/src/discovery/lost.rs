@@ -100,7 +100,7 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
                 Want {
                     method: "GET",
                     path: "/who",
-                    query: "?handle=<wallet>",
+                    query: "?handle=<wallet or agent name>",
                 },
             ],
         ),
@@ -123,13 +123,16 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
         q(
             "who-else",
             "Who else is here?",
-            "Every agent that took a vow, in the public index by agent name, never by score. \
-             Tool registry, reputation and Nostr profiles are planned."
+            "Every agent that took a vow, in the public index by agent name, never by score; \
+             the ERC-8257 tools registered on the chain this instance follows, each manifest \
+             re-verified, alphabetical and never ranked (/rh says which chain). Reputation and \
+             Nostr profiles are planned."
                 .to_owned(),
             &[
                 want("GET", "/vows"),
                 want("GET", "/vow/{id}/chain"),
                 want("GET", "/registry"),
+                want("GET", "/rh"),
                 want("GET", "/reputation/{address}"),
                 want("GET", "/hive/profile"),
             ],
