@@ -15,7 +15,7 @@ use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
 use conduct_core::time::rfc3339;
 use conduct_indexer::chain::db::Check;
-use conduct_indexer::chain::registry::{Tool, ToolState};
+use conduct_indexer::chain::registry::{register_tool_calldata, Tool, ToolState};
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
 use conduct_indexer::vows::VowRow;
 use serde_json::{json, Value};
@@ -41,6 +41,8 @@ pub const SPEC_URL: &str = "https://eips.ethereum.org/EIPS/eip-8257";
 /// Longest metadataURI shown (a registrant can store any string on chain).
 const URI_SHOWN: usize = 2048;
 const ZERO_ADDRESS: &str = "0x0000000000000000000000000000000000000000";
+/// The metadataURI of `/opensea`'s example.
+const EXAMPLE_URI: &str = "https://tools.example.com/.well-known/ai-tool/my-tool.json";
 
 const WHAT: &str = "A read-only view of an ERC-8257 agent tool registry. Every manifest is \
 fetched and re-verified here (RFC 8785, keccak256, the creator and the well-known binding): a \
@@ -764,7 +766,7 @@ pub fn opensea_files(key: &ServiceKey, chain: Option<&ChainConfig>) -> Result<Fi
              (slug: lower-case letters, digits and inner hyphens, 1 to 64 characters), with no \
              redirect."
                 .to_owned(),
-            Some("https://tools.example.com/.well-known/ai-tool/my-tool.json".into()),
+            Some(EXAMPLE_URI.into()),
         ),
         (
             "3. Hash it".to_owned(),
@@ -797,6 +799,15 @@ pub fn opensea_files(key: &ServiceKey, chain: Option<&ChainConfig>) -> Result<Fi
         sections,
         json!({"registry": registry, "manifest_template": template,
             "function": "registerTool(string metadataURI, bytes32 manifestHash, address accessPredicate)",
-            "selector_note": "Encode the call with any ABI library or cast; the service prepares no transaction here and holds no key."}),
+            "example_calldata": {
+                "metadataURI": EXAMPLE_URI,
+                "manifestHash": format!("0x{}", "11".repeat(32)),
+                "accessPredicate": ZERO_ADDRESS,
+                "data": format!("0x{}", hex::encode(register_tool_calldata(
+                    EXAMPLE_URI, [0x11; 32], Default::default()))),
+            },
+            "calldata_note": "The ABI encoding of registerTool for the example values; put your own \
+                metadataURI and manifestHash, and send it to the registry from your own wallet \
+                (value 0). The service holds no key and signs nothing."}),
     )
 }

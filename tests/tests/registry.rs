@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use alloy::primitives::{keccak256, Address, B256};
+use alloy::signers::local::PrivateKeySigner;
+use alloy::signers::SignerSync;
 use alloy::sol_types::SolCall;
 use conduct_api::dev_tls::{serve, Answer, Pki};
 use conduct_tests::{client, Anvil, Server};
@@ -32,6 +34,8 @@ alloy::sol! {
 /// anvil's first two development accounts (public test values).
 const DEPLOYER: &str = conduct_tests::ANVIL_ACCOUNT_0;
 const OTHER: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+/// The private key of `DEPLOYER` (anvil's first development key, a public test value).
+const DEPLOYER_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
 /// A TCP relay in front of anvil that the test can cut (connections refused, open ones
 /// dropped) and restore: an RPC that stops answering, without losing the chain.
@@ -208,7 +212,8 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
 
     let bravo_m = manifest(&origin, "bravo", "Bravo", DEPLOYER);
     let mut changed = bravo_m.clone();
-    changed["description"] = json!("Bravo: a test tool!");
+    // Registrant text (claims are shown even when the check fails) is escaped, never markup.
+    changed["description"] = json!("Bravo <script>alert(1)</script>");
     put("bravo", Answer::json(serde_json::to_vec(&changed).unwrap()));
     let bravo = register(DEPLOYER, &well_known("bravo"), jcs_keccak(&bravo_m));
 
@@ -231,7 +236,8 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
     put("echo", Answer::json(serde_json::to_vec(&echo_m).unwrap()));
     let echo = register(DEPLOYER, &well_known("echo"), jcs_keccak(&echo_m));
 
-    let foxtrot_m = manifest(&origin, "foxtrot", "Foxtrot", OTHER);
+    // A bidi override in a claim is stripped from what is shown.
+    let foxtrot_m = manifest(&origin, "foxtrot", "Fox\u{202E}trot", OTHER);
     put(
         "foxtrot",
         Answer::json(serde_json::to_vec(&foxtrot_m).unwrap()),
@@ -304,6 +310,11 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
         json!(format!("{}", jcs_keccak(&good)))
     );
     assert_eq!(tool(&doc, alpha).unwrap()["claims"]["name"], "Alpha");
+    assert_eq!(tool(&doc, foxtrot).unwrap()["claims"]["name"], "Foxtrot");
+    assert_eq!(
+        tool(&doc, alpha).unwrap()["creator_record"]["sworn_here"],
+        false
+    );
     assert_eq!(doc["counts"]["registered"], 11);
     assert_eq!(doc["counts"]["verified"], 1);
     assert_eq!(doc["counts"]["unverified_or_failing"], 10);
@@ -385,6 +396,62 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
         .text()
         .unwrap();
     assert!(html.contains("Alpha") && html.contains("hash-mismatch"));
+    assert!(
+        !html.contains("<script>alert"),
+        "registrant text reached the page as markup"
+    );
+    assert!(html.contains("&#60;script&#62;alert(1)"), "{html}");
+
+    // The creator swears a vow with its wallet: its tools point at the public records.
+    let ids = |d: &Value| -> Vec<Value> {
+        d["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["toolId"].clone())
+            .collect()
+    };
+    let order_before = ids(&get_json(&s, "/registry"));
+    let signer: PrivateKeySigner = DEPLOYER_KEY.parse().unwrap();
+    let text = "Publish honest tools";
+    let msg = client()
+        .get(s.at("/vow/message"))
+        .query(&[
+            ("text", text),
+            ("agent", "alpha-publisher"),
+            ("cadence_hours", "24"),
+        ])
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let sig = signer.sign_message_sync(msg.as_bytes()).unwrap();
+    let vow: Value = client()
+        .post(s.at("/vow"))
+        .json(
+            &json!({"text": text, "agent": "alpha-publisher", "cadence_hours": 24,
+            "wallet": DEPLOYER, "signature": format!("0x{}", hex::encode(sig.as_bytes()))}),
+        )
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(vow["sandbox"], false, "{vow:#}");
+    let vow_id = vow["vow_id"].as_str().unwrap().to_owned();
+    let doc = await_registry(&s, "the creator record", |d| {
+        tool(d, alpha).is_some_and(|t| t["creator_record"]["sworn_here"] == true)
+    });
+    let record = &tool(&doc, alpha).unwrap()["creator_record"];
+    assert_eq!(record["agent"], "alpha-publisher");
+    assert_eq!(record["who"], json!(format!("/who?handle={DEPLOYER}")));
+    assert!(record["records"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(format!("/vow/{vow_id}"))));
+    let who = get_json(&s, &format!("/who?handle={DEPLOYER}"));
+    assert_eq!(who["vows"][0]["vow_id"], json!(vow_id), "{who:#}");
+    // The order is the same: a vow moves nothing.
+    assert_eq!(ids(&doc), order_before);
 
     // Reorgs. Depth 1, inside the confirmation depth: the registration is never shown.
     let slug_tool = |slug: &str, name: &str| {
