@@ -70,12 +70,12 @@ pub fn parse_address(s: &str) -> Result<Address, String> {
 
 /// An address as the registry view shows it: 0x and lower-case hex.
 pub fn address_text(a: &Address) -> String {
-    format!("0x{}", hex::encode(a.as_slice()))
+    alloy::hex::encode_prefixed(a.as_slice())
 }
 
 /// A 32-byte value as 0x and lower-case hex.
 pub fn b256_text(b: &B256) -> String {
-    format!("0x{}", hex::encode(b.as_slice()))
+    alloy::hex::encode_prefixed(b.as_slice())
 }
 
 /// What one registry event says.
