@@ -30,7 +30,18 @@ if [ ! -x "$tools/venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wan
 fi
 export CONDUCT_TEST_PYTHON=$tools/venv/bin/python
 
-echo "== pinned chain tools (npm: anvil, solc, viem) -> contracts/node_modules"
+echo "== the last 1.x MCP Python SDK (PyPI; it cannot share the venv with mcp 2.x) -> tests/.tools/venv-mcp1"
+req=tests/py/requirements-mcp1.txt
+stamp=$tools/venv-mcp1/.requirements.sha256
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ ! -x "$tools/venv-mcp1/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python3 -m venv "$tools/venv-mcp1"
+  "$tools/venv-mcp1/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  echo "$want" > "$stamp"
+fi
+export CONDUCT_TEST_PYTHON_MCP1=$tools/venv-mcp1/bin/python
+
+echo "== pinned npm tools (anvil, solc, viem, the MCP SDK and inspector) -> contracts/node_modules"
 bash tests/tools.sh > /dev/null
 # shellcheck disable=SC1091
 . tests/.tools/env.sh

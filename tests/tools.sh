@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install the on-chain test tools pinned in contracts/package-lock.json (anvil 1.7.1, solc-js, viem)
-# and tell the tests where they are. Idempotent: `npm ci` runs only when contracts/node_modules does
-# not match the lockfile (stamp file), so a second run takes well under a second.
+# Install the test tools pinned in contracts/package-lock.json (anvil 1.7.1, solc-js, viem, and the
+# MCP TypeScript SDK and inspector CLI) and tell the tests where they are. Idempotent: `npm ci`
+# runs only when contracts/node_modules does not match the lockfile (stamp file), so a second run
+# takes well under a second.
 #
 #   tests/tools.sh                      # install if needed; print `export ...` lines on stdout
 #   eval "$(tests/tools.sh)"            # ... and use them in this shell
