@@ -88,6 +88,7 @@ impl App {
                 cfg.demo_daily_cap,
                 cfg.vow_daily_cap,
                 cfg.report_demo_daily_cap,
+                cfg.oracle_daily_cap,
             ),
             log: parts.log,
             rails: parts.rails,
@@ -259,6 +260,13 @@ where
                     .get(warp::http::header::ACCEPT)
                     .and_then(|v| v.to_str().ok());
                 crate::card::card(app, &req.query, accept).await
+            }
+            Dynamic::OracleAsk => {
+                let ip = client_ip(app, &req.headers, req.remote);
+                let cap = &app.caps.oracle;
+                let ticket = take_cap(cap, app.cfg.oracle_daily_cap, ip, "/oracle/ask", "")?;
+                let body = read_body(&req.headers, req.body).await?;
+                counted(ticket, crate::oracle::ask(app, body).await)
             }
             Dynamic::Who => {
                 let accept = req

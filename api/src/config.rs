@@ -60,6 +60,8 @@ pub struct FileConfig {
     pub vow_daily_cap: Option<u32>,
     /// `report_demo_daily_cap`: `POST /vow/report/demo` calls per IP per UTC day; 0 lifts it.
     pub report_demo_daily_cap: Option<u32>,
+    /// `oracle_daily_cap`: `POST /oracle/ask` calls per IP per UTC day; 0 lifts it.
+    pub oracle_daily_cap: Option<u32>,
     /// `[reading]`: the language-model providers of `/vow/{id}/reading`.
     pub reading: Option<crate::reading::ReadingConfig>,
     /// `header_timeout_seconds`: time a client has to send a request line and headers.
@@ -136,6 +138,8 @@ pub struct Config {
     pub vow_daily_cap: Option<u32>,
     /// `POST /vow/report/demo` calls per IP per UTC day; `None` when lifted.
     pub report_demo_daily_cap: Option<u32>,
+    /// `POST /oracle/ask` calls per IP per UTC day; `None` when lifted.
+    pub oracle_daily_cap: Option<u32>,
     /// Reading providers (none: rule-based readings).
     pub reading: crate::reading::ReadingConfig,
     /// Time a client has to send a request line and headers.
@@ -158,6 +162,8 @@ pub struct Config {
 pub const DEFAULT_VOW_CAP: u32 = 20;
 /// Default `POST /vow/report/demo` calls per IP per UTC day.
 pub const DEFAULT_REPORT_DEMO_CAP: u32 = 50;
+/// Default `POST /oracle/ask` calls per IP per UTC day.
+pub const DEFAULT_ORACLE_CAP: u32 = 20;
 
 /// Values given on the command line or in the environment (clap merges the two).
 #[derive(Debug, Default, Clone)]
@@ -241,6 +247,8 @@ impl Config {
                     .unwrap_or(DEFAULT_REPORT_DEMO_CAP),
             )
             .filter(|c| *c > 0),
+            oracle_daily_cap: Some(file.oracle_daily_cap.unwrap_or(DEFAULT_ORACLE_CAP))
+                .filter(|c| *c > 0),
             reading: file.reading.unwrap_or_default(),
             header_timeout: seconds(
                 "header_timeout_seconds",

@@ -11,6 +11,7 @@ pub mod dev;
 pub mod dev_tls;
 pub mod error;
 pub mod nginx;
+pub mod oracle;
 pub mod payment;
 pub mod profile;
 pub mod ratelimit;

@@ -170,20 +170,28 @@ pub struct Caps {
     pub vow: DailyCap,
     /// `POST /vow/report/demo`.
     pub report_demo: DailyCap,
+    /// `POST /oracle/ask`.
+    pub oracle: DailyCap,
 }
 
 impl Caps {
     /// The counters with these limits (`None` lifts one).
-    pub fn new(demo: Option<u32>, vow: Option<u32>, report_demo: Option<u32>) -> Caps {
+    pub fn new(
+        demo: Option<u32>,
+        vow: Option<u32>,
+        report_demo: Option<u32>,
+        oracle: Option<u32>,
+    ) -> Caps {
         Caps {
             demo: DailyCap::new("demo_profile", demo),
             vow: DailyCap::new("vow", vow),
             report_demo: DailyCap::new("report_demo", report_demo),
+            oracle: DailyCap::new("oracle", oracle),
         }
     }
 
-    fn all(&self) -> [&DailyCap; 3] {
-        [&self.demo, &self.vow, &self.report_demo]
+    fn all(&self) -> [&DailyCap; 4] {
+        [&self.demo, &self.vow, &self.report_demo, &self.oracle]
     }
 
     /// Read today's stored counts (at start).
@@ -280,11 +288,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let now = 86_400 * 200 + 7;
-        let caps = Caps::new(Some(2), None, None);
+        let caps = Caps::new(Some(2), None, None, None);
         allowed(caps.demo.take("10.0.0.9".parse().unwrap(), now));
         allowed(caps.demo.take("2001:db8::5".parse().unwrap(), now));
         caps.flush(&store, now).unwrap();
-        let again = Caps::new(Some(2), None, None);
+        let again = Caps::new(Some(2), None, None, None);
         again.restore(&store, now + 60).unwrap();
         allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 60));
         assert!(matches!(

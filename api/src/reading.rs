@@ -147,13 +147,16 @@ fn status_reason(status: reqwest::StatusCode, body: &[u8]) -> String {
     }
 }
 
-/// Ask one provider; `Ok(answer)` or `Err(short reason)`.
-async fn ask(
+/// Ask one provider (a system and a user message, temperature 0, at most `max_tokens`);
+/// `Ok(answer)` (trimmed, capped at [`MAX_ANSWER_CHARS`]) or `Err(short reason)`. The
+/// bearer key is read from the provider's environment variable and never logged.
+pub async fn chat(
     client: &reqwest::Client,
     p: &ModelProvider,
     timeout: Duration,
     system: &str,
     user: &str,
+    max_tokens: u32,
 ) -> Result<String, String> {
     let url = format!("{}/chat/completions", p.base_url.trim_end_matches('/'));
     let body = json!({
@@ -163,7 +166,7 @@ async fn ask(
             {"role": "user", "content": user},
         ],
         "temperature": 0,
-        "max_tokens": 400,
+        "max_tokens": max_tokens,
     });
     let mut req = client.post(&url).timeout(timeout).json(&body);
     if let Some(key) = p
@@ -206,43 +209,83 @@ async fn ask(
     Ok(clip(content, MAX_ANSWER_CHARS))
 }
 
-/// Interpret a reading: ask the primary provider, then the fallback, each with a per-request
-/// timeout of `cfg.timeout_seconds`; a provider counts only when it answers 200 with a
-/// non-empty `choices[0].message.content` (trimmed, capped at [`MAX_ANSWER_CHARS`]). When
-/// neither is configured or both fail, the rule-based interpretation. Never fails or panics;
-/// each failed attempt is recorded as `"<primary|fallback> (<model>): <reason>"`.
+/// A model's answer: which provider gave it, the model's name, the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// `"primary"` or `"fallback"`.
+    pub provider: &'static str,
+    /// The model's configured name.
+    pub model: String,
+    /// The answer (trimmed, capped at [`MAX_ANSWER_CHARS`]).
+    pub text: String,
+}
+
+/// The per-request timeout of `cfg` (0 means the default, 20 s).
+pub fn timeout(cfg: &ReadingConfig) -> Duration {
+    Duration::from_secs(match cfg.timeout_seconds {
+        0 => default_timeout_seconds(),
+        s => s,
+    })
+}
+
+/// Ask the primary provider, then the fallback, each with the per-request timeout of `cfg`
+/// ([`chat`]); a provider counts only when it answers 200 with a non-empty
+/// `choices[0].message.content`. The first answer (none when neither is configured or both
+/// fail), and each failed attempt as `"<primary|fallback> (<model>): <reason>"`. Never fails
+/// or panics.
+pub async fn ask_models(
+    client: &reqwest::Client,
+    cfg: &ReadingConfig,
+    system: &str,
+    user: &str,
+    max_tokens: u32,
+) -> (Option<Answer>, Vec<String>) {
+    let timeout = timeout(cfg);
+    let mut attempts = Vec::new();
+    for (name, p) in [("primary", &cfg.primary), ("fallback", &cfg.fallback)] {
+        let Some(p) = p else { continue };
+        match chat(client, p, timeout, system, user, max_tokens).await {
+            Ok(text) => {
+                let answer = Answer {
+                    provider: name,
+                    model: p.model.clone(),
+                    text,
+                };
+                return (Some(answer), attempts);
+            }
+            Err(reason) => attempts.push(clip(
+                &format!("{name} ({}): {reason}", clip(&p.model, 60)),
+                MAX_REASON_CHARS,
+            )),
+        }
+    }
+    (None, attempts)
+}
+
+/// Most tokens a reading's interpretation may take.
+const READING_MAX_TOKENS: u32 = 400;
+
+/// Interpret a reading: the first answer of [`ask_models`]; when neither provider is
+/// configured or both fail, the rule-based interpretation, with the failed attempts.
 pub async fn interpret(
     client: &reqwest::Client,
     cfg: &ReadingConfig,
     input: &ReadingInput,
 ) -> Interpretation {
-    let secs = match cfg.timeout_seconds {
-        0 => default_timeout_seconds(),
-        s => s,
-    };
-    let timeout = Duration::from_secs(secs);
     let mut attempts = Vec::new();
-    let providers = [("primary", &cfg.primary), ("fallback", &cfg.fallback)];
-    if providers.iter().any(|(_, p)| p.is_some()) {
+    if uses_model(cfg) {
         let (system, user) = prompt(input);
-        for (name, p) in providers {
-            let Some(p) = p else { continue };
-            match ask(client, p, timeout, &system, &user).await {
-                Ok(text) => {
-                    return Interpretation {
-                        kind: "language-model",
-                        provider: Some(name.to_owned()),
-                        model: Some(p.model.clone()),
-                        text,
-                        attempts,
-                    }
-                }
-                Err(reason) => attempts.push(clip(
-                    &format!("{name} ({}): {reason}", clip(&p.model, 60)),
-                    MAX_REASON_CHARS,
-                )),
-            }
+        let (answer, failed) = ask_models(client, cfg, &system, &user, READING_MAX_TOKENS).await;
+        if let Some(a) = answer {
+            return Interpretation {
+                kind: "language-model",
+                provider: Some(a.provider.to_owned()),
+                model: Some(a.model),
+                text: a.text,
+                attempts: failed,
+            };
         }
+        attempts = failed;
     }
     Interpretation {
         kind: "rule-based",

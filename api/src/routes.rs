@@ -35,6 +35,8 @@ pub enum Dynamic {
     Card,
     /// `GET /who?handle=`: the public conduct record of a wallet or agent name.
     Who,
+    /// `POST /oracle/ask`: an answer grounded in the library.
+    OracleAsk,
 }
 
 /// What answers a route.
@@ -283,6 +285,10 @@ pub const ROUTES: &[Route] = &[
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(Schema::ReportRequest)),
+    route("POST", "/oracle/ask", false, Handler::Dynamic(Dynamic::OracleAsk),
+        "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
+            .body(Schema::OracleRequest)),
     route("GET", "/vows", false, Handler::Static,
         "Public index of every vow, by agent name (never by score).")
         .with(PAGE),

@@ -269,6 +269,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     crate::chain::spawn(&cfg, &chain, site.clone())?;
     phase("live site started (index pages rendered, backlog queued)");
     conduct_core::meter::prepare();
+    crate::oracle::prepare();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
         cfg.public_url,

@@ -10,6 +10,7 @@ pub mod live;
 pub mod openapi;
 pub mod pages;
 pub mod parallel;
+pub mod passages;
 pub mod publish;
 pub mod registry;
 pub mod site;

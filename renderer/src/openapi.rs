@@ -130,6 +130,10 @@ pub enum Schema {
     Attestation,
     /// `GET /health`'s answer.
     Health,
+    /// The body of `POST /oracle/ask`.
+    OracleRequest,
+    /// The answer of `POST /oracle/ask` (unsigned).
+    OracleAnswer,
     /// This document.
     OpenApi,
     /// The body of `POST /profile` and `POST /demo/profile`: a trace plus a disclosure.
@@ -147,6 +151,8 @@ impl Schema {
             Schema::Record => "Record",
             Schema::Attestation => "Attestation",
             Schema::Health => "Health",
+            Schema::OracleRequest => "OracleRequest",
+            Schema::OracleAnswer => "OracleAnswer",
             Schema::OpenApi => "OpenApi",
             Schema::ProfileRequest => "ProfileRequest",
             Schema::VowRequest => "VowRequest",
@@ -524,6 +530,61 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
                 "uptime_seconds": {"type": "integer", "minimum": 0},
                 "key_id": {"type": "string", "pattern": "^[0-9a-f]{8}$"},
                 "rails": {"type": "array", "items": {"type": "object"}},
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
+    let passage = json!({
+        "type": "object",
+        "required": ["n", "doc", "section", "path", "score"],
+        "properties": {
+            "n": {"type": "integer", "minimum": 1},
+            "doc": {"type": "string"},
+            "section": {"type": "string"},
+            "path": {"type": "string", "pattern": "^/library/"},
+            "score": {"type": "number"},
+            "text": {"type": "string"},
+            "clipped": {"type": "boolean"},
+        },
+    });
+    out.insert(
+        "OracleRequest".into(),
+        json!({
+            "title": "POST /oracle/ask body",
+            "type": "object",
+            "required": ["question"],
+            "additionalProperties": false,
+            "properties": {"question": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": crate::passages::MAX_QUESTION_CHARS,
+                "pattern": TEXT_CHARS,
+                "description": "A question about the service: not blank; no control characters \
+                    but newline and tab.",
+            }},
+        }),
+    );
+    out.insert(
+        "OracleAnswer".into(),
+        json!({
+            "description": "An answer grounded in the library (library/ORACLE.md): written by \
+                the primary or fallback model, or the best passages verbatim. Not signed.",
+            "type": "object",
+            "required": ["type", "question", "answer", "produced_by", "model", "label",
+                         "citations", "passages", "failed_attempts", "signed", "scope"],
+            "properties": {
+                "type": {"const": "conduct.oracle-answer/v1"},
+                "question": {"type": "string"},
+                "answer": {"type": "string"},
+                "produced_by": {"enum": ["primary", "fallback", "passages"]},
+                "model": {"type": ["string", "null"]},
+                "label": {"type": "string"},
+                "citations": {"type": "array", "items": passage.clone()},
+                "passages": {"type": "array", "items": passage},
+                "failed_attempts": {"type": "array", "items": {"type": "string"}},
+                "sees": {"type": "string"},
+                "signed": {"const": false},
+                "signature_note": {"type": "string"},
                 "scope": schema_ref_named("Scope"),
             },
         }),

@@ -87,6 +87,19 @@ impl Server {
 
     /// Start `conduct <cmd>` on given directories.
     pub fn start_cmd(cmd: &str, data: &Path, site: &Path, extra: &[&str]) -> Server {
+        Server::start_env(cmd, data, site, extra, &[], None)
+    }
+
+    /// Start `conduct <cmd>` with these environment variables set, keeping its stderr in
+    /// `stderr` when one is given (else it is inherited).
+    pub fn start_env(
+        cmd: &str,
+        data: &Path,
+        site: &Path,
+        extra: &[&str],
+        envs: &[(&str, &str)],
+        stderr: Option<std::sync::Arc<std::sync::Mutex<String>>>,
+    ) -> Server {
         let mut child = Command::new(conduct_bin())
             .arg(cmd)
             .args(["--listen", "127.0.0.1:0"])
@@ -96,10 +109,27 @@ impl Server {
             .arg(site)
             .args(extra)
             .env_remove("CONDUCT_CONFIG")
+            .envs(envs.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if stderr.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()
             .expect("spawn conduct");
+        if let (Some(keep), Some(pipe)) = (stderr, child.stderr.take()) {
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(pipe);
+                let mut line = String::new();
+                while lines.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                    if let Ok(mut k) = keep.lock() {
+                        k.push_str(&line);
+                    }
+                    line.clear();
+                }
+            });
+        }
         let stdout = child.stdout.take().expect("stdout");
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
@@ -359,4 +389,115 @@ impl Anvil {
     pub fn mine(&self, n: u64) {
         self.rpc("anvil_mine", serde_json::json!([format!("0x{n:x}")]));
     }
+}
+
+/// One request a [`ModelStandIn`] received.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// The request path, e.g. `/ok/v1/chat/completions`.
+    pub path: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    /// The JSON body (null when it was not JSON).
+    pub body: serde_json::Value,
+}
+
+/// A loopback stand-in for a hosted language model speaking the OpenAI chat-completions wire
+/// format, with the conventions of `tests/py/vow_e2e.py`'s: a POST under `/broken/` answers
+/// 500 with an OpenAI-style error, any other POST answers 200 with one choice whose content
+/// names the requested model and cites passage `[1]`. Every request is kept in `seen`.
+pub struct ModelStandIn {
+    /// Base URL, e.g. `http://127.0.0.1:41234`; providers use `<url>/ok/v1` or
+    /// `<url>/broken/v1`.
+    pub url: String,
+    /// Every request received, in order.
+    pub seen: std::sync::Arc<std::sync::Mutex<Vec<ModelRequest>>>,
+}
+
+impl ModelStandIn {
+    /// Start one on a free loopback port (it serves until the test process ends).
+    pub fn start() -> ModelStandIn {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let log = log.clone();
+                std::thread::spawn(move || model_answer(stream, &log));
+            }
+        });
+        ModelStandIn { url, seen }
+    }
+
+    /// What was received so far.
+    pub fn requests(&self) -> Vec<ModelRequest> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+/// Read one HTTP/1.1 request, keep it, answer it, close.
+fn model_answer(
+    mut stream: std::net::TcpStream,
+    log: &std::sync::Mutex<Vec<ModelRequest>>,
+) -> Option<()> {
+    use std::io::{Read, Write};
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let path = line.split_whitespace().nth(1)?.to_owned();
+    let (mut length, mut authorization) = (0usize, None);
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        match name.trim().to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().ok()?,
+            "authorization" => authorization = Some(value.trim().to_owned()),
+            _ => {}
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).ok()?;
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let model = body["model"].as_str().unwrap_or("").to_owned();
+    if let Ok(mut l) = log.lock() {
+        l.push(ModelRequest {
+            path: path.clone(),
+            authorization,
+            body,
+        });
+    }
+    let (status, out) = if path.starts_with("/broken/") {
+        (
+            "500 Internal Server Error",
+            serde_json::json!({"error": {"type": "server_error", "message": "overloaded"}}),
+        )
+    } else {
+        let content = format!("{model} answers: the library says so [1]. Guidance only.");
+        (
+            "200 OK",
+            serde_json::json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }),
+        )
+    };
+    let out = out.to_string();
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{out}",
+        out.len()
+    )
+    .ok()
 }

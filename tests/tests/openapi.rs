@@ -20,7 +20,7 @@ fn uncapped() -> (tempfile::TempDir, Server) {
     let cfg = dir.path().join("conduct.toml");
     std::fs::write(
         &cfg,
-        "demo_daily_cap = 0\nvow_daily_cap = 0\nreport_demo_daily_cap = 0\n",
+        "demo_daily_cap = 0\nvow_daily_cap = 0\nreport_demo_daily_cap = 0\noracle_daily_cap = 0\n",
     )
     .expect("write conduct.toml");
     let cfg = cfg.to_str().expect("utf-8").to_owned();

@@ -89,7 +89,7 @@ impl<'a> ReportRequest<'a> {
 
 /// Whether `s` holds a control character (newline and tab aside when `allow_newlines`) or a
 /// character XML cannot carry (U+FFFE, U+FFFF): text of a vow reaches Atom feeds and HTML.
-fn has_control(s: &str, allow_newlines: bool) -> bool {
+pub fn has_control(s: &str, allow_newlines: bool) -> bool {
     s.chars().any(|c| {
         (c.is_control() && !(allow_newlines && (c == '\n' || c == '\t')))
             || c == '\u{FFFE}'
