@@ -180,7 +180,7 @@ impl Verifier {
             let (due, next) = self.due(now);
             for chunk in due.chunks(self.policy.concurrency.max(1)) {
                 let checks = chunk.iter().map(|t| self.check(t));
-                let results = futures_join_all(checks).await;
+                let results = futures_util::future::join_all(checks).await;
                 for (t, c) in chunk.iter().zip(results) {
                     match self.db.put_check(t.tool_id, &c) {
                         Ok(()) => (self.on_checked)(t.tool_id),
@@ -312,35 +312,4 @@ impl Verifier {
         .ok()?;
         Some((cfg.metadataURI, b256_text(&cfg.manifestHash)))
     }
-}
-
-/// Run futures concurrently and collect their outputs in order.
-async fn futures_join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<F::Output> {
-    let handles: Vec<_> = futs.map(Box::pin).collect();
-    let mut out = Vec::with_capacity(handles.len());
-    // Poll all together: a JoinSet needs 'static futures, these borrow the verifier.
-    let mut pending: Vec<Option<std::pin::Pin<Box<F>>>> = handles.into_iter().map(Some).collect();
-    let mut results: Vec<Option<F::Output>> = (0..pending.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut all = true;
-        for (i, slot) in pending.iter_mut().enumerate() {
-            if let Some(f) = slot {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => {
-                        results[i] = Some(v);
-                        *slot = None;
-                    }
-                    std::task::Poll::Pending => all = false,
-                }
-            }
-        }
-        if all {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    out.extend(results.into_iter().flatten());
-    out
 }
