@@ -188,6 +188,10 @@ pub struct ReadingPage<'a> {
     pub source: String,
     /// The interpretation, one paragraph per line.
     pub paragraphs: Vec<String>,
+    /// The notes compared with the numbers, one sentence per note that claims something.
+    pub note_check: Vec<String>,
+    /// How the notes are compared.
+    pub note_check_method: &'a str,
     /// Caveats.
     pub caveats: Vec<String>,
     /// Entries covered.

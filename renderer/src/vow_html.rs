@@ -8,6 +8,7 @@
 use askama::Template;
 use conduct_core::signing::ServiceKey;
 use conduct_core::time::rfc3339;
+use conduct_core::vow::notes::{self, NoteFinding};
 use conduct_core::vow::record::text_sha256;
 use conduct_core::vow::trajectory::{Point, Track};
 use conduct_core::vow::windows::Windows;
@@ -186,12 +187,14 @@ pub fn vow_html(
     .into_bytes())
 }
 
-/// The HTML twin of `/vow/<id>/reading`.
+/// The HTML twin of `/vow/<id>/reading`, with `note_check` (the notes compared with the
+/// numbers) in words.
 pub fn reading_html(
     key: &ServiceKey,
     id: &str,
     track: &Track,
     interpretation: &Value,
+    note_check: &[NoteFinding],
     caveats: &[&str],
     as_of: u64,
 ) -> Result<Vec<u8>, RenderError> {
@@ -222,6 +225,8 @@ pub fn reading_html(
         agent,
         source,
         paragraphs,
+        note_check: note_check.iter().map(NoteFinding::sentence).collect(),
+        note_check_method: notes::METHOD,
         caveats: caveats.iter().map(|c| (*c).to_owned()).collect(),
         covers_seq: track.entries(),
         as_of: &as_of_text,

@@ -1,8 +1,8 @@
 //! The vow snapshots of the static tree: `/vow/<id>` (the vow, its chain in brief, trajectory
 //! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning immutable pages of
 //! [`CHAIN_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
-//! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance) and
-//! `/vows` (the public index).
+//! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance, and
+//! `note_check`, each note's claim compared with the numbers) and `/vows` (the public index).
 //!
 //! Each is a signed JSON snapshot. Pages that depend on the clock carry `as_of`; the same
 //! chain and `as_of` give the same bytes. [`VowDocs`] keeps a vow's state between renders, so
@@ -15,6 +15,7 @@ use conduct_core::scope::scope_value;
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
 use conduct_core::vow::interpret::ReadingInput;
+use conduct_core::vow::notes;
 use conduct_core::vow::record::text_sha256;
 use conduct_core::vow::trajectory::{Track, SERIES_LIMIT};
 use conduct_core::vow::windows::Windows;
@@ -319,18 +320,30 @@ impl VowDocs {
         }
         let interp = interpretation(&input);
         let interp_copy = interp.clone();
+        let findings = notes::check_notes(&input.entries);
         let mut reading = Map::new();
         reading.insert("type".into(), json!(READING_TYPE));
         reading.insert("vow_id".into(), json!(id));
         reading.insert("as_of".into(), json!(rfc3339(as_of)));
         reading.insert("covers_seq".into(), json!(self.track.entries()));
         reading.insert("interpretation".into(), interp);
+        let note_check = findings.iter().map(notes::NoteFinding::to_value).collect();
+        reading.insert("note_check".into(), Value::Array(note_check));
+        reading.insert("note_check_method".into(), json!(notes::METHOD));
         reading.insert("caveats".into(), json!(caveats));
         reading.insert("links".into(), links(id));
         reading.insert("scope".into(), scope_value());
         let reading = signed_raw(key, reading, &[("trajectory", &stats)])?;
 
-        let reading_page = reading_html(key, id, &self.track, &interp_copy, &caveats, as_of)?;
+        let reading_page = reading_html(
+            key,
+            id,
+            &self.track,
+            &interp_copy,
+            &findings,
+            &caveats,
+            as_of,
+        )?;
         Ok(Rendered {
             files: vec![
                 (vow_path(id), page),
@@ -526,6 +539,93 @@ mod tests {
         assert!(docs.extend(&key, &read[12..], 12, 0, |_| None).is_err());
         // Rendering with a read that is not the tail up to the head fails too.
         assert!(docs.render(&key, URL, &read[..5], 0, 0, rule).is_err());
+    }
+
+    /// The example vow with three report-ins: entry 1's actions ignore the context flag,
+    /// entries 2 and 3 act on it every time. Entry 2's note says nothing changed, entry 3's
+    /// that it switched.
+    fn noted_records(key: &ServiceKey) -> (String, Vec<(u64, Vec<u8>)>) {
+        use conduct_core::meter::{measure, TurnSymbols};
+        let profile = |acts: bool| {
+            let turns: Vec<TurnSymbols<'_>> = (0..40)
+                .map(|k| {
+                    let d = if acts && k % 2 == 0 {
+                        "refuse"
+                    } else {
+                        "clean"
+                    };
+                    TurnSymbols::new(k % 2 == 0, d, "plain")
+                })
+                .collect();
+            measure(&turns, &[7; 32])
+        };
+        let (flat, acts) = (profile(false), profile(true));
+        let entries = [
+            (&flat, None),
+            (&acts, Some("Nothing changed.")),
+            (&acts, Some("Switched to a new approach")),
+        ];
+        let (id, leaves) = conduct_core::vow::fixture::example_chain_of(key, &entries, false);
+        (
+            id,
+            leaves.into_iter().zip(0..).map(|(l, i)| (i, l)).collect(),
+        )
+    }
+
+    #[test]
+    fn the_reading_compares_the_notes_with_the_numbers() {
+        let key = key();
+        let (id, read) = noted_records(&key);
+        let (_, _, files) = whole(&key, &id, &read);
+        let get = |p: &str| files.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone());
+        let reading = parse(&get(&reading_path(&id)).unwrap());
+        let check = reading["note_check"].as_array().unwrap();
+        let series = reading["trajectory"]["coupling_series"].as_array().unwrap();
+        assert_eq!(reading["note_check_method"], notes::METHOD);
+        assert_eq!(check.len(), 2, "{check:?}");
+        assert_eq!(check[0]["seq"], 2);
+        assert_eq!(check[0]["claim"], "steady");
+        assert_eq!(check[0]["verdict"], "claims-steady-but-moved");
+        assert_eq!(check[1]["seq"], 3);
+        assert_eq!(check[1]["claim"], "change");
+        assert_eq!(check[1]["verdict"], "claims-change-but-steady");
+        // The numbers compared are the published series values.
+        for f in check {
+            let seq = f["seq"].as_u64().unwrap() as usize;
+            for q in f["quantities"].as_array().unwrap() {
+                let k = q["quantity"].as_str().unwrap();
+                assert_eq!(q["from"], series[seq - 2][k]);
+                assert_eq!(q["to"], series[seq - 1][k]);
+            }
+        }
+        let to = series[1]["i_c_d"].as_f64().unwrap();
+        assert!(to > 0.5, "{to}");
+        let quoted = check[0]["quoted"].as_str().unwrap();
+        assert!(
+            quoted.starts_with(&format!(
+                "I(C;D) {:.3} -> {to:.3} bits",
+                series[0]["i_c_d"].as_f64().unwrap()
+            )),
+            "{quoted}"
+        );
+        // The page says it in words.
+        let html = String::from_utf8(get(&format!("vow/{id}/reading.html")).unwrap()).unwrap();
+        assert!(html.contains("Notes compared with the numbers"), "{html}");
+        assert!(
+            html.contains("Entry 2&#39;s note claims steadiness, but since entry 1"),
+            "{html}"
+        );
+        // And a chain whose notes claim nothing has an empty check.
+        let (id, read) = records(&key, 4);
+        let (_, _, files) = whole(&key, &id, &read);
+        let reading = parse(
+            &files
+                .iter()
+                .find(|(p, _)| *p == reading_path(&id))
+                .unwrap()
+                .1,
+        );
+        assert_eq!(reading["note_check"], json!([]));
     }
 
     #[test]

@@ -482,7 +482,7 @@ def run(a, base, data, site):
         assert r.status_code == 201, r.text
     chain, records, pages = full_chain(h, base, vid, pub)
     page0 = open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read()
-    rep(trace(7), note="one more")
+    rep(trace(7), note="one more; nothing changed")
     chain2, records2, _ = full_chain(h, base, vid, pub)
     check(f"a {LONG}-entry chain is {pages} signed pages pinned by hash plus a tail; a report-in leaves full "
           "pages untouched",
@@ -540,6 +540,19 @@ def run(a, base, data, site):
     check("the models saw the vow text and notes, never M, D or a sealed text",
           seen_prompts and params["text"] in bodies and "first week" in bodies and M_MARK not in bodies
           and D_MARK not in bodies and SEALED_MARK not in bodies)
+    # The notes compared with the numbers: the last note claims steadiness; the finding quotes
+    # the series values of its report-in and the one before, and the model was given the same.
+    last = {f.get("seq"): f for f in reading.get("note_check", [])}.get(LONG + 1, {})
+    prof = {r["seq"]: r["profile"] for r in records2[1:]}
+    moved = [q["moved"] for q in last.get("quantities", [])]
+    check("the reading compares the last note (claims steadiness) with the numbers: note_check",
+          last.get("claim") == "steady" and last.get("compared_with_seq") == LONG
+          and all(q["from"] == prof[LONG][q["quantity"]]["adjusted"]
+                  and q["to"] == prof[LONG + 1][q["quantity"]]["adjusted"] for q in last.get("quantities", []))
+          and last.get("verdict") == ("unmeasured" if not moved else
+                                      "claims-steady-but-moved" if any(moved) else "consistent")
+          and reading.get("note_check_method", "").startswith("A note claims")
+          and "note_check" in bodies, json.dumps(last)[:400])
     check("the fallback got its bearer key from the environment",
           any(p.startswith("/v1") and auth == "Bearer sk-test-" + MARK for p, auth, _ in seen_prompts))
     sr = h.get(base + f"/vow/{sv['vow_id']}/reading").json()

@@ -46,6 +46,7 @@ fn vow_ledger_end_to_end() {
         "refused writes changed nothing",
         "M and D are in none of",
         "the reading comes from the fallback model after the primary failed",
+        "the reading compares the last note (claims steadiness) with the numbers",
         "a passed window boundary re-renders the vow page",
         "independent audit: checkpoint signature, root,",
         "conduct verify-log checks every vow chain",

@@ -2,6 +2,7 @@
 //! this crate and in others): real signed records, exactly as the ledger would append them.
 
 use super::record::{declared_ys, entry_record, record_hash, vow_record, EntryFields, VowFields};
+use crate::meter::Profile;
 use crate::signing::ServiceKey;
 
 /// Origin of the example chain's log.
@@ -15,6 +16,23 @@ pub const EXAMPLE_START: u64 = 1_000_000;
 /// when seq is a multiple of 3, and declares "billing questions" and "other" (none when
 /// `sealed`). Returns the vow id and the leaves in chain order.
 pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec<u8>>) {
+    let profile = crate::meter::measure(&[], &[0; 32]);
+    let notes: Vec<Option<String>> = (1..=n)
+        .map(|seq| (seq % 2 == 0).then(|| format!("note \u{e9} {seq} \"quoted\"")))
+        .collect();
+    let entries: Vec<(&Profile, Option<&str>)> =
+        notes.iter().map(|n| (&profile, n.as_deref())).collect();
+    example_chain_of(key, &entries, sealed)
+}
+
+/// The example vow and one entry per `(profile, note)` of `entries`, otherwise as
+/// [`example_chain`] with `n = entries.len()`.
+pub fn example_chain_of(
+    key: &ServiceKey,
+    entries: &[(&Profile, Option<&str>)],
+    sealed: bool,
+) -> (String, Vec<Vec<u8>>) {
+    let n = entries.len() as u64;
     let fields = VowFields {
         origin: EXAMPLE_ORIGIN,
         agent: "a",
@@ -29,21 +47,19 @@ pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec
     let Ok((id, vow)) = vow_record(key, &fields, 0) else {
         return (String::new(), Vec::new());
     };
-    let profile = crate::meter::measure(&[], &[0; 32]);
     let proof = super::record::Proof::SandboxOpen;
     let mut leaves = vec![vow];
-    for seq in 1..=n {
+    for (seq, (profile, note)) in (1..).zip(entries) {
         let prev = leaves.last().map(|l| record_hash(l)).unwrap_or_default();
-        let note = format!("note \u{e9} {seq} \"quoted\"");
         let f = EntryFields {
             vow_id: &id,
             trace_sha256: [seq as u8; 32],
             context_key: "monitored",
             n_turns: 4,
-            profile: &profile,
+            profile,
             declared_y: (!sealed).then(|| declared_ys(["billing questions", "other"])),
             y_consistency: Some(seq as f64 / (n + 1) as f64),
-            note: (seq % 2 == 0).then_some(note.as_str()),
+            note: *note,
             attested: seq % 3 == 0,
             trace_donated: false,
             at: EXAMPLE_START + seq * 3600,

@@ -1,7 +1,8 @@
 //! The vow ledger's pure logic (spec 2.3–2.5, library/VOWS.md): vow and report-in
 //! requests and their validation, the exact EIP-191 text a wallet signs, the signed record
 //! formats `conduct.vow/v1` and `conduct.entry/v1`, the declared-purpose match, report-in
-//! windows, and chain verification.
+//! windows, chain verification, trajectories and readings (the rule-based interpretation and
+//! the notes compared with the numbers).
 
 pub mod chain;
 pub mod consistency;
@@ -10,6 +11,7 @@ pub mod eip191;
 #[cfg(feature = "wallet")]
 pub mod fixture;
 pub mod interpret;
+pub mod notes;
 pub mod record;
 pub mod trajectory;
 pub mod windows;
