@@ -58,6 +58,8 @@ pub struct App {
     pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Start instant, for uptime.
     pub started: Instant,
+    /// The MCP endpoint (`POST /mcp`).
+    pub mcp: crate::mcp::Endpoint,
 }
 
 /// The stateful parts an [`App`] is built from.
@@ -98,6 +100,7 @@ impl App {
             donated: parts.donated,
             site: parts.site,
             chain: parts.chain,
+            mcp: crate::mcp::Endpoint::new(&cfg),
             cfg,
             key,
             inflight: Default::default(),
@@ -267,6 +270,10 @@ where
                 let ticket = take_cap(cap, app.cfg.oracle_daily_cap, ip, "/oracle/ask", "")?;
                 let body = read_body(&req.headers, req.body).await?;
                 counted(ticket, crate::oracle::ask(app, body).await)
+            }
+            Dynamic::Mcp => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::mcp::serve(app, &req.path, req.headers, req.remote, body).await
             }
             Dynamic::Who => {
                 let accept = req

@@ -10,6 +10,7 @@ pub mod config;
 pub mod dev;
 pub mod dev_tls;
 pub mod error;
+pub mod mcp;
 pub mod nginx;
 pub mod oracle;
 pub mod payment;

@@ -407,11 +407,13 @@ fn failure(e: &VerifyError) -> String {
     }
 }
 
-/// Logs go to stderr through `tracing`, at the levels `RUST_LOG` names (default `info`; one
-/// line per request at `debug`). Nothing logs a private key, a payment signature or a trace.
+/// Logs go to stderr through `tracing`, at the levels `RUST_LOG` names (default `info`, but
+/// `warn` for the MCP SDK, which logs the start and end of every stateless `/mcp` request at
+/// `info`; one line per request at `debug`). Nothing logs a private key, a payment signature or
+/// a trace.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

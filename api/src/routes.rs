@@ -37,6 +37,8 @@ pub enum Dynamic {
     Who,
     /// `POST /oracle/ask`: an answer grounded in the library.
     OracleAsk,
+    /// `POST /mcp`: the MCP endpoint (streamable HTTP, stateless).
+    Mcp,
 }
 
 /// What answers a route.
@@ -289,6 +291,10 @@ pub const ROUTES: &[Route] = &[
         "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
             .body(Schema::OracleRequest)),
+    route("POST", "/mcp", false, Handler::Dynamic(Dynamic::Mcp),
+        "MCP over streamable HTTP, stateless (JSON-RPC 2.0, one JSON answer per POST; MCP 2024-11-05 to 2026-07-28): the tools about, take_vow (sandbox), report_in (free tier), read_ledger, list_vows, get_reading, demo_profile and ask, each answering exactly what its HTTP route answers, under the same per-IP caps. Nothing over MCP moves money. See /library/MCP.md.")
+        .with(Contract::call(&[200, 202, 400, 404], &[JSON], Some(Schema::McpAnswer), &[403, 406])
+            .body(Schema::McpMessage)),
     route("GET", "/vows", false, Handler::Static,
         "Public index of every vow, by agent name (never by score).")
         .with(PAGE),

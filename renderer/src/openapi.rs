@@ -142,6 +142,10 @@ pub enum Schema {
     VowRequest,
     /// The body of `POST /vow/report` and `POST /vow/report/demo`.
     ReportRequest,
+    /// The body of `POST /mcp`: one JSON-RPC 2.0 message of the Model Context Protocol.
+    McpMessage,
+    /// An answer of `POST /mcp`: one JSON-RPC 2.0 response (a result or an error).
+    McpAnswer,
 }
 
 impl Schema {
@@ -157,6 +161,8 @@ impl Schema {
             Schema::ProfileRequest => "ProfileRequest",
             Schema::VowRequest => "VowRequest",
             Schema::ReportRequest => "ReportRequest",
+            Schema::McpMessage => "McpMessage",
+            Schema::McpAnswer => "McpAnswer",
         }
     }
 }
@@ -273,6 +279,7 @@ fn format_names(media: &str) -> &'static [&'static str] {
 fn status_text(status: u16, ok: bool) -> &'static str {
     match status {
         200 => "OK.",
+        202 => "Accepted: a notification or a response, which has no answer (no body).",
         201 => "Created: the signed record appended to the log (Location names its page).",
         503 if ok => {
             "Degraded (the ledger cannot commit, or the site is behind it), or unavailable."
@@ -337,58 +344,69 @@ fn parse(what: &str, text: &str) -> Result<Value, RenderError> {
     serde_json::from_str(text).map_err(|e| RenderError::Input(format!("openapi {what}: {e}")))
 }
 
+/// Replace every `{"$ref": "<prefix>X", ...}` of `v` by the definition `X` of `defs` (its
+/// sibling keywords kept, the definition's own references replaced too), and drop `$schema`,
+/// `$id` and `$defs`.
+fn inline(
+    v: &Value,
+    defs: &Map<String, Value>,
+    prefix: &str,
+    depth: u8,
+) -> Result<Value, RenderError> {
+    if depth > 16 {
+        return Err(RenderError::Input(format!(
+            "openapi: {prefix} nests too deep"
+        )));
+    }
+    Ok(match v {
+        Value::Object(m) => {
+            let target = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix(prefix));
+            let mut out = match target {
+                Some(name) => {
+                    let def = defs
+                        .get(name)
+                        .ok_or_else(|| RenderError::Input(format!("openapi: no {prefix}{name}")))?;
+                    match inline(def, defs, prefix, depth + 1)? {
+                        Value::Object(d) => d,
+                        _ => Map::new(),
+                    }
+                }
+                None => Map::new(),
+            };
+            for (k, x) in m {
+                if target.is_some() && k == "$ref" {
+                    continue;
+                }
+                if matches!(k.as_str(), "$schema" | "$id" | "$defs") {
+                    continue;
+                }
+                out.insert(k.clone(), inline(x, defs, prefix, depth)?);
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| inline(x, defs, prefix, depth))
+                .collect::<Result<_, _>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
 /// Replace every `{"$ref": "#/$defs/X", ...}` of a published schema by the definition (its
 /// sibling keywords kept), and drop `$schema`, `$id` and `$defs`, so it can live under
 /// `components`.
 fn inline_defs(schema: &str, what: &str) -> Result<Value, RenderError> {
-    fn walk(v: &Value, defs: &Map<String, Value>, depth: u8) -> Result<Value, RenderError> {
-        if depth > 16 {
-            return Err(RenderError::Input("openapi: $defs nest too deep".into()));
-        }
-        Ok(match v {
-            Value::Object(m) => {
-                let target = m
-                    .get("$ref")
-                    .and_then(Value::as_str)
-                    .and_then(|r| r.strip_prefix("#/$defs/"));
-                let mut out = match target {
-                    Some(name) => {
-                        let def = defs.get(name).ok_or_else(|| {
-                            RenderError::Input(format!("openapi: no $defs/{name}"))
-                        })?;
-                        match walk(def, defs, depth + 1)? {
-                            Value::Object(d) => d,
-                            _ => Map::new(),
-                        }
-                    }
-                    None => Map::new(),
-                };
-                for (k, x) in m {
-                    if target.is_some() && k == "$ref" {
-                        continue;
-                    }
-                    if matches!(k.as_str(), "$schema" | "$id" | "$defs") {
-                        continue;
-                    }
-                    out.insert(k.clone(), walk(x, defs, depth)?);
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(
-                a.iter()
-                    .map(|x| walk(x, defs, depth))
-                    .collect::<Result<_, _>>()?,
-            ),
-            other => other.clone(),
-        })
-    }
     let v = parse(what, schema)?;
     let defs = v
         .get("$defs")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    walk(&v, &defs, 0)
+    inline(&v, &defs, "#/$defs/", 0)
 }
 
 /// The `components.schemas` of the document.
@@ -602,6 +620,46 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
             },
         }),
     );
+    let id = json!({"type": ["string", "integer"], "description": "Echoed in the answer."});
+    out.insert(
+        "McpMessage".into(),
+        json!({
+            "title": "POST /mcp body: one JSON-RPC 2.0 message (MCP streamable HTTP)",
+            "description": "A request (with id) is answered with one JSON-RPC response as \
+                application/json; a notification (no id) or a response is accepted with 202 \
+                and no body. Send Accept: application/json, text/event-stream, and after \
+                initialize the MCP-Protocol-Version header. See /library/MCP.md.",
+            "type": "object",
+            "required": ["jsonrpc", "method"],
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": id,
+                "method": {"type": "string", "minLength": 1},
+                "params": {"type": "object"},
+            },
+        }),
+    );
+    out.insert(
+        "McpAnswer".into(),
+        json!({
+            "description": "One JSON-RPC 2.0 response: a result, or an error with a JSON-RPC \
+                code (-32700 parse error, -32600 invalid request, -32601 unknown method, \
+                -32602 invalid params or unknown tool). A tool that ran and failed is a \
+                result with isError: true.",
+            "type": "object",
+            "required": ["jsonrpc"],
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {"type": ["string", "integer", "null"]},
+                "result": {"type": "object"},
+                "error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+                },
+            },
+        }),
+    );
     out.insert(
         "Problem".into(),
         json!({
@@ -756,8 +814,9 @@ fn operation(r: &RouteInfo, docs: &[String], routes: &[RouteInfo]) -> Result<Val
 
     let mut responses = Map::new();
     for &status in c.ok {
-        let content: Map<String, Value> = c
-            .media
+        // A 202 accepts without answering: it has no body.
+        let media: &[&str] = if status == 202 { &[] } else { c.media };
+        let content: Map<String, Value> = media
             .iter()
             .map(|m| {
                 let body = match c.schema {
@@ -842,6 +901,13 @@ fn undescribed(r: &RouteInfo) -> Value {
         op["parameters"] = Value::Array(params);
     }
     op
+}
+
+/// One schema of the document's `components`, standing alone: every `$ref` to another
+/// component is replaced by its definition (for documents outside this one, such as the tools
+/// of `/mcp`, which describe their arguments and results by the same schemas).
+pub fn standalone(s: Schema) -> Result<Value, RenderError> {
+    inline(&schema_ref(s), &schemas()?, "#/components/schemas/", 0)
 }
 
 /// The OpenAPI document of `input`'s routes (unsigned).

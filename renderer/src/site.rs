@@ -257,34 +257,41 @@ fn put_well_known(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderEr
     );
 
     // Agent card (A2A-style fields plus conduct's own).
-    tree.put(
-        ".well-known/agent.json",
-        sign(
-            key,
-            json!({
-                "type": "conduct.agent-card/v1",
-                "name": "conduct",
-                "description": WHAT,
-                "url": input.public_url,
-                "version": env!("CARGO_PKG_VERSION"),
-                "capabilities": {"streaming": false, "pushNotifications": false},
-                "defaultInputModes": ["application/json"],
-                "defaultOutputModes": ["application/json"],
-                "authentication": {"schemes": ["x402"], "note": "No accounts and no API keys. Paid calls are authenticated by payment."},
-                "skills": [
-                    {"id": "profile", "name": "Signed channel-coupling profile",
-                     "description": "POST /profile: a trace in, an Ed25519-signed attestation of I(C;D), I(C;M), I(C;M|D-clean), I(C;D,M) out. Paid via x402.",
-                     "tags": ["attestation", "mutual-information", "x402"]},
-                    {"id": "demo_profile", "name": "Unsigned demo profile",
-                     "description": "POST /demo/profile: the same numbers, unsigned, free and rate-limited.",
-                     "tags": ["demo"]}
-                ],
-                "pubkey": key.public_b64(),
-                "catalog": format!("{}/catalog", input.public_url),
-                "scope": scope_value(),
-            }),
-        )?,
-    );
+    let mcp = crate::discovery::mcp_summary(input.routes, input.public_url);
+    let mut skills = vec![
+        json!({"id": "profile", "name": "Signed channel-coupling profile",
+               "description": "POST /profile: a trace in, an Ed25519-signed attestation of I(C;D), I(C;M), I(C;M|D-clean), I(C;D,M) out. Paid via x402.",
+               "tags": ["attestation", "mutual-information", "x402"]}),
+        json!({"id": "demo_profile", "name": "Unsigned demo profile",
+               "description": "POST /demo/profile: the same numbers, unsigned, free and rate-limited.",
+               "tags": ["demo"]}),
+    ];
+    if mcp.is_some() {
+        skills.push(json!({"id": "mcp", "name": "MCP tools",
+            "description": "POST /mcp (streamable HTTP, stateless): about, take_vow, report_in, read_ledger, list_vows, get_reading, demo_profile and ask, each answering exactly what its HTTP route answers. Free; nothing over MCP moves money.",
+            "tags": ["mcp", "vows", "demo"]}));
+    }
+    let mut card = json!({
+        "type": "conduct.agent-card/v1",
+        "name": "conduct",
+        "description": WHAT,
+        "url": input.public_url,
+        "version": env!("CARGO_PKG_VERSION"),
+        "capabilities": {"streaming": false, "pushNotifications": false},
+        "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "authentication": {"schemes": ["x402"], "note": "No accounts and no API keys. Paid calls are authenticated by payment."},
+        "skills": skills,
+        "pubkey": key.public_b64(),
+        "catalog": format!("{}/catalog", input.public_url),
+        "scope": scope_value(),
+    });
+    // Absent rather than null when this instance has no MCP endpoint (a null means "could not
+    // look").
+    if let Some(m) = mcp {
+        card["mcp"] = m;
+    }
+    tree.put(".well-known/agent.json", sign(key, card)?);
     Ok(())
 }
 
@@ -382,35 +389,33 @@ fn put_service_card(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), Render
             )
         })
         .collect();
-    tree.put(
-        "index.json",
-        sign(
-            key,
-            json!({
-                "type": "conduct.service/v1",
-                "name": "conduct",
-                "what": WHAT,
-                "for_whom": FOR_WHOM,
-                "base_url": input.public_url,
-                "pubkey": {"alg": "ed25519", "public_key": key.public_b64(), "key_id": key_id,
-                           "vkey": key.vkey(), "at": "/pubkey"},
-                "price_usd": input.price_usd,
-                "rails": input.accepts,
-                "free_demo": {"path": "/demo/profile", "cap": demo_cap},
-                "invariants": [
-                    "Payment never moves a measured number. The price is flat and the read is score-blind.",
-                    "No accounts and no API keys. Payment is the authentication for paid calls.",
-                    "Raw traces are scored, hashed and discarded.",
-                ],
-                "start_here": {"catalog": "/catalog", "openapi": "/openapi.json",
-                               "library": "/library", "pubkey": "/pubkey",
-                               "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
-                               "attestation_schema": "/schemas/attestation.json",
-                               "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},
-                "scope": scope_value(),
-            }),
-        )?,
-    );
+    let mut card = json!({
+        "type": "conduct.service/v1",
+        "name": "conduct",
+        "what": WHAT,
+        "for_whom": FOR_WHOM,
+        "base_url": input.public_url,
+        "pubkey": {"alg": "ed25519", "public_key": key.public_b64(), "key_id": key_id,
+                   "vkey": key.vkey(), "at": "/pubkey"},
+        "price_usd": input.price_usd,
+        "rails": input.accepts,
+        "free_demo": {"path": "/demo/profile", "cap": demo_cap},
+        "invariants": [
+            "Payment never moves a measured number. The price is flat and the read is score-blind.",
+            "No accounts and no API keys. Payment is the authentication for paid calls.",
+            "Raw traces are scored, hashed and discarded.",
+        ],
+        "start_here": {"catalog": "/catalog", "openapi": "/openapi.json",
+                       "library": "/library", "pubkey": "/pubkey",
+                       "predicates": "/predicates", "trace_schema": "/schemas/trace.json",
+                       "attestation_schema": "/schemas/attestation.json",
+                       "x402": "/.well-known/x402.json", "agent_card": "/.well-known/agent.json"},
+        "scope": scope_value(),
+    });
+    if crate::discovery::mcp_summary(input.routes, input.public_url).is_some() {
+        card["start_here"]["mcp"] = json!("/library/MCP.md");
+    }
+    tree.put("index.json", sign(key, card)?);
     tree.put(
         "index.html",
         CardPage {

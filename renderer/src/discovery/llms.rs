@@ -3,7 +3,7 @@
 
 use conduct_core::scope::scope_line;
 
-use super::{has_route, needs_query, HOW_TO_VERIFY};
+use super::{has_route, needs_query, HOW_TO_VERIFY, MCP_PATH, MCP_TOOLS};
 use crate::docs;
 use crate::site::SiteInput;
 
@@ -65,6 +65,27 @@ pub(super) fn llms_txt(input: &SiteInput<'_>) -> String {
             out.push_str(&format!(
                 "- `{} {}`{paid}: {}\n",
                 r.method, r.path, r.description
+            ));
+        }
+    }
+
+    if has_route(routes, "POST", MCP_PATH) {
+        out.push_str("\n## MCP\n\n");
+        out.push_str(&format!(
+            "- Endpoint: {base}{MCP_PATH} (MCP over streamable HTTP, stateless, one JSON answer \
+             per POST; revisions 2024-11-05 to 2026-07-28). No key or account.\n"
+        ));
+        for (name, route) in MCP_TOOLS {
+            out.push_str(&format!("- `{name}`: answers as {route}\n"));
+        }
+        out.push_str(
+            "- Each tool answers exactly what its route answers (the same signed JSON), under \
+             the same per-IP caps. Nothing over MCP moves money: paid calls stay on x402 HTTP.\n",
+        );
+        if docs::published().iter().any(|d| d.name == "MCP.md") {
+            out.push_str(&format!(
+                "- [Client configuration]({base}/library/MCP.md): Claude, mcp.json, the Python \
+                 and TypeScript SDKs\n"
             ));
         }
     }

@@ -26,6 +26,38 @@ use crate::RenderError;
 
 pub(super) const NOT_YET: &str = "not on this instance yet";
 
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// The tools of `POST /mcp` (spec 4.3), each with the route it answers as. The discovery
+/// documents name them; the api's MCP server serves exactly these, in this order (its tests
+/// check).
+pub const MCP_TOOLS: [(&str, &str); 8] = [
+    ("about", "GET /"),
+    ("take_vow", "POST /vow (sandbox)"),
+    ("report_in", "POST /vow/report/demo"),
+    ("read_ledger", "GET /vow/{id}/chain"),
+    ("list_vows", "GET /vows"),
+    ("get_reading", "GET /vow/{id}/reading"),
+    ("demo_profile", "POST /demo/profile"),
+    ("ask", "POST /oracle/ask"),
+];
+
+/// The MCP endpoint as the agent card and `/llms.txt` describe it, when the route table has it.
+pub fn mcp_summary(routes: &[RouteInfo], public_url: &str) -> Option<serde_json::Value> {
+    has_route(routes, "POST", MCP_PATH).then(|| {
+        serde_json::json!({
+            "url": format!("{public_url}{MCP_PATH}"),
+            "transport": "streamable-http",
+            "stateless": true,
+            "tools": MCP_TOOLS.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+            "moves_money": false,
+            "caps": "each tool counts against the per-IP daily cap of the HTTP route it answers as",
+            "docs": "/library/MCP.md",
+        })
+    })
+}
+
 pub(super) const HOW_TO_VERIFY: &str =
     "Remove 'signature', canonicalize the rest with RFC 8785 (JCS) and \
 verify the base64 Ed25519 signature with the key from /pubkey, pinned out of band.";

@@ -382,3 +382,63 @@ fn card_text_escapes_control_characters() {
     assert!(!t.contains("line\r\n"));
     assert!(t.contains("sandbox (unsigned)"));
 }
+
+#[test]
+fn the_mcp_endpoint_is_named_where_the_route_table_has_it() {
+    let k = key();
+    let mut routes = ROUTES.to_vec();
+    let tree = crate::site::render(&input(&k, &routes)).unwrap();
+    let card: Value = serde_json::from_slice(&tree.files[".well-known/agent.json"]).unwrap();
+    assert!(card.get("mcp").is_none(), "no null for an absent endpoint");
+    let lost = String::from_utf8(tree.files["lost.txt"].clone()).unwrap();
+    assert!(
+        lost.lines()
+            .any(|l| l.contains("Not on this instance yet") && l.contains("POST /mcp")),
+        "{lost}"
+    );
+    let llms = String::from_utf8(tree.files["llms.txt"].clone()).unwrap();
+    assert!(!llms.contains("## MCP"));
+
+    routes.push(RouteInfo {
+        method: "POST",
+        path: MCP_PATH,
+        paid: false,
+        description: "MCP.",
+        contract: crate::openapi::Contract::UNDESCRIBED,
+    });
+    let tree = crate::site::render(&input(&k, &routes)).unwrap();
+    let card: Value = serde_json::from_slice(&tree.files[".well-known/agent.json"]).unwrap();
+    verify_object(&card, &pinned(&k)).unwrap();
+    assert_eq!(card["mcp"]["url"], "https://conduct.example/mcp");
+    assert_eq!(card["mcp"]["moves_money"], false);
+    let tools: Vec<&str> = MCP_TOOLS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(card["mcp"]["tools"], json!(tools));
+    assert!(card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["id"] == "mcp"));
+    let service: Value = serde_json::from_slice(&tree.files["index.json"]).unwrap();
+    assert_eq!(service["start_here"]["mcp"], "/library/MCP.md");
+    let lost: Value = serde_json::from_slice(&tree.files["lost.json"]).unwrap();
+    let first = lost["questions"][4]["endpoints"].as_array().unwrap();
+    assert!(first
+        .iter()
+        .any(|e| e["path"] == "/mcp" && e["on_this_instance"] == true));
+    assert!(lost["questions"][4]["answer"]
+        .as_str()
+        .unwrap()
+        .contains("POST /mcp"));
+    let llms = String::from_utf8(tree.files["llms.txt"].clone()).unwrap();
+    assert!(
+        llms.contains("## MCP\n\n- Endpoint: https://conduct.example/mcp"),
+        "{llms}"
+    );
+    for (name, route) in MCP_TOOLS {
+        assert!(
+            llms.contains(&format!("- `{name}`: answers as {route}")),
+            "{llms}"
+        );
+    }
+    assert!(llms.contains("/library/MCP.md"));
+}
