@@ -181,6 +181,7 @@ fn refusal(status: StatusCode, headers: &HeaderMap, detail: String) -> Problem {
         StatusCode::NOT_ACCEPTABLE => ("not-acceptable", "Accept both JSON and event streams"),
         StatusCode::PAYLOAD_TOO_LARGE => ("too-large", "Body too large"),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported-media-type", "Send JSON"),
+        s if s.is_server_error() => ("busy", "The MCP request could not be answered now"),
         _ => ("mcp-bad-request", "The MCP request was refused"),
     };
     let mut p = Problem::new(status, kind, title, detail);
