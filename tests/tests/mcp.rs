@@ -5,7 +5,8 @@
 //! era (2026-07-28 only, no fallback) and its auto era: each lists the eight tools, calls every
 //! one with valid arguments, and gets results whose `structuredContent` is valid against the
 //! tool's `outputSchema`. A vow taken and reported over MCP is in the signed ledger, and
-//! `conduct verify-log` passes. Then the protocol's refusals with plain HTTP, and the free caps
+//! `conduct verify-log` passes. Then, with plain HTTP: the discovery documents name the
+//! endpoint, the protocol's refusals, Host and Origin behind a real domain, and the free caps
 //! shared with the HTTP routes.
 
 use std::path::{Path, PathBuf};
@@ -349,6 +350,27 @@ fn real_clients_list_and_call_every_tool_and_the_vows_verify() {
 fn the_protocol_refuses_per_the_spec() {
     let s = Server::start(&[]);
     let c = client();
+    // A new user finds the endpoint: the agent card, /lost, /llms.txt and the library.
+    let get = |path: &str| {
+        let r = c.get(s.at(path)).send().expect("GET");
+        assert_eq!(r.status(), 200, "{path}");
+        r.text().expect("text")
+    };
+    let card: Value = serde_json::from_str(&get("/.well-known/agent.json")).expect("JSON");
+    assert_eq!(
+        card["mcp"]["url"],
+        format!("{}/mcp", s.url.replace("127.0.0.1", "localhost"))
+    );
+    assert_eq!(card["mcp"]["tools"].as_array().map(Vec::len), Some(8));
+    let lost: Value = serde_json::from_str(&get("/lost?format=json")).expect("JSON");
+    assert!(lost["questions"]
+        .as_array()
+        .expect("questions")
+        .iter()
+        .flat_map(|q| q["endpoints"].as_array().cloned().unwrap_or_default())
+        .any(|e| e["path"] == "/mcp" && e["on_this_instance"] == true));
+    assert!(get("/llms.txt").contains("## MCP"));
+    assert!(get("/library/MCP.md").contains("\"mcpServers\""));
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
     // GET (no listen stream: stateless) and DELETE (no session to end): 405 with Allow.
     for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
@@ -552,11 +574,36 @@ fn calls_over_mcp_count_against_the_http_caps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cfg = dir.path().join("conduct.toml");
     std::fs::write(&cfg, "vow_daily_cap = 1\ndemo_daily_cap = 1\n").expect("conduct.toml");
+    // Behind a real domain: Host and Origin follow public_url.
     let s = Server::start_in(
         &dir.path().join("data"),
         &dir.path().join("site"),
-        &["--config", cfg.to_str().expect("utf-8")],
+        &[
+            "--config",
+            cfg.to_str().expect("utf-8"),
+            "--public-url",
+            "https://conduct.example",
+        ],
     );
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    for (host, origin, status) in [
+        ("conduct.example", None, 200),
+        ("conduct.example", Some("https://conduct.example"), 200),
+        ("conduct.example", Some("http://conduct.example"), 403),
+        ("conduct.example", Some(s.url.as_str()), 403),
+        ("other.example", None, 403),
+    ] {
+        let mut r = client()
+            .post(s.at("/mcp"))
+            .header("host", host)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT);
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        let r = r.body(ping.to_string()).send().expect("POST");
+        assert_eq!(r.status(), status, "Host {host}, Origin {origin:?}");
+    }
     // One vow over MCP, then POST /vow from the same address: the second is 429.
     let a = call(
         &s,
