@@ -9,7 +9,7 @@ use conduct_indexer::chain::follower::{Change, Follower};
 use conduct_indexer::chain::verify::{Verifier, VerifyPolicy};
 use conduct_indexer::chain::ChainStatus;
 use conduct_indexer::fetch::FetchPolicy;
-use conduct_renderer::live::registry::tool_key;
+use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 
 use crate::app::REGISTRY;
@@ -76,51 +76,104 @@ fn fetch_policy(cfg: &Config) -> Result<FetchPolicy, Error> {
     Ok(policy)
 }
 
-/// Start the follower and the verifier (when a chain is configured); their changes are
-/// rendered by `site`.
+/// Start the follower and the verifier (when a chain is configured), each supervised: a task
+/// that ends (a panic in a dependency) is logged, shown in the chain status, and started
+/// again after a pause. Their changes are rendered by `site`.
 pub fn spawn(cfg: &Config, parts: &ChainParts, site: LiveSite) -> Result<(), Error> {
     let (Some(chain), Some(db)) = (&cfg.chain, &parts.db) else {
         return Ok(());
     };
-    let render = {
-        let site = site.clone();
-        move |change: Change| {
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let on_change: Arc<dyn Fn(Change) + Send + Sync> = {
+        let (site, wake) = (site.clone(), wake.clone());
+        Arc::new(move |change: Change| {
+            if !change.tools.is_empty() {
+                wake.notify_one();
+            }
             for id in &change.tools {
                 drop(site.start_render(REGISTRY, &tool_key(*id), true));
+            }
+            for creator in &change.creators {
+                drop(site.start_render(REGISTRY, &who_key(creator), false));
             }
             if change.status && change.tools.is_empty() {
                 drop(site.start_render(REGISTRY, "", true));
             }
-        }
+        })
     };
-    let verifier = Verifier::new(
+    let on_checked: Arc<dyn Fn(u64) + Send + Sync> =
+        Arc::new(move |id: u64| drop(site.start_render(REGISTRY, &tool_key(id), true)));
+    let policy = VerifyPolicy {
+        reverify_every: cfg
+            .manifests
+            .reverify_hours
+            .unwrap_or(24)
+            .clamp(1, 24 * 365)
+            * 3600,
+        ..VerifyPolicy::default()
+    };
+    let fetch = fetch_policy(cfg)?;
+    // Built once here so a configuration error stops the start, not a background task.
+    Verifier::new(
         db.clone(),
         chain.clone(),
-        fetch_policy(cfg)?,
-        VerifyPolicy {
-            reverify_every: cfg.manifests.reverify_hours.unwrap_or(24).max(1) * 3600,
-            ..VerifyPolicy::default()
-        },
-        Box::new({
-            let site = site.clone();
-            move |id: u64| drop(site.start_render(REGISTRY, &tool_key(id), true))
-        }),
+        fetch.clone(),
+        policy,
+        Box::new(|_| {}),
     )
     .map_err(Error::Chain)?;
-    let wake = verifier.waker();
-    let follower = Follower::new(
+    Follower::new(
         chain.clone(),
         db.clone(),
         parts.status.clone(),
-        Box::new(move |change: Change| {
-            if !change.tools.is_empty() {
-                wake.notify_one();
-            }
-            render(change)
-        }),
+        Box::new(|_| {}),
     )
     .map_err(Error::Chain)?;
-    tokio::spawn(follower.run());
-    tokio::spawn(verifier.run());
+    let (c, d, s) = (chain.clone(), db.clone(), parts.status.clone());
+    supervise("chain follower", parts.status.clone(), move || {
+        let on_change = on_change.clone();
+        let f = Follower::new(
+            c.clone(),
+            d.clone(),
+            s.clone(),
+            Box::new(move |change| on_change(change)),
+        )?;
+        Ok(f.run())
+    });
+    let (c, d) = (chain.clone(), db.clone());
+    supervise("manifest verifier", parts.status.clone(), move || {
+        let on_checked = on_checked.clone();
+        let v = Verifier::new(
+            d.clone(),
+            c.clone(),
+            fetch.clone(),
+            policy,
+            Box::new(move |id| on_checked(id)),
+        )?;
+        Ok(v.woken_by(wake.clone()).run())
+    });
     Ok(())
+}
+
+/// Run the task `make` builds until the service stops; when it ends (only a panic ends it),
+/// log it, put it in the chain status, and build and start a new one after a pause.
+fn supervise<F, Fut>(name: &'static str, status: Arc<Mutex<ChainStatus>>, make: F)
+where
+    F: Fn() -> Result<Fut, String> + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    tokio::spawn(async move {
+        loop {
+            let why = match make() {
+                Ok(task) => match tokio::spawn(task).await {
+                    Ok(()) => return,
+                    Err(e) => e.to_string(),
+                },
+                Err(e) => e,
+            };
+            tracing::error!(task = name, error = %why, "stopped; starting it again in 5 s");
+            conduct_core::sync::lock(&status).error = Some(format!("{name} stopped: {why}"));
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        }
+    });
 }

@@ -281,6 +281,12 @@ pub fn registry_doc(input: &RegistryInput<'_>) -> Value {
              before as_of.",
             input.cached_seconds_ago().unwrap_or_default()
         ),
+        (Some(_), true, true) if input.status.error.is_some() => format!(
+            "The chain answers, but reading it failed ({}): this is the last good state, read \
+             {} seconds before as_of.",
+            input.status.error.as_deref().unwrap_or_default(),
+            input.cached_seconds_ago().unwrap_or_default()
+        ),
         (Some(_), true, true) if partial => format!(
             "Still reading: {} of the checks are pending or the follower is catching up.",
             pending
@@ -361,7 +367,11 @@ fn row(e: &Value) -> ToolRow {
         detail: s(&e["verification"]["detail"]),
         creator: s(&e["creator"]).unwrap_or_default(),
         sworn: e["creator_record"]["sworn_here"] == true,
-        uri: s(&e["metadataURI"]).unwrap_or_default(),
+        // The page shows it stripped of control and bidi characters; the JSON keeps it exact.
+        uri: conduct_core::erc8257::strip_for_display(
+            e["metadataURI"].as_str().unwrap_or_default(),
+            URI_SHOWN,
+        ),
         hash: s(&e["manifestHash"]).unwrap_or_default(),
     }
 }
@@ -459,14 +469,14 @@ pub fn registry_files(input: &RegistryInput<'_>) -> Result<Files, RenderError> {
 /// The page of tool `t` (JSON and HTML).
 pub fn tool_files(input: &RegistryInput<'_>, t: &Tool) -> Result<Files, RenderError> {
     let entry = tool_entry(input, t);
+    // Rendered when the tool changes: whether the chain answers now is /registry's to say.
     let mut doc = json!({
         "type": TOOL_TYPE,
         "as_of": rfc3339(input.now),
         "chain": chain_block(input),
-        "registry": input.registry_address(),
+        "registry": {"address": input.registry_address(), "interface": format!("IToolRegistry (ERC-165 {INTERFACE_ID})")},
         "reading_an_entry": READING_AN_ENTRY,
-        "reachable": input.chain.is_some() && input.status.reachable,
-        "cached_seconds_ago": input.cached_seconds_ago().filter(|_| input.ever_read()),
+        "current_state": "/registry (reachable, cached_seconds_ago)",
         "tool": entry.clone(),
         "scope": scope_value(),
     });
@@ -501,6 +511,38 @@ pub fn tool_files(input: &RegistryInput<'_>, t: &Tool) -> Result<Files, RenderEr
     }
     .render()?;
     let stem = format!("registry/tool/{}", t.tool_id);
+    Ok(vec![
+        (format!("{stem}.json"), signed_bytes(input.key, doc)?),
+        (format!("{stem}.html"), page.into_bytes()),
+    ])
+}
+
+/// The page of tool `id` when the chain (as indexed) has no such tool: a reorganisation
+/// removed its registration, or it was never registered on the followed chain.
+pub fn absent_tool_files(input: &RegistryInput<'_>, id: u64) -> Result<Files, RenderError> {
+    let note = "No such tool on the followed chain as indexed: a reorganisation removed its \
+        registration, or it was never registered here. Nothing is listed for it.";
+    let doc = json!({
+        "type": TOOL_TYPE,
+        "as_of": rfc3339(input.now),
+        "chain": chain_block(input),
+        "registry": {"address": input.registry_address(), "interface": format!("IToolRegistry (ERC-165 {INTERFACE_ID})")},
+        "tool": {"toolId": id, "state": "absent", "note": note},
+        "current_state": "/registry (reachable, cached_seconds_ago)",
+        "scope": scope_value(),
+    });
+    let title = format!("Tool {id}: absent");
+    let page = GuidePage {
+        head: PageHead::new(
+            input.key,
+            &title,
+            "A tool the followed chain does not have.",
+        ),
+        title: &title,
+        sections: vec![("Not on the chain".into(), note.into(), None)],
+    }
+    .render()?;
+    let stem = format!("registry/tool/{id}");
     Ok(vec![
         (format!("{stem}.json"), signed_bytes(input.key, doc)?),
         (format!("{stem}.html"), page.into_bytes()),

@@ -489,6 +489,18 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
         await_registry(&s, &format!("a reorg of depth {depth} removes it"), |d| {
             tool(d, id).is_none()
         });
+        // Its page says so, and its creator's record no longer lists it.
+        let page = get_json(&s, &format!("/registry/tool/{id}"));
+        assert_eq!(page["tool"]["state"], "absent", "{page:#}");
+        let who = get_json(&s, &format!("/who?handle={DEPLOYER}"));
+        assert!(
+            who["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|t| t["toolId"] != id),
+            "{who:#}"
+        );
     }
 
     // The RPC stops answering: the last good state, reachable false, nothing zeroed.

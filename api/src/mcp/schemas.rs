@@ -242,7 +242,7 @@ pub fn check(kind: Kind, args: &JsonObject) -> Result<(), Vec<FieldError>> {
     let errors: Vec<FieldError> = validator
         .iter_errors(&instance)
         .take(16)
-        .map(|e| FieldError::at(e.instance_path.to_string(), e.to_string()))
+        .map(|e| FieldError::at(e.instance_path.to_string(), e.masked().to_string()))
         .collect();
     if errors.is_empty() {
         Ok(())

@@ -27,6 +27,8 @@ use super::{ChainConfig, ChainStatus};
 pub struct Change {
     /// Tools whose events were added or removed.
     pub tools: BTreeSet<u64>,
+    /// Creators of tools a rewind removed (their `/who` records change too).
+    pub creators: BTreeSet<String>,
     /// The status changed (reachable, caught up).
     pub status: bool,
 }
@@ -36,6 +38,9 @@ pub type OnChange = Box<dyn Fn(Change) + Send + Sync>;
 
 /// Longest wait between polls while no RPC answers.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// Successful ranges after which a span ceiling (set by a refusal, perhaps a passing rate
+/// limit) is lifted and the span may grow again.
+const CEILING_KEPT: u32 = 100;
 
 /// The chain follower.
 pub struct Follower {
@@ -46,8 +51,13 @@ pub struct Follower {
     on_change: OnChange,
     registry: Option<(alloy::primitives::Address, u64)>,
     span: u64,
-    /// The widest span a node accepted after refusing a wider one: growth stops there.
+    /// The widest span a node accepted after refusing a wider one: growth stops there (for
+    /// [`CEILING_KEPT`] successful ranges, then it may grow again).
     ceiling: Option<u64>,
+    /// A span was refused and no range succeeded since.
+    refused: bool,
+    /// Successful ranges since the ceiling was set.
+    since_ceiling: u32,
     chain_checked: bool,
 }
 
@@ -94,13 +104,10 @@ impl Follower {
             registry,
             span,
             ceiling: None,
+            refused: false,
+            since_ceiling: 0,
             chain_checked: false,
         })
-    }
-
-    /// The RPC clients (the verifier re-reads `getToolConfig` through them).
-    pub fn rpc(&self) -> &Rpc {
-        &self.rpc
     }
 
     /// Step until the database holds everything up to head minus confirmations (a backfill);
@@ -159,6 +166,7 @@ impl Follower {
         if changed {
             (self.on_change)(Change {
                 tools: BTreeSet::new(),
+                creators: BTreeSet::new(),
                 status: true,
             });
         }
@@ -181,10 +189,15 @@ impl Follower {
         let db = |e: crate::store::StoreError| RpcFailure::Bad(format!("chain database: {e}"));
         let cursor = self.db.cursor().map_err(db)?;
         if let Some(c) = &cursor {
-            let now = self.rpc.block_hash(c.number).await?;
-            if now.map(|h| b256_text(&h)).as_deref() != Some(c.hash.as_str()) {
-                self.rewind().await?;
-                return Ok(Step::More);
+            match self.rpc.block_hash(c.number).await? {
+                // The node answering is behind the cursor (a slower fallback, a lagging
+                // backend): not a reorganisation. Wait for it.
+                None => return Ok(Step::Idle),
+                Some(h) if b256_text(&h) != c.hash => {
+                    self.rewind().await?;
+                    return Ok(Step::More);
+                }
+                Some(_) => {}
             }
         }
         let Some((address, start)) = self.registry else {
@@ -214,7 +227,7 @@ impl Follower {
                 Ok(l) => l,
                 Err(RpcFailure::Refused(e)) if self.span > 1 => {
                     self.span = (self.span / 2).max(1);
-                    self.ceiling = Some(self.span);
+                    self.refused = true;
                     tracing::info!(span = self.span, error = %e, "eth_getLogs range refused; halving it");
                     continue;
                 }
@@ -238,12 +251,23 @@ impl Follower {
                 .db
                 .apply(&events, to, &b256_text(&hash), unix_now())
                 .map_err(db)?;
+            if std::mem::take(&mut self.refused) {
+                // The widest span that worked after a refusal.
+                self.ceiling = Some(self.span);
+                self.since_ceiling = 0;
+            } else if self.ceiling.is_some() {
+                self.since_ceiling += 1;
+                if self.since_ceiling >= CEILING_KEPT {
+                    self.ceiling = None;
+                }
+            }
             let cap = self.ceiling.unwrap_or(self.cfg.max_range).max(1);
             self.span = self.span.saturating_mul(2).min(cap);
             lock(&self.status).indexed_to = Some(to);
             if !touched.is_empty() {
                 (self.on_change)(Change {
                     tools: touched,
+                    creators: BTreeSet::new(),
                     status: false,
                 });
             }
@@ -259,19 +283,32 @@ impl Follower {
         let mut ancestor = None;
         for (n, h) in anchors {
             let on_chain: Option<B256> = self.rpc.block_hash(n).await?;
-            if on_chain.map(|x| b256_text(&x)).as_deref() == Some(h.as_str()) {
-                ancestor = Some((n, h));
-                break;
+            match on_chain {
+                Some(x) if b256_text(&x) == h => {
+                    ancestor = Some((n, h));
+                    break;
+                }
+                Some(_) => {}
+                // The node has no such block yet: it says nothing about this anchor.
+                None => continue,
             }
         }
         tracing::warn!(
             ancestor = ancestor.as_ref().map(|(n, _)| *n),
             "chain reorganised; rewinding to the common ancestor"
         );
+        // The creators of what the rewind may remove, read before it is gone.
+        let before = self.db.tools().map_err(db)?;
         let touched = self.db.rewind(ancestor, unix_now()).map_err(db)?;
         if !touched.is_empty() {
+            let creators = before
+                .into_iter()
+                .filter(|t| touched.contains(&t.tool_id))
+                .map(|t| t.creator)
+                .collect();
             (self.on_change)(Change {
                 tools: touched,
+                creators,
                 status: false,
             });
         }

@@ -7,8 +7,9 @@
 //!   the rows; a changed block hash rewinds to the common ancestor and re-reads.
 //! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
 //! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
-//! - [`registry`]: the ERC-8257 events and calls, the tools folded from the events, and the
-//!   manifest verifier (fetch with [`crate::fetch`], rules in `conduct_core::erc8257`).
+//! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
+//! - [`verify`]: the manifest verifier (fetch with [`crate::fetch`], rules in
+//!   `conduct_core::erc8257`).
 //!
 //! A chain that does not answer is `reachable: false` with the last good state, never zeros
 //! (ARCHITECTURE.md, "The chain").
@@ -44,8 +45,8 @@ pub struct ChainConfig {
     /// Seconds one RPC call may take before the URL counts as failing.
     #[serde(default = "default_rpc_timeout")]
     pub rpc_timeout_seconds: u64,
-    /// The public RPC URL shown to readers (`/rh`, the registry view); the first `rpc` when
-    /// absent.
+    /// The public RPC URL shown to readers (`/rh`, the registry view). Never one of `rpc`
+    /// by default: a provider's URL often carries its API key.
     pub public_rpc: Option<String>,
     /// The ERC-8257 tool registry to view.
     pub registry: Option<ContractConfig>,
@@ -76,11 +77,9 @@ fn default_rpc_timeout() -> u64 {
 }
 
 impl ChainConfig {
-    /// The RPC URL shown to readers.
+    /// The RPC URL shown to readers: `public_rpc` only.
     pub fn shown_rpc(&self) -> Option<&str> {
-        self.public_rpc
-            .as_deref()
-            .or_else(|| self.rpc.first().map(String::as_str))
+        self.public_rpc.as_deref()
     }
 
     /// Check the values a follower cannot work with; the message names the key.
@@ -122,6 +121,7 @@ pub struct ChainStatus {
     pub indexed_to: Option<u64>,
     /// The backfill has reached head minus confirmations at least once.
     pub caught_up: bool,
-    /// Why the last poll failed (never a URL's credentials: only the host is named).
+    /// Why the last poll failed (URLs named by scheme, host and port only: never a path,
+    /// which may carry an API key).
     pub error: Option<String>,
 }

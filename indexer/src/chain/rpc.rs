@@ -31,7 +31,8 @@ pub enum RpcFailure {
 /// The configured RPC URLs.
 #[derive(Debug)]
 pub struct Rpc {
-    nodes: Vec<(String, RootProvider)>,
+    /// (shown name, raw URL, client).
+    nodes: Vec<(String, String, RootProvider)>,
     current: AtomicUsize,
     timeout: Duration,
 }
@@ -55,7 +56,7 @@ impl Rpc {
         let mut nodes = Vec::new();
         for u in urls {
             let parsed = url::Url::parse(u).map_err(|e| format!("{}: {e}", shown(u)))?;
-            nodes.push((shown(u), RootProvider::new_http(parsed)));
+            nodes.push((shown(u), u.clone(), RootProvider::new_http(parsed)));
         }
         if nodes.is_empty() {
             return Err("no RPC URL".into());
@@ -78,7 +79,14 @@ impl Rpc {
         let mut errors = Vec::new();
         for k in 0..n {
             let i = (start + k) % n;
-            let (name, node) = &self.nodes[i];
+            let (name, raw, node) = &self.nodes[i];
+            // An error's text may quote the URL (with its key): name it by host only.
+            let clean = |e: &str| {
+                short(
+                    &e.replace(raw.as_str(), name)
+                        .replace(raw.trim_end_matches('/'), name),
+                )
+            };
             match tokio::time::timeout(self.timeout, call(node.clone())).await {
                 Ok(Ok(v)) => {
                     if i != start {
@@ -88,9 +96,12 @@ impl Rpc {
                     return Ok(v);
                 }
                 Ok(Err(RpcError::ErrorResp(e))) => {
-                    return Err(RpcFailure::Refused(format!("{what}: {}", e.message)))
+                    return Err(RpcFailure::Refused(format!(
+                        "{what}: {}",
+                        clean(&e.message)
+                    )))
                 }
-                Ok(Err(e)) => errors.push(format!("{name}: {what}: {}", short(&e.to_string()))),
+                Ok(Err(e)) => errors.push(format!("{name}: {what}: {}", clean(&e.to_string()))),
                 Err(_) => errors.push(format!(
                     "{name}: {what}: no answer within {} s",
                     self.timeout.as_secs_f32()
@@ -137,7 +148,7 @@ impl Rpc {
     /// A provider for `eth_call`s (the current node).
     pub fn provider(&self) -> RootProvider {
         let i = self.current.load(Ordering::Relaxed) % self.nodes.len();
-        self.nodes[i].1.clone()
+        self.nodes[i].2.clone()
     }
 }
 

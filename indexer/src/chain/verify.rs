@@ -50,6 +50,11 @@ impl Default for VerifyPolicy {
     }
 }
 
+/// Least seconds between two fetches of one tool's manifest.
+const MIN_GAP: u64 = 15;
+/// Longest `detail` stored (a rejection may quote the registrant's keys and hosts).
+const DETAIL_MAX: usize = 300;
+
 /// Told of each tool whose check was stored.
 pub type OnChecked = Box<dyn Fn(u64) + Send + Sync>;
 
@@ -132,9 +137,11 @@ impl Verifier {
         })
     }
 
-    /// Notify it to look for work at once (new tools, changed metadata).
-    pub fn waker(&self) -> Arc<Notify> {
-        self.wake.clone()
+    /// Look for work when `wake` is notified (new tools, changed metadata), besides when
+    /// checks fall due.
+    pub fn woken_by(mut self, wake: Arc<Notify>) -> Verifier {
+        self.wake = wake;
+        self
     }
 
     /// Tools whose check is missing, stale for their current metadata, or due again, and
@@ -162,6 +169,11 @@ impl Verifier {
                     };
                     c.checked_at.saturating_add(every)
                 }
+                // The same location checked against another commitment (the chain moved on
+                // ahead of the index, or an update kept the location): again, but never
+                // sooner than MIN_GAP after the last fetch.
+                Some(c) if c.uri == t.metadata_uri => c.checked_at.saturating_add(MIN_GAP),
+                // A new location, or never checked: now.
                 _ => now,
             };
             if at <= now {
@@ -210,7 +222,14 @@ impl Verifier {
             reason: None,
             computed: None,
             detail: None,
-            claims: claims_json(None),
+            // Until these bytes say otherwise, the last claims stand (a failed fetch moves
+            // nothing in the order).
+            claims: self
+                .db
+                .check(t.tool_id)
+                .ok()
+                .flatten()
+                .map_or_else(|| claims_json(None), |p| p.claims),
             checked_at: now,
         };
         let bytes = match self.fetcher.fetch(&t.metadata_uri).await {
@@ -218,14 +237,14 @@ impl Verifier {
             FetchOutcome::Failed { detail, kind } => {
                 c.status = "unreachable".into();
                 c.reason = Some(fail_reason(kind).into());
-                c.detail = Some(detail);
+                c.detail = Some(erc8257::strip_for_display(&detail, DETAIL_MAX));
                 return c;
             }
         };
         let fail = |c: &mut Check, e: &erc8257::ManifestError| {
             c.status = e.status().into();
             c.reason = Some(reason(e).into());
-            c.detail = Some(e.to_string());
+            c.detail = Some(erc8257::strip_for_display(&e.to_string(), DETAIL_MAX));
         };
         let value = match erc8257::parse_manifest(&bytes) {
             Ok(v) => v,
@@ -235,11 +254,22 @@ impl Verifier {
             }
         };
         c.claims = claims_json(Some(&value));
+        // What these bytes hash to, even when a rule fails below (spec 2.7: present when
+        // fetched).
+        c.computed = conduct_core::canonical::jcs(&value)
+            .ok()
+            .map(|b| format!("0x{}", hex::encode(erc8257::keccak256(&b))));
         // 2. the binding of metadataURI to the manifest's endpoint.
-        let endpoint = value
-            .get("endpoint")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let Some(endpoint) = value.get("endpoint").and_then(Value::as_str) else {
+            fail(
+                &mut c,
+                &erc8257::ManifestError::Invalid {
+                    path: "/endpoint".into(),
+                    reason: "required, a string".into(),
+                },
+            );
+            return c;
+        };
         if let Err(e) = erc8257::check_binding(&t.metadata_uri, endpoint) {
             fail(&mut c, &e);
             return c;

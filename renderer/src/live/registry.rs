@@ -19,7 +19,8 @@ use conduct_indexer::vows::{VowReader, VowRow};
 use super::{Known, Source};
 use crate::publish::Publisher;
 use crate::registry::{
-    opensea_files, registry_files, rh_files, tool_files, who_files, RegistryInput,
+    absent_tool_files, opensea_files, registry_files, rh_files, tool_files, who_files,
+    RegistryInput,
 };
 use crate::vows::Files;
 use crate::RenderError;
@@ -135,9 +136,14 @@ impl RegistrySource {
         let mut handles = BTreeSet::new();
         for k in keys {
             if let Some(id) = k.strip_prefix("tool:").and_then(|i| i.parse::<u64>().ok()) {
-                if let Some(t) = by_id.get(&id) {
-                    files.extend(tool_files(&input, t)?);
-                    handles.insert(t.creator.clone());
+                match by_id.get(&id) {
+                    Some(t) => {
+                        files.extend(tool_files(&input, t)?);
+                        handles.insert(t.creator.clone());
+                    }
+                    // Gone from the chain as indexed (a reorganisation, another chain): its
+                    // page says so rather than keep a registration that is not there.
+                    None => files.extend(absent_tool_files(&input, id)?),
                 }
             } else if let Some(h) = k.strip_prefix("who:") {
                 handles.insert(h.to_owned());
@@ -161,9 +167,19 @@ impl RegistrySource {
         Ok(files)
     }
 
+    /// Every tool's key and every vow handle's (agent name, wallet) `/who` key.
     fn every_key(&self) -> Result<Vec<String>, RenderError> {
         let (tools, _) = self.tools()?;
-        Ok(tools.iter().map(|t| tool_key(t.tool_id)).collect())
+        let mut keys: Vec<String> = tools.iter().map(|t| tool_key(t.tool_id)).collect();
+        let mut handles = BTreeSet::new();
+        for v in self.reader.all()? {
+            handles.insert(v.agent);
+            if let Some(w) = v.wallet {
+                handles.insert(w.to_ascii_lowercase());
+            }
+        }
+        keys.extend(handles.iter().map(|h| who_key(h)));
+        Ok(keys)
     }
 }
 
