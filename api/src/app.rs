@@ -433,6 +433,9 @@ where
         let json = media == "application/json"
             || (media.starts_with("application/") && media.ends_with("+json"));
         if !json {
+            // Refused unread: like a 413, the connection closes after the answer (the client
+            // must not reuse it with the body unread), once what it sends is read and dropped.
+            tokio::spawn(linger(body));
             return Err(Problem::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported-media-type",
@@ -445,7 +448,8 @@ where
             .with_header(
                 header::HeaderName::from_static("accept-post"),
                 "application/json",
-            ));
+            )
+            .with_header(header::CONNECTION, "close"));
         }
     }
     let declared = headers

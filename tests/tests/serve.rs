@@ -393,3 +393,35 @@ fn health_reports_an_unreachable_rail_down_and_x402_json_lists_it() {
     let r = c.post(s.at("/profile")).json(&trace(10)).send().unwrap();
     assert_eq!(r.status(), 402);
 }
+
+/// A body refused unread (a form post answered 415) closes its connection, and says so: a
+/// client that reused the connection would find it closed under its next request.
+#[test]
+fn a_body_refused_unread_closes_the_connection_and_says_so() {
+    use std::io::{Read, Write};
+    let s = Server::start(&[]);
+    let addr = s.url.trim_start_matches("http://").to_owned();
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    let body = "text=x&agent=a&cadence_hours=24";
+    write!(
+        conn,
+        "POST /vow HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/x-www-form-urlencoded\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut answer = String::new();
+    // The server closes the connection after the answer, so this read ends.
+    conn.read_to_string(&mut answer).unwrap();
+    let head = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 415"), "{head}");
+    assert!(head.contains("connection: close"), "{head}");
+    // The service keeps serving.
+    assert_eq!(client().get(s.at("/health")).send().unwrap().status(), 200);
+}
