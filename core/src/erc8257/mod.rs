@@ -134,6 +134,19 @@ impl ManifestError {
         self.kind().as_str()
     }
 
+    /// A stable, machine-readable reason for this rejection (published beside the status).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ManifestError::Bom => "bom",
+            ManifestError::TooLarge { .. } => "too-large",
+            ManifestError::InvalidJson { .. } => "invalid-json",
+            ManifestError::NotNfc { .. } => "not-nfc",
+            ManifestError::UppercaseHex { .. } => "uppercase-hex",
+            ManifestError::Invalid { .. } => "invalid-field",
+            ManifestError::Binding { .. } => "binding",
+        }
+    }
+
     /// The same as [`ManifestError::status`], typed.
     pub fn kind(&self) -> Status {
         match self {
@@ -180,6 +193,9 @@ pub struct Verification {
     pub computed: Option<[u8; 32]>,
     /// Why it failed (naming the field), `None` when verified.
     pub detail: Option<String>,
+    /// A stable reason for the failure ([`ManifestError::reason`], `hash-mismatch`,
+    /// `creator-mismatch`), `None` when verified.
+    pub reason: Option<&'static str>,
 }
 
 /// Every consumer check of ERC-8257 §7 on fetched manifest bytes, in the ERC's order: the
@@ -193,31 +209,38 @@ pub fn verify(
     committed: &[u8; 32],
     creator: &[u8; 20],
 ) -> Verification {
-    let fail = |status: Status, computed: Option<[u8; 32]>, detail: String| Verification {
-        status,
-        computed,
-        detail: Some(detail),
-    };
+    let fail =
+        |status: Status, reason: &'static str, computed: Option<[u8; 32]>, detail: String| {
+            Verification {
+                status,
+                computed,
+                detail: Some(detail),
+                reason: Some(reason),
+            }
+        };
+    let reject = |e: ManifestError, computed| fail(e.kind(), e.reason(), computed, e.to_string());
     let value = match parse_manifest(bytes) {
         Ok(v) => v,
-        Err(e) => return fail(e.kind(), None, e.to_string()),
+        Err(e) => return reject(e, None),
     };
     let computed = hash::hash_value(&value).ok();
     let Some(endpoint) = value.get("endpoint").and_then(|e| e.as_str()) else {
-        let e = ManifestError::invalid("/endpoint", "required, a string");
-        return fail(e.kind(), computed, e.to_string());
+        return reject(
+            ManifestError::invalid("/endpoint", "required, a string"),
+            computed,
+        );
     };
     let checks = check_binding(metadata_uri, endpoint).and_then(|()| check_canonical_rules(&value));
     if let Err(e) = checks {
-        return fail(e.kind(), computed, e.to_string());
+        return reject(e, computed);
     }
     let Some(hash) = computed else {
-        let e = ManifestError::invalid("", "cannot be canonicalized");
-        return fail(e.kind(), None, e.to_string());
+        return reject(ManifestError::invalid("", "cannot be canonicalized"), None);
     };
     if &hash != committed {
         return fail(
             Status::HashMismatch,
+            "hash-mismatch",
             computed,
             format!(
                 "keccak256(JCS(manifest)) is 0x{}, the registration commits to 0x{}",
@@ -228,11 +251,12 @@ pub fn verify(
     }
     let manifest = match validate_manifest(&value) {
         Ok(m) => m,
-        Err(e) => return fail(e.kind(), computed, e.to_string()),
+        Err(e) => return reject(e, computed),
     };
     if !creator_matches(&manifest.creator_address, creator) {
         return fail(
             Status::CreatorMismatch,
+            "creator-mismatch",
             computed,
             format!(
                 "/creatorAddress is {}, the on-chain creator is 0x{}",
@@ -245,6 +269,7 @@ pub fn verify(
         status: Status::Verified,
         computed,
         detail: None,
+        reason: None,
     }
 }
 

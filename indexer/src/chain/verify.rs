@@ -11,6 +11,8 @@
 //! 4. the manifest's rules (`invalid-manifest`) and `creatorAddress` against the on-chain
 //!    creator (`creator-mismatch`).
 //!
+//! Steps 2 to 4 are `conduct_core::erc8257::verify`; fetching and the re-read are here.
+//!
 //! A verified manifest is checked again every `reverify_every` (24 h by default), a failed one
 //! sooner, and any tool whose metadata changed on chain at once (the follower wakes the
 //! verifier). Deregistered tools are not fetched. A statement about bytes, never about safety.
@@ -87,24 +89,19 @@ fn fail_reason(kind: FailKind) -> &'static str {
     }
 }
 
+/// A 0x-prefixed 32-byte hex value as bytes (zero when malformed: it then matches nothing).
+fn parse_b256(s: &str) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    if let Some(h) = s.strip_prefix("0x") {
+        let _ = hex::decode_to_slice(h, &mut out);
+    }
+    out
+}
+
 /// The claims of a manifest (even one that failed), as stored.
 fn claims_json(manifest: Option<&Value>) -> String {
     let c = manifest.map(erc8257::claims).unwrap_or_default();
     json!({"name": c.name, "description": c.description, "endpoint": c.endpoint}).to_string()
-}
-
-/// The stable reason of a manifest rejection.
-fn reason(e: &erc8257::ManifestError) -> &'static str {
-    use erc8257::ManifestError as E;
-    match e {
-        E::Bom => "bom",
-        E::TooLarge { .. } => "too-large",
-        E::InvalidJson { .. } => "invalid-json",
-        E::NotNfc { .. } => "not-nfc",
-        E::UppercaseHex { .. } => "uppercase-hex",
-        E::Invalid { .. } => "invalid-field",
-        E::Binding { .. } => "binding",
-    }
 }
 
 impl Verifier {
@@ -241,90 +238,28 @@ impl Verifier {
                 return c;
             }
         };
-        let fail = |c: &mut Check, e: &erc8257::ManifestError| {
-            c.status = e.status().into();
-            c.reason = Some(reason(e).into());
-            c.detail = Some(erc8257::strip_for_display(&e.to_string(), DETAIL_MAX));
-        };
-        let value = match erc8257::parse_manifest(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                fail(&mut c, &e);
-                return c;
-            }
-        };
-        c.claims = claims_json(Some(&value));
-        // What these bytes hash to, even when a rule fails below (spec 2.7: present when
-        // fetched).
-        c.computed = conduct_core::canonical::jcs(&value)
-            .ok()
-            .map(|b| format!("0x{}", hex::encode(erc8257::keccak256(&b))));
-        // 2. the binding of metadataURI to the manifest's endpoint.
-        let Some(endpoint) = value.get("endpoint").and_then(Value::as_str) else {
-            fail(
-                &mut c,
-                &erc8257::ManifestError::Invalid {
-                    path: "/endpoint".into(),
-                    reason: "required, a string".into(),
-                },
-            );
-            return c;
-        };
-        if let Err(e) = erc8257::check_binding(&t.metadata_uri, endpoint) {
-            fail(&mut c, &e);
-            return c;
+        if let Ok(value) = erc8257::parse_manifest(&bytes) {
+            c.claims = claims_json(Some(&value));
         }
-        // 3. the rules before canonicalization, then the commitment.
-        if let Err(e) = erc8257::check_canonical_rules(&value) {
-            fail(&mut c, &e);
-            return c;
-        }
-        let computed = match erc8257::manifest_hash(&bytes) {
-            Ok(h) => format!("0x{}", hex::encode(h)),
-            Err(e) => {
-                fail(&mut c, &e);
-                return c;
-            }
-        };
-        c.computed = Some(computed.clone());
-        if computed != t.manifest_hash {
-            match self.reread(t.tool_id).await {
-                Some((uri, hash)) if hash == computed && uri == t.metadata_uri => {
+        // Steps 2-4 in the ERC's order; on a hash mismatch the chain is read once more, in
+        // case it moved on since the events were read.
+        let creator = parse_address(&t.creator).map_or([0; 20], |a| a.0 .0);
+        let committed = parse_b256(&t.manifest_hash);
+        let mut v = erc8257::verify(&bytes, &t.metadata_uri, &committed, &creator);
+        if v.status == erc8257::Status::HashMismatch {
+            let computed = v.computed.map(|h| format!("0x{}", hex::encode(h)));
+            if let Some((uri, hash)) = self.reread(t.tool_id).await {
+                if Some(&hash) == computed.as_ref() && uri == t.metadata_uri {
                     // The chain moved on: this check is for the new commitment.
+                    v = erc8257::verify(&bytes, &t.metadata_uri, &parse_b256(&hash), &creator);
                     c.hash = hash;
                 }
-                _ => {
-                    c.status = "hash-mismatch".into();
-                    c.reason = Some("hash-mismatch".into());
-                    c.detail = Some(format!(
-                        "keccak256(JCS(manifest)) is {computed}, the registration commits to {}",
-                        t.manifest_hash
-                    ));
-                    return c;
-                }
             }
         }
-        // 4. the manifest's rules and its creator.
-        let manifest = match erc8257::validate_manifest(&value) {
-            Ok(m) => m,
-            Err(e) => {
-                fail(&mut c, &e);
-                return c;
-            }
-        };
-        let creator = parse_address(&t.creator)
-            .map(|a| a.0 .0)
-            .unwrap_or_default();
-        if !erc8257::creator_matches(&manifest.creator_address, &creator) {
-            c.status = "creator-mismatch".into();
-            c.reason = Some("creator-mismatch".into());
-            c.detail = Some(format!(
-                "/creatorAddress is {}, the on-chain creator is {}",
-                manifest.creator_address, t.creator
-            ));
-            return c;
-        }
-        c.status = "verified".into();
+        c.status = v.status.as_str().into();
+        c.reason = v.reason.map(Into::into);
+        c.computed = v.computed.map(|h| format!("0x{}", hex::encode(h)));
+        c.detail = v.detail.map(|d| erc8257::strip_for_display(&d, DETAIL_MAX));
         c
     }
 
