@@ -70,8 +70,33 @@ pub async fn card(
 ) -> Result<WarpResponse, Problem> {
     let key = card_key(query).ok_or_else(missing_key)?;
     let format = format(query)?;
-    // The stem is a literal file name; `lookup` percent-decodes its path, so escape `%`.
     let stem = card_stem(&key);
+    serve_lookup(
+        app,
+        &stem,
+        (accept, format),
+        &CARD_VARIANTS,
+        not_acceptable,
+        "The card could not be rendered",
+        || card_files(&app.key, &app.cfg.public_url, &key, &[]),
+    )
+    .await
+}
+
+/// Serve the lookup record rendered at `stem` (`/card`, `/who`) in the representation asked
+/// (`format`, else `accept`) among `variants`; when none is rendered, the negative result
+/// that `negative` renders on the fly (a successful lookup, never a 404); `what` titles the
+/// problem if it cannot be rendered.
+pub async fn serve_lookup(
+    app: &App,
+    stem: &str,
+    (accept, format): (Option<&str>, Option<Variant>),
+    variants: &[Variant],
+    not_acceptable: fn() -> Problem,
+    what: &'static str,
+    negative: impl FnOnce() -> Result<Vec<(String, Vec<u8>)>, conduct_renderer::RenderError>,
+) -> Result<WarpResponse, Problem> {
+    // The stem is a literal file name; `lookup` percent-decodes its path, so escape `%`.
     let path = format!("/{}", stem.replace('%', "%25"));
     match lookup(&app.cfg.site, &path, accept, format).await {
         Found::File(p, negotiated) => {
@@ -82,21 +107,20 @@ pub async fn card(
         Found::NotAcceptable => return Err(not_acceptable()),
         Found::Missing => {}
     }
-    // No card rendered for this key: the negative result.
     let chosen = match format {
-        Some(f) => CARD_VARIANTS.contains(&f).then_some(f),
-        None => negotiate(accept, &CARD_VARIANTS),
+        Some(f) => variants.contains(&f).then_some(f),
+        None => negotiate(accept, variants),
     }
     .ok_or_else(not_acceptable)?;
-    let files = card_files(&app.key, &app.cfg.public_url, &key, &[]).map_err(|e| {
+    let files = negative().map_err(|e| {
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unrepresentable",
-            "The card could not be rendered",
+            what,
             e.to_string(),
         )
     })?;
-    Ok(negative_response(files, &stem, chosen, format.is_some()))
+    Ok(negative_response(files, stem, chosen, format.is_some()))
 }
 
 /// The negative result of a lookup (a card or a `/who` record nobody rendered): the file of

@@ -16,7 +16,7 @@ use warp::reply::Response as WarpResponse;
 
 use crate::app::{query_param, App};
 use crate::reply::Problem;
-use crate::static_site::{file_response, lookup, negotiate, Found, Variant};
+use crate::static_site::Variant;
 
 /// The representations a record has.
 const WHO_VARIANTS: [Variant; 2] = [Variant::Json, Variant::Html];
@@ -68,34 +68,14 @@ pub async fn who(
             }
         },
     };
-    let stem = who_stem(&handle);
-    let path = format!("/{}", stem.replace('%', "%25"));
-    match lookup(&app.cfg.site, &path, accept, format).await {
-        Found::File(p, negotiated) => {
-            if let Some(resp) = file_response(&p, negotiated, false).await {
-                return Ok(resp);
-            }
-        }
-        Found::NotAcceptable => return Err(not_acceptable()),
-        Found::Missing => {}
-    }
-    let chosen = match format {
-        Some(f) => Some(f),
-        None => negotiate(accept, &WHO_VARIANTS),
-    }
-    .ok_or_else(not_acceptable)?;
-    let files = who_files(&app.key, &handle, &[], &[], &HashMap::new()).map_err(|e| {
-        Problem::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "unrepresentable",
-            "The record could not be rendered",
-            e.to_string(),
-        )
-    })?;
-    Ok(crate::card::negative_response(
-        files,
-        &stem,
-        chosen,
-        format.is_some(),
-    ))
+    crate::card::serve_lookup(
+        app,
+        &who_stem(&handle),
+        (accept, format),
+        &WHO_VARIANTS,
+        not_acceptable,
+        "The record could not be rendered",
+        || who_files(&app.key, &handle, &[], &[], &HashMap::new()),
+    )
+    .await
 }
