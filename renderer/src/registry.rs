@@ -244,19 +244,15 @@ fn publish_here() -> Value {
 pub fn registry_doc(input: &RegistryInput<'_>) -> Value {
     let mut sorted: Vec<&Tool> = input.tools.iter().collect();
     sorted.sort_by_cached_key(|t| order_key(t, input.checks));
-    let registered = sorted
-        .iter()
-        .filter(|t| t.state == ToolState::Registered)
-        .count();
-    let verified = sorted
-        .iter()
-        .filter(|t| t.state == ToolState::Registered)
-        .filter(|t| verification(t, input.checks.get(&t.tool_id))["status"] == "verified")
-        .count();
-    let pending = sorted
-        .iter()
-        .filter(|t| verification(t, input.checks.get(&t.tool_id))["status"] == "pending")
-        .count();
+    // Each tool's status once: (registered, verified, pending) counted in one pass.
+    let (mut registered, mut verified, mut pending) = (0usize, 0usize, 0usize);
+    for t in &sorted {
+        let status = verification(t, input.checks.get(&t.tool_id))["status"].clone();
+        let live = t.state == ToolState::Registered;
+        registered += usize::from(live);
+        verified += usize::from(live && status == "verified");
+        pending += usize::from(status == "pending");
+    }
     let truncated = sorted.len() > LISTED_MAX;
     let tools: Vec<Value> = sorted
         .iter()
