@@ -113,58 +113,59 @@ pub fn spawn(cfg: &Config, parts: &ChainParts, site: LiveSite) -> Result<(), Err
         ..VerifyPolicy::default()
     };
     let fetch = fetch_policy(cfg)?;
-    // Built once here so a configuration error stops the start, not a background task.
-    Verifier::new(
-        db.clone(),
-        chain.clone(),
-        fetch.clone(),
-        policy,
-        Box::new(|_| {}),
-    )
-    .map_err(Error::Chain)?;
-    Follower::new(
-        chain.clone(),
-        db.clone(),
-        parts.status.clone(),
-        Box::new(|_| {}),
-    )
-    .map_err(Error::Chain)?;
     let (c, d, s) = (chain.clone(), db.clone(), parts.status.clone());
-    supervise("chain follower", parts.status.clone(), move || {
+    let follower = move || {
         let on_change = on_change.clone();
-        let f = Follower::new(
+        Follower::new(
             c.clone(),
             d.clone(),
             s.clone(),
             Box::new(move |change| on_change(change)),
-        )?;
-        Ok(f.run())
-    });
+        )
+        .map(Follower::run)
+    };
     let (c, d) = (chain.clone(), db.clone());
-    supervise("manifest verifier", parts.status.clone(), move || {
+    let verifier = move || {
         let on_checked = on_checked.clone();
-        let v = Verifier::new(
+        Verifier::new(
             d.clone(),
             c.clone(),
             fetch.clone(),
             policy,
             Box::new(move |id| on_checked(id)),
-        )?;
-        Ok(v.woken_by(wake.clone()).run())
-    });
+        )
+        .map(|v| v.woken_by(wake.clone()).run())
+    };
+    // The first of each is built here, so a configuration error stops the start rather than
+    // a background task.
+    let first_follower = follower().map_err(Error::Chain)?;
+    let first_verifier = verifier().map_err(Error::Chain)?;
+    supervise(
+        "chain follower",
+        parts.status.clone(),
+        first_follower,
+        follower,
+    );
+    supervise(
+        "manifest verifier",
+        parts.status.clone(),
+        first_verifier,
+        verifier,
+    );
     Ok(())
 }
 
-/// Run the task `make` builds until the service stops; when it ends (only a panic ends it),
-/// log it, put it in the chain status, and build and start a new one after a pause.
-fn supervise<F, Fut>(name: &'static str, status: Arc<Mutex<ChainStatus>>, make: F)
+/// Run `first` until the service stops; when a task ends (only a panic ends it), log it, put
+/// it in the chain status, and start a new one that `make` builds after a pause.
+fn supervise<F, Fut>(name: &'static str, status: Arc<Mutex<ChainStatus>>, first: Fut, make: F)
 where
     F: Fn() -> Result<Fut, String> + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     tokio::spawn(async move {
+        let mut next = Ok(first);
         loop {
-            let why = match make() {
+            let why = match next {
                 Ok(task) => match tokio::spawn(task).await {
                     Ok(()) => return,
                     Err(e) => e.to_string(),
@@ -174,6 +175,7 @@ where
             tracing::error!(task = name, error = %why, "stopped; starting it again in 5 s");
             conduct_core::sync::lock(&status).error = Some(format!("{name} stopped: {why}"));
             tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            next = make();
         }
     });
 }
