@@ -8,6 +8,7 @@
 
 pub mod record;
 pub mod state;
+pub mod verify;
 
 use serde::Deserialize;
 use serde_json::Value;

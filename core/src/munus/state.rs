@@ -254,9 +254,17 @@ impl Board {
             let s = st.entry(id.clone()).or_insert(Status::Open);
             match rec {
                 BoardRecord::Claim(c) => {
-                    *b.claims_per_day
+                    let n = b
+                        .claims_per_day
                         .entry((c.vow_id.clone(), utc_day(c.at)))
-                        .or_default() += 1;
+                        .or_default();
+                    *n += 1;
+                    if *n > 1 {
+                        b.anomalies.push(format!(
+                            "log index {i}: vow {} already claimed a quest that UTC day",
+                            c.vow_id
+                        ));
+                    }
                     if lapse_if_due(&id, s, c.at).is_some() {
                         b.anomalies.push(format!(
                             "log index {i}: claim on {id:?} before the previous claim's lapse was recorded"
