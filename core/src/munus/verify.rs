@@ -44,6 +44,13 @@ impl BoardChecker {
         }
     }
 
+    /// Whether a leaf's bytes may be a vow or board record (a cheap filter on the RFC 8785
+    /// form before parsing: report-in entries, the bulk of the log, are skipped).
+    pub fn wants(bytes: &[u8]) -> bool {
+        let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        has(b"\"type\":\"conduct.vow/v1\"") || has(b"\"type\":\"conduct.munus-")
+    }
+
     /// Check the leaf at `index` (`bytes`, parsed as `v`). Leaves that are neither vows nor
     /// board records are ignored (the vow chains are `ChainChecker`'s business).
     pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
