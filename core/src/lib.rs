@@ -13,6 +13,7 @@ pub mod canonical;
 pub mod erc8257;
 pub mod manifest;
 pub mod meter;
+pub mod munus;
 pub mod schema;
 pub mod scope;
 pub mod signing;

@@ -9,5 +9,6 @@ pub mod durable;
 pub mod fetch;
 pub mod keystore;
 pub mod ledger;
+pub mod munus;
 pub mod store;
 pub mod vows;

@@ -127,6 +127,21 @@ const MIGRATIONS: &[&str] = &[
         interpretation TEXT NOT NULL,
         at INTEGER NOT NULL
     ) STRICT;",
+    // 6: the quest board (see `munus`). Its records are log leaves; these rows keep a copy
+    // of each (the jobs of one batch read them before the batch's leaves are written; a
+    // payment's transaction is recorded once) and each claim or delivery signature once (a
+    // replay is refused).
+    "CREATE TABLE munus_record (
+        log_index INTEGER PRIMARY KEY,
+        quest_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tx TEXT UNIQUE,
+        data BLOB NOT NULL
+    ) STRICT;
+    CREATE TABLE munus_signature (
+        signature TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.

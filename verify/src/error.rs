@@ -95,6 +95,13 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A quest-board record in the log is not authentic or breaks the board's rules (see
+    /// `conduct_core::munus::verify`).
+    #[error("quest board: {reason}")]
+    Board {
+        /// What is wrong, naming the leaf.
+        reason: String,
+    },
     /// The entries do not hash to the checkpoint's root.
     #[error("the entries do not hash to the signed root")]
     EntriesRoot,

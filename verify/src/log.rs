@@ -16,6 +16,7 @@
 //! tlog-tiles with signed-note checkpoints (library/VOWS.md, library/MIRRORS.md).
 
 use base64::Engine;
+use conduct_core::munus::verify::BoardChecker;
 use conduct_core::signing::PinnedKey;
 use conduct_core::tlog::checkpoint::{open_checkpoint, Checkpoint};
 use conduct_core::tlog::note::Verifier;
@@ -42,6 +43,8 @@ pub struct LogAudit {
     pub vows: u64,
     /// Report-in entries that verified.
     pub entries: u64,
+    /// Quest-board records (claims, deliveries, lapses, payments) that verified.
+    pub board: u64,
     /// Leaves that are not vow-chain records (not checked as chains).
     pub other: u64,
 }
@@ -50,9 +53,16 @@ impl std::fmt::Display for LogAudit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} size {} root {} ({} files checked; {} vow chains, {} entries verified; {} other \
-             leaves)",
-            self.origin, self.size, self.root, self.files, self.vows, self.entries, self.other
+            "{} size {} root {} ({} files checked; {} vow chains, {} entries verified; {} \
+             quest-board records verified; {} other leaves)",
+            self.origin,
+            self.size,
+            self.root,
+            self.files,
+            self.vows,
+            self.entries,
+            self.board,
+            self.other
         )
     }
 }
@@ -121,7 +131,8 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     // Entries, bundle by bundle, and every vow chain in them.
     let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
-    let mut chains = ChainChecker::new(pinned, Some(cp.origin.clone()));
+    let mut chains = ChainChecker::new(pinned.clone(), Some(cp.origin.clone()));
+    let mut board = BoardChecker::new(pinned);
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -144,11 +155,21 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
                 index,
                 reason: reason.0,
             })?;
+            // A leaf that is not JSON is no record (the chain checker counts it as other).
+            if let Some(v) = BoardChecker::wants(e)
+                .then(|| serde_json::from_slice::<serde_json::Value>(e).ok())
+                .flatten()
+            {
+                board
+                    .record(index, e, &v)
+                    .map_err(|r| Error::Board { reason: r.0 })?;
+            }
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;
         n += 1;
     }
+    board.finish().map_err(|r| Error::Board { reason: r.0 })?;
     if root(&hashes) != cp.root {
         return Err(Error::EntriesRoot);
     }
@@ -175,6 +196,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         files: checked,
         vows: chains.vows,
         entries: chains.entries,
+        board: board.counts.iter().sum(),
         other: chains.other,
     };
     Ok((audit, hashes))

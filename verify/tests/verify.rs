@@ -298,3 +298,88 @@ fn older_partial_tiles_must_be_prefixes_of_the_current_ones() {
     }
     assert_eq!(check_log_dir(log, 300).expect("consistent"), 8);
 }
+
+#[test]
+fn quest_board_records_verify_and_a_broken_rule_or_foreign_signature_fails() {
+    use conduct_core::munus::record::{BoardRecord, Claim, Delivery, Payment};
+    use conduct_core::vow::record::{checksum_address, vow_record, VowFields};
+    let k = key();
+    let vkey = k.vkey();
+    let mut all = leaves(&k, 3, 0);
+    let sandbox_id = serde_json::from_slice::<serde_json::Value>(&all[0]).expect("vow")["vow_id"]
+        .as_str()
+        .expect("vow_id")
+        .to_owned();
+    let wallet = [0x11u8; 20];
+    let f = VowFields {
+        origin: ORIGIN,
+        agent: "worker",
+        text: "improve the service",
+        cadence_hours: 24.0,
+        wallet: Some(wallet),
+        wallet_signature: Some("0xab"),
+        sealed: false,
+        sandbox_reason: None,
+        at: NOW,
+    };
+    let (sworn, vow) = vow_record(&k, &f, 4).expect("vow record");
+    all.push(vow);
+    let claim = |vow_id: &str, at: u64| {
+        BoardRecord::Claim(Claim {
+            quest_id: "fix-the-feed".into(),
+            vow_id: vow_id.into(),
+            wallet: checksum_address(&wallet),
+            wallet_signature: "0x11".into(),
+            at,
+        })
+    };
+    let board = [
+        claim(&sworn, NOW + 10),
+        BoardRecord::Delivery(Delivery {
+            quest_id: "fix-the-feed".into(),
+            vow_id: sworn.clone(),
+            claim: 5,
+            link: "https://github.com/o/r/pull/1".into(),
+            wallet_signature: "0x22".into(),
+            at: NOW + 20,
+        }),
+        BoardRecord::Payment(Payment {
+            quest_id: "fix-the-feed".into(),
+            claim: Some(5),
+            to: checksum_address(&wallet),
+            amount_scry: "1000000".into(),
+            token: format!("0x{}", "cd".repeat(20)),
+            chain_id: 31337,
+            tx: format!("0x{}", "ef".repeat(32)),
+            at: NOW + 30,
+        }),
+    ];
+    for (i, r) in board.iter().enumerate() {
+        all.push(r.leaf(&k, 5 + i as u64).expect("leaf"));
+    }
+    let d = tempfile::tempdir().expect("tempdir");
+    write_log(d.path(), &k, &all, 3);
+    let a = verify_log(d.path(), &vkey).expect("the log verifies");
+    assert_eq!((a.vows, a.entries, a.board), (2, 3, 3));
+    assert!(
+        a.to_string().contains("3 quest-board records verified"),
+        "{a}"
+    );
+
+    // A sandbox vow's claim; a second claim on the claimed quest; a record another key signed.
+    let other = ServiceKey::from_seed(&[8; 32], ORIGIN);
+    for (bad, why) in [
+        (claim(&sandbox_id, NOW + 40).leaf(&k, 8), "sandbox"),
+        (claim(&sworn, NOW + 86_400).leaf(&k, 8), "not open"),
+        (claim(&sworn, NOW + 86_400).leaf(&other, 8), "signature"),
+    ] {
+        let mut l = all.clone();
+        l.push(bad.expect("leaf"));
+        let d = tempfile::tempdir().expect("tempdir");
+        write_log(d.path(), &k, &l, 3);
+        match verify_log(d.path(), &vkey) {
+            Err(Error::Board { reason }) => assert!(reason.contains(why), "{reason}"),
+            other => panic!("expected a quest-board failure ({why}), got {other:?}"),
+        }
+    }
+}

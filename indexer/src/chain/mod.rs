@@ -5,6 +5,8 @@
 //!   shrinks when a node refuses a range and grows back), then following; every row keeps its
 //!   block number, block hash and log index, and the cursor moves in the same transaction as
 //!   the rows; a changed block hash rewinds to the common ancestor and re-reads.
+//! - [`payment`]: the quest board's payment check (a receipt with the matching ERC-20
+//!   `Transfer`: true, false, or None when no RPC answered).
 //! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
 //! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
 //! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
@@ -16,6 +18,7 @@
 
 pub mod db;
 pub mod follower;
+pub mod payment;
 pub mod registry;
 pub mod rpc;
 pub mod verify;

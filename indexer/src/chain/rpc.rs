@@ -11,7 +11,7 @@ use std::time::Duration;
 use alloy::eips::BlockNumberOrTag;
 use alloy::primitives::B256;
 use alloy::providers::{Provider, RootProvider};
-use alloy::rpc::types::{Filter, Log};
+use alloy::rpc::types::{Filter, Log, TransactionReceipt};
 use alloy::transports::{RpcError, TransportErrorKind};
 
 /// Why an RPC call failed.
@@ -141,6 +141,14 @@ impl Rpc {
         self.call("eth_getLogs", |p| {
             let f = filter.clone();
             async move { p.get_logs(&f).await }
+        })
+        .await
+    }
+
+    /// `eth_getTransactionReceipt`; `None` when the node knows no such mined transaction.
+    pub async fn receipt(&self, tx: B256) -> Result<Option<TransactionReceipt>, RpcFailure> {
+        self.call("eth_getTransactionReceipt", |p| async move {
+            p.get_transaction_receipt(tx).await
         })
         .await
     }

@@ -1,0 +1,231 @@
+//! Offline checks of the board's records in a log (for `conduct-verify`'s verify-log, beside
+//! `vow::chain::ChainChecker`): every board record is the RFC 8785 form of an object the
+//! service signed, in exactly the record format, at the position its `log_index` names; a
+//! claim names a signed (not sandbox) vow recorded earlier, with that vow's wallet; and the
+//! records replayed through the state machine break no rule (first come, one claim per vow
+//! per UTC day, deliveries on the live claim of their vow, lapses exactly 14 idle days after
+//! the last activity).
+//!
+//! What it cannot check offline: the payment flags (they are re-read from the chain; offline
+//! every flag is unknown, so no payment settles a quest here), and the EIP-191 signatures of
+//! claims and deliveries, which need the `wallet` feature (`super::play_message` with the
+//! record's origin, quest, vow and `date`, recovered with `vow::eip191`).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::record::{BoardRecord, TYPES};
+use super::state::Board;
+use crate::canonical::jcs;
+use crate::signing::{verify_object, PinnedKey};
+use crate::vow::chain::ChainError;
+use crate::vow::record::VOW_TYPE;
+
+/// Streams leaves and checks the board's records in them.
+#[derive(Debug)]
+pub struct BoardChecker {
+    pinned: PinnedKey,
+    /// Each vow seen: its wallet when signed, `None` when sandbox.
+    vows: HashMap<String, Option<String>>,
+    records: Vec<(u64, BoardRecord)>,
+    /// Board records seen, by type (claims, deliveries, lapses, payments).
+    pub counts: [u64; 4],
+}
+
+impl BoardChecker {
+    /// A checker for records signed by `pinned`.
+    pub fn new(pinned: PinnedKey) -> Self {
+        BoardChecker {
+            pinned,
+            vows: HashMap::new(),
+            records: Vec::new(),
+            counts: [0; 4],
+        }
+    }
+
+    /// Whether a leaf's bytes may be a vow or board record (a cheap filter on the RFC 8785
+    /// form before parsing: report-in entries, the bulk of the log, are skipped).
+    pub fn wants(bytes: &[u8]) -> bool {
+        let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+        has(b"\"type\":\"conduct.vow/v1\"") || has(b"\"type\":\"conduct.munus-")
+    }
+
+    /// Check the leaf at `index` (`bytes`, parsed as `v`). Leaves that are neither vows nor
+    /// board records are ignored (the vow chains are `ChainChecker`'s business).
+    pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        if ty == VOW_TYPE {
+            if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
+                let signed = v.get("sandbox") == Some(&Value::Bool(false));
+                let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
+                self.vows
+                    .insert(id.to_owned(), if signed { wallet } else { None });
+            }
+            return Ok(());
+        }
+        let Some(kind) = TYPES.iter().position(|t| *t == ty) else {
+            return Ok(());
+        };
+        if jcs(v).map_err(|e| at(&e.0))? != bytes {
+            return Err(at("the leaf is not the RFC 8785 form of its record"));
+        }
+        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
+        let (log_index, rec) = BoardRecord::parse(v)
+            .map_err(|e| at(&e))?
+            .ok_or_else(|| at("not a board record"))?;
+        if log_index != index {
+            return Err(at("log_index does not name the leaf's position"));
+        }
+        if !super::is_quest_id(rec.quest_id()) {
+            return Err(at("quest_id is not a quest id"));
+        }
+        match &rec {
+            BoardRecord::Claim(c) => match self.vows.get(&c.vow_id) {
+                None => return Err(at("the claim names no vow recorded before it")),
+                Some(None) => return Err(at("the claim names a sandbox vow")),
+                Some(Some(w)) if *w != c.wallet => {
+                    return Err(at("the claim's wallet is not its vow's wallet"))
+                }
+                Some(Some(_)) => {}
+            },
+            BoardRecord::Delivery(d) => {
+                super::check_link(&d.link).map_err(|e| at(&e))?;
+            }
+            BoardRecord::Lapse(_) => {}
+            BoardRecord::Payment(p) => {
+                if !(super::is_address(&p.to)
+                    && super::is_address(&p.token)
+                    && super::is_tx_hash(&p.tx)
+                    && super::is_amount(&p.amount_scry))
+                {
+                    return Err(at("a payment field is malformed"));
+                }
+            }
+        }
+        self.counts[kind] += 1;
+        self.records.push((index, rec));
+        Ok(())
+    }
+
+    /// Replay the records through the state machine: every rule break, by leaf.
+    pub fn finish(&self) -> Result<(), ChainError> {
+        let last = self.records.last().map_or(0, |(_, r)| r.at());
+        let board = Board::fold(&[], &self.records, &|_| None, last);
+        match board.anomalies.first() {
+            Some(a) => Err(ChainError(a.clone())),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::{Claim, Delivery};
+    use super::*;
+    use crate::signing::ServiceKey;
+
+    const T0: u64 = 1_795_262_400;
+
+    fn vow(key: &ServiceKey, id: &str, sandbox: bool, index: u64) -> Vec<u8> {
+        let mut m = serde_json::Map::new();
+        m.insert("type".into(), VOW_TYPE.into());
+        m.insert("vow_id".into(), id.into());
+        m.insert("sandbox".into(), sandbox.into());
+        m.insert(
+            "wallet".into(),
+            if sandbox {
+                Value::Null
+            } else {
+                "0xAbAb".into()
+            },
+        );
+        m.insert("log_index".into(), index.into());
+        key.sign_object(&mut m).unwrap();
+        crate::canonical::jcs_map(&m).unwrap()
+    }
+
+    fn claim(vow: &str, quest: &str, at: u64) -> BoardRecord {
+        BoardRecord::Claim(Claim {
+            quest_id: quest.into(),
+            vow_id: vow.into(),
+            wallet: "0xAbAb".into(),
+            wallet_signature: "0x11".into(),
+            at,
+        })
+    }
+
+    fn run(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<BoardChecker, ChainError> {
+        let mut c = BoardChecker::new(PinnedKey::parse(&key.vkey()).unwrap());
+        for (i, l) in leaves.iter().enumerate() {
+            let v: Value = serde_json::from_slice(l).unwrap();
+            c.record(i as u64, l, &v)?;
+        }
+        c.finish()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn checks_authenticity_vows_and_rules() {
+        let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
+        let mut leaves = vec![
+            vow(&key, "000000000000000a", false, 0),
+            vow(&key, "000000000000000b", true, 1),
+        ];
+        leaves.push(claim("000000000000000a", "q", T0).leaf(&key, 2).unwrap());
+        leaves.push(
+            BoardRecord::Delivery(Delivery {
+                quest_id: "q".into(),
+                vow_id: "000000000000000a".into(),
+                claim: 2,
+                link: "https://github.com/o/r/pull/1".into(),
+                wallet_signature: "0x22".into(),
+                at: T0 + 5,
+            })
+            .leaf(&key, 3)
+            .unwrap(),
+        );
+        let c = run(&key, &leaves).unwrap();
+        assert_eq!(c.counts, [1, 1, 0, 0]);
+
+        // A sandbox vow's claim, an unknown vow, a wrong position, another key, a second
+        // claim on a claimed quest: each refused.
+        let mut bad = leaves.clone();
+        bad.push(claim("000000000000000b", "r", T0).leaf(&key, 4).unwrap());
+        assert!(run(&key, &bad).unwrap_err().0.contains("sandbox"));
+        let mut bad = leaves.clone();
+        bad.push(claim("00000000000000ff", "r", T0).leaf(&key, 4).unwrap());
+        assert!(run(&key, &bad).unwrap_err().0.contains("no vow"));
+        let mut bad = leaves.clone();
+        bad.push(
+            claim("000000000000000a", "r", T0 + 86_400)
+                .leaf(&key, 9)
+                .unwrap(),
+        );
+        assert!(run(&key, &bad).unwrap_err().0.contains("log_index"));
+        let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
+        let mut bad = leaves.clone();
+        bad.push(
+            claim("000000000000000a", "r", T0 + 86_400)
+                .leaf(&other, 4)
+                .unwrap(),
+        );
+        assert!(run(&key, &bad).unwrap_err().0.contains("signature"));
+        let mut bad = leaves.clone();
+        bad.push(
+            claim("000000000000000a", "q", T0 + 86_400)
+                .leaf(&key, 4)
+                .unwrap(),
+        );
+        assert!(run(&key, &bad).unwrap_err().0.contains("not open"));
+        let mut bad = leaves.clone();
+        bad.push(
+            claim("000000000000000a", "r", T0 + 60)
+                .leaf(&key, 4)
+                .unwrap(),
+        );
+        let e = run(&key, &bad).unwrap_err().0;
+        assert!(e.contains("already claimed"), "{e}");
+    }
+}

@@ -1,0 +1,158 @@
+//! The quest board in the store: the job that appends a board record
+//! (`conduct_core::munus::record`) through the [`crate::ledger::Sequencer`], re-checking the
+//! board's rules inside the append transaction against every board record already committed
+//! (so "first come" and "one claim per vow per UTC day" hold under concurrent requests, as a
+//! vow chain's head does for report-ins), and [`MunusReader`] for the renderer and the api.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use conduct_core::munus::record::BoardRecord;
+use conduct_core::munus::state::Board;
+use conduct_core::munus::Quest;
+use conduct_core::signing::ServiceKey;
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
+
+use crate::ledger::{Job, Refused};
+use crate::store::{Store, StoreError};
+
+/// The payment flags known when a job runs (`tx` -> flag; absent is `None`, no answer).
+pub type Flags = HashMap<String, Option<bool>>;
+
+/// Every board record committed, in log order.
+pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecord)>> {
+    let mut st = conn.prepare_cached(
+        // Not joined with `leaf`: a batch's earlier jobs are visible here before its leaves are.
+        "SELECT log_index, data FROM munus_record ORDER BY log_index",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (i, data) = row?;
+        let parsed = serde_json::from_slice::<serde_json::Value>(&data)
+            .ok()
+            .and_then(|v| BoardRecord::parse(&v).ok().flatten());
+        match parsed {
+            Some(r) => out.push(r),
+            None => tracing::error!(log_index = i, "a munus_record row names no board record"),
+        }
+    }
+    Ok(out)
+}
+
+/// The job that appends `rec`, refused (nothing written) when the board at the record's
+/// instant does not allow it:
+///
+/// - a claim: [`Board::check_claim`] (`Refused::Conflict(slug)` with the refusal's slug), or
+///   `munus-lapse-pending` when its quest has a lapse due that is not recorded yet (append the
+///   board's `due_lapses` first);
+/// - a delivery: [`Board::check_submit`] must name the delivery's claim;
+/// - a lapse: it must be one of the board's due lapses, exactly;
+/// - a payment: its transaction must not be recorded already (`munus-payment-recorded`).
+///
+/// Claim and delivery signatures are accepted once (`munus-replayed-signature`).
+pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: Flags) -> Job {
+    Job::Build(Box::new(move |conn, index| {
+        let records = board_records(conn)?;
+        let flag = |p: &conduct_core::munus::record::Payment| flags.get(&p.tx).copied().flatten();
+        let board = Board::fold(&quests, &records, &flag, rec.at());
+        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
+        let signature = match &rec {
+            BoardRecord::Claim(c) => {
+                // Only a signed vow's own wallet claims (verify-log checks the same offline).
+                let vow: Option<(bool, Option<String>)> = conn
+                    .query_row(
+                        "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
+                        params![c.vow_id],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .optional()?;
+                match vow {
+                    None => return Err(Refused::NotFound(format!("no vow {}", c.vow_id))),
+                    Some((true, _)) => return conflict("munus-sandbox-vow"),
+                    Some((false, w)) if w.as_deref() != Some(&c.wallet.to_ascii_lowercase()) => {
+                        return conflict("munus-wrong-wallet")
+                    }
+                    Some(_) => {}
+                }
+                if board.due_lapses.iter().any(|l| l.quest_id == c.quest_id) {
+                    return conflict("munus-lapse-pending");
+                }
+                if let Err(r) = board.check_claim(&c.quest_id, &c.vow_id, c.at) {
+                    return conflict(r.slug());
+                }
+                Some(c.wallet_signature.to_ascii_lowercase())
+            }
+            BoardRecord::Delivery(d) => {
+                match board.check_submit(&d.quest_id, &d.vow_id) {
+                    Ok(claim) if claim == d.claim => {}
+                    Ok(_) => return conflict("munus-not-claimed"),
+                    Err(r) => return conflict(r.slug()),
+                }
+                Some(d.wallet_signature.to_ascii_lowercase())
+            }
+            BoardRecord::Lapse(l) => {
+                if !board.due_lapses.contains(l) {
+                    return conflict("munus-lapse-not-due");
+                }
+                None
+            }
+            BoardRecord::Payment(_) => None,
+        };
+        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let tx = match &rec {
+            BoardRecord::Payment(p) => Some(p.tx.to_ascii_lowercase()),
+            _ => None,
+        };
+        let inserted = conn.execute(
+            "INSERT INTO munus_record (log_index, quest_id, kind, tx, data)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![index as i64, rec.quest_id(), rec.type_name(), tx, leaf],
+        );
+        if is_constraint(&inserted) {
+            return conflict("munus-payment-recorded");
+        }
+        inserted?;
+        if let Some(sig) = signature {
+            let used = conn.execute(
+                "INSERT INTO munus_signature (signature, log_index) VALUES (?1, ?2)",
+                params![sig, index as i64],
+            );
+            if is_constraint(&used) {
+                return conflict("munus-replayed-signature");
+            }
+            used?;
+        }
+        Ok(leaf)
+    }))
+}
+
+fn is_constraint(r: &rusqlite::Result<usize>) -> bool {
+    matches!(r, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
+}
+
+/// Reads the board's records for the renderer and the api (its own connection).
+pub struct MunusReader {
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for MunusReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MunusReader").finish_non_exhaustive()
+    }
+}
+
+impl MunusReader {
+    /// A reader over a new connection to `store`.
+    pub fn open(store: &Store) -> Result<MunusReader, StoreError> {
+        Ok(MunusReader {
+            conn: Mutex::new(store.connection()?),
+        })
+    }
+
+    /// Every board record committed, in log order.
+    pub fn records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
+        let conn = conduct_core::sync::lock(&self.conn);
+        Ok(board_records(&conn)?)
+    }
+}
