@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 use conduct_core::scope::scope_value;
@@ -29,6 +29,8 @@ const DRAIN_LIMIT: usize = 4 * MAX_BODY;
 pub const VOWS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(0);
 /// The registry source's id (the second source).
 pub const REGISTRY: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(1);
+/// The quest board's source id (the third source).
+pub const MUNUS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(2);
 
 /// Shared state of a running service.
 pub struct App {
@@ -60,6 +62,8 @@ pub struct App {
     pub started: Instant,
     /// The MCP endpoint (`POST /mcp`).
     pub mcp: crate::mcp::Endpoint,
+    /// The quest board's keeper (its records, flags and lapses).
+    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
 }
 
 /// The stateful parts an [`App`] is built from.
@@ -80,6 +84,8 @@ pub struct Parts {
     pub site: conduct_renderer::live::LiveSite,
     /// The chain follower's status.
     pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
+    /// The quest board's keeper.
+    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
 }
 
 impl App {
@@ -100,6 +106,7 @@ impl App {
             donated: parts.donated,
             site: parts.site,
             chain: parts.chain,
+            munus: parts.munus,
             mcp: crate::mcp::Endpoint::new(&cfg),
             cfg,
             key,
@@ -154,12 +161,9 @@ fn counted(ticket: Ticket<'_>, r: Result<WarpResponse, Problem>) -> Result<WarpR
     r
 }
 
-/// Unix seconds now.
+/// Unix seconds now, on the service's clock ([`conduct_indexer::clock`]).
 pub fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    conduct_indexer::clock::now_unix()
 }
 
 /// One request as the dispatcher sees it.
@@ -274,6 +278,15 @@ where
             Dynamic::Mcp => {
                 let body = read_body(&req.headers, req.body).await?;
                 crate::mcp::serve(app, &req.path, req.headers, req.remote, body).await
+            }
+            Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
+            Dynamic::Claim => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::munus::claim(app, &req.path, body).await
+            }
+            Dynamic::Submit => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::munus::submit(app, &req.path, body).await
             }
             Dynamic::Who => {
                 let accept = req
@@ -651,6 +664,12 @@ async fn health(app: &App) -> WarpResponse {
         },
         "scope": scope_value(),
     });
+    let mut body = body;
+    let offset = conduct_indexer::clock::offset();
+    if offset != 0 {
+        // A shifted clock (tests, `conduct dev`) is never hidden.
+        body["clock_offset_seconds"] = json!(offset);
+    }
     let mut resp = json_response(serde_json::to_vec(&body).unwrap_or_default());
     if !healthy {
         *resp.status_mut() = StatusCode::SERVICE_UNAVAILABLE;

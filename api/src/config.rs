@@ -81,6 +81,30 @@ pub struct FileConfig {
     pub chain: Option<conduct_indexer::chain::ChainConfig>,
     /// `[manifests]`: how tool manifests are fetched for the registry view.
     pub manifests: Option<ManifestFetchConfig>,
+    /// `[munus]`: the quest board.
+    pub munus: Option<MunusConfig>,
+}
+
+/// `[munus]` of `conduct.toml`: the quest board (library/MUNUS.md).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct MunusConfig {
+    /// `recheck_seconds`: every recorded payment is re-read from the chain this often
+    /// (default 60; at least 1).
+    #[serde(default = "default_recheck")]
+    pub recheck_seconds: u64,
+}
+
+fn default_recheck() -> u64 {
+    60
+}
+
+impl Default for MunusConfig {
+    fn default() -> Self {
+        MunusConfig {
+            recheck_seconds: default_recheck(),
+        }
+    }
 }
 
 /// `[manifests]` of `conduct.toml`: fetching ERC-8257 tool manifests.
@@ -156,6 +180,8 @@ pub struct Config {
     pub chain: Option<conduct_indexer::chain::ChainConfig>,
     /// How manifests are fetched.
     pub manifests: ManifestFetchConfig,
+    /// The quest board.
+    pub munus: MunusConfig,
 }
 
 /// Default `POST /vow` calls per IP per UTC day (README.md, "Configuration").
@@ -275,6 +301,12 @@ impl Config {
                 None => None,
             },
             manifests: file.manifests.unwrap_or_default(),
+            munus: match file.munus {
+                Some(m) if m.recheck_seconds == 0 => {
+                    return Err("[munus] recheck_seconds must be at least 1".into())
+                }
+                m => m.unwrap_or_default(),
+            },
         })
     }
 

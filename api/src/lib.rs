@@ -4,6 +4,7 @@
 //! every read is a file of the rendered tree, served with clean URLs and content negotiation.
 
 pub mod app;
+pub mod board;
 pub mod card;
 pub mod chain;
 pub mod config;
@@ -11,6 +12,7 @@ pub mod dev;
 pub mod dev_tls;
 pub mod error;
 pub mod mcp;
+pub mod munus;
 pub mod nginx;
 pub mod oracle;
 pub mod payment;

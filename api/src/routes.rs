@@ -39,6 +39,12 @@ pub enum Dynamic {
     OracleAsk,
     /// `POST /mcp`: the MCP endpoint (streamable HTTP, stateless).
     Mcp,
+    /// `GET /play/message`: the exact EIP-191 text of a quest claim or submit.
+    PlayMessage,
+    /// `POST /munus/{id}/claim`: a sworn vow claims a quest.
+    Claim,
+    /// `POST /munus/{id}/submit`: the claimant's delivery link.
+    Submit,
 }
 
 /// What answers a route.
@@ -199,6 +205,37 @@ const WHO_HANDLE: &[Param] = &[Param::query(
     r#"{"type":"string","minLength":1}"#,
     "A wallet (0x and 40 hex digits) or an agent name.",
 )];
+const QUEST_ID: Param = Param::path(
+    "id",
+    r#"{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,63}$"}"#,
+    "A quest id (see /munus).",
+);
+const PLAY_MESSAGE: &[Param] = &[
+    Param::query(
+        "action",
+        true,
+        r#"{"type":"string","enum":["claim","submit","claim_quest","submit_delivery"]}"#,
+        "The game action.",
+    ),
+    Param::query(
+        "quest",
+        true,
+        r#"{"type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,63}$"}"#,
+        "The quest.",
+    ),
+    Param::query(
+        "vow_id",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+        "The sworn vow acting.",
+    ),
+    Param::query(
+        "link",
+        false,
+        r#"{"type":"string","pattern":"^https://","maxLength":512}"#,
+        "A submit's delivery link (an https URL).",
+    ),
+];
 const TOOL_ID: Param = Param::path("id", DECIMAL, "An ERC-8257 tool id, in decimal.");
 
 // The contracts of the kinds of route.
@@ -338,6 +375,25 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/opensea", false, Handler::Static,
         "The recipe for publishing a tool: manifest template, the well-known path, conduct manifest-hash, and the registerTool call to sign from your own wallet (the service holds no key).")
         .with(PAGE),
+    route("GET", "/munus", false, Handler::Static,
+        "The quest board: quests that improve this service, their claims and deliveries from the log, the counts (done and settled apart), and the paid ledger with each row re-read from the chain (true, false, or null when the chain did not answer).")
+        .with(PAGE),
+    route("GET", "/munus/{id}", false, Handler::Static,
+        "One quest: what it asks, its status, its claim and delivery, its payments.")
+        .with(PAGE.params(&[QUEST_ID])),
+    route("GET", "/play/message", false, Handler::Dynamic(Dynamic::PlayMessage),
+        "The exact EIP-191 text a sworn vow's wallet signs for a quest action: ?action=claim|submit&quest=&vow_id=[&link=]. It names the origin, the action, the quest, the vow and the UTC date; a signature is good that day, once.")
+        .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLAY_MESSAGE)),
+    route("POST", "/munus/{id}/claim", false, Handler::Dynamic(Dynamic::Claim),
+        "Claim a quest {vow_id, signature}: a signed (not sandbox) vow's wallet; first come; one claim per vow per UTC day; lapses after 14 idle days. The claim is a record of the log.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 503])
+            .body(Schema::ClaimRequest)
+            .params(&[QUEST_ID])),
+    route("POST", "/munus/{id}/submit", false, Handler::Dynamic(Dynamic::Submit),
+        "Put a delivery on the record {vow_id, link, signature}: the claimant's https link (a pull request), never fetched or run.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
+            .body(Schema::SubmitRequest)
+            .params(&[QUEST_ID])),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),
@@ -410,6 +466,7 @@ mod tests {
                 "/registry",
                 "/rh",
                 "/opensea",
+                "/munus",
                 "/lost"
             ]
         );

@@ -18,6 +18,10 @@ use crate::config::{Config, PRICE_USD};
 use crate::error::Error;
 use crate::payment::Rails;
 use crate::routes;
+use conduct_indexer::chain::rpc::Rpc;
+use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
+use conduct_indexer::munus::{MunusReader, PaymentFlags};
+use conduct_renderer::live::munus::MunusSource;
 use conduct_renderer::live::registry::RegistrySource;
 use conduct_renderer::live::vows::{AskReading, VowSource};
 use conduct_renderer::live::{self, LiveSite, Source};
@@ -73,9 +77,10 @@ pub fn render_site(
     cfg: &Config,
     key: &ServiceKey,
     accepts: &[serde_json::Value],
-    vows: Arc<VowReader>,
+    store: &conduct_indexer::store::Store,
     as_of: u64,
 ) -> Result<(Publisher, usize), Error> {
+    let vows = Arc::new(VowReader::open(store)?);
     let infos = routes::infos();
     let input = site_input(cfg, key, &infos, accepts, as_of);
     let count = vows.all()?.len();
@@ -89,9 +94,29 @@ pub fn render_site(
             routes::html_pages(),
         )),
         Box::new(registry_source(cfg, key, &chain, vows)),
+        Box::new(MunusSource::new(
+            key.clone(),
+            &cfg.public_url,
+            &cfg.data,
+            Arc::new(MunusReader::open(store)?),
+            Arc::new(PaymentFlags::default()),
+        )),
     ];
     let publisher = live::startup(&input, &cfg.site, &mut sources)?;
     Ok((publisher, count))
+}
+
+/// The chain payments are re-read from (none without `[chain]`).
+fn payment_chain(cfg: &Config) -> Result<Option<PaymentChain>, Error> {
+    let Some(c) = &cfg.chain else {
+        return Ok(None);
+    };
+    let timeout = std::time::Duration::from_secs(c.rpc_timeout_seconds);
+    let rpc = Rpc::new(&c.rpc, timeout).map_err(|e| Error::Config(format!("[chain] rpc: {e}")))?;
+    Ok(Some(PaymentChain {
+        chain_id: c.chain_id,
+        rpc,
+    }))
 }
 
 /// The registry source of `cfg` (the live site's [`crate::app::REGISTRY`]).
@@ -245,6 +270,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         }) as AskReading
     });
     let chain = crate::chain::open(&cfg)?;
+    let flags = Arc::new(PaymentFlags::default());
     let sources: Vec<Box<dyn Source>> = vec![
         Box::new(VowSource::new(
             key.clone(),
@@ -254,6 +280,13 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             routes::html_pages(),
         )),
         Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
+        Box::new(MunusSource::new(
+            key.clone(),
+            &cfg.public_url,
+            &cfg.data,
+            Arc::new(MunusReader::open(&store)?),
+            flags.clone(),
+        )),
     ];
     let infos = routes::infos();
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
@@ -267,6 +300,19 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
     crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
     crate::chain::spawn(&cfg, &chain, site.clone())?;
+    let keeper = Arc::new(Keeper::new(
+        key.clone(),
+        &cfg.data,
+        seq.clone(),
+        Arc::new(MunusReader::open(&store)?),
+        flags,
+        payment_chain(&cfg)?,
+    ));
+    tokio::spawn(crate::board::run(
+        keeper.clone(),
+        site.clone(),
+        cfg.munus.recheck_seconds,
+    ));
     phase("live site started (index pages rendered, backlog queued)");
     conduct_core::meter::prepare();
     crate::oracle::prepare();
@@ -285,6 +331,14 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         rails = %rails.rails.iter().map(|r| r.name.clone()).collect::<Vec<_>>().join(","),
         "conduct serving"
     );
+    let offset = conduct_indexer::clock::offset();
+    if offset != 0 {
+        tracing::warn!(
+            offset_seconds = offset,
+            "the service clock is shifted by {} (tests only): records, windows and lapses are dated on it",
+            conduct_indexer::clock::OFFSET_VAR
+        );
+    }
     if let Some(b) = banner {
         println!("{}", b(&cfg.public_url));
     }
@@ -297,6 +351,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         donated,
         site,
         chain: chain.status.clone(),
+        munus: keeper,
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));

@@ -36,7 +36,7 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
     .with_header(header::RETRY_AFTER, "1")
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     what: &'static str,
     f: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> Result<T, Problem> {
@@ -48,7 +48,7 @@ async fn blocking<T: Send + 'static>(
 }
 
 /// Look a vow up, or 404 naming `/vow_id`.
-async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
+pub(crate) async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
     let (reader, key) = (app.vows.clone(), id.to_owned());
     let row = blocking("reading the vow", move || {
         reader.vow(&key).map_err(|e| e.to_string())
@@ -57,7 +57,7 @@ async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
     row.ok_or_else(|| unknown_vow(id))
 }
 
-fn unknown_vow(id: &str) -> Problem {
+pub(crate) fn unknown_vow(id: &str) -> Problem {
     let mut p = Problem::new(
         StatusCode::NOT_FOUND,
         "unknown-vow",
@@ -69,7 +69,7 @@ fn unknown_vow(id: &str) -> Problem {
     p
 }
 
-fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
+pub(crate) fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
     let mut resp = json_response(bytes);
     *resp.status_mut() = StatusCode::CREATED;
     if let Ok(v) = HeaderValue::from_str(location) {
@@ -78,7 +78,7 @@ fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
     resp
 }
 
-fn ledger_problem(e: LedgerError) -> Problem {
+pub(crate) fn ledger_problem(e: LedgerError) -> Problem {
     match e {
         LedgerError::Refused(Refused::NotFound(m)) => {
             Problem::new(StatusCode::NOT_FOUND, "unknown-vow", "No such vow", m)
@@ -500,7 +500,7 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
 
 /// Mark a committed write's response with the state of its pages: `Conduct-Render: done`, or
 /// `pending` (with the reason) when rendering failed and will be retried.
-fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpResponse {
+pub(crate) fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpResponse {
     let value = match error {
         None => "done".to_owned(),
         Some(e) => {

@@ -5,6 +5,7 @@
 //! chain indexer joins here.
 
 pub mod chain;
+pub mod clock;
 pub mod durable;
 pub mod fetch;
 pub mod keystore;

@@ -146,6 +146,10 @@ pub enum Schema {
     McpMessage,
     /// An answer of `POST /mcp`: one JSON-RPC 2.0 response (a result or an error).
     McpAnswer,
+    /// The body of `POST /munus/{id}/claim`.
+    ClaimRequest,
+    /// The body of `POST /munus/{id}/submit`.
+    SubmitRequest,
 }
 
 impl Schema {
@@ -163,6 +167,8 @@ impl Schema {
             Schema::ReportRequest => "ReportRequest",
             Schema::McpMessage => "McpMessage",
             Schema::McpAnswer => "McpAnswer",
+            Schema::ClaimRequest => "ClaimRequest",
+            Schema::SubmitRequest => "SubmitRequest",
         }
     }
 }
@@ -565,6 +571,37 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
             "clipped": {"type": "boolean"},
         },
     });
+    let vow_id = json!({"type": "string", "pattern": "^[0-9a-f]{16}$",
+        "description": "The claiming vow: signed with a wallet, not sandbox."});
+    let signature = json!({"type": "string", "pattern": "^0x[0-9a-fA-F]{130}$",
+        "description": "The vow wallet's EIP-191 personal_sign signature over the exact text \
+            of GET /play/message for this action, quest, vow and UTC day; accepted once."});
+    out.insert(
+        "ClaimRequest".into(),
+        json!({
+            "title": "POST /munus/{id}/claim body",
+            "type": "object",
+            "required": ["vow_id", "signature"],
+            "additionalProperties": false,
+            "properties": {"vow_id": vow_id.clone(), "signature": signature.clone()},
+        }),
+    );
+    out.insert(
+        "SubmitRequest".into(),
+        json!({
+            "title": "POST /munus/{id}/submit body",
+            "type": "object",
+            "required": ["vow_id", "link", "signature"],
+            "additionalProperties": false,
+            "properties": {
+                "vow_id": vow_id,
+                "link": {"type": "string", "pattern": "^https://[\\x21-\\x7e]+$",
+                    "maxLength": conduct_core::munus::MAX_LINK,
+                    "description": "The delivery: an https link (a pull request), never fetched or run."},
+                "signature": signature,
+            },
+        }),
+    );
     out.insert(
         "OracleRequest".into(),
         json!({

@@ -6,6 +6,7 @@
 //!
 //! Nothing here reads a meter number or moves one (wall `labor_never_a_reading`).
 
+pub mod edit;
 pub mod list;
 pub mod record;
 pub mod state;

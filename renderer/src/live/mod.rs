@@ -16,6 +16,7 @@
 //!
 //! [`startup`] renders the whole tree before the engine starts. See ARCHITECTURE.md.
 
+pub mod munus;
 pub mod registry;
 pub mod vows;
 
@@ -135,10 +136,9 @@ pub struct LiveSite {
 /// served while the tree catches up).
 const BACKLOG_SLICE: usize = 16;
 
+/// The service's now, at which documents are rendered ([`conduct_indexer::clock`]).
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    conduct_indexer::clock::now_unix()
 }
 
 /// Write the static pages of `input` into `site` (after removing temporaries a crash left
@@ -184,7 +184,7 @@ pub fn startup(
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
     }
-    publisher.write_manifest(input.key, input.as_of, input.manifest_ttl)?;
+    publisher.write_manifest(input.key, conduct_indexer::clock::wall_unix(), input.manifest_ttl)?;
     Ok(publisher)
 }
 
@@ -229,7 +229,8 @@ impl LiveSite {
             }
         }
         if listed || backlog.is_empty() {
-            publisher.write_manifest(&key, now, manifest_ttl)?;
+            let wall = conduct_indexer::clock::wall_unix();
+            publisher.write_manifest(&key, wall, manifest_ttl)?;
         }
         let catch_up = (!backlog.is_empty()).then_some(listed);
         LiveSite::spawn(publisher, key, manifest_ttl, sources, catch_up, backlog)
@@ -505,7 +506,7 @@ impl Engine {
 
     fn write_manifest(&self) {
         if let Err(e) =
-            lock(&self.publisher).write_manifest(&self.key, unix_now(), self.manifest_ttl)
+            lock(&self.publisher).write_manifest(&self.key, conduct_indexer::clock::wall_unix(), self.manifest_ttl)
         {
             tracing::error!(error = %e, "writing the manifest failed");
         }

@@ -2,7 +2,10 @@
 //! (`conduct_core::munus::record`) through the [`crate::ledger::Sequencer`], re-checking the
 //! board's rules inside the append transaction against every board record already committed
 //! (so "first come" and "one claim per vow per UTC day" hold under concurrent requests, as a
-//! vow chain's head does for report-ins), and [`MunusReader`] for the renderer and the api.
+//! vow chain's head does for report-ins), [`MunusReader`] for the renderer and the api, the
+//! [`PaymentFlags`] they share, and the [`keeper`] that does what no request triggers.
+
+pub mod keeper;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,6 +21,33 @@ use crate::store::{Store, StoreError};
 
 /// The payment flags known when a job runs (`tx` -> flag; absent is `None`, no answer).
 pub type Flags = HashMap<String, Option<bool>>;
+
+/// Each recorded payment's flag as last re-read from the chain (`tx`, lower-case, -> `true`,
+/// `false` or `None` for no answer), shared by the task that re-reads them and the renderer.
+/// A payment never re-read yet reads `None`: unknown, never false.
+#[derive(Debug, Default)]
+pub struct PaymentFlags {
+    inner: Mutex<Flags>,
+}
+
+impl PaymentFlags {
+    /// The flag of `tx` (`None`: not known to be either).
+    pub fn get(&self, tx: &str) -> Option<bool> {
+        let m = conduct_core::sync::lock(&self.inner);
+        m.get(&tx.to_ascii_lowercase()).copied().flatten()
+    }
+
+    /// Every flag known now.
+    pub fn snapshot(&self) -> Flags {
+        conduct_core::sync::lock(&self.inner).clone()
+    }
+
+    /// Record `flag` for `tx`; true when it differs from what was known.
+    pub fn set(&self, tx: &str, flag: Option<bool>) -> bool {
+        let mut m = conduct_core::sync::lock(&self.inner);
+        m.insert(tx.to_ascii_lowercase(), flag) != Some(flag)
+    }
+}
 
 /// Every board record committed, in log order.
 pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecord)>> {
@@ -50,13 +80,33 @@ pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecor
 /// - a lapse: it must be one of the board's due lapses, exactly;
 /// - a payment: its transaction must not be recorded already (`munus-payment-recorded`).
 ///
-/// Claim and delivery signatures are accepted once (`munus-replayed-signature`).
+/// Claim and delivery signatures are accepted once (`munus-replayed-signature`, checked first).
 pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: Flags) -> Job {
     Job::Build(Box::new(move |conn, index| {
         let records = board_records(conn)?;
-        let flag = |p: &conduct_core::munus::record::Payment| flags.get(&p.tx).copied().flatten();
+        let flag = |p: &conduct_core::munus::record::Payment| {
+            flags.get(&p.tx.to_ascii_lowercase()).copied().flatten()
+        };
         let board = Board::fold(&quests, &records, &flag, rec.at());
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
+        // A replayed signature is named as such before any rule of the board is asked.
+        let sig = match &rec {
+            BoardRecord::Claim(c) => Some(c.wallet_signature.to_ascii_lowercase()),
+            BoardRecord::Delivery(d) => Some(d.wallet_signature.to_ascii_lowercase()),
+            _ => None,
+        };
+        if let Some(sig) = &sig {
+            let used: Option<i64> = conn
+                .query_row(
+                    "SELECT log_index FROM munus_signature WHERE signature = ?1",
+                    params![sig],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if used.is_some() {
+                return conflict("munus-replayed-signature");
+            }
+        }
         let signature = match &rec {
             BoardRecord::Claim(c) => {
                 // Only a signed vow's own wallet claims (verify-log checks the same offline).

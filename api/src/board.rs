@@ -1,0 +1,45 @@
+//! The quest board's keeper as a task of the running service: once a second it imports new
+//! rows of `paid.json`, appends the lapse of every claim idle for 14 days (at that moment, with
+//! no request arriving), and every `[munus] recheck_seconds` re-reads each payment from the
+//! chain; whatever changed is re-rendered ([`crate::app::MUNUS`]). See
+//! [`conduct_indexer::munus::keeper`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use conduct_indexer::munus::keeper::Keeper;
+use conduct_renderer::live::munus::quest_key;
+use conduct_renderer::live::LiveSite;
+
+use crate::app::{now_unix, MUNUS};
+
+/// Seconds between the keeper's rounds (a lapse is recorded at most this late).
+const TICK: Duration = Duration::from_secs(1);
+
+/// Run the keeper forever (spawned by `serve`).
+pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
+    let mut next_recheck = 0u64;
+    loop {
+        let now = now_unix();
+        let mut changed = std::collections::BTreeSet::new();
+        match keeper.import_paid(now).await {
+            Ok(c) => changed.extend(c),
+            Err(e) => tracing::warn!(error = %e, "importing paid.json failed; retried"),
+        }
+        match keeper.append_due_lapses(now, None).await {
+            Ok(c) => changed.extend(c),
+            Err(e) => tracing::warn!(error = %e, "recording a lapsed claim failed; retried"),
+        }
+        if now >= next_recheck || !changed.is_empty() {
+            match keeper.recheck_flags().await {
+                Ok(c) => changed.extend(c),
+                Err(e) => tracing::warn!(error = %e, "re-reading payments failed; retried"),
+            }
+            next_recheck = now_unix() + recheck_seconds;
+        }
+        for id in &changed {
+            drop(site.start_render(MUNUS, &quest_key(id), true));
+        }
+        tokio::time::sleep(TICK).await;
+    }
+}

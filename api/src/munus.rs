@@ -1,0 +1,338 @@
+//! The quest board's endpoints (spec 4.4, library/MUNUS.md): `GET /play/message` (the exact
+//! EIP-191 text of a claim or a submit), `POST /munus/{id}/claim` and `POST /munus/{id}/submit`.
+//! The list and the quest pages are static files the live site keeps current (source
+//! [`crate::app::MUNUS`]); what runs by itself (payments, flags, lapses) is the keeper's
+//! ([`crate::board`]).
+//!
+//! Every check that needs no write runs first (the quest, the vow, the signature); the board's
+//! rules are then checked again inside the append transaction
+//! ([`conduct_indexer::munus::board_job`]), so first come and one claim per vow per UTC day
+//! hold under concurrent requests. A write is acknowledged (201) once the log committed it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::munus::record::{BoardRecord, Claim, Delivery};
+use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
+use conduct_core::munus::{check_link, is_quest_id, play_message, Action, Quest};
+use conduct_core::trace::{parse_json, FieldError};
+use conduct_core::vow::eip191;
+use conduct_core::vow::record::checksum_address;
+use conduct_indexer::ledger::{LedgerError, Refused};
+use conduct_indexer::munus::board_job;
+use conduct_indexer::munus::keeper::read_quests;
+use conduct_indexer::vows::VowRow;
+use conduct_renderer::live::munus::quest_key;
+use serde::Deserialize;
+use warp::http::StatusCode;
+use warp::reply::Response as WarpResponse;
+
+use crate::app::{now_unix, query_param, App, MUNUS};
+use crate::reply::{bytes_response, Problem};
+use crate::vows::{blocking, created, find_vow, ledger_problem, with_render_state};
+
+/// The body of `POST /munus/{id}/claim`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClaimBody {
+    vow_id: String,
+    signature: String,
+}
+
+/// The body of `POST /munus/{id}/submit`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitBody {
+    vow_id: String,
+    link: String,
+    signature: String,
+}
+
+/// The quest id of `/munus/{id}/claim` or `/munus/{id}/submit`.
+fn quest_of(path: &str) -> &str {
+    path.strip_prefix("/munus/")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or("")
+}
+
+fn refused(status: StatusCode, slug: &'static str, title: &'static str, detail: &str) -> Problem {
+    Problem::new(status, slug, title, detail.to_owned())
+}
+
+fn unknown_quest(id: &str) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::NOT_FOUND,
+        "munus-unknown-quest",
+        "No such quest",
+        format!("there is no quest {id:?} on the board; see /munus"),
+    );
+    p.errors
+        .push(FieldError::at("/id", format!("no quest {id:?}")));
+    p
+}
+
+fn claim_problem(r: ClaimRefusal) -> Problem {
+    let (status, title) = match r {
+        ClaimRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
+        ClaimRefusal::Retired => (StatusCode::GONE, "The quest is retired"),
+        ClaimRefusal::Done => (StatusCode::CONFLICT, "The quest is done"),
+        ClaimRefusal::AlreadyClaimed => (StatusCode::CONFLICT, "The quest is already claimed"),
+        ClaimRefusal::VowClaimedToday => (StatusCode::CONFLICT, "This vow already claimed today"),
+        ClaimRefusal::PaymentUncheckable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The quest's payment cannot be checked right now",
+        ),
+    };
+    let p = refused(status, r.slug(), title, r.detail());
+    if r == ClaimRefusal::PaymentUncheckable {
+        p.with_header(warp::http::header::RETRY_AFTER, "60")
+    } else {
+        p
+    }
+}
+
+fn submit_problem(r: SubmitRefusal) -> Problem {
+    let (status, title) = match r {
+        SubmitRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
+        SubmitRefusal::Done => (StatusCode::CONFLICT, "The quest is done"),
+        SubmitRefusal::NotClaimed => (StatusCode::CONFLICT, "Nobody holds this quest"),
+        SubmitRefusal::NotClaimant => (StatusCode::FORBIDDEN, "Another vow holds this quest"),
+    };
+    refused(status, r.slug(), title, r.detail())
+}
+
+/// A refusal of the append job: the board's rule that refused it.
+fn job_problem(e: LedgerError) -> Problem {
+    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
+        return ledger_problem(e);
+    };
+    let claim = [
+        ClaimRefusal::UnknownQuest,
+        ClaimRefusal::Retired,
+        ClaimRefusal::Done,
+        ClaimRefusal::AlreadyClaimed,
+        ClaimRefusal::VowClaimedToday,
+        ClaimRefusal::PaymentUncheckable,
+    ];
+    if let Some(r) = claim.into_iter().find(|r| r.slug() == slug) {
+        return claim_problem(r);
+    }
+    let submit = [SubmitRefusal::NotClaimed, SubmitRefusal::NotClaimant];
+    if let Some(r) = submit.into_iter().find(|r| r.slug() == slug) {
+        return submit_problem(r);
+    }
+    match slug.as_str() {
+        "munus-replayed-signature" => refused(
+            StatusCode::CONFLICT,
+            "munus-replayed-signature",
+            "This signature was used already",
+            "a claim or delivery signature is accepted once; sign the text of GET /play/message again",
+        ),
+        "munus-sandbox-vow" => sandbox_vow(),
+        "munus-wrong-wallet" => refused(
+            StatusCode::FORBIDDEN,
+            "munus-wrong-wallet",
+            "Not the vow's wallet",
+            "the claim must be signed by the wallet the vow was signed with",
+        ),
+        _ => ledger_problem(e),
+    }
+}
+
+fn sandbox_vow() -> Problem {
+    refused(
+        StatusCode::FORBIDDEN,
+        "munus-sandbox-vow",
+        "A sandbox vow cannot claim",
+        "only a vow signed with its wallet (not sandbox) claims a quest; take one with POST /vow and a signature over GET /vow/message",
+    )
+}
+
+/// The quest `id` as the operator's file lists it now (retired ones included), and every
+/// quest of the file.
+async fn find_quest(app: &Arc<App>, id: &str) -> Result<(Quest, Vec<Quest>), Problem> {
+    if !is_quest_id(id) {
+        return Err(unknown_quest(id));
+    }
+    let data = app.cfg.data.clone();
+    let quests = tokio::task::spawn_blocking(move || read_quests(&data).items)
+        .await
+        .unwrap_or_default();
+    match quests.iter().find(|q| q.id == id) {
+        Some(q) => Ok((q.clone(), quests)),
+        None => Err(unknown_quest(id)),
+    }
+}
+
+/// The sworn vow `id` and its wallet (lower-case `0x` hex), or the refusal.
+async fn sworn_vow(app: &Arc<App>, id: &str) -> Result<(VowRow, String), Problem> {
+    let row = find_vow(app, id).await?;
+    match (row.sandbox, row.wallet.clone()) {
+        (false, Some(w)) => Ok((row, w.to_ascii_lowercase())),
+        _ => Err(sandbox_vow()),
+    }
+}
+
+/// Recover the signer of `text`; it must be `wallet`.
+fn check_signature(text: &str, signature: &str, wallet: &str) -> Result<String, Problem> {
+    match eip191::recover(text, signature) {
+        Ok(addr) if format!("0x{}", hex::encode(addr)) == wallet => Ok(checksum_address(&addr)),
+        Ok(addr) => Err(refused(
+            StatusCode::FORBIDDEN,
+            "munus-wrong-wallet",
+            "Not the vow's wallet",
+            &format!(
+                "the signature recovers to {}, not the vow's wallet; sign the exact text of \
+                 GET /play/message (it names the action, the quest, the vow and today's UTC \
+                 date) with the vow's wallet",
+                checksum_address(&addr)
+            ),
+        )),
+        Err(e) => {
+            let mut p = Problem::invalid(vec![FieldError::at("/signature", e.to_string())]);
+            p.kind = "bad-signature";
+            p.title = "Not a signature";
+            Err(p)
+        }
+    }
+}
+
+/// `GET /play/message?action=claim|submit&quest=&vow_id=[&link=]`: the exact text to sign.
+pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+    let mut errs = Vec::new();
+    let mut get = |name: &str| {
+        let v = query_param(query, name);
+        if v.is_none() {
+            errs.push(FieldError::at(
+                format!("?{name}"),
+                "missing query parameter",
+            ));
+        }
+        v.unwrap_or_default()
+    };
+    let (action, quest, vow_id) = (get("action"), get("quest"), get("vow_id"));
+    let link = query_param(query, "link");
+    let submit = match action.as_str() {
+        "claim" | "claim_quest" => false,
+        "submit" | "submit_delivery" => true,
+        "" => false,
+        other => {
+            errs.push(FieldError::at(
+                "?action",
+                format!("{other:?} is not claim or submit"),
+            ));
+            false
+        }
+    };
+    match (&link, submit) {
+        (None, true) => errs.push(FieldError::at("?link", "a submit names its delivery link")),
+        (Some(_), false) if !action.is_empty() => {
+            errs.push(FieldError::at("?link", "only a submit carries a link"))
+        }
+        (Some(l), true) => {
+            if let Err(e) = check_link(l) {
+                errs.push(FieldError::at("?link", e));
+            }
+        }
+        _ => {}
+    }
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    find_quest(app, &quest).await?;
+    find_vow(app, &vow_id).await?;
+    let act = match &link {
+        Some(l) if submit => Action::Submit { link: l },
+        _ => Action::Claim,
+    };
+    let text = play_message(&app.cfg.public_url, act, &quest, &vow_id, now_unix());
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        text.into_bytes(),
+    ))
+}
+
+/// Append `rec` after the due lapses of its quest (a claim waits for them).
+async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<Vec<u8>, Problem> {
+    let id = rec.quest_id().to_owned();
+    for attempt in 0..2 {
+        if let Err(e) = app.munus.append_due_lapses(rec.at(), Some(&id)).await {
+            tracing::warn!(error = %e, "appending a due lapse failed");
+        }
+        let flags = app.munus.flags().snapshot();
+        let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
+        match app.seq.submit_job(job).await {
+            Ok(a) => return Ok(a.leaf.unwrap_or_default()),
+            Err(LedgerError::Refused(Refused::Conflict(s)))
+                if s == "munus-lapse-pending" && attempt == 0 => {}
+            Err(e) => return Err(job_problem(e)),
+        }
+    }
+    Err(ledger_problem(LedgerError::Refused(Refused::Conflict(
+        "a lapse of this quest is due and could not be recorded; try again".into(),
+    ))))
+}
+
+/// Answer a committed record: 201 once the quest's pages are rendered (or why not).
+async fn acknowledge(app: &Arc<App>, id: &str, leaf: Vec<u8>) -> WarpResponse {
+    let rendered = app.site.render(MUNUS, &quest_key(id), true).await;
+    with_render_state(
+        created(leaf, &format!("/munus/{id}")),
+        rendered.err().map(|e| e.0),
+    )
+}
+
+/// `POST /munus/{id}/claim` `{vow_id, signature}`.
+pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
+    let req: ClaimBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    let id = quest_of(path).to_owned();
+    let (quest, quests) = find_quest(app, &id).await?;
+    if quest.retired {
+        return Err(claim_problem(ClaimRefusal::Retired));
+    }
+    let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
+    let now = now_unix();
+    let text = play_message(&app.cfg.public_url, Action::Claim, &id, &vow.vow_id, now);
+    let wallet = check_signature(&text, &req.signature, &wallet)?;
+    let rec = BoardRecord::Claim(Claim {
+        quest_id: id.clone(),
+        vow_id: vow.vow_id,
+        wallet,
+        wallet_signature: req.signature.to_ascii_lowercase(),
+        at: now,
+    });
+    let leaf = append(app, rec, quests).await?;
+    Ok(acknowledge(app, &id, leaf).await)
+}
+
+/// `POST /munus/{id}/submit` `{vow_id, link, signature}`.
+pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
+    let req: SubmitBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    check_link(&req.link).map_err(|e| Problem::invalid(vec![FieldError::at("/link", e)]))?;
+    let id = quest_of(path).to_owned();
+    let (_, quests) = find_quest(app, &id).await?;
+    let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
+    let now = now_unix();
+    let act = Action::Submit { link: &req.link };
+    let text = play_message(&app.cfg.public_url, act, &id, &vow.vow_id, now);
+    check_signature(&text, &req.signature, &wallet)?;
+    let a = app.clone();
+    let (board, _) = blocking("reading the board", move || {
+        a.munus.board(now).map_err(|e| e.to_string())
+    })
+    .await?;
+    let claim = board
+        .check_submit(&id, &vow.vow_id)
+        .map_err(submit_problem)?;
+    let rec = BoardRecord::Delivery(Delivery {
+        quest_id: id.clone(),
+        vow_id: vow.vow_id,
+        claim,
+        link: req.link,
+        wallet_signature: req.signature.to_ascii_lowercase(),
+        at: now,
+    });
+    let leaf = append(app, rec, quests).await?;
+    Ok(acknowledge(app, &id, leaf).await)
+}

@@ -1,0 +1,116 @@
+//! Edits of the operator's files for `conduct quest add|retire|pay`: each takes the file's
+//! bytes (or none when it does not exist yet), adds or changes one entry, and returns the new
+//! bytes, or why not. The new entry must pass the same checks the board's parsers apply, and a
+//! file that does not parse is never rewritten (the operator fixes it by hand first, so
+//! nothing they wrote is lost). Pure: the caller reads and writes the file.
+
+use serde_json::{json, Value};
+
+use super::{parse_paid, parse_quests, PAID_FILE, QUESTS_FILE};
+
+/// The file as a JSON object holding the array `key` (an empty one when `bytes` is `None`).
+fn open(file: &str, bytes: Option<&[u8]>, key: &str) -> Result<Value, String> {
+    let Some(b) = bytes else {
+        return Ok(json!({ key: [] }));
+    };
+    let v: Value = serde_json::from_slice(b)
+        .map_err(|e| format!("{file} is not JSON ({e}); fix it by hand first"))?;
+    if !v.get(key).is_some_and(Value::is_array) {
+        return Err(format!(
+            "{file} is not an object with an array `{key}`; fix it by hand first"
+        ));
+    }
+    Ok(v)
+}
+
+fn bytes_of(v: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// Add `quest` (an object with the fields of a quest) to the quest file.
+pub fn add_quest(bytes: Option<&[u8]>, quest: Value) -> Result<Vec<u8>, String> {
+    let mut v = open(QUESTS_FILE, bytes, "quests")?;
+    let id = quest["id"].as_str().unwrap_or_default().to_owned();
+    let single = parse_quests(&bytes_of(&json!({ "quests": [quest.clone()] })));
+    if let Some(e) = single.error() {
+        return Err(e);
+    }
+    let list = v["quests"].as_array_mut().ok_or("no quest list")?;
+    if list.iter().any(|q| q["id"] == id.as_str()) {
+        return Err(format!("{QUESTS_FILE} already has a quest {id:?}"));
+    }
+    list.push(quest);
+    Ok(bytes_of(&v))
+}
+
+/// Mark quest `id` retired (it takes no claim and leaves the board; its records stay).
+pub fn retire_quest(bytes: Option<&[u8]>, id: &str) -> Result<Vec<u8>, String> {
+    let mut v = open(QUESTS_FILE, bytes, "quests")?;
+    let list = v["quests"].as_array_mut().ok_or("no quest list")?;
+    let q = list
+        .iter_mut()
+        .find(|q| q["id"] == id)
+        .ok_or_else(|| format!("{QUESTS_FILE} has no quest {id:?}"))?;
+    q["retired"] = json!(true);
+    Ok(bytes_of(&v))
+}
+
+/// Add a payment row (an object with the fields of a paid row) to the payment file.
+pub fn add_paid(bytes: Option<&[u8]>, row: Value) -> Result<Vec<u8>, String> {
+    let mut v = open(PAID_FILE, bytes, "paid")?;
+    let single = parse_paid(&bytes_of(&json!({ "paid": [row.clone()] })));
+    if let Some(e) = single.error() {
+        return Err(e);
+    }
+    let tx = row["tx"].as_str().unwrap_or_default().to_ascii_lowercase();
+    let list = v["paid"].as_array_mut().ok_or("no paid list")?;
+    if list
+        .iter()
+        .any(|r| r["tx"].as_str().map(str::to_ascii_lowercase) == Some(tx.clone()))
+    {
+        return Err(format!(
+            "{PAID_FILE} already has a row for transaction {tx}"
+        ));
+    }
+    list.push(row);
+    Ok(bytes_of(&v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quest(id: &str) -> Value {
+        json!({"id": id, "title": "T", "rung": "R", "what": "W", "deliverable": "D", "check": "review"})
+    }
+
+    #[test]
+    fn add_retire_pay_and_refusals() {
+        let b = add_quest(None, quest("a")).unwrap();
+        let b = add_quest(Some(&b), quest("b")).unwrap();
+        assert_eq!(parse_quests(&b).items.len(), 2);
+        assert!(add_quest(Some(&b), quest("a"))
+            .unwrap_err()
+            .contains("already"));
+        assert!(add_quest(Some(&b), quest("Bad Id")).is_err());
+        let r = retire_quest(Some(&b), "a").unwrap();
+        let parsed = parse_quests(&r);
+        assert!(parsed.items.iter().any(|q| q.id == "a" && q.retired));
+        assert!(retire_quest(Some(&b), "zz").is_err());
+        // A file that does not parse is never rewritten.
+        assert!(add_quest(Some(b"{oops"), quest("c"))
+            .unwrap_err()
+            .contains("by hand"));
+        let row = json!({"quest": "a", "to": format!("0x{}", "1".repeat(40)),
+            "amount_scry": "5", "token": format!("0x{}", "2".repeat(40)),
+            "tx": format!("0x{}", "ab".repeat(32))});
+        let p = add_paid(None, row.clone()).unwrap();
+        assert_eq!(parse_paid(&p).items.len(), 1);
+        assert!(add_paid(Some(&p), row).unwrap_err().contains("already"));
+        let bad =
+            json!({"quest": "a", "to": "0x1", "amount_scry": "5", "token": "0x2", "tx": "0x3"});
+        assert!(add_paid(Some(&p), bad).is_err());
+    }
+}
