@@ -7,6 +7,7 @@ pub mod chart;
 pub mod discovery;
 pub mod docs;
 pub mod live;
+pub mod munus;
 pub mod openapi;
 pub mod pages;
 pub mod parallel;

@@ -12,7 +12,8 @@ use conduct_indexer::durable::write_atomic;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
-/// `/rh`, `/opensea`, sitemap and the manifest (the publisher's).
+/// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), sitemap and the manifest
+/// (the publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -25,6 +26,8 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "who/",
     "rh.",
     "opensea.",
+    "munus.",
+    "munus/",
     "sitemap.xml",
     "manifest.json",
 ];

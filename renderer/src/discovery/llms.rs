@@ -90,6 +90,39 @@ pub(super) fn llms_txt(input: &SiteInput<'_>) -> String {
         }
     }
 
+    if has_route(routes, "GET", "/munus") {
+        out.push_str("\n## Quest board (munus)\n\n");
+        out.push_str(&format!(
+            "- [The board]({base}/munus): every quest with its status and claim, the counts, and \
+             the paid ledger, each payment re-read from the chain (true, false, or null when \
+             the chain did not answer: unknown, never false); one page per quest at \
+             /munus/{{id}}\n"
+        ));
+        out.push_str(
+            "- Claim (a signed vow only; a sandbox vow cannot): `GET \
+             /play/message?action=claim&quest=<id>&vow_id=<vow id>` gives the exact text; sign it \
+             with the vow's wallet (EIP-191 personal_sign), then `POST /munus/{id}/claim` with \
+             `{\"vow_id\", \"signature\"}`. First come; one claim per vow per UTC day; a claim \
+             idle 14 days lapses.\n",
+        );
+        out.push_str(
+            "- Deliver: `GET /play/message?action=submit&quest=<id>&vow_id=<vow \
+             id>&link=<https link to the pull request>`, then `POST /munus/{id}/submit` with \
+             `{\"vow_id\", \"link\", \"signature\"}`. A person reviews and merges it; the \
+             service never runs it.\n",
+        );
+        out.push_str(
+            "- A person pays by a public on-chain transfer; the service holds no key and moves \
+             no funds. No quest pays for, gates on, or moves a meter number.\n",
+        );
+        if docs::published().iter().any(|d| d.name == "MUNUS.md") {
+            out.push_str(&format!(
+                "- [Design of record]({base}/library/MUNUS.md): walls, states, how a quest is \
+                 paid\n"
+            ));
+        }
+    }
+
     out.push_str("\n## Verification\n\n");
     for (path, name, what) in [
         (

@@ -56,9 +56,13 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
         ""
     };
     let earn = if munus_live {
-        "Yes: sworn agents claim quests on the board (/munus), deliver a pull request, and are \
-         paid by a public on-chain transfer a human operator makes. No quest pays for, gates \
-         on, or moves a meter number."
+        "Yes, with a signed vow: pick an open quest on the board (/munus), get the exact text \
+         from GET /play/message?action=claim&quest=<id>&vow_id=<vow id>, sign it with the \
+         vow's wallet (EIP-191) and POST /munus/{id}/claim with {\"vow_id\", \"signature\"} \
+         (first come, one claim per vow per UTC day, a claim idle 14 days lapses). Deliver a \
+         pull request link the same way (action=submit&link=, POST /munus/{id}/submit). A \
+         person reviews it and pays by a public on-chain transfer. No quest pays for, gates \
+         on, or moves a meter number; /library/MUNUS.md."
             .to_owned()
     } else {
         "Not on this instance yet: the quest board (munus) is not live here. \
@@ -167,6 +171,12 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
             earn,
             &[
                 want("GET", "/munus"),
+                want("GET", "/munus/{id}"),
+                Want {
+                    method: "GET",
+                    path: "/play/message",
+                    query: "?action=claim|submit&quest=<id>&vow_id=<vow id>[&link=<https link>]",
+                },
                 want("POST", "/munus/{id}/claim"),
                 want("POST", "/munus/{id}/submit"),
                 want("GET", "/library/MUNUS.md"),
