@@ -1,9 +1,10 @@
 """End to end in a real browser: every page kind of the public site, tried as a new user would.
 
-Creates state through the public API (two vows, one named with HTML-ish characters, and about
-40 free report-ins), then loads every HTML page kind in headless Chromium (Debian `chromium`,
-driven through Debian `chromium-driver` by Selenium from PyPI) at desktop and phone sizes, and
-checks for each: HTTP 200 with an HTML content type as the browser received it, no console
+Creates state through the public API (two vows, one named with HTML-ish characters, about 40
+free report-ins, and a vow sworn with an eth-account wallet that claims a quest of the board),
+then loads every HTML page kind (the quest board and the claimed quest's page among them) in
+headless Chromium (Debian `chromium`, driven through Debian `chromium-driver` by Selenium from
+PyPI) at desktop and phone sizes, and checks for each: HTTP 200 with an HTML content type as the browser received it, no console
 errors and no failed sub-resource loads, accessibility basics (`<html lang>`, a viewport meta,
 a title, exactly one `<h1>`, one `<main>`, text alternatives on images and `svg[role=img]`),
 the scope statement in the footer (the four sentences of the JSON twin's `scope` member),
@@ -19,6 +20,8 @@ import argparse, base64, glob, json, os, re, secrets, shutil, sys, time
 from urllib.parse import urldefrag, urlsplit
 
 import httpx
+from eth_account import Account
+from eth_account.messages import encode_defunct
 from selenium import webdriver
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.options import Options
@@ -88,6 +91,33 @@ def create_state(h, base):
             codes.append(r.status_code)
         check(f"{REPORT_INS} free report-ins: all 201", all(c == 201 for c in codes), codes)
     return vows
+
+
+def claim_a_quest(h, base):
+    """A vow sworn with an eth-account wallet claims the first open quest of the board (signed
+    over `GET /play/message`); returns the quest id, or None when it could not."""
+    r = h.get(base + "/munus", headers={"accept": "application/json"})
+    if not check("GET /munus lists an open quest", r.status_code == 200 and any(
+            q.get("status") == "open" and q.get("claim") is None for q in r.json().get("quests", [])),
+                 f"{r.status_code} {r.text[:300]}"):
+        return None
+    qid = next(q["id"] for q in r.json()["quests"] if q.get("status") == "open" and q.get("claim") is None)
+    wallet = Account.create()
+    params = {"text": "Improve this service, and say so.", "agent": "board-worker", "cadence_hours": "24"}
+    msg = h.get(base + "/vow/message", params=params).text
+    sig = wallet.sign_message(encode_defunct(text=msg)).signature.hex()
+    r = h.post(base + "/vow", json={"text": params["text"], "agent": params["agent"], "cadence_hours": 24,
+                                    "wallet": wallet.address, "signature": "0x" + sig.removeprefix("0x")})
+    if not check("a vow sworn with a wallet: 201", r.status_code == 201 and r.json().get("sandbox") is False,
+                 r.text[:300]):
+        return None
+    vid = r.json()["vow_id"]
+    msg = h.get(base + "/play/message", params={"action": "claim", "quest": qid, "vow_id": vid})
+    sig = wallet.sign_message(encode_defunct(text=msg.text)).signature.hex()
+    r = h.post(base + f"/munus/{qid}/claim", json={"vow_id": vid, "signature": "0x" + sig.removeprefix("0x")})
+    if not check(f"a sworn vow claimed quest {qid}: 201", r.status_code == 201, f"{r.status_code} {r.text[:300]}"):
+        return None
+    return qid, vid
 
 
 # --- the browser -----------------------------------------------------------------------------
@@ -324,8 +354,15 @@ def run(base, artifacts):
             pages += [(f"vow-{label}", f"/vow/{vid}"), (f"vow-{label}-chain", f"/vow/{vid}/chain"),
                       (f"vow-{label}-reading", f"/vow/{vid}/reading")]
     pages.append(("lost", "/lost"))
+    # The quest board, and the page of a quest a sworn vow claimed.
+    claimed = claim_a_quest(h, base)
+    pages.append(("munus", "/munus"))
+    if claimed:
+        pages.append(("munus-quest", f"/munus/{claimed[0]}"))
     # Pages on which the marked agent name must be shown, as text.
     shows_agent = {"/vows"} | ({f"/vow/{vows['marked']}"} if "marked" in vows else set())
+    # Pages that must name a claimant vow.
+    shows_claim = {f"/munus/{claimed[0]}": claimed[1]} if claimed else {}
 
     driver = start_browser()
     links = {}  # absolute URL without fragment -> first page it was seen on
@@ -337,7 +374,8 @@ def run(base, artifacts):
             if path in seen:
                 continue
             seen.add(path)
-            found = visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links)
+            found = visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
+                          shows_claim)
             if path == "/library":
                 docs = sorted({urlsplit(u).path for u in found
                                if re.fullmatch(r"/library/[A-Za-z0-9_-]+", urlsplit(u).path)})
@@ -350,7 +388,7 @@ def run(base, artifacts):
     check_links(h, base, origins, links)
 
 
-def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links):
+def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links, shows_claim=None):
     """Every check of one page; returns the absolute URLs it links to."""
     url = base + path
     # The document as the browser asks for it: its size.
@@ -404,6 +442,11 @@ def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links)
         if path in shows_agent:
             check(f"{path}: the HTML-ish agent name is shown as text", AGENT in d["text"],
                   f"{AGENT!r} not in page text")
+        if path in (shows_claim or {}):
+            vid = shows_claim[path]
+            check(f"{path}: the claimed quest names its claimant vow {vid}",
+                  vid in d["text"] or any(urlsplit(u).path == f"/vow/{vid}" for _, u in d["links"]),
+                  d["text"][:300])
         ids = set(d["ids"])
         for raw, absu in d["links"]:
             if raw.startswith("#"):

@@ -1,6 +1,8 @@
 //! The public site in a real browser: `tests/py/browse.py` drives headless Chromium (Debian
 //! `chromium` and `chromium-driver`, installed by `tests/run.sh`) through every page kind of a
 //! running `conduct serve`, and keeps full-page screenshots under `tests/artifacts/screenshots`.
+//! The service has a quest board (`<data>/quests.json`); a vow sworn with an eth-account
+//! wallet claims a quest, so the board and a claimed quest's page are among the pages.
 
 use std::path::Path;
 
@@ -8,7 +10,24 @@ use conduct_tests::{run_py, Server};
 
 #[test]
 fn every_page_kind_in_headless_chromium() {
-    let s = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (data, site) = (dir.path().join("data"), dir.path().join("site"));
+    std::fs::create_dir_all(&data).expect("data dir");
+    let quest = |id: &str, title: &str| {
+        serde_json::json!({"id": id, "title": title, "rung": "rung 2: the service improves itself",
+            "what": format!("{title}: the work, described"),
+            "deliverable": "a pull request against the service", "check": "review"})
+    };
+    std::fs::write(
+        data.join("quests.json"),
+        serde_json::to_vec_pretty(&serde_json::json!({"quests": [
+            quest("alpha", "Render the board's feed"),
+            quest("bravo", "Document the payment check"),
+        ]}))
+        .expect("quests"),
+    )
+    .expect("write quests.json");
+    let s = Server::start_in(&data, &site, &[]);
     let artifacts = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("workspace root")
@@ -37,6 +56,13 @@ fn every_page_kind_in_headless_chromium() {
         "/pubkey: the footer states the whole scope statement",
         "/reading: user text is escaped",
         "/chain (phone): full-page screenshot",
+        "a sworn vow claimed quest alpha: 201",
+        "/munus: the browser got 200 text/html",
+        "/munus/alpha: the browser got 200 text/html",
+        "/munus/alpha: exactly one <h1>",
+        "/munus/alpha: the footer states the whole scope statement",
+        "/munus/alpha: the claimed quest names its claimant vow",
+        "/munus/alpha (phone): no horizontal scrolling",
         "no broken links: ",
     ] {
         assert!(
@@ -46,7 +72,13 @@ fn every_page_kind_in_headless_chromium() {
             "missing check: {must}\n{stdout}"
         );
     }
-    for (slug, size) in [("home", "desktop"), ("vows", "phone"), ("lost", "phone")] {
+    for (slug, size) in [
+        ("home", "desktop"),
+        ("vows", "phone"),
+        ("lost", "phone"),
+        ("munus", "desktop"),
+        ("munus-quest", "phone"),
+    ] {
         let png = artifacts.join(format!("{slug}-{size}.png"));
         let head = std::fs::read(&png).unwrap_or_default();
         assert!(
