@@ -22,6 +22,14 @@ pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
     loop {
         let now = now_unix();
         let mut changed = std::collections::BTreeSet::new();
+        // Flags first: a payment not read yet blocks its quest's lapse (it may be settled).
+        if now >= next_recheck {
+            match keeper.recheck_flags().await {
+                Ok(c) => changed.extend(c),
+                Err(e) => tracing::warn!(error = %e, "re-reading payments failed; retried"),
+            }
+            next_recheck = now_unix() + recheck_seconds;
+        }
         match keeper.import_paid(now).await {
             Ok(c) => changed.extend(c),
             Err(e) => tracing::warn!(error = %e, "importing paid.json failed; retried"),
@@ -29,13 +37,6 @@ pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
         match keeper.append_due_lapses(now, None).await {
             Ok(c) => changed.extend(c),
             Err(e) => tracing::warn!(error = %e, "recording a lapsed claim failed; retried"),
-        }
-        if now >= next_recheck || !changed.is_empty() {
-            match keeper.recheck_flags().await {
-                Ok(c) => changed.extend(c),
-                Err(e) => tracing::warn!(error = %e, "re-reading payments failed; retried"),
-            }
-            next_recheck = now_unix() + recheck_seconds;
         }
         for id in &changed {
             drop(site.start_render(MUNUS, &quest_key(id), true));

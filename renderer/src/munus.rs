@@ -210,7 +210,10 @@ fn claim_row(c: &Value) -> Option<ClaimRow> {
         wallet: text(&c["wallet"]),
         log_index: c["log_index"].as_u64().unwrap_or_default(),
         at: text(&c["at"]),
-        lapses_at: text(&c["lapses_at"]),
+        lapses_at: match c["lapses_at"].as_str() {
+            Some(t) => format!("{t} if idle until then"),
+            None => "never: a payment is recorded on this claim".to_owned(),
+        },
         delivery,
     })
 }

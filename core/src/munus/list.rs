@@ -49,7 +49,7 @@ fn claim_value(c: &LiveClaim) -> Value {
         "wallet": c.wallet,
         "log_index": c.log_index,
         "at": rfc3339(c.at),
-        "lapses_at": rfc3339(c.lapses_at()),
+        "lapses_at": c.lapses_at().map(rfc3339),
         "delivery": c.delivery.as_ref().map_or(Value::Null, |(i, link, at)| json!({
             "log_index": i, "link": link, "at": rfc3339(*at),
         })),

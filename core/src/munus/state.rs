@@ -26,12 +26,20 @@ pub struct LiveClaim {
     pub last_activity: u64,
     /// The latest delivery: (log index, link, instant).
     pub delivery: Option<(u64, String, u64)>,
+    /// Log index of a payment the operator recorded on this claim: from then on the claim
+    /// never lapses (the operator acted; a payment the chain confirms settles the quest, one
+    /// that does not match is the operator's to correct, never the worker's loss).
+    pub paid: Option<u64>,
 }
 
 impl LiveClaim {
-    /// The instant it lapses if nothing happens: last activity + 14 days.
-    pub fn lapses_at(&self) -> u64 {
-        self.last_activity.saturating_add(LAPSE_SECONDS)
+    /// The instant it lapses if nothing happens (last activity + 14 days), `None` once a
+    /// payment is recorded on it.
+    pub fn lapses_at(&self) -> Option<u64> {
+        match self.paid {
+            Some(_) => None,
+            None => Some(self.last_activity.saturating_add(LAPSE_SECONDS)),
+        }
     }
 }
 
@@ -206,6 +214,9 @@ pub struct Board {
     pub due_lapses: Vec<super::record::Lapse>,
     /// Claims per (vow, UTC day), from every claim record.
     claims_per_day: HashMap<(String, u64), u64>,
+    /// Quests with a recorded payment the chain did not answer for: it may have settled the
+    /// quest, so it takes no claim until the chain answers.
+    pub uncheckable: std::collections::BTreeSet<String>,
     /// Records that break the rules (verify-log reports them; the fold skips them).
     pub anomalies: Vec<String>,
 }
@@ -214,13 +225,14 @@ pub struct Board {
 /// returns the lapse it applied.
 fn lapse_if_due(id: &str, status: &mut Status, t: u64) -> Option<super::record::Lapse> {
     if let Status::Claimed(c) = status {
-        if c.lapses_at() <= t {
+        let at = c.lapses_at()?;
+        if at <= t {
             let l = super::record::Lapse {
                 quest_id: id.to_owned(),
                 vow_id: c.vow_id.clone(),
                 claim: c.log_index,
                 idle_since: c.last_activity,
-                at: c.lapses_at(),
+                at,
             };
             *status = Status::Open;
             return Some(l);
@@ -279,6 +291,7 @@ impl Board {
                                 at: c.at,
                                 last_activity: c.at,
                                 delivery: None,
+                                paid: None,
                             })
                         }
                         _ => b.anomalies.push(format!(
@@ -290,7 +303,7 @@ impl Board {
                     Status::Claimed(c)
                         if c.log_index == d.claim
                             && c.vow_id == d.vow_id
-                            && d.at < c.lapses_at() =>
+                            && c.lapses_at().is_none_or(|l| d.at < l) =>
                     {
                         c.last_activity = d.at;
                         c.delivery = Some((i, d.link.clone(), d.at));
@@ -304,7 +317,7 @@ impl Board {
                         if c.log_index == l.claim
                             && c.vow_id == l.vow_id
                             && c.last_activity == l.idle_since
-                            && c.lapses_at() == l.at);
+                            && c.lapses_at() == Some(l.at));
                     if ok {
                         *s = Status::Open;
                     } else {
@@ -315,6 +328,14 @@ impl Board {
                 }
                 BoardRecord::Payment(p) => {
                     let verified = flag(p);
+                    if verified.is_none() {
+                        b.uncheckable.insert(id.clone());
+                    }
+                    if let Status::Claimed(c) = &mut *s {
+                        if p.claim == Some(c.log_index) {
+                            c.paid = Some(i);
+                        }
+                    }
                     b.paid.push(PaidView {
                         log_index: i,
                         payment: p.clone(),
@@ -365,7 +386,7 @@ impl Board {
         self.quests
             .iter()
             .filter_map(|q| match &q.status {
-                Status::Claimed(c) => Some(c.lapses_at()),
+                Status::Claimed(c) => c.lapses_at(),
                 _ => None,
             })
             .min()
@@ -384,17 +405,15 @@ impl Board {
             return Err(ClaimRefusal::Retired);
         }
         let q = self.quest(quest_id).ok_or(ClaimRefusal::UnknownQuest)?;
-        match q.status {
-            Status::Open => {}
-            Status::Claimed(_) => return Err(ClaimRefusal::AlreadyClaimed),
-            Status::Settled { .. } | Status::InHouse { .. } => return Err(ClaimRefusal::Done),
+        if let Status::Settled { .. } | Status::InHouse { .. } = q.status {
+            return Err(ClaimRefusal::Done);
         }
-        if self
-            .paid
-            .iter()
-            .any(|p| p.payment.quest_id == quest_id && p.verified.is_none())
-        {
+        // Before "claimed": the quest may be settled, which the chain must say first.
+        if self.uncheckable.contains(quest_id) {
             return Err(ClaimRefusal::PaymentUncheckable);
+        }
+        if let Status::Claimed(_) = q.status {
+            return Err(ClaimRefusal::AlreadyClaimed);
         }
         if self.claims_on_day(vow_id, now) > 0 {
             return Err(ClaimRefusal::VowClaimedToday);

@@ -316,6 +316,43 @@ fn a_claim_lapses_at_exactly_fourteen_idle_days() {
 }
 
 #[test]
+fn a_claim_with_a_payment_recorded_never_lapses_whatever_the_chain_says() {
+    let qs = defs(&["a"]);
+    let log = vec![
+        (0, claim("a", VOW, T0)),
+        (1, delivery("a", VOW, 0, T0 + 100)),
+        (2, payment("a", Some(0), 7, T0 + 200)),
+    ];
+    let late = T0 + 100 * 86_400;
+    for flag in [Some(false), None] {
+        let b = Board::fold(&qs, &log, &|_| flag, late);
+        let Status::Claimed(c) = &b.quest("a").unwrap().status else {
+            panic!("still claimed with flag {flag:?}");
+        };
+        assert_eq!((c.lapses_at(), c.paid), (None, Some(2)));
+        assert!(b.due_lapses.is_empty() && b.next_lapse().is_none());
+        assert!(b.anomalies.is_empty());
+        // A later delivery on it is still the claimant's.
+        let mut more = log.clone();
+        more.push((3, delivery("a", VOW, 0, late)));
+        assert!(Board::fold(&qs, &more, &|_| flag, late)
+            .anomalies
+            .is_empty());
+    }
+    // While the payment reads null the quest may be settled: a claim is refused as such,
+    // before "already claimed".
+    let b = Board::fold(&qs, &log, &no_chain, late);
+    assert_eq!(
+        b.check_claim("a", "fedcba9876543210", late),
+        Err(ClaimRefusal::PaymentUncheckable)
+    );
+    // A payment on another (no) claim leaves the clock running.
+    let other = vec![(0, payment("a", None, 8, T0)), (1, claim("a", VOW, T0 + 1))];
+    let b = Board::fold(&qs, &other, &|_| Some(false), T0 + 1 + LAPSE_SECONDS);
+    assert_eq!(b.due_lapses.len(), 1);
+}
+
+#[test]
 fn a_payment_the_chain_confirms_settles_and_flags_are_counted_apart() {
     let mut qs = defs(&["a", "b", "c", "h"]);
     qs[3].delivered_in_house = Some("https://github.com/o/r/pull/2".into());

@@ -150,7 +150,7 @@ impl MunusSource {
             .quests
             .iter()
             .filter_map(|q| match &q.status {
-                Status::Claimed(c) => Some((q.quest.id.clone(), c.lapses_at())),
+                Status::Claimed(c) => c.lapses_at().map(|at| (q.quest.id.clone(), at)),
                 _ => None,
             })
             .collect();
