@@ -1,5 +1,6 @@
 //! `conduct attest` and `conduct verify` offline, cross-checked with an independent verifier
-//! (pyca/cryptography + Trail of Bits' rfc8785) against the key the server publishes.
+//! (pyca/cryptography + Trail of Bits' rfc8785) against the key the server publishes;
+//! `conduct manifest-hash`; `conduct quest` (the quest board's files).
 
 use std::path::Path;
 use std::process::Command;
@@ -176,4 +177,95 @@ fn manifest_hash_reproduces_the_erc8257_vectors_and_refuses_what_it_must_not_rep
 
     let out = manifest_hash(&dir.path().join("missing.json"));
     assert_eq!(out.status.code(), Some(2));
+}
+
+fn quest_cmd(data: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(conduct_tests::conduct_bin())
+        .arg("quest")
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("CONDUCT_CONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn conduct_quest_edits_the_board_files_and_never_rewrites_a_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let add = |id: &str| {
+        quest_cmd(
+            &data,
+            &[
+                "add",
+                "--id",
+                id,
+                "--title",
+                "Fix it",
+                "--rung",
+                "r1",
+                "--what",
+                "w",
+                "--deliverable",
+                "a pull request",
+                "--check",
+                "machine",
+            ],
+        )
+    };
+    assert!(add("first").status.success());
+    assert!(add("second").status.success());
+    let again = add("first");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already has a quest"));
+    let bad = add("Not An Id");
+    assert!(!bad.status.success(), "a bad id was added");
+    assert!(quest_cmd(&data, &["retire", "second"]).status.success());
+    assert!(!quest_cmd(&data, &["retire", "nope"]).status.success());
+    let quests = std::fs::read(data.join("quests.json")).unwrap();
+    let parsed = conduct_core::munus::parse_quests(&quests);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let ids: Vec<(&str, bool)> = parsed
+        .items
+        .iter()
+        .map(|q| (q.id.as_str(), q.retired))
+        .collect();
+    assert_eq!(ids, [("first", false), ("second", true)]);
+    let pay = |tx: &str| {
+        quest_cmd(
+            &data,
+            &[
+                "pay",
+                "--quest",
+                "first",
+                "--to",
+                "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+                "--amount",
+                "1000000",
+                "--token",
+                "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                "--tx",
+                tx,
+            ],
+        )
+    };
+    let tx = format!("0x{}", "ab".repeat(32));
+    assert!(pay(&tx).status.success());
+    assert!(!pay(&tx).status.success(), "a transaction pays one row");
+    assert!(
+        !pay("0x12").status.success(),
+        "a malformed hash was recorded"
+    );
+    let paid = conduct_core::munus::parse_paid(&std::fs::read(data.join("paid.json")).unwrap());
+    assert_eq!((paid.items.len(), paid.errors.len()), (1, 0));
+    // A file the operator broke by hand is never rewritten (nothing of it is lost).
+    std::fs::write(data.join("quests.json"), b"{\"quests\": [ oops").unwrap();
+    let out = add("third");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fix it by hand"));
+    assert_eq!(
+        std::fs::read(data.join("quests.json")).unwrap(),
+        b"{\"quests\": [ oops"
+    );
 }
