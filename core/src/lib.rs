@@ -10,6 +10,7 @@
 
 pub mod attestation;
 pub mod canonical;
+pub mod erc8004;
 pub mod erc8257;
 pub mod manifest;
 pub mod meter;
