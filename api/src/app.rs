@@ -222,6 +222,10 @@ where
                 let body = read_body(&req.headers, req.body).await?;
                 profile::paid(app, body, &req.headers, &req.path).await
             }
+            Dynamic::Erc8004Validation => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::erc8004::paid(app, body, &req.headers, &req.path).await
+            }
             Dynamic::DemoProfile => {
                 let ip = client_ip(app, &req.headers, req.remote);
                 let ticket = take_cap(

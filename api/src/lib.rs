@@ -10,6 +10,7 @@ pub mod chain;
 pub mod config;
 pub mod dev;
 pub mod dev_tls;
+pub mod erc8004;
 pub mod error;
 pub mod mcp;
 pub mod munus;

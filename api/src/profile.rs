@@ -127,14 +127,9 @@ pub async fn paid(
                 format!("scoring task failed: {e}"),
             )
         })??;
-        let record = serde_json::to_vec(&serde_json::json!({
-            "issued_at": now,
-            "sha256": hex::encode(Sha256::digest(&bytes)),
-        }))
-        .unwrap_or_default();
         Ok(Served {
+            record: replay_record(now, &bytes),
             response: json_response(bytes),
-            record,
         })
     };
     gate(
@@ -155,6 +150,26 @@ fn reproduce(
     record: &[u8],
     key: &ServiceKey,
 ) -> Result<Vec<u8>, Problem> {
+    replay_from_record(record, |issued_at| score_request(req, issued_at, Some(key)))
+}
+
+/// The idempotency record of a signed read served as `bytes` at `issued_at`: `{issued_at,
+/// sha256}`, no request text. [`replay_from_record`] turns it back into the bytes.
+pub fn replay_record(issued_at: u64, bytes: &[u8]) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "issued_at": issued_at,
+        "sha256": hex::encode(Sha256::digest(bytes)),
+    }))
+    .unwrap_or_default()
+}
+
+/// Re-create what a [`replay_record`] describes: `issue` signs the same request again at the
+/// recorded `issued_at` (Ed25519 is deterministic), and the bytes are served only when they
+/// hash to the recorded value.
+pub fn replay_from_record(
+    record: &[u8],
+    issue: impl FnOnce(u64) -> Result<Vec<u8>, Problem>,
+) -> Result<Vec<u8>, Problem> {
     let gone = |why: &str| {
         Problem::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -168,7 +183,7 @@ fn reproduce(
     let issued_at = r["issued_at"]
         .as_u64()
         .ok_or_else(|| gone("its record has no issued_at"))?;
-    let bytes = score_request(req, issued_at, Some(key))?;
+    let bytes = issue(issued_at)?;
     if r["sha256"].as_str() != Some(hex::encode(Sha256::digest(&bytes)).as_str()) {
         return Err(gone("re-scoring did not give the same bytes"));
     }

@@ -45,6 +45,8 @@ pub enum Dynamic {
     Claim,
     /// `POST /munus/{id}/submit`: the claimant's delivery link.
     Submit,
+    /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
+    Erc8004Validation,
 }
 
 /// What answers a route.
@@ -249,6 +251,11 @@ pub const ROUTES: &[Route] = &[
         "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
             .body(Schema::ProfileRequest)
+            .params(PAID)),
+    route("POST", "/erc8004/validation", true, Handler::Dynamic(Dynamic::Erc8004Validation),
+        "An ERC-8004 validation credential {trace, predicate: {metric, band}, subject: {form, id}}: a signed predicate about one trace (never the numbers) bound to an agent subject (erc8004-agentId, wallet, caip10, vow, npub or did), and credential_hash = keccak256(JCS(credential)) for an ERC-8004 validationRequest. Paid via x402. See /library/ERC8004.md.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Erc8004Validation), &[409, 503])
+            .body(Schema::Erc8004Request)
             .params(PAID)),
     route("POST", "/demo/profile", false, Handler::Dynamic(Dynamic::DemoProfile),
         "The same profile, unsigned. Free, capped per IP per UTC day.")

@@ -150,6 +150,10 @@ pub enum Schema {
     ClaimRequest,
     /// The body of `POST /munus/{id}/submit`.
     SubmitRequest,
+    /// The body of `POST /erc8004/validation`: a trace, a predicate and a subject.
+    Erc8004Request,
+    /// The answer of `POST /erc8004/validation`: the credential and its hash.
+    Erc8004Validation,
 }
 
 impl Schema {
@@ -169,6 +173,8 @@ impl Schema {
             Schema::McpAnswer => "McpAnswer",
             Schema::ClaimRequest => "ClaimRequest",
             Schema::SubmitRequest => "SubmitRequest",
+            Schema::Erc8004Request => "Erc8004Request",
+            Schema::Erc8004Validation => "Erc8004Validation",
         }
     }
 }
@@ -446,6 +452,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
     let mut out = Map::new();
     out.insert("Trace".into(), trace.clone());
     out.insert("ProfileRequest".into(), profile);
+    erc8004_schemas(&mut out);
     out.insert(
         "Attestation".into(),
         inline_defs(ATTESTATION_SCHEMA, "attestation schema")?,
@@ -719,6 +726,108 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
         }),
     );
     Ok(out)
+}
+
+/// The request and answer of `POST /erc8004/validation` (library/ERC8004.md).
+fn erc8004_schemas(out: &mut Map<String, Value>) {
+    use conduct_core::erc8004::{Form, CREDENTIAL_TYPE, MAX_SUBJECT_ID};
+    let predicate = json!({
+        "type": "object",
+        "description": "A posted metric and band (see /predicates): only whether the metric \
+            clears the band is signed.",
+        "required": ["metric", "band"],
+        "additionalProperties": false,
+        "properties": {
+            "metric": {"type": "string", "enum": QUANTITY_KEYS},
+            "band": {"type": "string", "enum": BANDS.map(|b| b.name)},
+        },
+    });
+    let rules: Vec<String> = Form::ALL
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.rule()))
+        .collect();
+    let forms = Form::ALL.map(Form::name);
+    out.insert(
+        "Erc8004Request".into(),
+        json!({
+            "title": "POST /erc8004/validation body: a trace, a posted predicate, an agent subject",
+            "description": "Predicate-only: a request for raw numbers (no predicate, or a \
+                member such as full, numbers, profile or disclosure) is refused with 422 \
+                predicate-only.",
+            "type": "object",
+            "required": ["trace", "predicate", "subject"],
+            "additionalProperties": false,
+            "properties": {
+                "trace": schema_ref_named("Trace"),
+                "predicate": predicate,
+                "subject": {
+                    "type": "object",
+                    "required": ["form", "id"],
+                    "additionalProperties": false,
+                    "properties": {
+                        "form": {"type": "string", "enum": forms},
+                        "id": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": MAX_SUBJECT_ID,
+                            "description": format!("An id of the form; refused with 422 \
+                                invalid-subject otherwise. {}", rules.join("; ")),
+                        },
+                    },
+                },
+            },
+        }),
+    );
+    out.insert(
+        "Erc8004Validation".into(),
+        json!({
+            "description": "The signed credential and credential_hash = keccak256 of the RFC \
+                8785 bytes of the whole credential (signature included): an ERC-8004 \
+                validationRequest's requestHash.",
+            "type": "object",
+            "required": ["credential", "credential_hash", "how_to_use", "scope"],
+            "properties": {
+                "credential": {
+                    "allOf": [schema_ref(Schema::Snapshot)],
+                    "type": "object",
+                    "required": ["type", "what", "subject", "predicate", "trace_sha256",
+                        "context_key", "n_turns", "meter", "issued_at", "issuer", "scope"],
+                    "properties": {
+                        "type": {"const": CREDENTIAL_TYPE},
+                        "what": {"type": "string"},
+                        "subject": {
+                            "type": "object",
+                            "required": ["form", "id"],
+                            "properties": {"form": {"enum": forms}, "id": {"type": "string"}},
+                        },
+                        "predicate": {
+                            "type": "object",
+                            "required": ["metric", "band", "clears"],
+                            "properties": {
+                                "metric": {"enum": QUANTITY_KEYS},
+                                "band": {"enum": BANDS.map(|b| b.name)},
+                                "clears": {"type": ["boolean", "null"]},
+                            },
+                        },
+                        "trace_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                        "context_key": {"type": "string"},
+                        "n_turns": {"type": "integer", "minimum": 1},
+                        "meter": {"type": "object"},
+                        "issued_at": {"type": "string"},
+                        "issuer": {"type": "object"},
+                        "scope": schema_ref_named("Scope"),
+                    },
+                },
+                "credential_hash": {"type": "string", "pattern": "^0x[0-9a-f]{64}$"},
+                "how_to_use": {
+                    "type": "object",
+                    "required": ["request_hash", "validation_request", "validation_response",
+                        "verify", "docs"],
+                },
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
 }
 
 fn schema_ref_named(name: &str) -> Value {
