@@ -1,5 +1,5 @@
-//! The quest board's keeper as a task of the running service: once a second it imports new
-//! rows of `paid.json`, appends the lapse of every claim idle for 14 days (at that moment, with
+//! The quest board's keeper as a task of the running service: once a second it re-renders
+//! the board when the operator edited `quests.json`, imports new rows of `paid.json`, appends the lapse of every claim idle for 14 days (at that moment, with
 //! no request arriving), and every `[munus] recheck_seconds` re-reads each payment from the
 //! chain; whatever changed is re-rendered ([`crate::app::MUNUS`]). See
 //! [`conduct_indexer::munus::keeper`].
@@ -37,6 +37,11 @@ pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
         match keeper.append_due_lapses(now, None).await {
             Ok(c) => changed.extend(c),
             Err(e) => tracing::warn!(error = %e, "recording a lapsed claim failed; retried"),
+        }
+        // The operator edited the quest file: every quest it names, and the list.
+        if let Some(edited) = keeper.quests_changed() {
+            drop(site.start_render(MUNUS, "", true));
+            changed.extend(edited);
         }
         for id in &changed {
             drop(site.start_render(MUNUS, &quest_key(id), true));

@@ -612,6 +612,50 @@ fn the_quest_board_end_to_end() {
         assert!(doc["walls"][k].is_string(), "walls.{k}: {doc:#}");
     }
 
+    // The operator adds a quest with the CLI while the service runs: it is listed with no
+    // request to the service; retired, it leaves the list and its page says so.
+    let quest_cli = |args: &[&str]| {
+        let out = Command::new(conduct_bin())
+            .arg("quest")
+            .arg("--data")
+            .arg(&data)
+            .args(args)
+            .env_remove("CONDUCT_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    quest_cli(&[
+        "add",
+        "--id",
+        "golf",
+        "--title",
+        "Golf",
+        "--rung",
+        "r2",
+        "--what",
+        "w",
+        "--deliverable",
+        "a pull request",
+        "--check",
+        "review",
+    ]);
+    await_board(&s, "golf listed after conduct quest add", |d| {
+        ids(d).contains(&"golf".to_owned())
+    });
+    quest_cli(&["retire", "golf"]);
+    await_board(&s, "golf gone after conduct quest retire", |d| {
+        !ids(d).contains(&"golf".to_owned())
+    });
+    let page: Value = client()
+        .get(s.at("/munus/golf"))
+        .header("accept", "application/json")
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(page["quest"]["status"], "retired", "{page:#}");
+
     // The sworn agents (each vow claims at most once a UTC day, so one per case).
     let (k1, k2, k3, k4, k5) = (key(1), key(2), key(3), key(4), key(5));
     let worker = w.address(&k1);

@@ -57,6 +57,8 @@ pub struct Keeper {
     chain: Option<PaymentChain>,
     /// `paid.json` as last imported (modification time and length).
     paid_seen: Mutex<Option<(Option<SystemTime>, u64)>>,
+    /// `quests.json` as last seen (modification time and length; `None` inside: absent).
+    quests_seen: Mutex<Option<Option<(Option<SystemTime>, u64)>>>,
 }
 
 /// The operator's quests (`<data>/quests.json`): none when the file is absent.
@@ -104,6 +106,7 @@ impl Keeper {
             flags,
             chain,
             paid_seen: Mutex::new(None),
+            quests_seen: Mutex::new(None),
         }
     }
 
@@ -151,6 +154,28 @@ impl Keeper {
             }
         }
         Ok(changed)
+    }
+
+    /// The quests of `quests.json` when the file changed (or appeared, or went) since the last
+    /// call: every quest it names now, retired ones included (their pages change too);
+    /// `None` when it did not change. The first call only takes note of the file (the start
+    /// renders every page anyway).
+    pub fn quests_changed(&self) -> Option<BTreeSet<String>> {
+        let seen = std::fs::metadata(self.data.join(QUESTS_FILE))
+            .ok()
+            .map(|m| (m.modified().ok(), m.len()));
+        let mut last = conduct_core::sync::lock(&self.quests_seen);
+        let before = last.replace(seen);
+        match before {
+            Some(b) if b != seen => Some(
+                read_quests(&self.data)
+                    .items
+                    .into_iter()
+                    .map(|q| q.id)
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 
     /// When the next claim lapses, if one is live.
