@@ -28,6 +28,9 @@ use crate::chain::rpc::Rpc;
 use crate::ledger::{LedgerError, Refused, Sequencer};
 use crate::store::StoreError;
 
+/// A file as last seen: modification time and length (`None`: absent).
+type Seen = Option<(Option<SystemTime>, u64)>;
+
 /// The chain payments are re-read from.
 pub struct PaymentChain {
     /// The followed chain's EIP-155 id (a record naming another reads `None`).
@@ -56,9 +59,9 @@ pub struct Keeper {
     flags: Arc<PaymentFlags>,
     chain: Option<PaymentChain>,
     /// `paid.json` as last imported (modification time and length).
-    paid_seen: Mutex<Option<(Option<SystemTime>, u64)>>,
+    paid_seen: Mutex<Seen>,
     /// `quests.json` as last seen (modification time and length; `None` inside: absent).
-    quests_seen: Mutex<Option<Option<(Option<SystemTime>, u64)>>>,
+    quests_seen: Mutex<Option<Seen>>,
 }
 
 /// The operator's quests (`<data>/quests.json`): none when the file is absent.
