@@ -6,7 +6,8 @@
 //!
 //! Features: `wallet` (default) adds EIP-191 signature recovery (`vow::eip191`), EIP-55
 //! addresses and what builds vow records with them (`vow::record::vow_record`,
-//! `vow::fixture`); it brings in alloy-primitives and k256. Verifiers build without it.
+//! `vow::fixture`) and BIP-340 signing (`nostr::sign_prehash`); it brings in alloy-primitives
+//! and k256. Verifiers build without it (they check BIP-340 with `nostr::bip340`).
 
 pub mod attestation;
 pub mod canonical;
@@ -15,6 +16,7 @@ pub mod erc8257;
 pub mod manifest;
 pub mod meter;
 pub mod munus;
+pub mod nostr;
 pub mod schema;
 pub mod scope;
 pub mod signing;
