@@ -525,4 +525,6 @@ facilitator_url = "{fac_url}"
     return 0 if passed == len(results) else 1
 
 
-sys.exit(asyncio.run(main()))
+# Importable: tests/py/erc8004_e2e.py reuses the helpers above (facilitator, client, signing).
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
