@@ -364,16 +364,22 @@ impl Anvil {
     /// Deploy our ERC-8257 ToolRegistry (`contracts/out/ToolRegistry.json`) from anvil's
     /// first account: its address and the block it was deployed in.
     pub fn deploy_registry(&self) -> (String, u64) {
-        let artifact: serde_json::Value =
-            serde_json::from_str(include_str!("../../contracts/out/ToolRegistry.json"))
-                .expect("ToolRegistry artifact");
-        let code = hex::decode(
+        self.deploy(include_str!("../../contracts/out/ToolRegistry.json"), &[])
+    }
+
+    /// Deploy a contract from its artifact (the text of a `contracts/out/*.json`) with the
+    /// ABI-encoded constructor arguments `args`, from anvil's first account: its address and
+    /// the block it was deployed in.
+    pub fn deploy(&self, artifact: &str, args: &[u8]) -> (String, u64) {
+        let artifact: serde_json::Value = serde_json::from_str(artifact).expect("artifact");
+        let mut code = hex::decode(
             artifact["bytecode"]
                 .as_str()
                 .expect("bytecode")
                 .trim_start_matches("0x"),
         )
         .expect("hex bytecode");
+        code.extend_from_slice(args);
         let receipt = self.send(ANVIL_ACCOUNT_0, None, &code);
         let block = receipt["blockNumber"].as_str().expect("blockNumber");
         (
@@ -388,6 +394,66 @@ impl Anvil {
     /// Mine `n` empty blocks.
     pub fn mine(&self, n: u64) {
         self.rpc("anvil_mine", serde_json::json!([format!("0x{n:x}")]));
+    }
+}
+
+/// A TCP relay in front of a service (an RPC) that a test can cut (new connections dropped,
+/// open ones closed) and restore: a chain that stops answering without losing its state.
+/// Runs on the calling tokio runtime.
+pub struct Relay {
+    /// Where clients connect.
+    pub addr: std::net::SocketAddr,
+    up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    generation: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Relay {
+    /// Relay a loopback port to `target`.
+    pub async fn start(target: std::net::SocketAddr) -> Relay {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let up = Arc::new(AtomicBool::new(true));
+        let generation = Arc::new(AtomicU64::new(0));
+        let (up2, gen2) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !up2.load(Ordering::SeqCst) {
+                    continue; // dropped: the client sees the connection closed
+                }
+                let born = gen2.load(Ordering::SeqCst);
+                let gen3 = gen2.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
+                        return;
+                    };
+                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
+                    let cut = async {
+                        while gen3.load(Ordering::SeqCst) == born {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    };
+                    tokio::select! { _ = copy => {}, _ = cut => {} }
+                });
+            }
+        });
+        Relay {
+            addr,
+            up,
+            generation,
+        }
+    }
+
+    /// Let connections through (`true`) or cut every one, open ones included (`false`).
+    pub fn set(&self, up: bool) {
+        use std::sync::atomic::Ordering;
+        self.up.store(up, Ordering::SeqCst);
+        if !up {
+            self.generation.fetch_add(1, Ordering::SeqCst);
+        }
     }
 }
 

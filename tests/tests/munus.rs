@@ -29,14 +29,12 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use alloy::primitives::{Address, U256};
 use alloy::sol_types::SolCall;
 use conduct_core::time::{parse_rfc3339, rfc3339};
-use conduct_tests::{client, conduct_bin, python, Anvil, Server, ANVIL_ACCOUNT_0};
+use conduct_tests::{client, conduct_bin, python, Anvil, Relay, Server, ANVIL_ACCOUNT_0};
 use serde_json::{json, Value};
 
 alloy::sol! {
@@ -128,57 +126,6 @@ fn key(n: u64) -> String {
 }
 
 // --- the RPC relay (as in registry.rs) -------------------------------------------------------
-
-/// A TCP relay in front of anvil that the test can cut (connections refused, open ones
-/// dropped) and restore: an RPC that stops answering, without losing the chain.
-struct Relay {
-    addr: std::net::SocketAddr,
-    up: Arc<AtomicBool>,
-    generation: Arc<AtomicU64>,
-}
-
-impl Relay {
-    async fn start(target: std::net::SocketAddr) -> Relay {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let up = Arc::new(AtomicBool::new(true));
-        let generation = Arc::new(AtomicU64::new(0));
-        let (up2, gen2) = (up.clone(), generation.clone());
-        tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    continue; // dropped: the client sees the connection closed
-                }
-                let born = gen2.load(Ordering::SeqCst);
-                let gen3 = gen2.clone();
-                tokio::spawn(async move {
-                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
-                        return;
-                    };
-                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
-                    let cut = async {
-                        while gen3.load(Ordering::SeqCst) == born {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                    };
-                    tokio::select! { _ = copy => {}, _ = cut => {} }
-                });
-            }
-        });
-        Relay {
-            addr,
-            up,
-            generation,
-        }
-    }
-
-    fn set(&self, up: bool) {
-        self.up.store(up, Ordering::SeqCst);
-        if !up {
-            self.generation.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
 
 // --- HTTP ------------------------------------------------------------------------------------
 
@@ -478,17 +425,9 @@ fn unix_of(v: &Value) -> u64 {
 // --- the chain -------------------------------------------------------------------------------
 
 fn deploy_test_usd(anvil: &Anvil) -> String {
-    let artifact: Value =
-        serde_json::from_str(include_str!("../../contracts/out/TestUSD.json")).unwrap();
-    let code = hex::decode(
-        artifact["bytecode"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("0x"),
-    )
-    .unwrap();
-    let r = anvil.send(ANVIL_ACCOUNT_0, None, &code);
-    r["contractAddress"].as_str().unwrap().to_owned()
+    anvil
+        .deploy(include_str!("../../contracts/out/TestUSD.json"), &[])
+        .0
 }
 
 /// The operator transfers `amount` TestUSD to `to`: the transaction hash.

@@ -20,17 +20,9 @@ alloy::sol! {
 const WORKER: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
 
 fn deploy_test_usd(anvil: &Anvil) -> String {
-    let artifact: serde_json::Value =
-        serde_json::from_str(include_str!("../../contracts/out/TestUSD.json")).unwrap();
-    let code = hex::decode(
-        artifact["bytecode"]
-            .as_str()
-            .unwrap()
-            .trim_start_matches("0x"),
-    )
-    .unwrap();
-    let r = anvil.send(ANVIL_ACCOUNT_0, None, &code);
-    r["contractAddress"].as_str().unwrap().to_owned()
+    anvil
+        .deploy(include_str!("../../contracts/out/TestUSD.json"), &[])
+        .0
 }
 
 fn tx_hash(receipt: &serde_json::Value) -> B256 {

@@ -13,7 +13,6 @@
 //! - `/who` shows the tools a wallet created; `/rh` and `/opensea` name the chain.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,7 @@ use alloy::signers::local::PrivateKeySigner;
 use alloy::signers::SignerSync;
 use alloy::sol_types::SolCall;
 use conduct_api::dev_tls::{serve, Answer, Pki};
-use conduct_tests::{client, Anvil, Server};
+use conduct_tests::{client, Anvil, Relay, Server};
 use serde_json::{json, Value};
 
 alloy::sol! {
@@ -36,57 +35,6 @@ const DEPLOYER: &str = conduct_tests::ANVIL_ACCOUNT_0;
 const OTHER: &str = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
 /// The private key of `DEPLOYER` (anvil's first development key, a public test value).
 const DEPLOYER_KEY: &str = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-
-/// A TCP relay in front of anvil that the test can cut (connections refused, open ones
-/// dropped) and restore: an RPC that stops answering, without losing the chain.
-struct Relay {
-    addr: std::net::SocketAddr,
-    up: Arc<AtomicBool>,
-    generation: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl Relay {
-    async fn start(target: std::net::SocketAddr) -> Relay {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let up = Arc::new(AtomicBool::new(true));
-        let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let (up2, gen2) = (up.clone(), generation.clone());
-        tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    continue; // dropped: the client sees the connection closed
-                }
-                let born = gen2.load(Ordering::SeqCst);
-                let gen3 = gen2.clone();
-                tokio::spawn(async move {
-                    let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await else {
-                        return;
-                    };
-                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
-                    let cut = async {
-                        while gen3.load(Ordering::SeqCst) == born {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
-                        }
-                    };
-                    tokio::select! { _ = copy => {}, _ = cut => {} }
-                });
-            }
-        });
-        Relay {
-            addr,
-            up,
-            generation,
-        }
-    }
-
-    fn set(&self, up: bool) {
-        self.up.store(up, Ordering::SeqCst);
-        if !up {
-            self.generation.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-}
 
 /// keccak256 of the RFC 8785 form, by an implementation independent of the service's.
 fn jcs_keccak(v: &Value) -> B256 {

@@ -18,10 +18,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use conduct_core::munus::state::{Board, Status};
-use conduct_core::munus::{
-    is_quest_id, parse_paid, parse_quests, Parsed, Quest, PAID_FILE, QUESTS_FILE,
-};
+use conduct_core::munus::{is_quest_id, Quest};
 use conduct_core::signing::ServiceKey;
+use conduct_indexer::munus::keeper::{read_paid, read_quests};
 use conduct_indexer::munus::{MunusReader, PaymentFlags};
 
 use super::{Known, Source};
@@ -38,21 +37,6 @@ pub fn quest_key(id: &str) -> String {
 /// The quest id a key names, when it names one.
 fn quest_of(key: &str) -> Option<&str> {
     key.strip_prefix("quest:").filter(|id| is_quest_id(id))
-}
-
-/// Read an operator file: missing is empty (no error); unreadable is one error.
-fn read_file<T>(path: &Path, name: &str, parse: fn(&[u8]) -> Parsed<T>) -> Parsed<T> {
-    match std::fs::read(path) {
-        Ok(bytes) => parse(&bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Parsed {
-            items: Vec::new(),
-            errors: Vec::new(),
-        },
-        Err(e) => Parsed {
-            items: Vec::new(),
-            errors: vec![format!("{name}: could not be read: {e}")],
-        },
-    }
 }
 
 /// What one render reads: the board at `now` and the files' errors.
@@ -77,7 +61,7 @@ pub struct MunusSource {
 }
 
 impl MunusSource {
-    /// The source over the operator's files in `data_dir` ([`QUESTS_FILE`], [`PAID_FILE`]),
+    /// The source over the operator's files in `data_dir` ([`conduct_core::munus::QUESTS_FILE`], [`conduct_core::munus::PAID_FILE`]),
     /// the board's records read through `reader`, and the payment flags in `flags` (kept
     /// current by the task that re-reads them from the chain).
     pub fn new(
@@ -98,8 +82,8 @@ impl MunusSource {
     }
 
     fn load(&self, now: u64) -> Result<Loaded, RenderError> {
-        let quests = read_file(&self.data_dir.join(QUESTS_FILE), QUESTS_FILE, parse_quests);
-        let paid = read_file(&self.data_dir.join(PAID_FILE), PAID_FILE, parse_paid);
+        let quests = read_quests(&self.data_dir);
+        let paid = read_paid(&self.data_dir);
         let records = self.reader.records()?;
         let recorded = records
             .iter()
