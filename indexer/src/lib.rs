@@ -11,5 +11,6 @@ pub mod fetch;
 pub mod keystore;
 pub mod ledger;
 pub mod munus;
+pub mod nostr;
 pub mod store;
 pub mod vows;

@@ -142,6 +142,22 @@ const MIGRATIONS: &[&str] = &[
         signature TEXT PRIMARY KEY,
         log_index INTEGER NOT NULL
     ) STRICT;",
+    // 7: npub bindings (see `nostr`). Their records are log leaves; these rows index them (the
+    // latest binding of an npub wins) and keep each wallet and nostr signature once (a replay
+    // is refused).
+    "CREATE TABLE npub_binding (
+        log_index INTEGER PRIMARY KEY,
+        npub TEXT NOT NULL,
+        pubkey TEXT NOT NULL,
+        vow_id TEXT NOT NULL,
+        at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX npub_binding_npub ON npub_binding (npub, log_index);
+    CREATE INDEX npub_binding_vow ON npub_binding (vow_id);
+    CREATE TABLE npub_signature (
+        signature TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.

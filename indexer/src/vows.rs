@@ -289,7 +289,7 @@ impl VowReader {
         Ok(VowReader { conns })
     }
 
-    fn with<T>(
+    pub(crate) fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
