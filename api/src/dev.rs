@@ -414,6 +414,27 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
             start_block: 0,
         }),
     });
+    // A sample quest, so the board has something to claim (an operator's own file is kept).
+    let quests = cfg.data.join(conduct_core::munus::QUESTS_FILE);
+    if !quests.exists() {
+        let sample = serde_json::json!({
+            "id": "sample-quest",
+            "title": "Try the quest board",
+            "rung": "dev",
+            "what": "A sample quest written by conduct dev: claim it with a sworn vow, submit a link, and pay it with a TestUSD transfer recorded by conduct quest pay.",
+            "deliverable": "an https link",
+            "check": "review",
+        });
+        let written = conduct_core::munus::edit::add_quest(None, sample)
+            .map_err(|e| e.to_string())
+            .and_then(|b| {
+                conduct_indexer::durable::write_atomic(&quests, &b, 0o600)
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "conduct dev: the sample quest could not be written");
+        }
+    }
     let ca = cfg.data.join("dev-manifest-ca.pem");
     if std::fs::create_dir_all(&cfg.data).is_ok() && std::fs::write(&ca, &chain.ca_pem).is_ok() {
         cfg.manifests = crate::config::ManifestFetchConfig {
@@ -447,6 +468,9 @@ pub fn banner(chain: &DevChain, public_url: &str) -> String {
     out.push_str(&format!(
         "  registry     {} (ERC-8257; a sample tool at {}, see {public_url}/registry)\n",
         chain.registry, chain.sample_uri
+    ));
+    out.push_str(&format!(
+        "  quest board  {public_url}/munus (a sample quest; record a payment with `conduct quest pay`)\n"
     ));
     for p in PAYERS {
         out.push_str(&format!(

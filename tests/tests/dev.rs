@@ -80,6 +80,18 @@ fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
         std::thread::sleep(Duration::from_millis(100));
     }
 
+    // The quest board carries conduct dev's sample quest.
+    assert!(banner.contains("/munus"), "{banner}");
+    let board: Value = client()
+        .get(s.at("/munus"))
+        .header("accept", "application/json")
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(board["quests"][0]["id"], "sample-quest", "{board:#}");
+    assert_eq!(board["claims_file_error"], Value::Null, "{board:#}");
+
     let pay =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/clients/pay-fetch.mjs");
     for (i, rail) in ["eip3009", "permit2"].into_iter().enumerate() {
