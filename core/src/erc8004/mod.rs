@@ -11,7 +11,6 @@
 //! `credential_hash = keccak256(JCS(credential))`, over the *signed* credential, `signature`
 //! member included. Pure: no IO, no clock (the caller passes the instant).
 
-mod bech32;
 mod subject;
 
 pub use subject::{eip55, parse_subject, Form, Subject, MAX_SUBJECT_ID};

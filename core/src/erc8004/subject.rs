@@ -7,7 +7,7 @@
 //! | `wallet` | `0x` + 40 hex digits | EIP-55 |
 //! | `caip10` | CAIP-10 `namespace:reference:address` | `eip155` addresses in EIP-55, others as given |
 //! | `vow` | 16 lowercase hex digits (a vow of this service) | as given |
-//! | `npub` | NIP-19 bech32 `npub1...` of 32 bytes | lower case |
+//! | `npub` | NIP-19 bech32 `npub1...` of a 32-byte x-only key on secp256k1 | lower case |
 //! | `did` | W3C DID `did:<method>:<method-specific-id>` | as given |
 //!
 //! Hex addresses in one case (all lower or all upper) are accepted as they are; an address in
@@ -15,8 +15,6 @@
 
 use crate::erc8257::keccak256;
 use crate::trace::FieldError;
-
-use super::bech32;
 
 /// Most characters of any subject id (a long `did:jwk` fits; nothing else comes near).
 pub const MAX_SUBJECT_ID: usize = 2048;
@@ -86,8 +84,8 @@ impl Form {
             }
             Form::Vow => "a vow id of this service: 16 lowercase hex digits (see /vows)",
             Form::Npub => {
-                "a NIP-19 npub: bech32 (BIP-173) with prefix npub, a valid checksum and 32 \
-                 bytes of key, in one case"
+                "a NIP-19 npub: bech32 (BIP-173) with prefix npub, a valid checksum, in one \
+                 case, of a 32-byte x-only secp256k1 public key"
             }
             Form::Did => {
                 "a W3C DID did:<method>:<method-specific-id>: a method of lowercase letters and \
@@ -284,14 +282,11 @@ fn vow(s: &str) -> Result<String, String> {
 }
 
 fn npub(s: &str) -> Result<String, String> {
-    let (hrp, data) = bech32::decode(s).map_err(|e| e.to_string())?;
-    if hrp != "npub" {
-        return Err(format!("the prefix is {hrp:?}, not npub"));
+    let key = crate::nostr::npub_decode(s)?;
+    if !crate::nostr::is_curve_point(&key) {
+        return Err("its key is not the x coordinate of a secp256k1 point".into());
     }
-    if data.len() != 32 {
-        return Err(format!("it holds {} bytes, not 32", data.len()));
-    }
-    Ok(s.to_ascii_lowercase())
+    Ok(crate::nostr::npub_encode(&key))
 }
 
 fn did(s: &str) -> Result<String, String> {
@@ -425,6 +420,8 @@ mod tests {
 
     #[test]
     fn a_malformed_id_of_each_form_is_refused_with_its_rule() {
+        // A well-formed npub of 32 bytes that are no x coordinate of the curve.
+        let off_curve = crate::nostr::npub_encode(&[0xff; 32]);
         let cases = [
             (
                 "erc8004-agentId",
@@ -484,6 +481,7 @@ mod tests {
                 "npub",
                 "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjPtg",
             ),
+            ("npub", &off_curve),
             ("did", "did:Example:123"),
             ("did", "did:example:"),
             ("did", "did:example:abc:"),
@@ -574,12 +572,13 @@ mod tests {
         }
 
         #[test]
-        fn any_32_byte_npub_round_trips_and_one_changed_character_is_refused(
+        fn any_npub_round_trips_and_one_changed_character_is_refused(
             key in proptest::array::uniform32(any::<u8>()),
             at in 5usize..63,
             to in 0usize..32,
         ) {
-            let npub = bech32::encode("npub", &key);
+            prop_assume!(crate::nostr::is_curve_point(&key));
+            let npub = crate::nostr::npub_encode(&key);
             prop_assert_eq!(ok("npub", &npub), npub.clone());
             let charset = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
             let mut b = npub.clone().into_bytes();
