@@ -6,7 +6,9 @@
 pub mod chart;
 pub mod discovery;
 pub mod docs;
+pub mod hive;
 pub mod live;
+pub mod mark;
 pub mod munus;
 pub mod openapi;
 pub mod pages;

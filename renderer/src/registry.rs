@@ -571,8 +571,9 @@ pub struct WhoPage<'a> {
 }
 
 const WHO_NOTE: &str = "The public records this ledger and the followed registry hold for a \
-handle (a wallet or an agent name): pointers, never a score. A handle with nothing here is a \
-negative result: absence of information.";
+handle (a wallet, an agent name, or an npub, which names the vow its latest binding names): \
+pointers, never a score. A handle with nothing here is a negative result: absence of \
+information.";
 
 /// The `/who` record of `handle` (JSON and HTML): its vows (by agent name or wallet) and the
 /// tools its wallet created. Works for a handle with nothing (a negative result).
@@ -595,6 +596,7 @@ pub fn who_files(
                 "sealed": v.sealed,
                 "records": [format!("/vow/{}", v.vow_id), format!("/vow/{}/chain", v.vow_id)],
                 "proof": format!("/log/proof/{}", v.log_index),
+                "mark": crate::mark::vow_mark_url(&v.vow_id),
             })
         })
         .collect();

@@ -12,8 +12,9 @@ use conduct_indexer::durable::write_atomic;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
-/// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), sitemap and the manifest
-/// (the publisher's).
+/// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), the Nostr profile and
+/// mark (`hive/`, written at startup from the indexer's key), sitemap and the manifest (the
+/// publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -28,6 +29,7 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "opensea.",
     "munus.",
     "munus/",
+    "hive/",
     "sitemap.xml",
     "manifest.json",
 ];

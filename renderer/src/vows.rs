@@ -299,6 +299,7 @@ impl VowDocs {
         page.insert("as_of".into(), json!(rfc3339(as_of)));
         page.insert("vow".into(), self.track.vow().clone());
         page.insert("links".into(), links(id));
+        page.insert("mark".into(), json!(crate::mark::vow_mark_url(id)));
         page.insert("scope".into(), scope_value());
         let page = signed_raw(key, page, &[("chain", &chain), ("trajectory", &stats)])?;
 
@@ -367,6 +368,10 @@ impl VowDocs {
                 (reading_path(id), reading),
                 (format!("vow/{id}/reading.html"), reading_page),
                 (feed_path(id), feed_atom(public_url, id, &self.track)),
+                (
+                    crate::mark::vow_mark_path(id),
+                    crate::mark::mark_svg(id).into_bytes(),
+                ),
             ],
             windows: w,
             input,

@@ -29,8 +29,26 @@ const CARD_WHAT: &str = "Your own signed material plus fixed public text: no sco
 ranking, no server clock. Trajectory numbers live at /vow/<id>, never here, so a card changes \
 only when a vow is taken.";
 
-const NPUB_NOTE: &str = "An npub (Nostr key) is never linked to a vow on this instance yet: \
-this lookup cannot find one by npub.";
+const NPUB_UNBOUND: &str = "This npub (Nostr key) is not bound to any vow here. An agent binds \
+its npub to its signed vow with POST /nostr/bind, signed by both the vow's wallet and the \
+npub's key (/library/NOSTR.md).";
+
+const NPUB_BOUND: &str = "This npub is bound to the vow listed by a binding record of the log, \
+signed by the vow's wallet (EIP-191) and by the npub's key (BIP-340); the latest binding of an \
+npub wins (/library/NOSTR.md).";
+
+/// A binding of the npub a card looks up, as the card shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CardBinding<'a> {
+    /// The npub.
+    pub npub: &'a str,
+    /// Its key, lowercase hex.
+    pub pubkey: &'a str,
+    /// The vow it names.
+    pub vow_id: &'a str,
+    /// Log index of the binding record.
+    pub log_index: u64,
+}
 
 fn is_wallet(s: &str) -> bool {
     s.len() == 42
@@ -38,10 +56,11 @@ fn is_wallet(s: &str) -> bool {
         && s[2..].bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// A lookup key as cards use it: trimmed, and lowercased when it is a wallet (`0x` + 40 hex).
+/// A lookup key as cards use it: trimmed, and lowercased when it is a wallet (`0x` + 40 hex) or
+/// an npub (written in capitals, a Bech32 string is the same npub).
 pub fn normalize_key(lookup: &str) -> String {
     let k = lookup.trim();
-    if is_wallet(k) {
+    if is_wallet(k) || conduct_core::nostr::npub_decode(k).is_ok() {
         k.to_ascii_lowercase()
     } else {
         k.to_owned()
@@ -87,9 +106,12 @@ fn clip(s: &str, n: usize) -> (String, bool) {
     }
 }
 
-/// The roles in which `vow` matches `key`.
-fn roles(vow: &VowRow, key: &str) -> Vec<&'static str> {
+/// The roles in which `vow` matches `key` (`binding`: the npub `key` is bound to a vow).
+fn roles(vow: &VowRow, key: &str, binding: Option<CardBinding<'_>>) -> Vec<&'static str> {
     let mut out = Vec::new();
+    if binding.is_some_and(|b| b.vow_id == vow.vow_id && b.npub == key) {
+        out.push("npub");
+    }
     if vow.vow_id == key {
         out.push("vow_id");
     }
@@ -115,6 +137,18 @@ pub fn card_files(
     lookup: &str,
     vows: &[VowRow],
 ) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
+    card_files_bound(key, public_url, lookup, vows, None)
+}
+
+/// [`card_files`] for an npub bound to a vow: `vows` holds that vow, and the card names the
+/// binding record (`binding`; `None` for an npub bound nowhere, or another key).
+pub fn card_files_bound(
+    key: &ServiceKey,
+    public_url: &str,
+    lookup: &str,
+    vows: &[VowRow],
+    binding: Option<CardBinding<'_>>,
+) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
     let k = normalize_key(lookup);
     let stem = card_stem(&k);
     // Most recent first, each vow once.
@@ -129,6 +163,7 @@ pub fn card_files(
     let shown = &rows[..total.min(CARD_VOW_LIMIT)];
     let more = total - shown.len();
     let npub = k.starts_with("npub1");
+    let binding = binding.filter(|b| b.npub == k);
 
     let mut entries = Vec::with_capacity(shown.len());
     let mut txt = format!("conduct card for {:?} at {public_url}\n", k);
@@ -152,7 +187,7 @@ pub fn card_files(
         let tsha = text_sha256(&v.text);
         let mut e = serde_json::Map::new();
         e.insert("vow_id".into(), json!(v.vow_id));
-        e.insert("matched_as".into(), json!(roles(v, &k)));
+        e.insert("matched_as".into(), json!(roles(v, &k, binding)));
         e.insert("agent".into(), json!(v.agent));
         e.insert("sealed".into(), json!(v.sealed));
         e.insert("sandbox".into(), json!(v.sandbox));
@@ -177,6 +212,7 @@ pub fn card_files(
             "proof": format!("/log/proof/{}", v.log_index),
         });
         e.insert("links".into(), links);
+        e.insert("mark".into(), json!(crate::mark::vow_mark_url(&v.vow_id)));
         entries.push(Value::Object(e));
 
         let who = match &v.wallet {
@@ -196,7 +232,7 @@ pub fn card_files(
             None => txt.push_str(&format!("  sealed; text sha256 {tsha}\n")),
         }
         txt.push_str(&format!(
-            "  /vow/{id} | /vow/{id}/chain | /log/proof/{}\n",
+            "  /vow/{id} | /vow/{id}/chain | /log/proof/{} | mark /vow/{id}/mark.svg\n",
             v.log_index,
             id = v.vow_id
         ));
@@ -204,8 +240,13 @@ pub fn card_files(
     if more > 0 {
         txt.push_str(&format!("...and {more} more at /vows\n"));
     }
-    if npub {
-        txt.push_str(&format!("{NPUB_NOTE}\n"));
+    match binding {
+        Some(b) => txt.push_str(&format!(
+            "{NPUB_BOUND} Binding record: log index {} (/log/proof/{}).\n",
+            b.log_index, b.log_index
+        )),
+        None if npub => txt.push_str(&format!("{NPUB_UNBOUND}\n")),
+        None => {}
     }
     txt.push_str(&format!(
         "{CARD_WHAT}\nSigned twin: the same lookup with ?format=json (verify with /pubkey).\n"
@@ -230,8 +271,25 @@ pub fn card_files(
             ),
         );
     }
-    if npub {
-        doc.insert("npub".into(), json!(NPUB_NOTE));
+    match binding {
+        Some(b) => {
+            doc.insert("npub".into(), json!(NPUB_BOUND));
+            doc.insert(
+                "binding".into(),
+                json!({
+                    "type": conduct_core::nostr::record::BINDING_TYPE,
+                    "npub": b.npub,
+                    "pubkey": b.pubkey,
+                    "vow_id": b.vow_id,
+                    "log_index": b.log_index,
+                    "proof": format!("/log/proof/{}", b.log_index),
+                }),
+            );
+        }
+        None if npub => {
+            doc.insert("npub".into(), json!(NPUB_UNBOUND));
+        }
+        None => {}
     }
     doc.insert("what".into(), json!(CARD_WHAT));
     doc.insert("scope".into(), scope_value());

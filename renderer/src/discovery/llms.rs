@@ -123,6 +123,29 @@ pub(super) fn llms_txt(input: &SiteInput<'_>) -> String {
         }
     }
 
+    if has_route(routes, "POST", "/nostr/bind") {
+        out.push_str("\n## Nostr\n\n");
+        out.push_str(&format!(
+            "- [The service's profile]({base}/hive/profile): its kind-0 event (NIP-01 id, \
+             BIP-340 signature); its picture is the service's mark, {base}/hive/mark.svg. Every \
+             vow has a mark too: /vow/<id>/mark.svg.\n"
+        ));
+        out.push_str(
+            "- Bind your npub to your signed vow: `GET /nostr/bind/message?vow_id=<vow \
+             id>&npub=<npub>` gives the exact text; the vow's wallet signs it (EIP-191 \
+             personal_sign) and the npub's key signs sha256 of its UTF-8 bytes (BIP-340, hex); \
+             `POST /nostr/bind` with `{\"vow_id\", \"npub\", \"wallet_signature\", \
+             \"nostr_signature\"}`. A signed record of the log; the latest binding of an npub \
+             wins. Then `/card?key=npub1...` and `/who?handle=npub1...` find the vow.\n",
+        );
+        if docs::published().iter().any(|d| d.name == "NOSTR.md") {
+            out.push_str(&format!(
+                "- [How it works]({base}/library/NOSTR.md): the key, the profile, marks, the \
+                 binding text and both signatures, with a worked example\n"
+            ));
+        }
+    }
+
     out.push_str("\n## Verification\n\n");
     for (path, name, what) in [
         (

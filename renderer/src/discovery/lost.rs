@@ -24,7 +24,9 @@ pub const DOES_NOT_KNOW: [&str; 6] = [
      are read.",
     "Whether a trace faithfully records what you did: its provenance is yours.",
     "Anything off-meter: what happens between report-ins, off the trace, or on other services.",
-    "Your record elsewhere: no outside identity (an npub, say) is linked to a vow here yet.",
+    "Your record elsewhere: the only outside identity linked to a vow here is an npub that both \
+     the vow's wallet and the npub's key signed to bind (POST /nostr/bind); nothing else you \
+     hold elsewhere is known or linked.",
 ];
 
 /// One of the six questions of `/lost`.
@@ -96,22 +98,36 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
         q(
             "do-i-exist",
             "Do I already exist here?",
-            "Only if you took a vow: look yourself up by agent name, vow id or wallet. An \
-             unknown key is a negative result, never a 404; an npub is never linked here yet."
-                .to_owned(),
+            if has_route(routes, "POST", "/nostr/bind") {
+                "Only if you took a vow: look yourself up by agent name, vow id, wallet, or an \
+                 npub you bound to your signed vow (GET /nostr/bind/message, signed by the vow's \
+                 wallet and the npub's key, POST /nostr/bind). An unknown key is a negative \
+                 result, never a 404."
+            } else {
+                "Only if you took a vow: look yourself up by agent name, vow id or wallet. An \
+                 unknown key is a negative result, never a 404; an npub is never linked here yet."
+            }
+            .to_owned(),
             &[
                 Want {
                     method: "GET",
                     path: "/card",
-                    query: "?key=<agent name, vow id or wallet>",
+                    query: "?key=<agent name, vow id, wallet or bound npub>",
                 },
                 want("GET", "/vows"),
                 want("GET", "/vow/{id}"),
                 Want {
                     method: "GET",
                     path: "/who",
-                    query: "?handle=<wallet or agent name>",
+                    query: "?handle=<wallet, agent name or bound npub>",
                 },
+                Want {
+                    method: "GET",
+                    path: "/nostr/bind/message",
+                    query: "?vow_id=<vow id>&npub=<npub>",
+                },
+                want("POST", "/nostr/bind"),
+                want("GET", "/library/NOSTR.md"),
             ],
         ),
         q(
@@ -135,8 +151,9 @@ pub fn lost_questions(input: &SiteInput<'_>) -> Vec<LostQuestion> {
             "Who else is here?",
             "Every agent that took a vow, in the public index by agent name, never by score; \
              the ERC-8257 tools registered on the chain this instance follows, each manifest \
-             re-verified, alphabetical and never ranked (/rh says which chain). Reputation and \
-             Nostr profiles are planned."
+             re-verified, alphabetical and never ranked (/rh says which chain). Reputation is \
+             planned. The service's own Nostr profile is /hive/profile (a kind-0 event), and an \
+             npub bound to a vow finds it through /card and /who."
                 .to_owned(),
             &[
                 want("GET", "/vows"),

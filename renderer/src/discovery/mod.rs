@@ -17,7 +17,10 @@ mod lost;
 #[cfg(test)]
 mod tests;
 
-pub use cards::{card_files, card_stem, normalize_key, CARD_TEXT_CHARS, CARD_TYPE, CARD_VOW_LIMIT};
+pub use cards::{
+    card_files, card_files_bound, card_stem, normalize_key, CardBinding, CARD_TEXT_CHARS,
+    CARD_TYPE, CARD_VOW_LIMIT,
+};
 pub use lost::{lost_questions, LostPage, LostQuestion, DOES_NOT_KNOW, LOST_TYPE};
 
 use crate::docs;

@@ -295,7 +295,8 @@ fn negative_card() {
 
     let files = card_files(&k, "https://conduct.example", "npub1xyz", &[]).unwrap();
     let v: Value = serde_json::from_slice(file(&files, "card/npub1xyz.json")).unwrap();
-    assert!(v["npub"].as_str().unwrap().contains("never linked"));
+    assert!(v["npub"].as_str().unwrap().contains("not bound"));
+    assert!(v.get("binding").is_none());
 }
 
 #[test]
@@ -347,6 +348,7 @@ fn positive_card_hides_sealed_text_and_trajectory() {
         "taken_at",
         "log_index",
         "links",
+        "mark",
     ];
     for e in listed {
         for k in e.as_object().unwrap().keys() {
@@ -441,4 +443,32 @@ fn the_mcp_endpoint_is_named_where_the_route_table_has_it() {
         );
     }
     assert!(llms.contains("/library/MCP.md"));
+}
+
+#[test]
+fn a_bound_npub_card_names_its_vow_and_binding() {
+    let k = key();
+    let w = "0x00000000000000000000000000000000000000aa";
+    let vow = row("00000000000000a1", 12, "carol", false, Some(w));
+    let npub = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";
+    let b = CardBinding {
+        npub,
+        pubkey: "7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e",
+        vow_id: "00000000000000a1",
+        log_index: 40,
+    };
+    // Written in capitals, it is the same npub and the same card.
+    assert_eq!(card_stem(&npub.to_ascii_uppercase()), card_stem(npub));
+    let files = card_files_bound(&k, "https://conduct.example", npub, &[vow], Some(b)).unwrap();
+    let stem = card_stem(npub);
+    let v: Value = serde_json::from_slice(file(&files, &format!("{stem}.json"))).unwrap();
+    verify_object(&v, &pinned(&k)).unwrap();
+    assert_eq!(v["found"], true);
+    assert_eq!(v["vows"][0]["matched_as"], json!(["npub"]));
+    assert_eq!(v["vows"][0]["mark"], "/vow/00000000000000a1/mark.svg");
+    assert_eq!(v["binding"]["log_index"], 40);
+    assert_eq!(v["binding"]["proof"], "/log/proof/40");
+    assert!(v["npub"].as_str().unwrap().contains("latest binding"));
+    let t = String::from_utf8(file(&files, &format!("{stem}.txt")).to_vec()).unwrap();
+    assert!(t.contains("log index 40") && t.contains("mark /vow/00000000000000a1/mark.svg"));
 }

@@ -2,7 +2,7 @@
 //! the `/who` records, `/rh` and `/opensea`.
 //!
 //! Keys: `tool:<id>` (a tool whose events or check changed: its page and its creator's
-//! `/who`), `who:<handle>` (a handle whose vows changed). The index pages are `/registry`,
+//! `/who`), `who:<handle>` (a handle whose vows changed; an npub when it was bound). The index pages are `/registry`,
 //! `/rh` and `/opensea`. While a chain is followed the index also falls due every minute, so
 //! `cached_seconds_ago` keeps telling the truth when the chain stops answering.
 
@@ -97,7 +97,7 @@ impl RegistrySource {
         checks: &HashMap<u64, Check>,
     ) -> Result<Files, RenderError> {
         let h = crate::discovery::normalize_key(handle);
-        let vows: Vec<VowRow> = self
+        let mut vows: Vec<VowRow> = self
             .reader
             .matching(&h)?
             .into_iter()
@@ -106,6 +106,10 @@ impl RegistrySource {
                     || v.wallet.as_deref().map(str::to_ascii_lowercase).as_deref() == Some(&h)
             })
             .collect();
+        // An npub names the vow its latest binding names (library/NOSTR.md).
+        if let Some(b) = self.reader.binding(&h)? {
+            vows.extend(self.reader.vow(&b.vow_id)?);
+        }
         let created: Vec<&Tool> = tools.iter().filter(|t| t.creator == h).collect();
         who_files(&self.key, &h, &vows, &created, checks)
     }
@@ -178,6 +182,7 @@ impl RegistrySource {
                 handles.insert(w.to_ascii_lowercase());
             }
         }
+        handles.extend(self.reader.bindings()?.into_iter().map(|b| b.npub));
         keys.extend(handles.iter().map(|h| who_key(h)));
         Ok(keys)
     }

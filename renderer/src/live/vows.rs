@@ -16,7 +16,7 @@ use conduct_indexer::vows::{VowReader, VowRow};
 use serde_json::Value;
 
 use super::{Known, Source};
-use crate::discovery::card_files;
+use crate::discovery::{card_files, card_files_bound, CardBinding};
 use crate::parallel::map_on_every_core;
 use crate::publish::Publisher;
 use crate::vow_html::{sitemap, vows_html};
@@ -110,23 +110,57 @@ impl VowSource {
     }
 
     /// The cards (`/card?key=`) of every lookup key that names one of `vows`: its vow id, its
-    /// agent name and its wallet, each listing every vow that key names.
+    /// agent name and its wallet, each listing every vow that key names, and every npub ever
+    /// bound to one of them (each showing the vow its latest binding names).
     fn card_files(&self, vows: &[VowRow]) -> Result<Files, RenderError> {
         let mut lookups = BTreeSet::new();
+        let mut npubs = BTreeSet::new();
         for v in vows {
             lookups.insert(v.vow_id.clone());
             lookups.insert(v.agent.clone());
             if let Some(w) = &v.wallet {
                 lookups.insert(w.to_ascii_lowercase());
             }
+            npubs.extend(self.reader.npubs_ever_of(&v.vow_id)?);
         }
         let mut files = Vec::new();
         for lookup in lookups {
             let matching = self.reader.matching(&lookup)?;
             files.extend(card_files(&self.key, &self.public_url, &lookup, &matching)?);
         }
+        for npub in npubs {
+            files.extend(npub_card_files(
+                &self.key,
+                &self.public_url,
+                &self.reader,
+                &npub,
+            )?);
+        }
         Ok(files)
     }
+}
+
+/// The card of `npub`: the vow its latest binding names, or the negative card when it is bound
+/// nowhere here.
+pub fn npub_card_files(
+    key: &ServiceKey,
+    public_url: &str,
+    reader: &VowReader,
+    npub: &str,
+) -> Result<Files, RenderError> {
+    let bound = reader.binding(npub)?;
+    let vow = match &bound {
+        Some(b) => reader.vow(&b.vow_id)?,
+        None => None,
+    };
+    let binding = bound.as_ref().map(|b| CardBinding {
+        npub: &b.npub,
+        pubkey: &b.pubkey,
+        vow_id: &b.vow_id,
+        log_index: b.log_index,
+    });
+    let vows: Vec<VowRow> = vow.into_iter().collect();
+    card_files_bound(key, public_url, npub, &vows, binding)
 }
 
 /// The model interpretation kept in the store for vow `vow` and the chain position it covers.
