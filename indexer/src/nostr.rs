@@ -233,13 +233,18 @@ pub fn profile_event(
     key.sign_event(created_at, KIND_METADATA, Vec::new(), content.to_owned())
 }
 
+/// Most bindings one vow makes per UTC day.
+pub const MAX_BINDINGS_PER_DAY: u64 = 10;
+
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///
 /// - either signature was recorded by an earlier binding: `Refused::Conflict("nostr-bind-replayed")`
 ///   (checked first);
 /// - the vow does not exist: `Refused::NotFound`;
 /// - the vow is sandbox: `Refused::Conflict("nostr-bind-sandbox-vow")`;
-/// - its wallet is not the record's: `Refused::Conflict("nostr-bind-wrong-wallet")`.
+/// - its wallet is not the record's: `Refused::Conflict("nostr-bind-wrong-wallet")`;
+/// - the vow already has [`MAX_BINDINGS_PER_DAY`] bindings on the record's UTC day:
+///   `Refused::Conflict("nostr-bind-daily-limit")` (one wallet cannot flood the log).
 ///
 /// The signatures themselves are checked by the caller before it submits the job.
 pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
@@ -275,6 +280,15 @@ pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
                 return conflict("nostr-bind-wrong-wallet")
             }
             Some(_) => {}
+        }
+        let day_start = rec.at - rec.at % 86_400;
+        let today: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM npub_binding WHERE vow_id = ?1 AND at >= ?2 AND at < ?3",
+            params![rec.vow_id, day_start as i64, (day_start + 86_400) as i64],
+            |r| r.get(0),
+        )?;
+        if today as u64 >= MAX_BINDINGS_PER_DAY {
+            return conflict("nostr-bind-daily-limit");
         }
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
         conn.execute(
@@ -510,16 +524,30 @@ mod tests {
         assert!(e.to_string().contains("nostr-bind-wrong-wallet"), "{e}");
         // Rebound to vow b: the latest wins.
         submit(rec("000000000000000b", 1, "0x06", 86_410)).unwrap();
+        // At most MAX_BINDINGS_PER_DAY a vow a day.
+        for i in 0..MAX_BINDINGS_PER_DAY - 1 {
+            let sig = format!("0x1{i}");
+            submit(rec("000000000000000b", 10 + i as u8, &sig, 86_420)).unwrap();
+        }
+        let e = submit(rec("000000000000000b", 30, "0x30", 86_430)).unwrap_err();
+        assert!(e.to_string().contains("nostr-bind-daily-limit"), "{e}");
+        submit(rec("000000000000000b", 30, "0x31", 2 * 86_400)).unwrap();
         let reader = VowReader::open(&store).unwrap();
         let b = reader.binding(&first.npub).unwrap().unwrap();
         assert_eq!(b.vow_id, "000000000000000b");
         assert!(reader.npubs_of("000000000000000a").unwrap().is_empty());
-        assert_eq!(reader.npubs_of("000000000000000b").unwrap().len(), 1);
+        assert_eq!(
+            reader.npubs_of("000000000000000b").unwrap().len(),
+            MAX_BINDINGS_PER_DAY as usize + 1
+        );
         assert_eq!(
             reader.npubs_ever_of("000000000000000a").unwrap(),
             vec![first.npub.clone()]
         );
-        assert_eq!(reader.bindings().unwrap().len(), 1);
+        assert_eq!(
+            reader.bindings().unwrap().len(),
+            MAX_BINDINGS_PER_DAY as usize + 1
+        );
         assert!(reader.binding("npub1nobody").unwrap().is_none());
     }
 }
