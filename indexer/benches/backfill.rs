@@ -245,6 +245,7 @@ fn chain_config(url: &str, chain: &Chain, max_range: u64) -> ChainConfig {
             address: chain.registry.clone(),
             start_block: chain.deployed_at,
         }),
+        reputation: None,
     }
 }
 

@@ -16,6 +16,7 @@ pub mod parallel;
 pub mod passages;
 pub mod publish;
 pub mod registry;
+pub mod reputation;
 pub mod site;
 pub mod snapshot;
 pub mod tree;

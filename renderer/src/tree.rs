@@ -29,6 +29,8 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "opensea.",
     "munus.",
     "munus/",
+    "reputation.",
+    "reputation/",
     "hive/",
     "sitemap.xml",
     "manifest.json",

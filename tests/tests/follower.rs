@@ -138,6 +138,7 @@ fn a_backfill_shrinks_its_range_until_the_node_accepts_it_and_reads_every_regist
             address: registry.clone(),
             start_block: deployed_at,
         }),
+        reputation: None,
     };
     let changed = Arc::new(AtomicU64::new(0));
     let counter = changed.clone();

@@ -1,9 +1,11 @@
-//! The chain database `<data>/chain.sqlite3` (WAL, `synchronous=FULL`): the registry's events
-//! as read from the chain (block number, block hash, log index), the cursor and recent anchors
-//! (block number and hash) moved in the same transaction as the rows, and the manifest checks.
+//! The chain database `<data>/chain.sqlite3` (WAL, `synchronous=FULL`): the registry's and
+//! the reputation record's events as read from the chain (block number, block hash, log index),
+//! the cursor and recent anchors (block number and hash) moved in the same transaction as the
+//! rows, and the manifest checks.
 //!
-//! Tools are folded from their events on read ([`super::registry::fold`]), so a rewind is a
-//! delete of the events above the common ancestor and nothing else can go stale.
+//! Tools and scores are folded from their events on read ([`super::registry::fold`],
+//! [`super::reputation::fold`]), so a rewind is a delete of the events above the common
+//! ancestor and nothing else can go stale.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -13,6 +15,7 @@ use conduct_core::sync::lock;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::registry::{EventKind, RegistryEvent, Tool};
+use super::reputation::{RepKind, ReputationEvent};
 use crate::store::StoreError;
 
 /// Anchors kept for finding the common ancestor after a reorg.
@@ -59,6 +62,21 @@ const MIGRATIONS: &[&str] = &[
         claims TEXT NOT NULL,
         checked_at INTEGER NOT NULL
     ) STRICT;",
+    // 2: the reputation record's events (columns as `RepKind::columns`).
+    "CREATE TABLE reputation_event (
+        block_number INTEGER NOT NULL,
+        block_hash TEXT NOT NULL,
+        log_index INTEGER NOT NULL,
+        tx_hash TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        who TEXT,
+        actor TEXT,
+        amount TEXT,
+        value TEXT,
+        reason TEXT,
+        PRIMARY KEY (block_number, log_index)
+    ) STRICT;
+    CREATE INDEX reputation_event_who ON reputation_event (who);",
 ];
 
 /// The follower's position: the highest block indexed, and its hash.
@@ -123,7 +141,7 @@ impl ChainDb {
             let tx = conn.transaction()?;
             tx.execute_batch(
                 "DELETE FROM cursor; DELETE FROM anchor; DELETE FROM registry_event;
-                 DELETE FROM registry_check;",
+                 DELETE FROM registry_check; DELETE FROM reputation_event;",
             )?;
             tx.execute(
                 "INSERT INTO meta (id, identity) VALUES (1, ?1)
@@ -154,7 +172,7 @@ impl ChainDb {
             .optional()?)
     }
 
-    /// Append `events` (all in blocks up to `to`) and move the cursor to `to` (hash
+    /// Append registry `events` (all in blocks up to `to`) and move the cursor to `to` (hash
     /// `hash`), in one transaction. Returns the tools the events touch.
     pub fn apply(
         &self,
@@ -163,9 +181,52 @@ impl ChainDb {
         hash: &str,
         now: u64,
     ) -> Result<BTreeSet<u64>, StoreError> {
+        Ok(self.apply_all(events, &[], to, hash, now)?.0)
+    }
+
+    /// Append registry `events` and reputation events `rep` (all in blocks up to `to`) and
+    /// move the cursor to `to`, in one transaction. Returns the tools and the wallets (credited,
+    /// slashed) the events touch.
+    pub fn apply_all(
+        &self,
+        events: &[RegistryEvent],
+        rep: &[ReputationEvent],
+        to: u64,
+        hash: &str,
+        now: u64,
+    ) -> Result<(BTreeSet<u64>, BTreeSet<String>), StoreError> {
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
         let mut touched = BTreeSet::new();
+        let mut wallets = BTreeSet::new();
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT OR REPLACE INTO reputation_event
+                 (block_number, block_hash, log_index, tx_hash, kind, who, actor, amount, value,
+                  reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            )?;
+            for e in rep {
+                let [who, actor, amount, value, reason] = e.kind.columns();
+                if let (Some(w), RepKind::Credited { .. } | RepKind::Slashed { .. }) =
+                    (&who, &e.kind)
+                {
+                    wallets.insert(w.clone());
+                }
+                ins.execute(params![
+                    e.block_number as i64,
+                    e.block_hash,
+                    e.log_index as i64,
+                    e.tx_hash,
+                    e.kind.name(),
+                    who,
+                    actor,
+                    amount,
+                    value,
+                    reason,
+                ])?;
+            }
+        }
         {
             let mut ins = tx.prepare_cached(
                 "INSERT OR REPLACE INTO registry_event
@@ -206,7 +267,7 @@ impl ChainDb {
             params![ANCHORS_KEPT - 1],
         )?;
         tx.commit()?;
-        Ok(touched)
+        Ok((touched, wallets))
     }
 
     /// Record a successful poll that indexed nothing new.
@@ -225,6 +286,7 @@ impl ChainDb {
         let mut stmt = conn.prepare(
             "SELECT number, hash FROM anchor
              UNION SELECT DISTINCT block_number, block_hash FROM registry_event
+             UNION SELECT DISTINCT block_number, block_hash FROM reputation_event
              ORDER BY 1 DESC",
         )?;
         let rows = stmt
@@ -234,12 +296,12 @@ impl ChainDb {
     }
 
     /// Forget everything above `ancestor` (all of it when `None`) and put the cursor there,
-    /// in one transaction. Returns the tools whose events were removed.
+    /// in one transaction. Returns the tools and the wallets whose events were removed.
     pub fn rewind(
         &self,
         ancestor: Option<(u64, String)>,
         now: u64,
-    ) -> Result<BTreeSet<u64>, StoreError> {
+    ) -> Result<(BTreeSet<u64>, BTreeSet<String>), StoreError> {
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
         let above = ancestor.as_ref().map_or(-1, |(n, _)| *n as i64);
@@ -251,8 +313,22 @@ impl ChainDb {
                 .collect::<Result<BTreeSet<_>, _>>()?;
             rows
         };
+        let wallets = {
+            let mut stmt = tx.prepare(
+                "SELECT DISTINCT who FROM reputation_event
+                 WHERE block_number > ?1 AND kind IN ('credited', 'slashed')",
+            )?;
+            let rows = stmt
+                .query_map(params![above], |r| r.get::<_, String>(0))?
+                .collect::<Result<BTreeSet<_>, _>>()?;
+            rows
+        };
         tx.execute(
             "DELETE FROM registry_event WHERE block_number > ?1",
+            params![above],
+        )?;
+        tx.execute(
+            "DELETE FROM reputation_event WHERE block_number > ?1",
             params![above],
         )?;
         tx.execute("DELETE FROM anchor WHERE number > ?1", params![above])?;
@@ -270,7 +346,39 @@ impl ChainDb {
             }
         }
         tx.commit()?;
-        Ok(touched)
+        Ok((touched, wallets))
+    }
+
+    /// Every reputation event, in chain order.
+    pub fn reputation_events(&self) -> Result<Vec<ReputationEvent>, StoreError> {
+        let conn = lock(&self.conn);
+        let mut stmt = conn.prepare_cached(
+            "SELECT block_number, block_hash, log_index, tx_hash, kind, who, actor, amount,
+                    value, reason
+             FROM reputation_event ORDER BY block_number, log_index",
+        )?;
+        let rows = stmt
+            .query_map([], |r| {
+                let kind: String = r.get(4)?;
+                let cols = [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?];
+                let (block_number, block_hash, log_index, tx_hash) = (
+                    r.get::<_, i64>(0)? as u64,
+                    r.get(1)?,
+                    r.get::<_, i64>(2)? as u64,
+                    r.get(3)?,
+                );
+                Ok(
+                    RepKind::from_columns(&kind, cols).map(|kind| ReputationEvent {
+                        block_number,
+                        block_hash,
+                        log_index,
+                        tx_hash,
+                        kind,
+                    }),
+                )
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows.into_iter().flatten().collect())
     }
 
     /// Every event of tool `id`, in chain order.
@@ -439,14 +547,46 @@ mod tests {
         let anchors: Vec<u64> = db.anchors().unwrap().into_iter().map(|(n, _)| n).collect();
         assert_eq!(anchors, vec![20, 15, 12, 10, 5, 3]);
         // Rewind to block 10: the events of blocks 12 and 15 go, tool 1 is registered again.
-        let touched = db.rewind(Some((10, hash(10))), 102).unwrap();
+        let (touched, wallets) = db.rewind(Some((10, hash(10))), 102).unwrap();
         assert_eq!(touched, [1, 3].into_iter().collect());
+        assert!(wallets.is_empty());
         let tools = db.tools().unwrap();
         assert_eq!(tools.len(), 2);
         assert_eq!(tools[0].state, ToolState::Registered);
         assert_eq!(db.cursor().unwrap().unwrap().number, 10);
+        // Reputation events are rewound with the rest; the wallets they touched are named.
+        let credit = |n: u64, who: &str, score: &str| super::super::reputation::ReputationEvent {
+            block_number: n,
+            block_hash: hash(n),
+            log_index: 0,
+            tx_hash: hash(n + 500),
+            kind: RepKind::Credited {
+                who: who.into(),
+                actor: "0x00000000000000000000000000000000000000bb".into(),
+                amount: "1".into(),
+                new_score: score.into(),
+                reason: hash(0),
+            },
+        };
+        let w = "0x00000000000000000000000000000000000000aa";
+        let (_, wallets) = db
+            .apply_all(
+                &[],
+                &[credit(11, w, "1"), credit(13, w, "2")],
+                13,
+                &hash(13),
+                103,
+            )
+            .unwrap();
+        assert_eq!(wallets, [w.to_owned()].into_iter().collect());
+        assert_eq!(db.reputation_events().unwrap().len(), 2);
+        let (_, wallets) = db.rewind(Some((11, hash(11))), 103).unwrap();
+        assert_eq!(wallets, [w.to_owned()].into_iter().collect());
+        let left = db.reputation_events().unwrap();
+        assert_eq!((left.len(), left[0].block_number), (1, 11));
         // No common ancestor: everything goes.
         db.rewind(None, 103).unwrap();
+        assert!(db.reputation_events().unwrap().is_empty());
         assert!(db.tools().unwrap().is_empty());
         assert_eq!(db.cursor().unwrap(), None);
     }

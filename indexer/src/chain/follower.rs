@@ -19,6 +19,7 @@ use conduct_core::sync::lock;
 
 use super::db::ChainDb;
 use super::registry::{self, b256_text};
+use super::reputation::{self, ReputationEvent};
 use super::rpc::{Rpc, RpcFailure};
 use super::{ChainConfig, ChainStatus};
 
@@ -29,6 +30,10 @@ pub struct Change {
     pub tools: BTreeSet<u64>,
     /// Creators of tools a rewind removed (their `/who` records change too).
     pub creators: BTreeSet<String>,
+    /// Wallets whose reputation events were added or removed.
+    pub wallets: BTreeSet<String>,
+    /// The reputation record's governance events (threshold, markets, arbiters) changed.
+    pub reputation: bool,
     /// The status changed (reachable, caught up).
     pub status: bool,
 }
@@ -50,6 +55,7 @@ pub struct Follower {
     status: Arc<Mutex<ChainStatus>>,
     on_change: OnChange,
     registry: Option<(alloy::primitives::Address, u64)>,
+    reputation: Option<(alloy::primitives::Address, u64)>,
     span: u64,
     /// The widest span a node accepted after refusing a wider one: growth stops there (for
     /// [`CEILING_KEPT`] successful ranges, then it may grow again).
@@ -94,6 +100,10 @@ impl Follower {
             Some(r) => Some((registry::parse_address(&r.address)?, r.start_block)),
             None => None,
         };
+        let reputation = match &cfg.reputation {
+            Some(r) => Some((registry::parse_address(&r.address)?, r.start_block)),
+            None => None,
+        };
         let span = cfg.max_range;
         Ok(Follower {
             cfg,
@@ -102,6 +112,7 @@ impl Follower {
             status,
             on_change,
             registry,
+            reputation,
             span,
             ceiling: None,
             refused: false,
@@ -165,9 +176,8 @@ impl Follower {
         };
         if changed {
             (self.on_change)(Change {
-                tools: BTreeSet::new(),
-                creators: BTreeSet::new(),
                 status: true,
+                ..Change::default()
             });
         }
     }
@@ -200,10 +210,21 @@ impl Follower {
                 Some(_) => {}
             }
         }
-        let Some((address, start)) = self.registry else {
+        // Every followed contract, read from the lowest start block (a contract has no logs
+        // before its deployment).
+        let followed: Vec<(alloy::primitives::Address, u64)> = self
+            .registry
+            .iter()
+            .chain(self.reputation.iter())
+            .copied()
+            .collect();
+        let Some(start) = followed.iter().map(|(_, b)| *b).min() else {
             self.db.synced(unix_now()).map_err(db)?;
             return Ok(Step::Idle);
         };
+        let addresses: Vec<alloy::primitives::Address> = followed.iter().map(|(a, _)| *a).collect();
+        let mut topics = registry::topics();
+        topics.extend(reputation::topics());
         let target = head.saturating_sub(self.cfg.confirmations);
         let from = cursor.as_ref().map_or(start, |c| c.number + 1);
         if from > target {
@@ -219,8 +240,8 @@ impl Follower {
                 )));
             };
             let filter = Filter::new()
-                .address(address)
-                .event_signature(registry::topics())
+                .address(addresses.clone())
+                .event_signature(topics.clone())
                 .from_block(from)
                 .to_block(to);
             let logs = match self.rpc.logs(&filter).await {
@@ -234,6 +255,7 @@ impl Follower {
                 Err(e) => return Err(e),
             };
             let mut events = Vec::with_capacity(logs.len());
+            let mut rep: Vec<ReputationEvent> = Vec::new();
             for log in &logs {
                 if log.removed {
                     continue;
@@ -242,14 +264,30 @@ impl Follower {
                     // The chain moved under the read: read the range again.
                     return Ok(Step::More);
                 }
+                if self.reputation.is_some_and(|(a, _)| a == log.address()) {
+                    match reputation::decode(log) {
+                        Ok(e) => rep.push(e),
+                        Err(e) => tracing::warn!(error = %e, "skipping a reputation log"),
+                    }
+                    continue;
+                }
+                if self.registry.is_none_or(|(a, _)| a != log.address()) {
+                    continue;
+                }
                 match registry::decode(log) {
                     Ok(e) => events.push(e),
                     Err(e) => tracing::warn!(error = %e, "skipping a registry log"),
                 }
             }
-            let touched = self
+            let governance = rep.iter().any(|e| {
+                !matches!(
+                    e.kind,
+                    reputation::RepKind::Credited { .. } | reputation::RepKind::Slashed { .. }
+                )
+            });
+            let (touched, wallets) = self
                 .db
-                .apply(&events, to, &b256_text(&hash), unix_now())
+                .apply_all(&events, &rep, to, &b256_text(&hash), unix_now())
                 .map_err(db)?;
             if std::mem::take(&mut self.refused) {
                 // The widest span that worked after a refusal.
@@ -264,11 +302,12 @@ impl Follower {
             let cap = self.ceiling.unwrap_or(self.cfg.max_range).max(1);
             self.span = self.span.saturating_mul(2).min(cap);
             lock(&self.status).indexed_to = Some(to);
-            if !touched.is_empty() {
+            if !touched.is_empty() || !wallets.is_empty() || governance {
                 (self.on_change)(Change {
                     tools: touched,
-                    creators: BTreeSet::new(),
-                    status: false,
+                    wallets,
+                    reputation: governance || !rep.is_empty(),
+                    ..Change::default()
                 });
             }
             return Ok(if to < target { Step::More } else { Step::Idle });
@@ -299,8 +338,10 @@ impl Follower {
         );
         // The creators of what the rewind may remove, read before it is gone.
         let before = self.db.tools().map_err(db)?;
-        let touched = self.db.rewind(ancestor, unix_now()).map_err(db)?;
-        if !touched.is_empty() {
+        let rep_before = self.db.reputation_events().map_err(db)?.len();
+        let (touched, wallets) = self.db.rewind(ancestor, unix_now()).map_err(db)?;
+        let rep_changed = self.db.reputation_events().map_err(db)?.len() != rep_before;
+        if !touched.is_empty() || rep_changed {
             let creators = before
                 .into_iter()
                 .filter(|t| touched.contains(&t.tool_id))
@@ -309,6 +350,8 @@ impl Follower {
             (self.on_change)(Change {
                 tools: touched,
                 creators,
+                wallets,
+                reputation: rep_changed,
                 status: false,
             });
         }

@@ -20,6 +20,7 @@ pub mod db;
 pub mod follower;
 pub mod payment;
 pub mod registry;
+pub mod reputation;
 pub mod rpc;
 pub mod verify;
 
@@ -53,6 +54,9 @@ pub struct ChainConfig {
     pub public_rpc: Option<String>,
     /// The ERC-8257 tool registry to view.
     pub registry: Option<ContractConfig>,
+    /// The soulbound reputation record to mirror (contracts/Reputation.sol).
+    #[serde(default)]
+    pub reputation: Option<ContractConfig>,
 }
 
 /// A followed contract.
@@ -102,6 +106,10 @@ impl ChainConfig {
         if let Some(r) = &self.registry {
             registry::parse_address(&r.address)
                 .map_err(|e| format!("[chain.registry] address: {e}"))?;
+        }
+        if let Some(r) = &self.reputation {
+            registry::parse_address(&r.address)
+                .map_err(|e| format!("[chain.reputation] address: {e}"))?;
         }
         Ok(())
     }

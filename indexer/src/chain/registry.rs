@@ -191,6 +191,9 @@ pub enum DecodeError {
     /// A tool id beyond 2^63 (ids count up from 1; such an id is not a registry's).
     #[error("tool id {0} out of range")]
     ToolId(U256),
+    /// A log whose topic0 is no event the follower reads.
+    #[error("unknown event topic {0}")]
+    Unknown(String),
 }
 
 /// Decode a log of the registry.

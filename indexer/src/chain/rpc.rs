@@ -153,6 +153,33 @@ impl Rpc {
         .await
     }
 
+    /// The runtime code at `address` at the latest block (empty: no contract there).
+    pub async fn code(
+        &self,
+        address: alloy::primitives::Address,
+    ) -> Result<alloy::primitives::Bytes, RpcFailure> {
+        self.call(
+            "eth_getCode",
+            |p| async move { p.get_code_at(address).await },
+        )
+        .await
+    }
+
+    /// `eth_call` of `data` to `to` at the latest block: the returned bytes.
+    pub async fn view(
+        &self,
+        to: alloy::primitives::Address,
+        data: Vec<u8>,
+    ) -> Result<alloy::primitives::Bytes, RpcFailure> {
+        self.call("eth_call", |p| {
+            let tx = alloy::rpc::types::TransactionRequest::default()
+                .to(to)
+                .input(data.clone().into());
+            async move { p.call(tx).await }
+        })
+        .await
+    }
+
     /// A provider for `eth_call`s (the current node).
     pub fn provider(&self) -> RootProvider {
         let i = self.current.load(Ordering::Relaxed) % self.nodes.len();

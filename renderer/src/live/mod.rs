@@ -18,6 +18,7 @@
 
 pub mod munus;
 pub mod registry;
+pub mod reputation;
 pub mod vows;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -184,7 +185,11 @@ pub fn startup(
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
     }
-    publisher.write_manifest(input.key, conduct_indexer::clock::wall_unix(), input.manifest_ttl)?;
+    publisher.write_manifest(
+        input.key,
+        conduct_indexer::clock::wall_unix(),
+        input.manifest_ttl,
+    )?;
     Ok(publisher)
 }
 
@@ -505,9 +510,11 @@ impl Engine {
     }
 
     fn write_manifest(&self) {
-        if let Err(e) =
-            lock(&self.publisher).write_manifest(&self.key, conduct_indexer::clock::wall_unix(), self.manifest_ttl)
-        {
+        if let Err(e) = lock(&self.publisher).write_manifest(
+            &self.key,
+            conduct_indexer::clock::wall_unix(),
+            self.manifest_ttl,
+        ) {
             tracing::error!(error = %e, "writing the manifest failed");
         }
     }
