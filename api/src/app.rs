@@ -284,6 +284,11 @@ where
                 crate::mcp::serve(app, &req.path, req.headers, req.remote, body).await
             }
             Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
+            Dynamic::BindMessage => crate::nostr::message(app, &req.query).await,
+            Dynamic::Bind => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::nostr::bind(app, body).await
+            }
             Dynamic::Claim => {
                 let body = read_body(&req.headers, req.body).await?;
                 crate::munus::claim(app, &req.path, body).await

@@ -14,6 +14,9 @@ pub enum Error {
     /// The signing key could not be loaded or created.
     #[error("{0}")]
     Key(#[from] conduct_indexer::keystore::KeyError),
+    /// The Nostr key could not be loaded or created, or the profile not signed.
+    #[error("{0}")]
+    NostrKey(#[from] conduct_indexer::nostr::NostrKeyError),
     /// The listener could not be bound or read.
     #[error("cannot listen on {addr}: {source}")]
     Listen {

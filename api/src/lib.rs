@@ -15,6 +15,7 @@ pub mod error;
 pub mod mcp;
 pub mod munus;
 pub mod nginx;
+pub mod nostr;
 pub mod oracle;
 pub mod payment;
 pub mod profile;

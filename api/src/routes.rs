@@ -4,7 +4,7 @@
 //! checks that every static route resolves to a rendered file.
 
 use conduct_renderer::openapi::{
-    Contract, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, TEXT, XML,
+    Contract, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, SVG, TEXT, XML,
 };
 use conduct_renderer::RouteInfo;
 
@@ -45,6 +45,10 @@ pub enum Dynamic {
     Claim,
     /// `POST /munus/{id}/submit`: the claimant's delivery link.
     Submit,
+    /// `GET /nostr/bind/message`: the exact text that binds an npub to a vow.
+    BindMessage,
+    /// `POST /nostr/bind`: bind an npub to a signed vow.
+    Bind,
     /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
     Erc8004Validation,
 }
@@ -239,6 +243,20 @@ const PLAY_MESSAGE: &[Param] = &[
     ),
 ];
 const TOOL_ID: Param = Param::path("id", DECIMAL, "An ERC-8257 tool id, in decimal.");
+const BIND_MESSAGE: &[Param] = &[
+    Param::query(
+        "vow_id",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+        "The signed vow the npub is bound to.",
+    ),
+    Param::query(
+        "npub",
+        true,
+        r#"{"type":"string","pattern":"^npub1[02-9ac-hj-np-z]{58}$"}"#,
+        "The NIP-19 npub to bind.",
+    ),
+];
 
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
@@ -401,6 +419,22 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
             .body(Schema::SubmitRequest)
             .params(&[QUEST_ID])),
+    route("GET", "/hive/profile", false, Handler::Static,
+        "The service's Nostr profile: its canonical kind-0 event (NIP-01 id, BIP-340 signature by the service's Nostr key), exactly as NIP-01 has it; its picture is /hive/mark.svg.")
+        .with(Contract::file(&[JSON], None).negotiated()),
+    route("GET", "/hive/mark.svg", false, Handler::Static,
+        "The service's mark: a small deterministic SVG drawn from its key id.")
+        .with(Contract::file(&[SVG], None)),
+    route("GET", "/vow/{id}/mark.svg", false, Handler::Static,
+        "A vow's mark: a small deterministic SVG drawn from its vow id (no user text).")
+        .with(Contract::file(&[SVG], None).params(&[VOW_ID])),
+    route("GET", "/nostr/bind/message", false, Handler::Dynamic(Dynamic::BindMessage),
+        "The exact text that binds an npub to a signed vow: ?vow_id=&npub=. The vow's wallet signs it (EIP-191) and so does the npub's key (BIP-340 over sha256 of its UTF-8 bytes). It names the origin, the vow, the npub and the UTC date.")
+        .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(BIND_MESSAGE)),
+    route("POST", "/nostr/bind", false, Handler::Dynamic(Dynamic::Bind),
+        "Bind an npub to a signed vow {vow_id, npub, wallet_signature, nostr_signature}: both signatures over the text of GET /nostr/bind/message, each used once. A signed record of the log; the latest binding of an npub wins; then /card?key=npub1... and /who?handle=npub1... find the vow. See /library/NOSTR.md.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
+            .body(Schema::BindRequest)),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),

@@ -50,6 +50,31 @@ pub fn load_key(cfg: &Config) -> Result<ServiceKey, Error> {
     Ok(key)
 }
 
+/// The hive files (`/hive/profile`, `/hive/mark.svg`): the Nostr key of `cfg.data` (created
+/// on first start; never logged, only its npub) signs the kind-0 profile, whose picture is the
+/// mark of `key`'s id.
+pub fn hive(cfg: &Config, key: &ServiceKey) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let (nostr, created) = conduct_indexer::nostr::load_or_create(&cfg.data)?;
+    if created {
+        tracing::info!(
+            "generated a new Nostr key in {} ({})",
+            conduct_indexer::nostr::key_path(&cfg.data).display(),
+            nostr.npub()
+        );
+    }
+    let content = conduct_indexer::nostr::service_profile_content(&cfg.public_url);
+    let event = conduct_indexer::nostr::profile_event(
+        &cfg.data,
+        &nostr,
+        &content,
+        conduct_indexer::clock::wall_unix(),
+    )?;
+    Ok(conduct_renderer::hive::hive_files(
+        &event,
+        &key.key_id_hex(),
+    ))
+}
+
 /// The site input (static pages) of `cfg` as of `as_of`.
 fn site_input<'a>(
     cfg: &'a Config,
@@ -102,7 +127,11 @@ pub fn render_site(
             Arc::new(PaymentFlags::default()),
         )),
     ];
-    let publisher = live::startup(&input, &cfg.site, &mut sources)?;
+    let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
+    publisher
+        .put_many(hive(cfg, key)?)
+        .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
+    publisher.write_manifest(key, conduct_indexer::clock::wall_unix(), cfg.manifest_ttl)?;
     Ok((publisher, count))
 }
 
@@ -293,6 +322,9 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
     let mut publisher = live::static_tree(&input, &cfg.site)?;
+    publisher
+        .put_many(hive(&cfg, &key)?)
+        .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
     phase("static pages written");
     let listed = publisher.seed_from_manifest(&key) > 0;
     phase("previous manifest read");

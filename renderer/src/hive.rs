@@ -21,7 +21,8 @@ pub const MARK_PATH: &str = "hive/mark.svg";
 
 /// The hive files: the signed kind-0 `event` and the mark of the service's key id `key_id`.
 pub fn hive_files(event: &Event, key_id: &str) -> Files {
-    let mut profile = event.to_value().to_string().into_bytes();
+    // Serialized from the struct: members in NIP-01's order.
+    let mut profile = serde_json::to_vec(event).unwrap_or_default();
     profile.push(b'\n');
     vec![
         (PROFILE_PATH.to_owned(), profile),

@@ -39,6 +39,8 @@ pub const OCTETS: &str = "application/octet-stream";
 pub const ATOM: &str = "application/atom+xml";
 /// `application/xml`
 pub const XML: &str = "application/xml";
+/// `image/svg+xml`
+pub const SVG: &str = "image/svg+xml";
 
 /// Where a parameter travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +152,8 @@ pub enum Schema {
     ClaimRequest,
     /// The body of `POST /munus/{id}/submit`.
     SubmitRequest,
+    /// The body of `POST /nostr/bind`.
+    BindRequest,
     /// The body of `POST /erc8004/validation`: a trace, a predicate and a subject.
     Erc8004Request,
     /// The answer of `POST /erc8004/validation`: the credential and its hash.
@@ -173,6 +177,7 @@ impl Schema {
             Schema::McpAnswer => "McpAnswer",
             Schema::ClaimRequest => "ClaimRequest",
             Schema::SubmitRequest => "SubmitRequest",
+            Schema::BindRequest => "BindRequest",
             Schema::Erc8004Request => "Erc8004Request",
             Schema::Erc8004Validation => "Erc8004Validation",
         }
@@ -606,6 +611,28 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
                     "maxLength": conduct_core::munus::MAX_LINK,
                     "description": "The delivery: an https link (a pull request), never fetched or run."},
                 "signature": signature,
+            },
+        }),
+    );
+    out.insert(
+        "BindRequest".into(),
+        json!({
+            "title": "POST /nostr/bind body",
+            "type": "object",
+            "required": ["vow_id", "npub", "wallet_signature", "nostr_signature"],
+            "additionalProperties": false,
+            "properties": {
+                "vow_id": {"type": "string", "pattern": "^[0-9a-f]{16}$",
+                    "description": "The vow: signed with a wallet, not sandbox."},
+                "npub": {"type": "string", "pattern": "^npub1[02-9ac-hj-np-z]{58}$",
+                    "description": "The NIP-19 npub to bind (written in capitals, it is read \
+                        the same)."},
+                "wallet_signature": {"type": "string", "pattern": "^0x[0-9a-fA-F]{130}$",
+                    "description": "The vow wallet's EIP-191 personal_sign signature over the \
+                        exact text of GET /nostr/bind/message (today's UTC date)."},
+                "nostr_signature": {"type": "string", "pattern": "^[0-9a-fA-F]{128}$",
+                    "description": "The npub key's BIP-340 signature over the 32 bytes \
+                        sha256(UTF-8 text) of the same text, in hex."},
             },
         }),
     );

@@ -114,6 +114,10 @@ fn catalog_is_the_route_table() {
         vow["vow_id"].as_str().unwrap(),
         "0".repeat(64)
     );
+    let bind_q = format!(
+        "?vow_id={}&npub=npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg",
+        vow["vow_id"].as_str().unwrap()
+    );
     // Every concrete GET path of the catalog answers 200.
     for e in eps.iter().filter(|e| e["method"] == "GET") {
         let p = e["path"].as_str().unwrap();
@@ -126,6 +130,7 @@ fn catalog_is_the_route_table() {
             "/card" => "?key=someone",
             "/who" => "?handle=someone",
             "/vow/report/message" => &report_q,
+            "/nostr/bind/message" => &bind_q,
             _ => "",
         };
         assert_eq!(

@@ -44,6 +44,15 @@ pub enum Error {
         /// The parse error.
         source: serde_json::Error,
     },
+    /// The service's Nostr profile (`hive/profile.json`) is not a kind-0 event whose NIP-01 id
+    /// and BIP-340 signature verify.
+    #[error("{path}: not a verified Nostr kind-0 event: {reason}")]
+    NostrEvent {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A signed JSON object does not verify under the pinned key.
     #[error("{path}: {source}")]
     Signature {
@@ -99,6 +108,14 @@ pub enum Error {
     /// `conduct_core::munus::verify`).
     #[error("quest board: {reason}")]
     Board {
+        /// What is wrong, naming the leaf.
+        reason: String,
+    },
+    /// An npub-binding record in the log is not authentic, names no earlier signed vow with
+    /// its wallet, reuses a signature, or its nostr signature does not verify (see
+    /// `conduct_core::nostr::verify`).
+    #[error("npub binding: {reason}")]
+    Binding {
         /// What is wrong, naming the leaf.
         reason: String,
     },

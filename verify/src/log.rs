@@ -8,6 +8,10 @@
 //! - every vow chain in the entries: each `conduct.vow/v1` and `conduct.entry/v1` record is
 //!   canonical, signed by the pinned key, names its own log index, and links to the previous
 //!   record of its vow by `seq` and `prev` (see `conduct_core::vow::chain`);
+//! - every quest-board record (`conduct_core::munus::verify`) and every npub binding
+//!   (`conduct_core::nostr::verify`: signed by the pinned key in the exact format, naming an
+//!   earlier signed vow with its wallet, each signature used once, and the npub key's BIP-340
+//!   signature over the exact text; the wallet's EIP-191 signature is not recovered here);
 //! - the root recomputed from the entries' leaf hashes, against the signed root;
 //! - every hash tile the log must serve, byte for byte against the tiles rebuilt from the entries;
 //! - the root read back through the tiles alone, against the signed root.
@@ -17,6 +21,7 @@
 
 use base64::Engine;
 use conduct_core::munus::verify::BoardChecker;
+use conduct_core::nostr::verify::BindingChecker;
 use conduct_core::signing::PinnedKey;
 use conduct_core::tlog::checkpoint::{open_checkpoint, Checkpoint};
 use conduct_core::tlog::note::Verifier;
@@ -45,6 +50,8 @@ pub struct LogAudit {
     pub entries: u64,
     /// Quest-board records (claims, deliveries, lapses, payments) that verified.
     pub board: u64,
+    /// npub-binding records that verified.
+    pub bindings: u64,
     /// Leaves that are not vow-chain records (not checked as chains).
     pub other: u64,
 }
@@ -54,7 +61,7 @@ impl std::fmt::Display for LogAudit {
         write!(
             f,
             "{} size {} root {} ({} files checked; {} vow chains, {} entries verified; {} \
-             quest-board records verified; {} other leaves)",
+             quest-board records verified; {} npub bindings verified; {} other leaves)",
             self.origin,
             self.size,
             self.root,
@@ -62,6 +69,7 @@ impl std::fmt::Display for LogAudit {
             self.vows,
             self.entries,
             self.board,
+            self.bindings,
             self.other
         )
     }
@@ -132,7 +140,8 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
     let mut chains = ChainChecker::new(pinned.clone(), Some(cp.origin.clone()));
-    let mut board = BoardChecker::new(pinned);
+    let mut board = BoardChecker::new(pinned.clone());
+    let mut bindings = BindingChecker::new(pinned);
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -156,13 +165,21 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
                 reason: reason.0,
             })?;
             // A leaf that is not JSON is no record (the chain checker counts it as other).
-            if let Some(v) = BoardChecker::wants(e)
+            let (for_board, for_bindings) = (BoardChecker::wants(e), BindingChecker::wants(e));
+            if let Some(v) = (for_board || for_bindings)
                 .then(|| serde_json::from_slice::<serde_json::Value>(e).ok())
                 .flatten()
             {
-                board
-                    .record(index, e, &v)
-                    .map_err(|r| Error::Board { reason: r.0 })?;
+                if for_board {
+                    board
+                        .record(index, e, &v)
+                        .map_err(|r| Error::Board { reason: r.0 })?;
+                }
+                if for_bindings {
+                    bindings
+                        .record(index, e, &v)
+                        .map_err(|r| Error::Binding { reason: r.0 })?;
+                }
             }
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
@@ -197,6 +214,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         vows: chains.vows,
         entries: chains.entries,
         board: board.counts.iter().sum(),
+        bindings: bindings.count,
         other: chains.other,
     };
     Ok((audit, hashes))

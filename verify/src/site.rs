@@ -10,7 +10,10 @@
 //!    listed, and there are no dotfiles but under `.well-known/`;
 //! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key
 //!    (`openapi.json` carries its signature and key id as `x-signature` and `x-key-id`, the
-//!    only members an OpenAPI document may add);
+//!    only members an OpenAPI document may add), but `hive/profile.json`, the service's Nostr
+//!    profile: a kind-0 event exactly as NIP-01 has it (no member may be added), so it must be
+//!    one whose NIP-01 id and BIP-340 signature verify (its bytes are pinned by the manifest
+//!    like every file's);
 //! 5. the log under `log/` passes [`crate::verify_log`];
 //! 6. (directory only) every other file under `log/` is an older partial tile or entry bundle
 //!    that is exactly the prefix of the verified current one (a log keeps the partial tiles of
@@ -276,7 +279,14 @@ pub fn verify_tree<F: Files + ?Sized>(
                 listed: sha.clone(),
             });
         }
-        if path.ends_with(".json") {
+        if path == NOSTR_PROFILE {
+            match nostr_profile(path, &bytes) {
+                Ok(()) => signed += 1,
+                Err(e) => {
+                    unsigned.get_or_insert(e);
+                }
+            }
+        } else if path.ends_with(".json") {
             match signed_json(path, &bytes, &pinned) {
                 Ok(_) => signed += 1,
                 Err(e) => {
@@ -307,6 +317,25 @@ pub fn verify_tree<F: Files + ?Sized>(
 
 /// A manifest's file list: path -> (hex SHA-256, length).
 type Listing = BTreeMap<String, (String, u64)>;
+
+/// The path of the service's Nostr profile, the one JSON file of the tree that is a Nostr event
+/// rather than a signed snapshot.
+pub const NOSTR_PROFILE: &str = "hive/profile.json";
+
+/// Check `bytes` as the service's Nostr profile: exactly the members of a NIP-01 event, kind 0,
+/// its id the hash of its fields and its BIP-340 signature valid (no wallet library needed).
+fn nostr_profile(path: &str, bytes: &[u8]) -> Result<(), Error> {
+    let fail = |reason: String| Error::NostrEvent {
+        path: path.to_owned(),
+        reason,
+    };
+    let ev: conduct_core::nostr::Event =
+        serde_json::from_slice(bytes).map_err(|e| fail(e.to_string()))?;
+    if ev.kind != conduct_core::nostr::KIND_METADATA {
+        return Err(fail(format!("kind {}, not 0", ev.kind)));
+    }
+    ev.verify().map_err(fail)
+}
 
 /// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for
 /// the OpenAPI document, see [`verify_snapshot`]).
@@ -589,6 +618,44 @@ mod tests {
         tree(d.path(), &k, &files, NOW, NOW + 60);
         let e = check(d.path(), &k, NOW).expect_err("other key");
         assert!(e.starts_with("a.json: key_id"), "{e}");
+    }
+
+    #[test]
+    fn the_nostr_profile_is_checked_as_a_nostr_event() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        let ev =
+            conduct_core::nostr::Event::sign(&[3; 32], 1, 0, Vec::new(), "{}".into(), &[0; 32])
+                .expect("sign");
+        let good = ev.to_value().to_string().into_bytes();
+        tree(d.path(), &k, &[(NOSTR_PROFILE, good)], NOW, NOW + 60);
+        assert_eq!(check(d.path(), &k, NOW).expect("verifies").signed, 2);
+        // A changed content, another kind, an added member: each refused.
+        let mut bad = ev.clone();
+        bad.content = "{ }".into();
+        let mut other_kind = ev.clone();
+        other_kind.kind = 1;
+        let mut extra = ev.to_value();
+        extra["key_id"] = "x".into();
+        for b in [bad.to_value(), other_kind.to_value(), extra] {
+            tree(
+                d.path(),
+                &k,
+                &[(NOSTR_PROFILE, b.to_string().into_bytes())],
+                NOW,
+                NOW + 60,
+            );
+            let e = check(d.path(), &k, NOW).expect_err("refused");
+            assert!(
+                e.starts_with("hive/profile.json: not a verified Nostr"),
+                "{e}"
+            );
+        }
+        // Anywhere else, an event is an unsigned JSON file.
+        let files = vec![("hive/other.json", ev.to_value().to_string().into_bytes())];
+        tree(d.path(), &k, &files, NOW, NOW + 60);
+        std::fs::remove_file(d.path().join(NOSTR_PROFILE)).expect("rm");
+        assert!(check(d.path(), &k, NOW).is_err());
     }
 
     #[test]

@@ -199,7 +199,8 @@ impl Event {
         Ok(())
     }
 
-    /// The event as JSON (members in NIP-01's order).
+    /// The event as a JSON value (`serde_json::to_string` of the event itself keeps NIP-01's
+    /// member order; a `Value` sorts them).
     pub fn to_value(&self) -> Value {
         // Serializing a struct of strings, integers and arrays of strings cannot fail.
         serde_json::to_value(self).unwrap_or(Value::Null)
