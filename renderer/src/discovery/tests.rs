@@ -213,7 +213,10 @@ fn munus_document_is_published() {
         .find(|d| d.name == "MUNUS.md")
         .expect("library/MUNUS.md is embedded");
     assert_eq!(d.title(), "Munus: the quest board");
-    assert!(d.markdown.contains("Not live on this instance yet"));
+    // Live: it names its paths and says the catalog is authoritative.
+    assert!(!d.markdown.contains("Not live on this instance yet"));
+    assert!(d.markdown.contains("`/play/message"));
+    assert!(d.markdown.contains("/catalog"));
 }
 
 #[test]
