@@ -31,6 +31,8 @@ pub const VOWS: conduct_renderer::live::SourceId = conduct_renderer::live::Sourc
 pub const REGISTRY: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(1);
 /// The quest board's source id (the third source).
 pub const MUNUS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(2);
+/// The reputation record's source id (the fourth source).
+pub const REPUTATION: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(3);
 
 /// Shared state of a running service.
 pub struct App {
@@ -64,6 +66,8 @@ pub struct App {
     pub mcp: crate::mcp::Endpoint,
     /// The quest board's keeper (its records, flags and lapses).
     pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
+    /// The chain database, the live reputation read and the RPC (reputation lookups).
+    pub chain_parts: Arc<crate::chain::ChainParts>,
 }
 
 /// The stateful parts an [`App`] is built from.
@@ -86,6 +90,8 @@ pub struct Parts {
     pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
     /// The quest board's keeper.
     pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
+    /// The chain parts.
+    pub chain_parts: Arc<crate::chain::ChainParts>,
 }
 
 impl App {
@@ -107,6 +113,7 @@ impl App {
             site: parts.site,
             chain: parts.chain,
             munus: parts.munus,
+            chain_parts: parts.chain_parts,
             mcp: crate::mcp::Endpoint::new(&cfg),
             cfg,
             key,
@@ -283,6 +290,14 @@ where
                 let body = read_body(&req.headers, req.body).await?;
                 crate::mcp::serve(app, &req.path, req.headers, req.remote, body).await
             }
+            Dynamic::ReputationHolders => {
+                let accept = req
+                    .headers
+                    .get(header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                crate::reputation::holders(app, &req.query, accept).await
+            }
+            Dynamic::ReputationScore => crate::reputation::score(app, &req.path).await,
             Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
             Dynamic::BindMessage => crate::nostr::message(app, &req.query).await,
             Dynamic::Bind => {

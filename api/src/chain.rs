@@ -6,27 +6,34 @@ use std::sync::{Arc, Mutex};
 
 use conduct_indexer::chain::db::ChainDb;
 use conduct_indexer::chain::follower::{Change, Follower};
+use conduct_indexer::chain::reputation::{self, Probe};
+use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::chain::verify::{Verifier, VerifyPolicy};
 use conduct_indexer::chain::ChainStatus;
 use conduct_indexer::fetch::FetchPolicy;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 
-use crate::app::REGISTRY;
+use crate::app::{now_unix, REGISTRY, REPUTATION};
 use crate::config::Config;
 use crate::error::Error;
 
-/// The chain database (none without `[chain]`) and the follower's status.
+/// The chain database (none without `[chain]`), the follower's status, and the live view of
+/// the reputation contract.
 pub struct ChainParts {
     /// The chain database.
     pub db: Option<Arc<ChainDb>>,
     /// What the follower knows now.
     pub status: Arc<Mutex<ChainStatus>>,
+    /// The last live read of the reputation contract (none yet, or none configured).
+    pub probe: Arc<Mutex<Option<Probe>>>,
+    /// The RPC for live reads (none without `[chain]`).
+    pub rpc: Option<Arc<Rpc>>,
 }
 
 /// The identity a chain database belongs to: chain id and the followed contracts.
 fn identity(c: &conduct_indexer::chain::ChainConfig) -> String {
-    match &c.registry {
+    let mut id = match &c.registry {
         Some(r) => format!(
             "eip155:{}/registry:{}@{}",
             c.chain_id,
@@ -34,15 +41,32 @@ fn identity(c: &conduct_indexer::chain::ChainConfig) -> String {
             r.start_block
         ),
         None => format!("eip155:{}", c.chain_id),
+    };
+    if let Some(r) = &c.reputation {
+        id.push_str(&format!(
+            "/reputation:{}@{}",
+            r.address.to_ascii_lowercase(),
+            r.start_block
+        ));
     }
+    id
 }
 
 /// Open the chain database when a chain is configured.
 pub fn open(cfg: &Config) -> Result<ChainParts, Error> {
     let status = Arc::new(Mutex::new(ChainStatus::default()));
+    let probe = Arc::new(Mutex::new(None));
     let Some(chain) = &cfg.chain else {
-        return Ok(ChainParts { db: None, status });
+        return Ok(ChainParts {
+            db: None,
+            status,
+            probe,
+            rpc: None,
+        });
     };
+    let timeout = std::time::Duration::from_secs(chain.rpc_timeout_seconds.max(1));
+    let rpc =
+        Rpc::new(&chain.rpc, timeout).map_err(|e| Error::Config(format!("[chain] rpc: {e}")))?;
     let db = Arc::new(ChainDb::open(&cfg.data, &identity(chain))?);
     if let Some(c) = db.cursor()? {
         // The last good state is shown with its age until the chain answers.
@@ -53,6 +77,8 @@ pub fn open(cfg: &Config) -> Result<ChainParts, Error> {
     Ok(ChainParts {
         db: Some(db),
         status,
+        probe,
+        rpc: Some(Arc::new(rpc)),
     })
 }
 
@@ -84,9 +110,14 @@ pub fn spawn(cfg: &Config, parts: &ChainParts, site: LiveSite) -> Result<(), Err
         return Ok(());
     };
     let wake = Arc::new(tokio::sync::Notify::new());
+    let probe_wake = Arc::new(tokio::sync::Notify::new());
     let on_change: Arc<dyn Fn(Change) + Send + Sync> = {
-        let (site, wake) = (site.clone(), wake.clone());
+        let (site, wake, probe_wake) = (site.clone(), wake.clone(), probe_wake.clone());
         Arc::new(move |change: Change| {
+            if change.reputation || !change.wallets.is_empty() {
+                probe_wake.notify_one();
+                drop(site.start_render(REPUTATION, "", true));
+            }
             if !change.tools.is_empty() {
                 wake.notify_one();
             }
@@ -98,11 +129,14 @@ pub fn spawn(cfg: &Config, parts: &ChainParts, site: LiveSite) -> Result<(), Err
             }
             if change.status && change.tools.is_empty() {
                 drop(site.start_render(REGISTRY, "", true));
+                drop(site.start_render(REPUTATION, "", true));
             }
         })
     };
-    let on_checked: Arc<dyn Fn(u64) + Send + Sync> =
-        Arc::new(move |id: u64| drop(site.start_render(REGISTRY, &tool_key(id), true)));
+    let on_checked: Arc<dyn Fn(u64) + Send + Sync> = {
+        let site = site.clone();
+        Arc::new(move |id: u64| drop(site.start_render(REGISTRY, &tool_key(id), true)))
+    };
     let policy = VerifyPolicy {
         reverify_every: cfg
             .manifests
@@ -152,7 +186,49 @@ pub fn spawn(cfg: &Config, parts: &ChainParts, site: LiveSite) -> Result<(), Err
         first_verifier,
         verifier,
     );
+    if let (Some(r), Some(rpc)) = (&chain.reputation, &parts.rpc) {
+        let address = conduct_indexer::chain::registry::parse_address(&r.address)
+            .map_err(|e| Error::Config(format!("[chain.reputation] address: {e}")))?;
+        let (rpc, probe, site) = (rpc.clone(), parts.probe.clone(), site.clone());
+        let make = move || {
+            let (rpc, probe, site, wake) =
+                (rpc.clone(), probe.clone(), site.clone(), probe_wake.clone());
+            Ok(probe_contract(rpc, address, probe, site, wake))
+        };
+        let first = make().map_err(Error::Chain)?;
+        supervise("reputation probe", parts.status.clone(), first, make);
+    }
     Ok(())
+}
+
+/// Seconds between live reads of the reputation contract (sooner when its events change).
+const PROBE_EVERY: u64 = 15;
+
+/// Read the reputation contract live (code, ours or not, threshold) now and then; a read that
+/// differs from the last one re-renders the reputation pages.
+async fn probe_contract(
+    rpc: Arc<Rpc>,
+    address: alloy_primitives::Address,
+    probe: Arc<Mutex<Option<Probe>>>,
+    site: LiveSite,
+    wake: Arc<tokio::sync::Notify>,
+) {
+    loop {
+        let p = reputation::probe(&rpc, address, now_unix()).await;
+        let changed = {
+            let mut last = conduct_core::sync::lock(&probe);
+            let same = last.as_ref().is_some_and(|l| {
+                (l.deployed, l.verified, l.threshold) == (p.deployed, p.verified, p.threshold)
+            });
+            *last = Some(p);
+            !same
+        };
+        if changed {
+            drop(site.start_render(REPUTATION, "", true));
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(PROBE_EVERY), wake.notified())
+            .await;
+    }
 }
 
 /// Run `first` until the service stops; when a task ends (only a panic ends it), log it, put

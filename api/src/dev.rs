@@ -31,6 +31,12 @@ use crate::payment::wire::payment_from_value;
 
 const TESTUSD: &str = include_str!("../../contracts/out/TestUSD.json");
 const TOOL_REGISTRY: &str = include_str!("../../contracts/out/ToolRegistry.json");
+const REPUTATION: &str = include_str!("../../contracts/out/Reputation.json");
+const TEST_MARKET: &str = include_str!("../../contracts/out/TestMarket.json");
+/// The reputation record's arbiter in `conduct dev` (anvil account 5).
+const ARBITER: usize = 5;
+/// The threshold of `meets` `conduct dev` sets.
+const DEV_THRESHOLD: u64 = 10;
 /// The slug of the sample tool `conduct dev` registers.
 const SAMPLE_SLUG: &str = "conduct-sample";
 const PERMIT2_RUNTIME: &str = include_str!("../../contracts/out/Permit2.runtime.hex");
@@ -167,6 +173,10 @@ pub struct DevChain {
     pub sample_uri: String,
     /// The throwaway CA's certificate (PEM), trusted for manifests.
     pub ca_pem: String,
+    /// The soulbound reputation record.
+    pub reputation: String,
+    /// The test market authorized to credit it.
+    pub market: String,
 }
 
 /// Start anvil, deploy and fund everything, start the local facilitator.
@@ -254,6 +264,7 @@ async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
 
     let facilitator = serve_facilitator(&rpc).await?;
     let (registry, sample_uri, ca_pem) = deploy_registry(&rpc_client).await?;
+    let (reputation, market) = deploy_reputation(&rpc_client).await?;
     Ok(DevChain {
         _anvil: child,
         rpc,
@@ -262,7 +273,74 @@ async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
         registry,
         sample_uri,
         ca_pem,
+        reputation,
+        market,
     })
+}
+
+/// The bytecode of an artifact.
+fn bytecode(artifact: &str, name: &str) -> Result<String, String> {
+    let v: Value = serde_json::from_str(artifact).map_err(|e| format!("{name} artifact: {e}"))?;
+    v["bytecode"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{name} artifact has no bytecode"))
+}
+
+/// Calldata of `signature` with 32-byte `words` (hex, each left-padded).
+fn calldata(signature: &str, words: &[String]) -> String {
+    let selector = &alloy_primitives::keccak256(signature.as_bytes())[..4];
+    format!("0x{}{}", hex::encode(selector), words.concat())
+}
+
+/// Deploy the reputation record (governance: the deployer) and a test market, authorize the
+/// market and an arbiter, set the threshold, and credit one sample outcome through the
+/// market: (reputation, market).
+async fn deploy_reputation(rpc: &Rpc) -> Result<(String, String), String> {
+    let address = |r: Value, what: &str| {
+        r["contractAddress"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .ok_or_else(|| format!("{what} deployment has no address"))
+    };
+    let code = format!(
+        "{}{}",
+        bytecode(REPUTATION, "Reputation")?,
+        word(ACCOUNTS[DEPLOYER].0)
+    );
+    let reputation = address(rpc.send(DEPLOYER, None, &code).await?, "Reputation")?;
+    let code = format!(
+        "{}{}",
+        bytecode(TEST_MARKET, "TestMarket")?,
+        word(&reputation)
+    );
+    let market = address(rpc.send(DEPLOYER, None, &code).await?, "TestMarket")?;
+    let yes = word("1");
+    for data in [
+        calldata("setMarket(address,bool)", &[word(&market), yes.clone()]),
+        calldata(
+            "setArbiter(address,bool)",
+            &[word(ACCOUNTS[ARBITER].0), yes.clone()],
+        ),
+        calldata(
+            "setThreshold(uint256)",
+            &[word(&format!("{DEV_THRESHOLD:x}"))],
+        ),
+    ] {
+        rpc.send(DEPLOYER, Some(&reputation), &data).await?;
+    }
+    let settle = calldata(
+        "settle(address,uint256,bytes32)",
+        &[
+            word(ACCOUNTS[PAYERS[0]].0),
+            word(&format!("{:x}", DEV_THRESHOLD + 2)),
+            hex::encode(alloy_primitives::keccak256(
+                b"conduct dev: a sample outcome",
+            )),
+        ],
+    );
+    rpc.send(DEPLOYER, Some(&market), &settle).await?;
+    Ok((reputation, market))
 }
 
 /// Deploy the ToolRegistry, serve a sample tool manifest over HTTPS on loopback (a
@@ -413,6 +491,10 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
             address: chain.registry.clone(),
             start_block: 0,
         }),
+        reputation: Some(conduct_indexer::chain::ContractConfig {
+            address: chain.reputation.clone(),
+            start_block: 0,
+        }),
     });
     // A sample quest, so the board has something to claim (an operator's own file is kept).
     let quests = cfg.data.join(conduct_core::munus::QUESTS_FILE);
@@ -468,6 +550,10 @@ pub fn banner(chain: &DevChain, public_url: &str) -> String {
     out.push_str(&format!(
         "  registry     {} (ERC-8257; a sample tool at {}, see {public_url}/registry)\n",
         chain.registry, chain.sample_uri
+    ));
+    out.push_str(&format!(
+        "  reputation   {} (soulbound; market {} credits, arbiter {} slashes, threshold {DEV_THRESHOLD}; see {public_url}/reputation)\n",
+        chain.reputation, chain.market, ACCOUNTS[ARBITER].0
     ));
     out.push_str(&format!(
         "  quest board  {public_url}/munus (a sample quest; record a payment with `conduct quest pay`)\n"

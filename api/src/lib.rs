@@ -22,6 +22,7 @@ pub mod profile;
 pub mod ratelimit;
 pub mod reading;
 pub mod reply;
+pub mod reputation;
 pub mod routes;
 pub mod serve;
 pub mod static_site;

@@ -49,6 +49,10 @@ pub enum Dynamic {
     BindMessage,
     /// `POST /nostr/bind`: bind an npub to a signed vow.
     Bind,
+    /// `GET /reputation/holders?q=&limit=&sort=`: the holders board, filtered.
+    ReputationHolders,
+    /// `GET /reputation/{address}`: a wallet's score and `meets`.
+    ReputationScore,
     /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
     Erc8004Validation,
 }
@@ -242,6 +246,31 @@ const PLAY_MESSAGE: &[Param] = &[
         "A submit's delivery link (an https URL).",
     ),
 ];
+const WALLET: Param = Param::path(
+    "address",
+    r#"{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"}"#,
+    "A wallet: 0x and 40 hex digits.",
+);
+const HOLDERS_QUERY: &[Param] = &[
+    Param::query(
+        "q",
+        false,
+        r#"{"type":"string","pattern":"^(0x)?[0-9a-fA-F]{0,40}$"}"#,
+        "Part of a wallet address (hex, case-insensitive).",
+    ),
+    Param::query(
+        "limit",
+        false,
+        r#"{"type":"string","pattern":"^[1-9][0-9]{0,3}$"}"#,
+        "At most this many rows (1 to 1000; default 1000).",
+    ),
+    Param::query(
+        "sort",
+        false,
+        r#"{"type":"string","enum":["wallet","score"]}"#,
+        "wallet (default) or score (highest first).",
+    ),
+];
 const TOOL_ID: Param = Param::path("id", DECIMAL, "An ERC-8257 tool id, in decimal.");
 const BIND_MESSAGE: &[Param] = &[
     Param::query(
@@ -419,6 +448,18 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
             .body(Schema::SubmitRequest)
             .params(&[QUEST_ID])),
+    route("GET", "/reputation", false, Handler::Static,
+        "The soulbound reputation record: earned by market outcomes, slashed by rulings, never moved by money; contract, deployed, verified (our code), threshold, recent events, the mirror. Not configured or not deployed is said so (contract null, threshold null), never zeros. A different object from the meter's reading.")
+        .with(PAGE),
+    route("GET", "/reputation/holders", false, Handler::Dynamic(Dynamic::ReputationHolders),
+        "The holders board (wallet, score, meets), searchable (?q= part of a wallet) and sortable (?sort=wallet|score), ?limit=; the thin query route over the signed snapshot the site publishes.")
+        .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[400])
+            .negotiated()
+            .params(HOLDERS_QUERY)),
+    route("GET", "/reputation/{address}", false, Handler::Dynamic(Dynamic::ReputationScore),
+        "A wallet's score and meets(threshold) from the mirror, with verified: whether a live eth_call agreed (null when the chain does not answer; never 0).")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400])
+            .params(&[WALLET])),
     route("GET", "/hive/profile", false, Handler::Static,
         "The service's Nostr profile: its canonical kind-0 event (NIP-01 id, BIP-340 signature by the service's Nostr key), exactly as NIP-01 has it; its picture is /hive/mark.svg.")
         .with(Contract::file(&[JSON], None).negotiated()),
@@ -508,6 +549,7 @@ mod tests {
                 "/rh",
                 "/opensea",
                 "/munus",
+                "/reputation",
                 "/lost"
             ]
         );

@@ -23,6 +23,7 @@ use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
 use conduct_indexer::munus::{MunusReader, PaymentFlags};
 use conduct_renderer::live::munus::MunusSource;
 use conduct_renderer::live::registry::RegistrySource;
+use conduct_renderer::live::reputation::ReputationSource;
 use conduct_renderer::live::vows::{AskReading, VowSource};
 use conduct_renderer::live::{self, LiveSite, Source};
 
@@ -126,6 +127,7 @@ pub fn render_site(
             Arc::new(MunusReader::open(store)?),
             Arc::new(PaymentFlags::default()),
         )),
+        Box::new(reputation_source(cfg, key, &chain)),
     ];
     let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
     publisher
@@ -146,6 +148,21 @@ fn payment_chain(cfg: &Config) -> Result<Option<PaymentChain>, Error> {
         chain_id: c.chain_id,
         rpc,
     }))
+}
+
+/// The reputation source of `cfg` (the live site's [`crate::app::REPUTATION`]).
+fn reputation_source(
+    cfg: &Config,
+    key: &ServiceKey,
+    chain: &crate::chain::ChainParts,
+) -> ReputationSource {
+    ReputationSource::new(
+        key.clone(),
+        cfg.chain.clone(),
+        chain.db.clone(),
+        chain.status.clone(),
+        chain.probe.clone(),
+    )
 }
 
 /// The registry source of `cfg` (the live site's [`crate::app::REGISTRY`]).
@@ -316,6 +333,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             Arc::new(MunusReader::open(&store)?),
             flags.clone(),
         )),
+        Box::new(reputation_source(&cfg, &key, &chain)),
     ];
     let infos = routes::infos();
     let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
@@ -384,6 +402,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         site,
         chain: chain.status.clone(),
         munus: keeper,
+        chain_parts: Arc::new(chain),
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use conduct_tests::{client, trace, Server};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 #[test]
 fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
@@ -76,6 +76,50 @@ fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
         assert!(
             Instant::now() < deadline,
             "the sample tool never verified: {reg:#}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // The reputation record: deployed, our code, the threshold set, the sample credit mirrored
+    // and agreeing with a live read.
+    assert!(banner.contains("/reputation"), "{banner}");
+    let payer = banner
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("payer        "))
+        .and_then(|r| r.split_whitespace().next())
+        .expect("a payer line")
+        .to_ascii_lowercase();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rep: Value = client()
+            .get(s.at("/reputation"))
+            .header("accept", "application/json")
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        let score: Value = client()
+            .get(s.at(&format!("/reputation/{payer}")))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        if rep["status"] == "live" && score["verified"] == true {
+            assert_eq!(
+                (&rep["deployed"], &rep["verified"], &rep["threshold"]),
+                (&json!(true), &json!(true), &json!("10")),
+                "{rep:#}"
+            );
+            assert_eq!(
+                (&score["score"], &score["meets"]),
+                (&json!("12"), &json!(true)),
+                "{score:#}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reputation record never went live: {rep:#} {score:#}"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
