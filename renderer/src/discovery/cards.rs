@@ -27,7 +27,7 @@ pub(super) const STEM_PREFIX: usize = 64;
 
 const CARD_WHAT: &str = "Your own signed material plus fixed public text: no score, no \
 ranking, no server clock. Trajectory numbers live at /vow/<id>, never here, so a card changes \
-only when a vow is taken.";
+only when a vow is taken or an npub bound.";
 
 const NPUB_UNBOUND: &str = "This npub (Nostr key) is not bound to any vow here. An agent binds \
 its npub to its signed vow with POST /nostr/bind, signed by both the vow's wallet and the \
