@@ -158,6 +158,33 @@ const MIGRATIONS: &[&str] = &[
         signature TEXT PRIMARY KEY,
         log_index INTEGER NOT NULL
     ) STRICT;",
+    // 8: the witness's pledges and hosted familiars (see `witness`, `familiar`). Their records
+    // are log leaves; these rows index them (the latest pledge of a vow is the one read;
+    // familiars by id) and keep each owner signature once (a replay is refused).
+    "CREATE TABLE witness_pledge (
+        log_index INTEGER PRIMARY KEY,
+        vow_id TEXT NOT NULL,
+        wallet TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        data BLOB NOT NULL
+    ) STRICT;
+    CREATE INDEX witness_pledge_vow ON witness_pledge (vow_id, log_index);
+    CREATE TABLE witness_signature (
+        signature TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL
+    ) STRICT;
+    CREATE TABLE familiar (
+        familiar_id TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL UNIQUE,
+        owner_wallet TEXT NOT NULL,
+        owner_vow TEXT,
+        at INTEGER NOT NULL,
+        data BLOB NOT NULL
+    ) STRICT;
+    CREATE TABLE familiar_signature (
+        signature TEXT PRIMARY KEY,
+        log_index INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
