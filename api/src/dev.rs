@@ -495,6 +495,8 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
             address: chain.reputation.clone(),
             start_block: 0,
         }),
+        tickets: None,
+        validation: None,
     });
     // A sample quest, so the board has something to claim (an operator's own file is kept).
     let quests = cfg.data.join(conduct_core::munus::QUESTS_FILE);

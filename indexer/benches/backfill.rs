@@ -246,6 +246,8 @@ fn chain_config(url: &str, chain: &Chain, max_range: u64) -> ChainConfig {
             start_block: chain.deployed_at,
         }),
         reputation: None,
+        tickets: None,
+        validation: None,
     }
 }
 

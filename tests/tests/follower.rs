@@ -139,6 +139,8 @@ fn a_backfill_shrinks_its_range_until_the_node_accepts_it_and_reads_every_regist
             start_block: deployed_at,
         }),
         reputation: None,
+        tickets: None,
+        validation: None,
     };
     let changed = Arc::new(AtomicU64::new(0));
     let counter = changed.clone();

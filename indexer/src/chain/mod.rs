@@ -10,6 +10,8 @@
 //! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
 //! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
 //! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
+//! - [`prepare`]: the unsigned transactions of `/prepare` (the action catalogue, argument
+//!   checks, calldata) and the live reads of their preconditions (spec 4.6).
 //! - [`verify`]: the manifest verifier (fetch with [`crate::fetch`], rules in
 //!   `conduct_core::erc8257`).
 //!
@@ -19,6 +21,7 @@
 pub mod db;
 pub mod follower;
 pub mod payment;
+pub mod prepare;
 pub mod registry;
 pub mod reputation;
 pub mod rpc;
@@ -57,6 +60,15 @@ pub struct ChainConfig {
     /// The soulbound reputation record to mirror (contracts/Reputation.sol).
     #[serde(default)]
     pub reputation: Option<ContractConfig>,
+    /// The ERC-1155 ticket copies contract (contracts/TicketCopies.sol): `/prepare/buy_ticket`,
+    /// `/ticket/{game}/*`. Not followed (its `start_block` is not read); absent: not deployed
+    /// here (a prepared transaction's `to` is null).
+    #[serde(default)]
+    pub tickets: Option<ContractConfig>,
+    /// The ERC-8004 validation registry (contracts/ValidationRegistry.sol):
+    /// `/prepare/validation_request` and `/prepare/validation_response`. Not followed.
+    #[serde(default)]
+    pub validation: Option<ContractConfig>,
 }
 
 /// A followed contract.
@@ -110,6 +122,14 @@ impl ChainConfig {
         if let Some(r) = &self.reputation {
             registry::parse_address(&r.address)
                 .map_err(|e| format!("[chain.reputation] address: {e}"))?;
+        }
+        if let Some(r) = &self.tickets {
+            registry::parse_address(&r.address)
+                .map_err(|e| format!("[chain.tickets] address: {e}"))?;
+        }
+        if let Some(r) = &self.validation {
+            registry::parse_address(&r.address)
+                .map_err(|e| format!("[chain.validation] address: {e}"))?;
         }
         Ok(())
     }

@@ -180,6 +180,70 @@ impl Rpc {
         .await
     }
 
+    /// `eth_call` of `data` to `to` at block `block` (the latest when `None`), telling a
+    /// revert apart from a failure: `Ok(Ok(bytes))` returned, `Ok(Err(data))` reverted with
+    /// `data` (empty when the node gave none), `Err` no node answered (or one refused the
+    /// request for another reason).
+    pub async fn view_at(
+        &self,
+        to: alloy::primitives::Address,
+        data: Vec<u8>,
+        block: Option<u64>,
+    ) -> Result<Result<alloy::primitives::Bytes, alloy::primitives::Bytes>, RpcFailure> {
+        self.call("eth_call", |p| {
+            let tx = alloy::rpc::types::TransactionRequest::default()
+                .to(to)
+                .input(data.clone().into());
+            async move {
+                let call = p.call(tx);
+                let call = match block {
+                    Some(n) => call.block(alloy::eips::BlockId::number(n)),
+                    None => call,
+                };
+                match call.await {
+                    Ok(out) => Ok(Ok(out)),
+                    Err(RpcError::ErrorResp(e)) if e.message.contains("revert") => {
+                        Ok(Err(e.as_revert_data().unwrap_or_default()))
+                    }
+                    Err(e) => Err(e),
+                }
+            }
+        })
+        .await
+    }
+
+    /// `eth_getBalance` of `address` (wei) at block `block` (the latest when `None`).
+    pub async fn balance_at(
+        &self,
+        address: alloy::primitives::Address,
+        block: Option<u64>,
+    ) -> Result<alloy::primitives::U256, RpcFailure> {
+        self.call("eth_getBalance", |p| async move {
+            let call = p.get_balance(address);
+            match block {
+                Some(n) => call.block_id(alloy::eips::BlockId::number(n)).await,
+                None => call.await,
+            }
+        })
+        .await
+    }
+
+    /// The runtime code at `address` at block `block` (the latest when `None`).
+    pub async fn code_at(
+        &self,
+        address: alloy::primitives::Address,
+        block: Option<u64>,
+    ) -> Result<alloy::primitives::Bytes, RpcFailure> {
+        self.call("eth_getCode", |p| async move {
+            let call = p.get_code_at(address);
+            match block {
+                Some(n) => call.block_id(alloy::eips::BlockId::number(n)).await,
+                None => call.await,
+            }
+        })
+        .await
+    }
+
     /// A provider for `eth_call`s (the current node).
     pub fn provider(&self) -> RootProvider {
         let i = self.current.load(Ordering::Relaxed) % self.nodes.len();
