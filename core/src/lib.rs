@@ -23,6 +23,7 @@ pub mod scope;
 pub mod signing;
 pub mod sync;
 pub mod time;
+pub mod ticket;
 pub mod tlog;
 pub mod trace;
 pub mod vow;
