@@ -7,6 +7,7 @@
 pub mod chain;
 pub mod clock;
 pub mod durable;
+pub mod familiar;
 pub mod fetch;
 pub mod keystore;
 pub mod ledger;
@@ -14,3 +15,4 @@ pub mod munus;
 pub mod nostr;
 pub mod store;
 pub mod vows;
+pub mod witness;

@@ -1,0 +1,222 @@
+//! Hosted familiars in the store (library/FAMILIARS.md): the job that appends a summoned
+//! familiar's record and the reads of the familiars recorded.
+//!
+//! [`familiar_job`] appends a `conduct.familiar/v1` record through the
+//! [`crate::ledger::Sequencer`], re-checking inside the append transaction that the owner's
+//! signature was not used before and, for a vow owner, that the vow exists and is signed (not
+//! sandbox) with the owner's wallet. Rows of `familiar` keep each record by its id.
+
+use conduct_core::familiar::record::Familiar;
+use conduct_core::signing::ServiceKey;
+use rusqlite::{params, ErrorCode, OptionalExtension};
+
+use crate::ledger::{Job, Refused};
+use crate::store::StoreError;
+use crate::vows::VowReader;
+
+/// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
+///
+/// - its owner signature was recorded by an earlier familiar:
+///   `Refused::Conflict("familiar-replayed")` (checked first);
+/// - a vow owner's vow does not exist: `Refused::NotFound`;
+/// - it is sandbox: `Refused::Conflict("familiar-sandbox-vow")`;
+/// - its wallet is not the owner's: `Refused::Conflict("familiar-wrong-wallet")`.
+///
+/// The signature itself is checked by the caller before it submits the job.
+pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
+    Job::Build(Box::new(move |conn, index| {
+        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
+        let sig = rec.owner_signature.to_ascii_lowercase();
+        let used: Option<i64> = conn
+            .query_row(
+                "SELECT log_index FROM familiar_signature WHERE signature = ?1",
+                params![sig],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if used.is_some() {
+            return conflict("familiar-replayed");
+        }
+        let wallet = rec.owner.wallet().to_ascii_lowercase();
+        if let Some(vow_id) = rec.owner.vow_id() {
+            let vow: Option<(bool, Option<String>)> = conn
+                .query_row(
+                    "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
+                    params![vow_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            match vow {
+                None => return Err(Refused::NotFound(format!("no vow {vow_id}"))),
+                Some((true, _)) => return conflict("familiar-sandbox-vow"),
+                Some((false, w)) if w.as_deref() != Some(wallet.as_str()) => {
+                    return conflict("familiar-wrong-wallet")
+                }
+                Some(_) => {}
+            }
+        }
+        let id = rec.id();
+        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let stored = conn.execute(
+            "INSERT INTO familiar (familiar_id, log_index, owner_wallet, owner_vow, at, data)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                id,
+                index as i64,
+                wallet,
+                rec.owner.vow_id(),
+                rec.at as i64,
+                leaf
+            ],
+        );
+        let signed = stored.and_then(|_| {
+            conn.execute(
+                "INSERT INTO familiar_signature (signature, log_index) VALUES (?1, ?2)",
+                params![sig, index as i64],
+            )
+        });
+        if matches!(&signed, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
+        {
+            return conflict("familiar-replayed");
+        }
+        signed?;
+        Ok(leaf)
+    }))
+}
+
+/// A recorded familiar as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FamiliarRow {
+    /// Its id.
+    pub familiar_id: String,
+    /// Log index of its record.
+    pub log_index: u64,
+    /// When it was summoned, unix seconds.
+    pub at: u64,
+    /// The record's leaf bytes (the signed record).
+    pub leaf: Vec<u8>,
+}
+
+fn familiar_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FamiliarRow> {
+    Ok(FamiliarRow {
+        familiar_id: r.get(0)?,
+        log_index: r.get::<_, i64>(1)? as u64,
+        at: r.get::<_, i64>(2)? as u64,
+        leaf: r.get(3)?,
+    })
+}
+
+impl VowReader {
+    /// The familiar `id` (`None` when there is none).
+    pub fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT familiar_id, log_index, at, data FROM familiar WHERE familiar_id = ?1",
+                params![id],
+                familiar_row,
+            )
+            .optional()
+        })
+    }
+
+    /// Every familiar, in log order.
+    pub fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT familiar_id, log_index, at, data FROM familiar ORDER BY log_index",
+            )?;
+            let rows = st.query_map([], familiar_row)?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::{Ledger, Sequencer};
+    use crate::store::Store;
+    use conduct_core::familiar::{parse_order, Owner};
+
+    fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
+        store
+            .connection()
+            .unwrap()
+            .execute(
+                "INSERT INTO vow (vow_id, log_index, agent, text, sealed, sandbox, wallet,
+                    signed_message, cadence_seconds, created_at, head_seq, head_hash, head_at)
+                 VALUES (?1, ?2, 'a', 't', 0, ?3, ?4, NULL, 3600, 0, 0, '', 0)",
+                params![
+                    id,
+                    1000 + i64::from_str_radix(id, 16).unwrap(),
+                    sandbox,
+                    wallet
+                ],
+            )
+            .unwrap();
+    }
+
+    fn rec(owner: Owner, sig: &str) -> Familiar {
+        Familiar {
+            origin: "https://conduct.example".into(),
+            owner,
+            owner_signature: sig.into(),
+            order: parse_order(&serde_json::json!({"title": "t", "what": "w"}), "/order").unwrap(),
+            labor_price_usd: "1.00".into(),
+            at: 10,
+        }
+    }
+
+    #[test]
+    fn familiars_append_once_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let key = ServiceKey::from_seed(&[5; 32], "example.org/log");
+        let w = "0xAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAb";
+        sworn(&store, "000000000000000a", false, &w.to_ascii_lowercase());
+        sworn(&store, "00000000000000cc", true, &w.to_ascii_lowercase());
+        let ledger = Ledger::open(&store, key.clone(), &dir.path().join("log")).unwrap();
+        let seq = Sequencer::spawn(ledger, 8).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let submit = |f: Familiar| rt.block_on(seq.submit_job(familiar_job(key.clone(), f)));
+        let vow = |id: &str, wallet: &str| Owner::Vow {
+            vow_id: id.into(),
+            wallet: wallet.into(),
+        };
+        let first = rec(vow("000000000000000a", w), "0x01");
+        let done = submit(first.clone()).unwrap();
+        let leaf = done.leaf.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&leaf).unwrap();
+        assert_eq!(v["wallet"], serde_json::Value::Null);
+        assert_eq!(v["faucet_cap"], "0");
+        let e = submit(rec(Owner::Wallet { wallet: w.into() }, "0x01")).unwrap_err();
+        assert!(e.to_string().contains("familiar-replayed"), "{e}");
+        let e = submit(rec(vow("00000000000000cc", w), "0x02")).unwrap_err();
+        assert!(e.to_string().contains("familiar-sandbox-vow"), "{e}");
+        let e = submit(rec(vow("00000000000000ff", w), "0x03")).unwrap_err();
+        assert!(e.to_string().contains("not found"), "{e}");
+        let other = "0xCdCdCdCdCdCdCdCdCdCdCdCdCdCdCdCdCdCdCdCd";
+        let e = submit(rec(vow("000000000000000a", other), "0x04")).unwrap_err();
+        assert!(e.to_string().contains("familiar-wrong-wallet"), "{e}");
+        submit(rec(
+            Owner::Wallet {
+                wallet: other.into(),
+            },
+            "0x05",
+        ))
+        .unwrap();
+        let reader = VowReader::open(&store).unwrap();
+        let all = reader.familiars().unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].familiar_id, first.id());
+        assert_eq!(all[0].leaf, leaf);
+        assert_eq!(
+            reader.familiar(&first.id()).unwrap().unwrap().log_index,
+            done.index
+        );
+        assert!(reader.familiar("0000000000000000").unwrap().is_none());
+    }
+}
