@@ -494,9 +494,16 @@ pub const ROUTES: &[Route] = &[
 /// segment).
 pub use conduct_renderer::site::route_matches as matches;
 
-/// The dynamic route for `method` and `path`, if any.
+/// The dynamic route for `method` and `path`, if any. `/reputation/{address}` takes only a
+/// `0x` segment: the holders snapshot's own files (`/reputation/holders.json`, `.html`) are
+/// static files beside it.
 pub fn find(method: &str, path: &str) -> Option<Dynamic> {
     ROUTES.iter().find_map(|r| match r.handler {
+        Handler::Dynamic(Dynamic::ReputationScore)
+            if !path.trim_start_matches("/reputation/").starts_with("0x") =>
+        {
+            None
+        }
         Handler::Dynamic(d) if r.info.method == method && matches(r.info.path, path) => Some(d),
         _ => None,
     })
