@@ -93,6 +93,11 @@ pub struct MunusConfig {
     /// (default 60; at least 1).
     #[serde(default = "default_recheck")]
     pub recheck_seconds: u64,
+    /// `token`: the ERC-20 the operator pays quests in (0x and 40 hex digits), the default
+    /// token of `/prepare/quest_payment`. Absent: the caller names it (`token=`), or the
+    /// prepared transfer's `to` is null.
+    #[serde(default)]
+    pub token: Option<String>,
 }
 
 fn default_recheck() -> u64 {
@@ -103,6 +108,7 @@ impl Default for MunusConfig {
     fn default() -> Self {
         MunusConfig {
             recheck_seconds: default_recheck(),
+            token: None,
         }
     }
 }
@@ -304,6 +310,13 @@ impl Config {
             munus: match file.munus {
                 Some(m) if m.recheck_seconds == 0 => {
                     return Err("[munus] recheck_seconds must be at least 1".into())
+                }
+                Some(m)
+                    if m.token.as_deref().is_some_and(|t| {
+                        conduct_indexer::chain::registry::parse_address(t).is_err()
+                    }) =>
+                {
+                    return Err("[munus] token must be 0x and 40 hex digits".into())
                 }
                 m => m.unwrap_or_default(),
             },
