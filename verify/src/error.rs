@@ -119,6 +119,20 @@ pub enum Error {
         /// What is wrong, naming the leaf.
         reason: String,
     },
+    /// A witness pledge record does not verify (signature, format, vow, replayed signature;
+    /// `conduct_core::witness::verify`).
+    #[error("witness pledge: {reason}")]
+    Pledge {
+        /// What is wrong, naming the leaf.
+        reason: String,
+    },
+    /// A familiar record does not verify (signature, format, `wallet: null`, faucet cap `0`,
+    /// owner vow, replayed signature; `conduct_core::familiar::verify`).
+    #[error("familiar: {reason}")]
+    Familiar {
+        /// What is wrong, naming the leaf.
+        reason: String,
+    },
     /// The entries do not hash to the checkpoint's root.
     #[error("the entries do not hash to the signed root")]
     EntriesRoot,

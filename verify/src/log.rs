@@ -12,6 +12,11 @@
 //!   (`conduct_core::nostr::verify`: signed by the pinned key in the exact format, naming an
 //!   earlier signed vow with its wallet, each signature used once, and the npub key's BIP-340
 //!   signature over the exact text; the wallet's EIP-191 signature is not recovered here);
+//! - every witness pledge (`conduct_core::witness::verify`: signed in the exact format with
+//!   normalized limits, naming an earlier signed vow with its wallet, each signature once) and
+//!   every familiar (`conduct_core::familiar::verify`: signed in the exact format, so
+//!   `wallet: null` and `faucet_cap: "0"`, a vow owner an earlier signed vow with its wallet,
+//!   each owner signature once; EIP-191 signatures are not recovered here);
 //! - the root recomputed from the entries' leaf hashes, against the signed root;
 //! - every hash tile the log must serve, byte for byte against the tiles rebuilt from the entries;
 //! - the root read back through the tiles alone, against the signed root.
@@ -20,6 +25,7 @@
 //! tlog-tiles with signed-note checkpoints (library/VOWS.md, library/MIRRORS.md).
 
 use base64::Engine;
+use conduct_core::familiar::verify::FamiliarChecker;
 use conduct_core::munus::verify::BoardChecker;
 use conduct_core::nostr::verify::BindingChecker;
 use conduct_core::signing::PinnedKey;
@@ -29,6 +35,7 @@ use conduct_core::tlog::tiles::{build_tiles, decode_bundle, entries_path, root_f
 use conduct_core::tlog::tlog_proof::TlogProof;
 use conduct_core::tlog::{leaf_hash, root, Hash};
 use conduct_core::vow::chain::ChainChecker;
+use conduct_core::witness::verify::PledgeChecker;
 
 use crate::files::{open, Files};
 use crate::Error;
@@ -52,6 +59,10 @@ pub struct LogAudit {
     pub board: u64,
     /// npub-binding records that verified.
     pub bindings: u64,
+    /// Witness pledge records that verified.
+    pub pledges: u64,
+    /// Familiar records that verified.
+    pub familiars: u64,
     /// Leaves that are not vow-chain records (not checked as chains).
     pub other: u64,
 }
@@ -61,7 +72,8 @@ impl std::fmt::Display for LogAudit {
         write!(
             f,
             "{} size {} root {} ({} files checked; {} vow chains, {} entries verified; {} \
-             quest-board records verified; {} npub bindings verified; {} other leaves)",
+             quest-board records verified; {} npub bindings verified; {} witness pledges \
+             verified; {} familiars verified; {} other leaves)",
             self.origin,
             self.size,
             self.root,
@@ -70,6 +82,8 @@ impl std::fmt::Display for LogAudit {
             self.entries,
             self.board,
             self.bindings,
+            self.pledges,
+            self.familiars,
             self.other
         )
     }
@@ -141,7 +155,9 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
     let mut chains = ChainChecker::new(pinned.clone(), Some(cp.origin.clone()));
     let mut board = BoardChecker::new(pinned.clone());
-    let mut bindings = BindingChecker::new(pinned);
+    let mut bindings = BindingChecker::new(pinned.clone());
+    let mut pledges = PledgeChecker::new(pinned.clone());
+    let mut familiars = FamiliarChecker::new(pinned);
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -166,7 +182,8 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
             })?;
             // A leaf that is not JSON is no record (the chain checker counts it as other).
             let (for_board, for_bindings) = (BoardChecker::wants(e), BindingChecker::wants(e));
-            if let Some(v) = (for_board || for_bindings)
+            let (for_pledges, for_familiars) = (PledgeChecker::wants(e), FamiliarChecker::wants(e));
+            if let Some(v) = (for_board || for_bindings || for_pledges || for_familiars)
                 .then(|| serde_json::from_slice::<serde_json::Value>(e).ok())
                 .flatten()
             {
@@ -179,6 +196,16 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
                     bindings
                         .record(index, e, &v)
                         .map_err(|r| Error::Binding { reason: r.0 })?;
+                }
+                if for_pledges {
+                    pledges
+                        .record(index, e, &v)
+                        .map_err(|r| Error::Pledge { reason: r.0 })?;
+                }
+                if for_familiars {
+                    familiars
+                        .record(index, e, &v)
+                        .map_err(|r| Error::Familiar { reason: r.0 })?;
                 }
             }
         }
@@ -215,6 +242,8 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         entries: chains.entries,
         board: board.counts.iter().sum(),
         bindings: bindings.count,
+        pledges: pledges.count,
+        familiars: familiars.count,
         other: chains.other,
     };
     Ok((audit, hashes))
