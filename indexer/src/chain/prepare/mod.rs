@@ -25,9 +25,11 @@
 //! - [`args`]: the arguments of an action, checked and typed.
 //! - [`build`]: each action's transactions and preconditions.
 //! - [`read`]: the live reads, pinned to one block.
+//! - [`holding`]: a wallet's copies of a game, read live (`/ticket/{game}/entitle`).
 
 pub mod args;
 pub mod build;
+pub mod holding;
 pub mod read;
 
 use serde::Serialize;
