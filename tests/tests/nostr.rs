@@ -319,6 +319,20 @@ fn the_profile_and_a_binding_verify_with_nostr_tools_and_each_refusal_has_its_ty
         .json()
         .expect("JSON");
     assert_eq!(card["vows"][0]["vow_id"], vow_id.as_str());
+    // The mark is shown on the vow's page and on the npub's /who page.
+    let img = format!("<img class=\"mark\" src=\"/vow/{vow_id}/mark.svg\"");
+    for path in [
+        format!("/vow/{vow_id}?format=html"),
+        format!("/who?handle={npub}&format=html"),
+    ] {
+        let html = client()
+            .get(s2.at(&path))
+            .send()
+            .expect("GET the page")
+            .text()
+            .expect("HTML");
+        assert!(html.contains(&img), "{path}: {html}");
+    }
 
     // Another public URL is another content: a new, later created_at, signed by the same key.
     s2.terminate();
