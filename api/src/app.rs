@@ -33,6 +33,8 @@ pub const REGISTRY: conduct_renderer::live::SourceId = conduct_renderer::live::S
 pub const MUNUS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(2);
 /// The reputation record's source id (the fourth source).
 pub const REPUTATION: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(3);
+/// The familiars' source id (the fifth source).
+pub const FAMILIARS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(4);
 
 /// Shared state of a running service.
 pub struct App {
@@ -42,6 +44,8 @@ pub struct App {
     pub key: ServiceKey,
     /// Configured payment rails.
     pub rails: Rails,
+    /// The same rails at the posted labor price (`POST /familiar/summon`).
+    pub labor_rails: Rails,
     /// The durable store (payment claims, idempotency).
     pub store: Arc<Store>,
     /// The free per-IP daily counters (`/demo/profile`, `POST /vow`, `/vow/report/demo`).
@@ -74,6 +78,8 @@ pub struct App {
 pub struct Parts {
     /// Configured payment rails.
     pub rails: Rails,
+    /// The same rails at the posted labor price.
+    pub labor_rails: Rails,
     /// The durable store.
     pub store: Arc<Store>,
     /// Log reads.
@@ -106,6 +112,7 @@ impl App {
             ),
             log: parts.log,
             rails: parts.rails,
+            labor_rails: parts.labor_rails,
             store: parts.store,
             seq: parts.seq,
             vows: parts.vows,
@@ -128,6 +135,17 @@ impl App {
     pub fn gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
         crate::payment::gate::GateParts {
             rails: &self.rails,
+            store: &self.store,
+            inflight: &self.inflight,
+            now,
+        }
+    }
+
+    /// What the payment gate needs for a call paid at the posted labor price (its own rails'
+    /// `accepts`, so its 402 challenge carries the labor price).
+    pub fn labor_gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
+        crate::payment::gate::GateParts {
+            rails: &self.labor_rails,
             store: &self.store,
             inflight: &self.inflight,
             now,
@@ -232,6 +250,20 @@ where
             Dynamic::Erc8004Validation => {
                 let body = read_body(&req.headers, req.body).await?;
                 crate::erc8004::paid(app, body, &req.headers, &req.path).await
+            }
+            Dynamic::PledgeMessage => crate::witness::message(app, &req.query).await,
+            Dynamic::Pledge => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::witness::pledge(app, body).await
+            }
+            Dynamic::WitnessReading => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::witness::reading(app, body, &req.headers, &req.path).await
+            }
+            Dynamic::FamiliarMessage => crate::familiar::message(app, &req.query).await,
+            Dynamic::FamiliarSummon => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::familiar::summon(app, body, &req.headers, &req.path).await
             }
             Dynamic::DemoProfile => {
                 let ip = client_ip(app, &req.headers, req.remote);

@@ -193,6 +193,7 @@ mod tests {
             routes: &routes,
             accepts: &[],
             price_usd: "0.10",
+            posted: &[],
             demo_daily_cap: Some(50),
             as_of: 0,
             manifest_ttl: 0,

@@ -83,6 +83,46 @@ pub struct FileConfig {
     pub manifests: Option<ManifestFetchConfig>,
     /// `[munus]`: the quest board.
     pub munus: Option<MunusConfig>,
+    /// `[familiar]`: hosted familiars (library/FAMILIARS.md).
+    pub familiar: Option<FamiliarConfig>,
+}
+
+/// `[familiar]` of `conduct.toml`: hosted familiars (library/FAMILIARS.md).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct FamiliarConfig {
+    /// `labor_price_usd`: the posted labor price of `POST /familiar/summon` in USD (default
+    /// [`DEFAULT_LABOR_PRICE_USD`]); a price of its own, not the read price [`PRICE_USD`], and
+    /// the amount of its 402 challenge on every rail.
+    #[serde(default = "default_labor_price")]
+    pub labor_price_usd: String,
+}
+
+/// The default posted labor price of a familiar, USD.
+pub const DEFAULT_LABOR_PRICE_USD: &str = "1.00";
+
+fn default_labor_price() -> String {
+    DEFAULT_LABOR_PRICE_USD.into()
+}
+
+impl Default for FamiliarConfig {
+    fn default() -> Self {
+        FamiliarConfig {
+            labor_price_usd: default_labor_price(),
+        }
+    }
+}
+
+/// True for a positive decimal price in USD (`1`, `1.00`, `0.5`): digits, an optional point
+/// and at most 6 decimals, not zero.
+fn positive_price(p: &str) -> bool {
+    let (whole, frac) = p.split_once('.').unwrap_or((p, ""));
+    !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && frac.bytes().all(|b| b.is_ascii_digit())
+        && frac.len() <= 6
+        && !(p.contains('.') && frac.is_empty())
+        && p.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
 /// `[munus]` of `conduct.toml`: the quest board (library/MUNUS.md).
@@ -188,6 +228,8 @@ pub struct Config {
     pub manifests: ManifestFetchConfig,
     /// The quest board.
     pub munus: MunusConfig,
+    /// Hosted familiars.
+    pub familiar: FamiliarConfig,
 }
 
 /// Default `POST /vow` calls per IP per UTC day (README.md, "Configuration").
@@ -320,6 +362,16 @@ impl Config {
                 }
                 m => m.unwrap_or_default(),
             },
+            familiar: match file.familiar {
+                Some(f) if !positive_price(&f.labor_price_usd) => {
+                    return Err(format!(
+                        "[familiar] labor_price_usd {:?} must be a positive decimal price in USD \
+                         (for example \"1.00\")",
+                        f.labor_price_usd
+                    ))
+                }
+                f => f.unwrap_or_default(),
+            },
         })
     }
 
@@ -393,6 +445,11 @@ mod tests {
         assert_eq!(c.public_url, "http://localhost:8402");
         assert_eq!(c.origin(), "localhost:8402/log");
         assert_eq!(c.demo_daily_cap, Some(50));
+        assert_eq!(c.familiar.labor_price_usd, DEFAULT_LABOR_PRICE_USD);
+        assert_ne!(c.familiar.labor_price_usd, PRICE_USD);
+        let file: FileConfig = toml::from_str("[familiar]\nlabor_price_usd = \"2.50\"\n").unwrap();
+        let c = Config::resolve(Overrides::default(), file).unwrap();
+        assert_eq!(c.familiar.labor_price_usd, "2.50");
     }
 
     #[test]
@@ -442,7 +499,13 @@ mod tests {
         };
         let c = Config::resolve(behind_proxy, FileConfig::default()).unwrap();
         assert_eq!(c.max_connections_per_ip, None);
-        for bad in ["header_timeout_seconds = 0", "max_connections = 0"] {
+        for bad in [
+            "header_timeout_seconds = 0",
+            "max_connections = 0",
+            "[familiar]\nlabor_price_usd = \"0\"",
+            "[familiar]\nlabor_price_usd = \"1.\"",
+            "[familiar]\nlabor_price_usd = \"-1\"",
+        ] {
             let file: FileConfig = toml::from_str(bad).unwrap();
             assert!(
                 Config::resolve(Overrides::default(), file).is_err(),

@@ -12,6 +12,7 @@ pub mod dev;
 pub mod dev_tls;
 pub mod erc8004;
 pub mod error;
+pub mod familiar;
 pub mod mcp;
 pub mod munus;
 pub mod nginx;
@@ -28,6 +29,7 @@ pub mod serve;
 pub mod static_site;
 pub mod vows;
 pub mod who;
+pub mod witness;
 
 /// Lock a mutex, recovering from poison (the one helper: `conduct_core::sync::lock`).
 pub use conduct_core::sync::lock;

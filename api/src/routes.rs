@@ -55,6 +55,16 @@ pub enum Dynamic {
     ReputationScore,
     /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
     Erc8004Validation,
+    /// `GET /witness/pledge/message`: the exact EIP-191 text of a pledge of limits.
+    PledgeMessage,
+    /// `POST /witness/pledge`: a signed vow's wallet pledges portfolio limits.
+    Pledge,
+    /// `POST /witness/reading`: the paid, signed witness reading.
+    WitnessReading,
+    /// `GET /familiar/message`: the exact EIP-191 text of a familiar's owner-auth.
+    FamiliarMessage,
+    /// `POST /familiar/summon`: a hosted familiar, paid at the posted labor price.
+    FamiliarSummon,
 }
 
 /// What answers a route.
@@ -287,6 +297,47 @@ const BIND_MESSAGE: &[Param] = &[
     ),
 ];
 
+const PLEDGE_MESSAGE: &[Param] = &[
+    Param::query(
+        "vow_id",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+        "The signed vow that pledges.",
+    ),
+    Param::query(
+        "limits",
+        true,
+        r#"{"type":"string","minLength":1,"maxLength":4096}"#,
+        "The limits: <asset>:<max_balance>:<max_outflow_per_day> (an unset maximum empty, \
+         base units), comma-separated; or the JSON array of the pledge body.",
+    ),
+];
+const FAMILIAR_MESSAGE: &[Param] = &[
+    Param::query(
+        "vow_id",
+        false,
+        r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+        "The owner, a signed vow (or give wallet).",
+    ),
+    Param::query(
+        "wallet",
+        false,
+        r#"{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"}"#,
+        "The owner, a wallet (or give vow_id).",
+    ),
+    Param::query(
+        "order",
+        true,
+        r#"{"type":"string","pattern":"^[0-9a-f]{64}$"}"#,
+        "sha256 of the RFC 8785 bytes of the labor order.",
+    ),
+];
+const FAMILIAR_ID: Param = Param::path(
+    "id",
+    r#"{"type":"string","pattern":"^[0-9a-f]{16}$"}"#,
+    "A familiar id: 16 lowercase hex digits.",
+);
+
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
 const JSON_FILE: Contract = Contract::file(&[JSON], Some(Schema::Snapshot));
@@ -476,6 +527,32 @@ pub const ROUTES: &[Route] = &[
         "Bind an npub to a signed vow {vow_id, npub, wallet_signature, nostr_signature}: both signatures over the text of GET /nostr/bind/message, each used once. A signed record of the log; the latest binding of an npub wins; then /card?key=npub1... and /who?handle=npub1... find the vow. See /library/NOSTR.md.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(Schema::BindRequest)),
+    route("GET", "/witness/pledge/message", false, Handler::Dynamic(Dynamic::PledgeMessage),
+        "The exact EIP-191 text a signed vow's wallet signs to pledge portfolio limits: ?vow_id=&limits=<asset>:<max_balance>:<max_outflow_per_day>,... It names the origin, pledge_limits, the vow, every limit and the UTC date; a signature is good that day, once.")
+        .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLEDGE_MESSAGE)),
+    route("POST", "/witness/pledge", false, Handler::Dynamic(Dynamic::Pledge),
+        "Pledge portfolio limits {vow_id, limits: [{asset, max_balance?, max_outflow_per_day?}], signature}: per ERC-20 asset a maximum balance and/or a maximum outflow per UTC day, in base units. A signed (not sandbox) vow's wallet signs GET /witness/pledge/message. Free; a signed record of the log; the latest pledge of a vow wins. See /library/WITNESS.md.")
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
+            .body(Schema::PledgeRequest)),
+    route("POST", "/witness/reading", true, Handler::Dynamic(Dynamic::WitnessReading),
+        "A witness reading {vow_id, window_days?}: the wallet's ERC-20 transfers of each pledged asset over the window (whole UTC days, default 7, at most 30) and its balances, read from the chain; every pledged limit checked arithmetically; breaches flagged with the transfers that caused them (breaches: [] when every limit held); signed. Paid via x402 at the read price. A chain that does not answer is 503 chain-unreachable, never no breach, and is not charged.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::WitnessReading), &[404, 409, 503])
+            .body(Schema::WitnessReadingRequest)
+            .params(PAID)),
+    route("GET", "/familiar/message", false, Handler::Dynamic(Dynamic::FamiliarMessage),
+        "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
+        .with(Contract::call(&[200], &[TEXT], None, &[403, 404, 422, 503]).params(FAMILIAR_MESSAGE)),
+    route("POST", "/familiar/summon", true, Handler::Dynamic(Dynamic::FamiliarSummon),
+        "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
+        .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
+            .body(Schema::FamiliarRequest)
+            .params(PAID)),
+    route("GET", "/familiars", false, Handler::Static,
+        "Every hosted familiar summoned here, in log order: its order's title, owner, wallet (null) and faucet cap (0).")
+        .with(PAGE),
+    route("GET", "/familiar/{id}", false, Handler::Static,
+        "One hosted familiar: its labor order, owner and log record (wallet null, faucet cap 0, status summoned).")
+        .with(PAGE.params(&[FAMILIAR_ID])),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),
@@ -557,6 +634,7 @@ mod tests {
                 "/opensea",
                 "/munus",
                 "/reputation",
+                "/familiars",
                 "/lost"
             ]
         );
@@ -587,6 +665,7 @@ mod tests {
             routes: &routes,
             accepts: &[],
             price_usd: "0.10",
+            posted: &[],
             demo_daily_cap: Some(50),
             as_of: 0,
             manifest_ttl: 0,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::keystore;
-use conduct_renderer::SiteInput;
+use conduct_renderer::{PostedPrice, SiteInput};
 use warp::Filter;
 
 use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
@@ -21,6 +21,7 @@ use crate::routes;
 use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
 use conduct_indexer::munus::{MunusReader, PaymentFlags};
+use conduct_renderer::live::familiar::FamiliarSource;
 use conduct_renderer::live::munus::MunusSource;
 use conduct_renderer::live::registry::RegistrySource;
 use conduct_renderer::live::reputation::ReputationSource;
@@ -82,6 +83,7 @@ fn site_input<'a>(
     key: &'a ServiceKey,
     routes: &'a [conduct_renderer::RouteInfo],
     accepts: &'a [serde_json::Value],
+    posted: &'a [conduct_renderer::PostedPrice<'a>],
     as_of: u64,
 ) -> SiteInput<'a> {
     SiteInput {
@@ -90,6 +92,7 @@ fn site_input<'a>(
         routes,
         accepts,
         price_usd: PRICE_USD,
+        posted,
         demo_daily_cap: cfg.demo_daily_cap,
         as_of,
         manifest_ttl: cfg.manifest_ttl,
@@ -108,7 +111,9 @@ pub fn render_site(
 ) -> Result<(Publisher, usize), Error> {
     let vows = Arc::new(VowReader::open(store)?);
     let infos = routes::infos();
-    let input = site_input(cfg, key, &infos, accepts, as_of);
+    let labor = crate::payment::Rails::advertised(&cfg.rails, &cfg.familiar.labor_price_usd)?;
+    let posted = labor_price(cfg, &labor);
+    let input = site_input(cfg, key, &infos, accepts, &posted, as_of);
     let count = vows.all()?.len();
     let chain = crate::chain::open(cfg)?;
     let mut sources: Vec<Box<dyn Source>> = vec![
@@ -119,7 +124,7 @@ pub fn render_site(
             None,
             routes::html_pages(),
         )),
-        Box::new(registry_source(cfg, key, &chain, vows)),
+        Box::new(registry_source(cfg, key, &chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),
             &cfg.public_url,
@@ -128,6 +133,7 @@ pub fn render_site(
             Arc::new(PaymentFlags::default()),
         )),
         Box::new(reputation_source(cfg, key, &chain)),
+        Box::new(FamiliarSource::new(key.clone(), vows)),
     ];
     let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
     publisher
@@ -135,6 +141,15 @@ pub fn render_site(
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
     publisher.write_manifest(key, conduct_indexer::clock::wall_unix(), cfg.manifest_ttl)?;
     Ok((publisher, count))
+}
+
+/// `POST /familiar/summon` posted at the labor price, with its `accepts` at that price.
+fn labor_price<'a>(cfg: &'a Config, accepts: &'a [serde_json::Value]) -> [PostedPrice<'a>; 1] {
+    [PostedPrice {
+        path: "/familiar/summon",
+        price_usd: &cfg.familiar.labor_price_usd,
+        accepts,
+    }]
 }
 
 /// The chain payments are re-read from (none without `[chain]`).
@@ -294,6 +309,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     cfg.bound_to(local);
     let key = load_key(&cfg)?;
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
+    // The same rails at the posted labor price (the familiar's 402 challenge).
+    let labor_rails = rails.at_price(&cfg.rails, &cfg.familiar.labor_price_usd)?;
     let t0 = std::time::Instant::now();
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
     let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
@@ -334,9 +351,11 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             flags.clone(),
         )),
         Box::new(reputation_source(&cfg, &key, &chain)),
+        Box::new(FamiliarSource::new(key.clone(), vows.clone())),
     ];
     let infos = routes::infos();
-    let input = site_input(&cfg, &key, &infos, &rails.accepts, now_unix());
+    let posted = labor_price(&cfg, &labor_rails.accepts);
+    let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, now_unix());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
     let mut publisher = live::static_tree(&input, &cfg.site)?;
@@ -394,6 +413,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     }
     let parts = Parts {
         rails,
+        labor_rails,
         store,
         log,
         seq,

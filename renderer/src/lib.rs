@@ -6,6 +6,7 @@
 pub mod chart;
 pub mod discovery;
 pub mod docs;
+pub mod familiar;
 pub mod hive;
 pub mod live;
 pub mod mark;
@@ -23,7 +24,7 @@ pub mod tree;
 pub mod vow_html;
 pub mod vows;
 
-pub use site::{render, RouteInfo, SiteInput};
+pub use site::{render, PostedPrice, RouteInfo, SiteInput};
 pub use tree::Tree;
 
 /// Why a render failed.

@@ -158,6 +158,16 @@ pub enum Schema {
     Erc8004Request,
     /// The answer of `POST /erc8004/validation`: the credential and its hash.
     Erc8004Validation,
+    /// The body of `POST /witness/pledge`.
+    PledgeRequest,
+    /// The body of `POST /witness/reading`.
+    WitnessReadingRequest,
+    /// The answer of `POST /witness/reading`: the signed reading.
+    WitnessReading,
+    /// The body of `POST /familiar/summon`.
+    FamiliarRequest,
+    /// The answer of `POST /familiar/summon`: the familiar's signed log record.
+    Familiar,
 }
 
 impl Schema {
@@ -180,6 +190,11 @@ impl Schema {
             Schema::BindRequest => "BindRequest",
             Schema::Erc8004Request => "Erc8004Request",
             Schema::Erc8004Validation => "Erc8004Validation",
+            Schema::PledgeRequest => "PledgeRequest",
+            Schema::WitnessReadingRequest => "WitnessReadingRequest",
+            Schema::WitnessReading => "WitnessReading",
+            Schema::FamiliarRequest => "FamiliarRequest",
+            Schema::Familiar => "Familiar",
         }
     }
 }
@@ -458,6 +473,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
     out.insert("Trace".into(), trace.clone());
     out.insert("ProfileRequest".into(), profile);
     erc8004_schemas(&mut out);
+    witness_schemas(&mut out);
     out.insert(
         "Attestation".into(),
         inline_defs(ATTESTATION_SCHEMA, "attestation schema")?,
@@ -851,6 +867,158 @@ fn erc8004_schemas(out: &mut Map<String, Value>) {
                     "required": ["request_hash", "validation_request", "validation_response",
                         "verify", "docs"],
                 },
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
+}
+
+/// The requests and answers of the witness and of familiars (library/WITNESS.md,
+/// library/FAMILIARS.md).
+fn witness_schemas(out: &mut Map<String, Value>) {
+    use conduct_core::familiar::record::FAUCET_CAP;
+    use conduct_core::familiar::{MAX_BUDGET, MAX_DELIVERABLE, MAX_TITLE, MAX_WHAT};
+    use conduct_core::witness::{MAX_LIMITS, MAX_WINDOW_DAYS};
+    let vow_id = json!({"type": "string", "pattern": "^[0-9a-f]{16}$"});
+    let amount = json!({"type": ["string", "null"], "pattern": "^(0|[1-9][0-9]{0,77})$",
+        "description": "Base units of the token, a decimal string (at most 2^256 - 1)."});
+    let address = json!({"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"});
+    let eip191 = json!({"type": "string", "pattern": EIP191});
+    out.insert(
+        "PledgeRequest".into(),
+        json!({
+            "title": "POST /witness/pledge body",
+            "type": "object",
+            "required": ["vow_id", "limits", "signature"],
+            "additionalProperties": false,
+            "properties": {
+                "vow_id": vow_id.clone(),
+                "limits": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": MAX_LIMITS,
+                    "description": "One limit per ERC-20 asset, each with max_balance, \
+                        max_outflow_per_day or both.",
+                    "items": {
+                        "type": "object",
+                        "required": ["asset"],
+                        "additionalProperties": false,
+                        "properties": {
+                            "asset": address.clone(),
+                            "max_balance": amount.clone(),
+                            "max_outflow_per_day": amount,
+                        },
+                    },
+                },
+                "signature": {"type": "string", "pattern": EIP191,
+                    "description": "The vow wallet's EIP-191 personal_sign signature over the \
+                        exact text of GET /witness/pledge/message (today's UTC date); accepted \
+                        once."},
+            },
+        }),
+    );
+    out.insert(
+        "WitnessReadingRequest".into(),
+        json!({
+            "title": "POST /witness/reading body",
+            "type": "object",
+            "required": ["vow_id"],
+            "additionalProperties": false,
+            "properties": {
+                "vow_id": vow_id.clone(),
+                "window_days": {"type": ["integer", "null"], "minimum": 1,
+                    "maximum": MAX_WINDOW_DAYS,
+                    "description": "Whole UTC days ending at the chain's head (default 7)."},
+            },
+        }),
+    );
+    out.insert(
+        "WitnessReading".into(),
+        json!({
+            "description": "A signed witness reading: the pledge's limits checked against the \
+                wallet's transfers and balances as read from the chain. held is true and \
+                breaches empty when every limit held.",
+            "allOf": [schema_ref(Schema::Snapshot)],
+            "type": "object",
+            "required": ["type", "what", "vow_id", "wallet", "chain", "pledge", "window", "held",
+                "breaches", "assets", "source", "issued_at", "issuer", "scope"],
+            "properties": {
+                "type": {"const": conduct_core::witness::reading::READING_TYPE},
+                "vow_id": vow_id.clone(),
+                "wallet": address.clone(),
+                "held": {"type": "boolean"},
+                "breaches": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["asset", "limit", "limit_value", "observed", "excess", "transfers"],
+                    "properties": {
+                        "limit": {"enum": ["max_balance", "max_outflow_per_day"]},
+                        "transfers": {"type": "array", "items": {"type": "object"}},
+                    },
+                }},
+                "assets": {"type": "array", "items": {"type": "object"}},
+                "window": {"type": "object", "required": ["days", "from", "to", "from_block",
+                    "to_block", "to_block_hash"]},
+                "pledge": {"type": "object", "required": ["log_index", "at", "limits"]},
+                "scope": schema_ref_named("Scope"),
+            },
+        }),
+    );
+    let text = |max: usize, lines: bool| {
+        json!({"type": "string", "minLength": 1, "maxLength": max,
+            "pattern": if lines { TEXT_CHARS } else { AGENT_CHARS }})
+    };
+    let order = json!({
+        "type": "object",
+        "description": "The labor order, recorded as sent: optional members are left out, \
+            never null. order_sha256 is sha256 of its RFC 8785 bytes.",
+        "required": ["title", "what"],
+        "additionalProperties": false,
+        "properties": {
+            "title": text(MAX_TITLE, false),
+            "what": text(MAX_WHAT, true),
+            "budget": text(MAX_BUDGET, false),
+            "deliverable": text(MAX_DELIVERABLE, true),
+        },
+    });
+    out.insert(
+        "FamiliarRequest".into(),
+        json!({
+            "title": "POST /familiar/summon body",
+            "type": "object",
+            "required": ["owner", "order", "signature"],
+            "additionalProperties": false,
+            "properties": {
+                "owner": {"oneOf": [
+                    {"type": "object", "required": ["vow_id"], "additionalProperties": false,
+                     "properties": {"vow_id": vow_id.clone()}},
+                    {"type": "object", "required": ["wallet"], "additionalProperties": false,
+                     "properties": {"wallet": address.clone()}},
+                ]},
+                "order": order.clone(),
+                "signature": eip191,
+            },
+        }),
+    );
+    out.insert(
+        "Familiar".into(),
+        json!({
+            "description": "A hosted familiar's signed log record: a labor order with an owner. \
+                It holds no wallet (null) and has a faucet cap of 0.",
+            "allOf": [schema_ref(Schema::Snapshot)],
+            "type": "object",
+            "required": ["type", "familiar_id", "origin", "owner", "owner_signature", "order",
+                "order_sha256", "wallet", "faucet_cap", "status", "labor_price_usd",
+                "summoned_at", "log_index", "scope"],
+            "properties": {
+                "type": {"const": conduct_core::familiar::record::FAMILIAR_TYPE},
+                "familiar_id": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+                "owner": {"type": "object", "required": ["form", "vow_id", "wallet"]},
+                "order": {"type": "object"},
+                "order_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                "wallet": {"const": null},
+                "faucet_cap": {"const": FAUCET_CAP},
+                "status": {"const": conduct_core::familiar::record::STATUS},
+                "log_index": {"type": "integer", "minimum": 0},
                 "scope": schema_ref_named("Scope"),
             },
         }),

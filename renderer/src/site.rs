@@ -71,12 +71,27 @@ pub struct SiteInput<'a> {
     pub accepts: &'a [Value],
     /// Price per paid read in USD, e.g. `0.10`.
     pub price_usd: &'a str,
+    /// Paid routes posted at a price of their own (a familiar's labor price), with their
+    /// `accepts` at that price; every other paid route is at `price_usd`.
+    pub posted: &'a [PostedPrice<'a>],
     /// The free demo cap per IP per UTC day (`None` when lifted).
     pub demo_daily_cap: Option<u32>,
     /// Render instant, unix seconds.
     pub as_of: u64,
     /// How long the manifest stays valid, seconds.
     pub manifest_ttl: u64,
+}
+
+/// A paid route posted at a price of its own (`POST /familiar/summon`'s labor price), not the
+/// read price.
+#[derive(Debug, Clone, Copy)]
+pub struct PostedPrice<'a> {
+    /// The route's path.
+    pub path: &'a str,
+    /// Its price in USD, e.g. `1.00`.
+    pub price_usd: &'a str,
+    /// Its x402 `accepts` entries at that price (one per configured rail).
+    pub accepts: &'a [Value],
 }
 
 /// Manifest format name (one constant, in conduct-core, for the renderer and verify-site).
@@ -232,9 +247,13 @@ fn put_well_known(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderEr
         .iter()
         .filter(|r| r.paid)
         .map(|r| {
+            let (price, accepts) = match input.posted.iter().find(|p| p.path == r.path) {
+                Some(p) => (p.price_usd, p.accepts),
+                None => (input.price_usd, input.accepts),
+            };
             json!({"resource": format!("{}{}", input.public_url, r.path), "method": r.method,
                    "description": r.description, "mimeType": "application/json",
-                   "accepts": input.accepts})
+                   "price_usd": price, "accepts": accepts})
         })
         .collect();
     tree.put(
@@ -245,7 +264,9 @@ fn put_well_known(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderEr
                 "type": "conduct.x402/v1",
                 "x402Version": 2,
                 "what": "Paid resources of this instance and the rails that pay them. One flat \
-                    price per rail for every caller; the price never depends on a score.",
+                    price per rail for every caller; the price never depends on a score. A \
+                    read is at price_usd; a resource posted at a price of its own (a \
+                    familiar's labor price) says so in its price_usd and accepts.",
                 "price_usd": input.price_usd,
                 "resources": paid,
                 "rails": input.accepts,

@@ -13,8 +13,8 @@ use conduct_indexer::durable::write_atomic;
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
 /// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), the Nostr profile and
-/// mark (`hive/`, written at startup from the indexer's key), sitemap and the manifest (the
-/// publisher's).
+/// mark (`hive/`, written at startup from the indexer's key), the familiars (`/familiars` and
+/// `/familiar/<id>`), sitemap and the manifest (the publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -32,6 +32,8 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "reputation.",
     "reputation/",
     "hive/",
+    "familiars.",
+    "familiar/",
     "sitemap.xml",
     "manifest.json",
 ];

@@ -31,6 +31,7 @@ fn input(key: &ServiceKey, as_of: u64) -> SiteInput<'_> {
         routes: ROUTES,
         accepts: &[],
         price_usd: "0.10",
+        posted: &[],
         demo_daily_cap: Some(50),
         as_of,
         manifest_ttl: 3600,

@@ -428,6 +428,7 @@ fn discovery_points_at_the_board_once_it_is_routed() {
         routes,
         accepts: &[],
         price_usd: "0.10",
+        posted: &[],
         demo_daily_cap: Some(50),
         as_of: 1_700_000_000,
         manifest_ttl: 86_400,

@@ -58,6 +58,22 @@ impl Rails {
         Ok(Rails { rails, accepts })
     }
 
+    /// The same rails at another price (a familiar's labor price): each rail's `accepts`
+    /// entry rebuilt from its configuration `cfgs` (the ones these rails were built from, in
+    /// order) at `price_usd`, the settlers shared.
+    pub fn at_price(
+        &self,
+        cfgs: &[rails::RailConfig],
+        price_usd: &str,
+    ) -> Result<Self, crate::error::Error> {
+        let mut out = self.clone();
+        for (rail, cfg) in out.rails.iter_mut().zip(cfgs) {
+            rail.requirements = cfg.requirements(price_usd)?;
+        }
+        out.accepts = out.rails.iter().map(|r| r.requirements.clone()).collect();
+        Ok(out)
+    }
+
     /// The `accepts` entries of configured rails, without connecting to anything.
     pub fn advertised(
         cfgs: &[rails::RailConfig],

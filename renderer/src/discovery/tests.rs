@@ -75,6 +75,7 @@ fn input<'a>(k: &'a ServiceKey, routes: &'a [RouteInfo]) -> SiteInput<'a> {
         routes,
         accepts: &[],
         price_usd: "0.10",
+        posted: &[],
         demo_daily_cap: Some(50),
         as_of: 1_700_000_000,
         manifest_ttl: 86_400,

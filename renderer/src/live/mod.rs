@@ -16,6 +16,7 @@
 //!
 //! [`startup`] renders the whole tree before the engine starts. See ARCHITECTURE.md.
 
+pub mod familiar;
 pub mod munus;
 pub mod registry;
 pub mod reputation;

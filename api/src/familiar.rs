@@ -1,0 +1,328 @@
+//! Hosted familiars (library/FAMILIARS.md): `GET /familiar/message` (the exact text an owner's
+//! wallet signs) and `POST /familiar/summon` (paid at the posted labor price, a price of its
+//! own, through the one payment gate: its 402 challenge carries the labor price on every rail).
+//! The familiar's page `/familiar/<id>` and the list `/familiars` are static files the live
+//! site keeps current (source [`crate::app::FAMILIARS`]).
+//!
+//! Everything that needs no money is checked first (the body, the order, the owner, the owner's
+//! EIP-191 signature over the exact text, the signature not used before): a bad signature is
+//! refused without a 402 and without a charge. The payment then settles before the record is
+//! appended (a summoned familiar exists only for a settled payment); the append job re-checks
+//! the signature's single use and a vow owner's vow ([`conduct_indexer::familiar::familiar_job`]).
+//! The familiar holds no wallet (`wallet: null`) and has a faucet cap of `0` (spec 4.6 rule 6).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::familiar::record::Familiar;
+use conduct_core::familiar::{
+    familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
+};
+use conduct_core::munus::utc_date;
+use conduct_core::trace::{parse_json, FieldError};
+use conduct_core::vow::eip191;
+use conduct_core::vow::record::checksum_address;
+use conduct_core::witness::address;
+use conduct_indexer::familiar::familiar_job;
+use conduct_indexer::ledger::{LedgerError, Refused};
+use conduct_renderer::live::familiar::familiar_key;
+use serde::Deserialize;
+use warp::http::{HeaderMap, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::app::{now_unix, query_param, App, FAMILIARS};
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::Resource;
+use crate::reply::{bytes_response, Problem};
+use crate::vows::{blocking, created, find_vow, ledger_problem, with_render_state};
+
+/// The owner of a summon body: exactly one of the two.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnerBody {
+    vow_id: Option<String>,
+    wallet: Option<String>,
+}
+
+/// The body of `POST /familiar/summon`. The signature is optional here so that a missing one
+/// is refused as what it is (403 naming it), not as a malformed body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SummonBody {
+    owner: OwnerBody,
+    order: serde_json::Value,
+    signature: Option<String>,
+}
+
+fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
+    p.errors.push(FieldError::at(pointer, detail));
+    p
+}
+
+fn sandbox_vow(id: &str) -> Problem {
+    at(
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "familiar-sandbox-vow",
+            "A sandbox vow cannot own a familiar",
+            format!(
+                "vow {id} is sandbox (no wallet signed it), so no wallet can sign for it; name a \
+                 signed vow, or {{\"wallet\": \"0x...\"}} as the owner"
+            ),
+        ),
+        "/owner/vow_id",
+        "a sandbox vow",
+    )
+}
+
+fn owner_signature(detail: String) -> Problem {
+    at(
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "familiar-owner-signature",
+            "The owner's wallet did not sign this summon",
+            format!("{detail}; nothing was charged"),
+        ),
+        "/signature",
+        "the owner wallet's EIP-191 signature over the text of GET /familiar/message",
+    )
+}
+
+fn replayed() -> Problem {
+    at(
+        Problem::new(
+            StatusCode::CONFLICT,
+            "familiar-replayed",
+            "This summon's signature was used already",
+            "an owner signature summons one familiar; to summon another, fetch GET \
+             /familiar/message and sign it anew (the text names the UTC date); nothing was \
+             charged",
+        ),
+        "/signature",
+        "used by an earlier familiar",
+    )
+}
+
+/// The owner named by `vow_id` or `wallet` (exactly one), with the wallet that signs for it;
+/// `base` is the pointer of the owner (`/owner` in a body, `?` in a query).
+async fn owner_of(
+    app: &Arc<App>,
+    vow_id: Option<String>,
+    wallet: Option<String>,
+    base: &str,
+) -> Result<Owner, Problem> {
+    match (vow_id, wallet) {
+        (Some(id), None) => {
+            let row = find_vow(app, &id).await.map_err(|mut p| {
+                if let Some(e) = p.errors.first_mut() {
+                    e.pointer = format!("{base}vow_id");
+                }
+                p
+            })?;
+            let signed = row
+                .wallet
+                .as_deref()
+                .and_then(|w| address(&w.to_ascii_lowercase()).ok());
+            match (row.sandbox, signed) {
+                (false, Some(wallet)) => Ok(Owner::Vow {
+                    vow_id: row.vow_id,
+                    wallet,
+                }),
+                _ => Err(sandbox_vow(&id)),
+            }
+        }
+        (None, Some(w)) => address(&w)
+            .map(|wallet| Owner::Wallet { wallet })
+            .map_err(|e| Problem::invalid(vec![FieldError::at(format!("{base}wallet"), e)])),
+        _ => Err(Problem::invalid(vec![FieldError::at(
+            if base.is_empty() { "/owner" } else { base },
+            "name the owner by exactly one of vow_id (a signed vow) and wallet",
+        )])),
+    }
+}
+
+/// `GET /familiar/message?vow_id=|wallet=&order=<order_sha256>`: the exact text the owner's
+/// wallet signs (`text/plain`).
+pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+    let order = query_param(query, "order")
+        .filter(|o| o.len() == 64 && o.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .ok_or_else(|| {
+            Problem::invalid(vec![FieldError::at(
+                "?order",
+                "order is the labor order's SHA-256 (64 lowercase hex digits of sha256 of its \
+                 RFC 8785 bytes)",
+            )])
+        })?;
+    let owner = owner_of(
+        app,
+        query_param(query, "vow_id"),
+        query_param(query, "wallet"),
+        "?",
+    )
+    .await?;
+    let text = familiar_message(
+        &app.cfg.public_url,
+        &owner.named(),
+        &order,
+        &utc_date(now_unix()),
+    );
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        text.into_bytes(),
+    ))
+}
+
+/// A refusal of the append job.
+fn job_problem(e: LedgerError, owner: &Owner) -> Problem {
+    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
+        return ledger_problem(e);
+    };
+    match slug.as_str() {
+        "familiar-replayed" => replayed(),
+        "familiar-sandbox-vow" => sandbox_vow(owner.vow_id().unwrap_or_default()),
+        "familiar-wrong-wallet" => owner_signature(
+            "the vow's wallet is not the one that signed; sign with the vow's wallet".into(),
+        ),
+        _ => ledger_problem(e),
+    }
+}
+
+/// A summon that passed every check that needs no money.
+struct Checked {
+    owner: Owner,
+    order: Order,
+    signature: String,
+    at: u64,
+}
+
+async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
+    let req: SummonBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    let order = parse_order(&req.order, "/order").map_err(Problem::invalid)?;
+    let owner = owner_of(app, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
+    let at = now_unix();
+    let text = familiar_message(
+        &app.cfg.public_url,
+        &owner.named(),
+        &order_sha256(&order),
+        &utc_date(at),
+    );
+    let Some(sig) = req.signature.filter(|s| !s.is_empty()) else {
+        return Err(owner_signature(
+            "signature is missing: the owner's wallet signs the text of GET /familiar/message \
+             (EIP-191 personal_sign)"
+                .into(),
+        ));
+    };
+    let addr = eip191::recover(&text, &sig)
+        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
+    let signer = checksum_address(&addr);
+    if signer != owner.wallet() {
+        return Err(owner_signature(format!(
+            "signature recovers to {signer}, not the owner's wallet {}; sign the exact text of \
+             GET /familiar/message (it names the owner, the order's sha256 and today's UTC \
+             date) with the owner's wallet",
+            owner.wallet()
+        )));
+    }
+    // A signature summons once: refused here, before any payment is asked for (the append
+    // job checks it again).
+    let (reader, id) = (app.vows.clone(), familiar_id(&sig));
+    let seen = blocking("reading the familiars", move || {
+        reader.familiar(&id).map_err(|e| e.to_string())
+    })
+    .await?;
+    if seen.is_some() {
+        return Err(replayed());
+    }
+    Ok(Checked {
+        owner,
+        order,
+        signature: sig.to_ascii_lowercase(),
+        at,
+    })
+}
+
+/// `POST /familiar/summon` `{owner: {vow_id} | {wallet}, order, signature}`: check, take payment
+/// at the posted labor price (settled first), append the record, render its page: 201 and the
+/// signed `conduct.familiar/v1` record. The same summon within 24 hours returns the same record
+/// and charges nothing.
+pub async fn summon(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    let c = check(app, body).await?;
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let now = now_unix();
+    let call = PaidCall {
+        route: "familiar-summon",
+        // The signature names the owner, the order and the day.
+        request: format!("familiar|{}", c.signature),
+        resource: Resource {
+            url: &url,
+            description: "A hosted familiar recorded: a labor order with an owner, wallet null \
+                          and faucet cap 0, at the posted labor price",
+        },
+        settle: SettleWhen::BeforeHandler,
+    };
+    let rec = Familiar {
+        origin: app.cfg.public_url.clone(),
+        owner: c.owner,
+        owner_signature: c.signature,
+        order: c.order,
+        labor_price_usd: app.cfg.familiar.labor_price_usd.clone(),
+        at: c.at,
+    };
+    let handler = || async move {
+        let id = rec.id();
+        let owner = rec.owner.clone();
+        let appended = app
+            .seq
+            .submit_job(familiar_job(app.key.clone(), rec))
+            .await
+            .map_err(|e| job_problem(e, &owner))?;
+        let leaf = appended.leaf.unwrap_or_default();
+        // Committed: the answer is its acknowledgement; a failed render is retried.
+        let rendered = app.site.render(FAMILIARS, &familiar_key(&id), true).await;
+        let response = with_render_state(
+            created(leaf.clone(), &format!("/familiar/{id}")),
+            rendered.err().map(|e| e.0),
+        );
+        Ok(Served {
+            response,
+            record: leaf,
+        })
+    };
+    gate(
+        app.labor_gate_parts(now),
+        headers,
+        call,
+        Ok,
+        |_| Ok(()),
+        handler,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_their_field_and_say_nothing_was_charged() {
+        let p = owner_signature("x".into());
+        assert_eq!(
+            (p.status, p.kind, p.errors[0].pointer.as_str()),
+            (
+                StatusCode::FORBIDDEN,
+                "familiar-owner-signature",
+                "/signature"
+            )
+        );
+        assert!(p.detail.contains("nothing was charged"));
+        assert_eq!(replayed().status, StatusCode::CONFLICT);
+        assert_eq!(sandbox_vow("x").errors[0].pointer, "/owner/vow_id");
+    }
+}
