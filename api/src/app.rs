@@ -330,6 +330,21 @@ where
                 crate::reputation::holders(app, &req.query, accept).await
             }
             Dynamic::ReputationScore => crate::reputation::score(app, &req.path).await,
+            Dynamic::PrepareIndex => crate::prepare::index(app),
+            Dynamic::Prepare => {
+                let body = if req.method == Method::POST {
+                    Some(read_body(&req.headers, req.body).await?)
+                } else {
+                    None
+                };
+                crate::prepare::action(app, &req.path, &req.query, body).await
+            }
+            Dynamic::TicketPrepare => crate::ticket::prepare(app, &req.path, &req.query).await,
+            Dynamic::TicketMessage => crate::ticket::message(app, &req.path, &req.query).await,
+            Dynamic::TicketEntitle => {
+                let body = read_body(&req.headers, req.body).await?;
+                crate::ticket::entitle(app, &req.path, body).await
+            }
             Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
             Dynamic::BindMessage => crate::nostr::message(app, &req.query).await,
             Dynamic::Bind => {

@@ -33,6 +33,11 @@ const TESTUSD: &str = include_str!("../../contracts/out/TestUSD.json");
 const TOOL_REGISTRY: &str = include_str!("../../contracts/out/ToolRegistry.json");
 const REPUTATION: &str = include_str!("../../contracts/out/Reputation.json");
 const TEST_MARKET: &str = include_str!("../../contracts/out/TestMarket.json");
+const TICKET_COPIES: &str = include_str!("../../contracts/out/TicketCopies.json");
+const VALIDATION_REGISTRY: &str = include_str!("../../contracts/out/ValidationRegistry.json");
+/// The game `conduct dev` lists on its ticket contract, and its price (TestUSD base units).
+const DEV_GAME: u64 = 1;
+const DEV_TICKET_PRICE: u64 = 2_000_000;
 /// The reputation record's arbiter in `conduct dev` (anvil account 5).
 const ARBITER: usize = 5;
 /// The threshold of `meets` `conduct dev` sets.
@@ -177,6 +182,10 @@ pub struct DevChain {
     pub reputation: String,
     /// The test market authorized to credit it.
     pub market: String,
+    /// The ERC-1155 ticket copies contract (one open game, priced in TestUSD).
+    pub tickets: String,
+    /// The ERC-8004 validation registry (no identity registry).
+    pub validation: String,
 }
 
 /// Start anvil, deploy and fund everything, start the local facilitator.
@@ -265,6 +274,7 @@ async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
     let facilitator = serve_facilitator(&rpc).await?;
     let (registry, sample_uri, ca_pem) = deploy_registry(&rpc_client).await?;
     let (reputation, market) = deploy_reputation(&rpc_client).await?;
+    let (tickets, validation) = deploy_tickets(&rpc_client, &token).await?;
     Ok(DevChain {
         _anvil: child,
         rpc,
@@ -275,7 +285,51 @@ async fn start_chain(anvil: Option<PathBuf>) -> Result<DevChain, String> {
         ca_pem,
         reputation,
         market,
+        tickets,
+        validation,
     })
+}
+
+/// Deploy the ERC-8004 validation registry (no identity registry) and the ticket copies
+/// contract (paid in TestUSD to the payTo account), and list one open game:
+/// (tickets, validation).
+async fn deploy_tickets(rpc: &Rpc, token: &str) -> Result<(String, String), String> {
+    let address = |r: Value, what: &str| {
+        r["contractAddress"]
+            .as_str()
+            .map(str::to_ascii_lowercase)
+            .ok_or_else(|| format!("{what} deployment has no address"))
+    };
+    let code = format!(
+        "{}{}",
+        bytecode(VALIDATION_REGISTRY, "ValidationRegistry")?,
+        word("0")
+    );
+    let validation = address(rpc.send(DEPLOYER, None, &code).await?, "ValidationRegistry")?;
+    let uri = b"https://conduct.example/copies/{id}.json";
+    let mut text = hex::encode(uri);
+    while text.len() % 64 != 0 {
+        text.push('0');
+    }
+    let code = format!(
+        "{}{}{}{}{}{text}",
+        bytecode(TICKET_COPIES, "TicketCopies")?,
+        word(token),
+        word(ACCOUNTS[PAY_TO].0),
+        word("60"),
+        word(&format!("{:x}", uri.len())),
+    );
+    let tickets = address(rpc.send(DEPLOYER, None, &code).await?, "TicketCopies")?;
+    let set = calldata(
+        "setGame(uint256,uint256,bool)",
+        &[
+            word(&format!("{DEV_GAME:x}")),
+            word(&format!("{DEV_TICKET_PRICE:x}")),
+            word("1"),
+        ],
+    );
+    rpc.send(DEPLOYER, Some(&tickets), &set).await?;
+    Ok((tickets, validation))
 }
 
 /// The bytecode of an artifact.
@@ -495,9 +549,19 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
             address: chain.reputation.clone(),
             start_block: 0,
         }),
-        tickets: None,
-        validation: None,
+        tickets: Some(conduct_indexer::chain::ContractConfig {
+            address: chain.tickets.clone(),
+            start_block: 0,
+        }),
+        validation: Some(conduct_indexer::chain::ContractConfig {
+            address: chain.validation.clone(),
+            start_block: 0,
+        }),
     });
+    // Quests are paid in TestUSD here (the default token of /prepare/quest_payment).
+    if cfg.munus.token.is_none() {
+        cfg.munus.token = Some(chain.token.clone());
+    }
     // A sample quest, so the board has something to claim (an operator's own file is kept).
     let quests = cfg.data.join(conduct_core::munus::QUESTS_FILE);
     if !quests.exists() {
@@ -556,6 +620,15 @@ pub fn banner(chain: &DevChain, public_url: &str) -> String {
     out.push_str(&format!(
         "  reputation   {} (soulbound; market {} credits, arbiter {} slashes, threshold {DEV_THRESHOLD}; see {public_url}/reputation)\n",
         chain.reputation, chain.market, ACCOUNTS[ARBITER].0
+    ));
+    out.push_str(&format!(
+        "  tickets      {} (ERC-1155 copies; game {DEV_GAME} open at {} TestUSD; {public_url}/ticket/{DEV_GAME}/prepare?from=<wallet>)\n",
+        chain.tickets,
+        DEV_TICKET_PRICE as f64 / 1e6
+    ));
+    out.push_str(&format!(
+        "  validation   {} (ERC-8004 validation registry; {public_url}/prepare lists every action to sign)\n",
+        chain.validation
     ));
     out.push_str(&format!(
         "  quest board  {public_url}/munus (a sample quest; record a payment with `conduct quest pay`)\n"

@@ -55,6 +55,16 @@ pub enum Dynamic {
     ReputationScore,
     /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
     Erc8004Validation,
+    /// `GET /prepare`: the index of every on-chain action the service prepares.
+    PrepareIndex,
+    /// `GET|POST /prepare/{action}`: the transactions to sign in order and the preconditions.
+    Prepare,
+    /// `GET /ticket/{game}/prepare`: buy copies of a game's ticket.
+    TicketPrepare,
+    /// `GET /ticket/{game}/message`: the exact EIP-191 text a holder signs.
+    TicketMessage,
+    /// `POST /ticket/{game}/entitle`: a signed entitlement, read live from the chain.
+    TicketEntitle,
     /// `GET /witness/pledge/message`: the exact EIP-191 text of a pledge of limits.
     PledgeMessage,
     /// `POST /witness/pledge`: a signed vow's wallet pledges portfolio limits.
@@ -338,6 +348,114 @@ const FAMILIAR_ID: Param = Param::path(
     "A familiar id: 16 lowercase hex digits.",
 );
 
+// The arguments of prepared actions (library/PREPARE.md; conduct_indexer's catalogue checks
+// each, and a test checks that the action enum is the catalogue).
+const ADDRESS: &str = r#"{"type":"string","pattern":"^0x[0-9a-fA-F]{40}$"}"#;
+const UINT256: &str = r#"{"type":"string","pattern":"^(0|[1-9][0-9]{0,77})$"}"#;
+const BYTES32: &str = r#"{"type":"string","pattern":"^0x[0-9a-fA-F]{64}$"}"#;
+const URI_ARG: &str = r#"{"type":"string","minLength":1,"maxLength":2048}"#;
+/// The path parameter naming a prepared action.
+pub const ACTION: Param = Param::path(
+    "action",
+    r#"{"type":"string","enum":["register_tool","update_tool_metadata","set_access_predicate","deregister_tool","buy_ticket","transfer_ticket","validation_request","validation_response","quest_payment"]}"#,
+    "The action (see GET /prepare).",
+);
+const FROM_ARG: Param = Param::query(
+    "from",
+    true,
+    ADDRESS,
+    "The wallet that signs every transaction (your own).",
+);
+const AMOUNT_ARG: Param = Param::query(
+    "amount",
+    false,
+    UINT256,
+    "Copies (default 1), or the base units a quest payment transfers.",
+);
+const PRICE_ARG: Param = Param::query(
+    "price",
+    false,
+    UINT256,
+    "buy_ticket: the price of one copy you accept (default: the contract's, read now).",
+);
+const TOKEN_ARG: Param = Param::query(
+    "token",
+    false,
+    ADDRESS,
+    "buy_ticket: the ERC-20 it is paid in (default: the contract's token()); quest_payment: the token (default: [munus] token).",
+);
+const PREPARE_QUERY: &[Param] = &[
+    ACTION,
+    FROM_ARG,
+    Param::query(
+        "metadata_uri",
+        false,
+        URI_ARG,
+        "A tool's manifest location.",
+    ),
+    Param::query(
+        "manifest_hash",
+        false,
+        BYTES32,
+        "keccak256 of a tool manifest's RFC 8785 bytes.",
+    ),
+    Param::query(
+        "access_predicate",
+        false,
+        ADDRESS,
+        "A tool's access predicate (zero: open).",
+    ),
+    Param::query("tool_id", false, UINT256, "An ERC-8257 tool id."),
+    Param::query("game", false, UINT256, "A game: its ERC-1155 token id."),
+    AMOUNT_ARG,
+    PRICE_ARG,
+    TOKEN_ARG,
+    Param::query("to", false, ADDRESS, "The receiving wallet."),
+    Param::query("validator", false, ADDRESS, "An ERC-8004 validator."),
+    Param::query("agent_id", false, UINT256, "An ERC-8004 agent id."),
+    Param::query(
+        "request_uri",
+        false,
+        URI_ARG,
+        "Where a validator fetches the evidence.",
+    ),
+    Param::query(
+        "request_hash",
+        false,
+        BYTES32,
+        "keccak256 of the evidence (a credential_hash).",
+    ),
+    Param::query(
+        "response",
+        false,
+        r#"{"type":"string","pattern":"^(0|[1-9][0-9]?|100)$"}"#,
+        "A validation response, 0 to 100.",
+    ),
+    Param::query(
+        "response_uri",
+        false,
+        r#"{"type":"string","maxLength":2048}"#,
+        "Where the validator's report is.",
+    ),
+    Param::query("response_hash", false, BYTES32, "keccak256 of the report."),
+    Param::query(
+        "tag",
+        false,
+        r#"{"type":"string","maxLength":256}"#,
+        "A validation tag.",
+    ),
+];
+const GAME_PATH: Param = Param::path(
+    "game",
+    UINT256,
+    "A game: its ERC-1155 token id, in decimal.",
+);
+const TICKET_PREPARE: &[Param] = &[GAME_PATH, FROM_ARG, AMOUNT_ARG, PRICE_ARG, TOKEN_ARG];
+const TICKET_MESSAGE: &[Param] = &[
+    GAME_PATH,
+    Param::query("wallet", true, ADDRESS, "The holder's wallet."),
+];
+
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
 const JSON_FILE: Contract = Contract::file(&[JSON], Some(Schema::Snapshot));
@@ -553,6 +671,30 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/familiar/{id}", false, Handler::Static,
         "One hosted familiar: its labor order, owner and log record (wallet null, faucet cap 0, status summoned).")
         .with(PAGE.params(&[FAMILIAR_ID])),
+    route("GET", "/prepare", false, Handler::Dynamic(Dynamic::PrepareIndex),
+        "The index of every on-chain action the service prepares (ERC-8257 registerTool, updateToolMetadata, setAccessPredicate, deregisterTool; buying and giving ticket copies; ERC-8004 validationRequest and validationResponse; the operator's quest payment): its contract (null while not deployed here), function, selector and arguments with their types. Signed. See /library/PREPARE.md.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
+    route("GET", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
+        "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 503])
+            .params(PREPARE_QUERY)),
+    route("POST", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
+        "The same, the arguments as a JSON object of strings.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 503])
+            .body(Schema::PrepareRequest)
+            .params(&[ACTION])),
+    route("GET", "/ticket/{game}/prepare", false, Handler::Dynamic(Dynamic::TicketPrepare),
+        "Buy copies of a game's ticket (ERC-1155, paid in an ERC-20): the approve of the token for price x amount (skip_if: the allowance already covers it), then buy(game, amount); ?from=[&amount=][&price=][&token=]. As /prepare/buy_ticket.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[422, 503])
+            .params(TICKET_PREPARE)),
+    route("GET", "/ticket/{game}/message", false, Handler::Dynamic(Dynamic::TicketMessage),
+        "The exact EIP-191 text a holder signs to prove its wallet: ?wallet=. It names the origin, the action prove_holder, the game, the wallet and the UTC date; a signature is good that day.")
+        .with(Contract::call(&[200], &[TEXT], None, &[422]).params(TICKET_MESSAGE)),
+    route("POST", "/ticket/{game}/entitle", false, Handler::Dynamic(Dynamic::TicketEntitle),
+        "Prove holding a copy {wallet, signature}: the signature over GET /ticket/{game}/message proves the wallet (403 otherwise); the entitlement is balanceOf(wallet, game) read live at a named block: a signed conduct.ticket-entitlement/v1 with entitled true or false. A chain that does not answer is 503, never a no.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 503])
+            .body(Schema::EntitleRequest)
+            .params(&[GAME_PATH])),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),

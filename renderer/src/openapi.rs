@@ -158,6 +158,16 @@ pub enum Schema {
     Erc8004Request,
     /// The answer of `POST /erc8004/validation`: the credential and its hash.
     Erc8004Validation,
+    /// The answer of `GET /prepare`: every action the service prepares.
+    PrepareIndex,
+    /// The answer of `/prepare/{action}` and `/ticket/{game}/prepare`: txs and preconditions.
+    Prepared,
+    /// The body of `POST /prepare/{action}`: the action's arguments, each a string.
+    PrepareRequest,
+    /// The body of `POST /ticket/{game}/entitle`.
+    EntitleRequest,
+    /// The answer of `POST /ticket/{game}/entitle`: the signed entitlement.
+    Entitlement,
     /// The body of `POST /witness/pledge`.
     PledgeRequest,
     /// The body of `POST /witness/reading`.
@@ -190,6 +200,11 @@ impl Schema {
             Schema::BindRequest => "BindRequest",
             Schema::Erc8004Request => "Erc8004Request",
             Schema::Erc8004Validation => "Erc8004Validation",
+            Schema::PrepareIndex => "PrepareIndex",
+            Schema::Prepared => "Prepared",
+            Schema::PrepareRequest => "PrepareRequest",
+            Schema::EntitleRequest => "EntitleRequest",
+            Schema::Entitlement => "Entitlement",
             Schema::PledgeRequest => "PledgeRequest",
             Schema::WitnessReadingRequest => "WitnessReadingRequest",
             Schema::WitnessReading => "WitnessReading",
@@ -473,6 +488,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
     out.insert("Trace".into(), trace.clone());
     out.insert("ProfileRequest".into(), profile);
     erc8004_schemas(&mut out);
+    prepare_schemas(&mut out);
     witness_schemas(&mut out);
     out.insert(
         "Attestation".into(),
@@ -1022,6 +1038,205 @@ fn witness_schemas(out: &mut Map<String, Value>) {
                 "scope": schema_ref_named("Scope"),
             },
         }),
+    );
+}
+
+/// The schemas of prepared transactions and ticket entitlements (library/PREPARE.md).
+fn prepare_schemas(out: &mut Map<String, Value>) {
+    let address = json!({"type": "string", "pattern": "^0x[0-9a-f]{40}$"});
+    let maybe_address = json!({"type": ["string", "null"], "pattern": "^0x[0-9a-f]{40}$"});
+    let decimal = json!({"type": "string", "pattern": "^(0|[1-9][0-9]*)$"});
+    let hex_data = json!({"type": "string", "pattern": "^0x([0-9a-f]{2})*$"});
+    let signed = |title: &str, required: Value, properties: Value| {
+        json!({
+            "title": title,
+            "allOf": [schema_ref(Schema::Snapshot)],
+            "type": "object",
+            "required": required,
+            "properties": properties,
+        })
+    };
+    let precondition = json!({
+        "type": "object",
+        "required": ["what", "status", "value", "detail"],
+        "properties": {
+            "what": {"type": "string"},
+            "status": {"enum": ["ok", "fails", "assumed", "unset"],
+                "description": "assumed: the chain could not be read (check it yourself; never \
+                    zero); unset: an address this needs is not configured here."},
+            "value": {"type": ["string", "null"]},
+            "detail": {"type": "string"},
+        },
+    });
+    let skip_if = json!({
+        "type": "object",
+        "description": "When the approve may be dropped: the allowance already covers the amount.",
+        "required": ["condition", "token", "owner", "spender", "amount", "check", "allowance", "holds"],
+        "properties": {
+            "condition": {"type": "string"},
+            "token": maybe_address.clone(),
+            "owner": address.clone(),
+            "spender": maybe_address.clone(),
+            "amount": {"type": "string"},
+            "check": {"type": "object", "required": ["to", "data", "returns"]},
+            "allowance": {"type": ["string", "null"]},
+            "holds": {"type": ["boolean", "null"]},
+        },
+    });
+    let tx = json!({
+        "type": "object",
+        "required": ["step", "from", "to", "data", "value", "chain_id", "function", "description"],
+        "properties": {
+            "step": {"type": "integer", "minimum": 1},
+            "from": address.clone(),
+            "to": maybe_address.clone(),
+            "data": {"type": ["string", "null"], "pattern": "^0x([0-9a-f]{2})*$"},
+            "value": {"const": "0"},
+            "chain_id": {"type": ["integer", "null"]},
+            "function": {"type": "string"},
+            "description": {"type": "string"},
+            "skip_if": skip_if,
+        },
+    });
+    let chain = json!({"type": ["object", "null"], "required": ["name", "chain_id"]});
+    out.insert(
+        "Prepared".into(),
+        signed(
+            "Unsigned transactions to sign in order, and the preconditions to check first",
+            json!([
+                "type",
+                "action",
+                "chain",
+                "arguments",
+                "txs",
+                "preconditions",
+                "read_at",
+                "rules",
+                "scope"
+            ]),
+            json!({
+                "type": {"const": "conduct.prepared/v1"},
+                "action": {"type": "string"},
+                "chain": chain.clone(),
+                "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
+                "txs": {"type": "array", "minItems": 1, "items": tx},
+                "preconditions": {"type": "array", "items": precondition},
+                "read_at": {
+                    "type": "object",
+                    "required": ["block", "reachable", "error", "at"],
+                    "properties": {
+                        "block": {"type": ["integer", "null"]},
+                        "reachable": {"type": ["boolean", "null"]},
+                        "error": {"type": ["string", "null"]},
+                        "at": {"type": "string"},
+                    },
+                },
+                "quoted": {"const": false},
+                "rules": {"type": "array", "items": {"type": "string"}},
+                "scope": schema_ref_named("Scope"),
+            }),
+        ),
+    );
+    let param = json!({
+        "type": "object",
+        "required": ["name", "type", "required", "default", "rule", "description"],
+        "properties": {
+            "name": {"type": "string"},
+            "type": {"enum": ["address", "uint256", "uint8", "bytes32", "string"]},
+            "required": {"type": "boolean"},
+            "default": {"type": ["string", "null"]},
+        },
+    });
+    out.insert(
+        "PrepareIndex".into(),
+        signed(
+            "Every on-chain action the service prepares",
+            json!(["type", "chain", "rules", "actions", "scope"]),
+            json!({
+                "type": {"const": "conduct.prepare-index/v1"},
+                "chain": chain,
+                "rules": {"type": "array", "items": {"type": "string"}},
+                "actions": {"type": "array", "items": {
+                    "type": "object",
+                    "required": ["name", "path", "contract", "function", "selector",
+                                 "pulls_erc20", "params"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "path": {"type": "string", "pattern": "^/prepare/"},
+                        "contract": {"type": "object", "required": ["name", "address", "configured_by"],
+                            "properties": {"address": maybe_address.clone()}},
+                        "function": {"type": "string"},
+                        "selector": {"type": "string", "pattern": "^0x[0-9a-f]{8}$"},
+                        "pulls_erc20": {"type": "boolean"},
+                        "params": {"type": "array", "items": param},
+                    },
+                }},
+                "scope": schema_ref_named("Scope"),
+            }),
+        ),
+    );
+    out.insert(
+        "PrepareRequest".into(),
+        json!({
+            "title": "POST /prepare/{action} body: the action's arguments",
+            "description": "Each argument is a string (integers in decimal, addresses and \
+                hashes in 0x hex); only the action's own names (GET /prepare). A member named \
+                like a key (private_key, mnemonic, seed, ...) is refused: never send one.",
+            "type": "object",
+            "additionalProperties": {"type": "string", "maxLength": 2048},
+        }),
+    );
+    out.insert(
+        "EntitleRequest".into(),
+        json!({
+            "title": "POST /ticket/{game}/entitle body",
+            "type": "object",
+            "required": ["wallet", "signature"],
+            "additionalProperties": false,
+            "properties": {
+                "wallet": {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"},
+                "signature": {"type": "string", "pattern": EIP191,
+                    "description": "The wallet's EIP-191 personal_sign signature over the exact \
+                        text of GET /ticket/{game}/message?wallet= (today's UTC date)."},
+            },
+        }),
+    );
+    out.insert(
+        "Entitlement".into(),
+        signed(
+            "A ticket entitlement: a balance read at a named block",
+            json!([
+                "type",
+                "entitled",
+                "game",
+                "wallet",
+                "balance",
+                "contract",
+                "chain_id",
+                "block",
+                "block_hash",
+                "at",
+                "proof",
+                "what",
+                "scope"
+            ]),
+            json!({
+                "type": {"const": "conduct.ticket-entitlement/v1"},
+                "entitled": {"type": "boolean"},
+                "game": decimal.clone(),
+                "wallet": address.clone(),
+                "balance": decimal,
+                "contract": address,
+                "chain_id": {"type": "integer"},
+                "block": {"type": "integer", "minimum": 0},
+                "block_hash": {"type": ["string", "null"]},
+                "at": {"type": "string"},
+                "proof": {"type": "object", "required": ["scheme", "message", "signature"],
+                    "properties": {"signature": hex_data}},
+                "what": {"type": "string"},
+                "scope": schema_ref_named("Scope"),
+            }),
+        ),
     );
 }
 

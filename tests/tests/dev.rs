@@ -136,6 +136,41 @@ fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
     assert_eq!(board["quests"][0]["id"], "sample-quest", "{board:#}");
     assert_eq!(board["claims_file_error"], Value::Null, "{board:#}");
 
+    // The ticket contract and the validation registry: /prepare names every contract, and
+    // game 1 is open at its TestUSD price, read live; the approve is on TestUSD.
+    assert!(banner.contains("/ticket/1/prepare"), "{banner}");
+    let index: Value = client()
+        .get(s.at("/prepare"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    for a in index["actions"].as_array().unwrap() {
+        assert!(a["contract"]["address"].is_string(), "{a:#}");
+    }
+    let buy: Value = client()
+        .get(s.at(&format!("/ticket/1/prepare?from={payer}")))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let pre = |what: &str| {
+        buy["preconditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["what"] == what)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {what}: {buy:#}"))
+    };
+    assert_eq!(pre("game open")["status"], "ok", "{buy:#}");
+    assert_eq!(pre("price per copy")["value"], "2000000", "{buy:#}");
+    assert_eq!(
+        buy["txs"][0]["to"].as_str().map(str::to_ascii_lowercase),
+        Some(token.to_ascii_lowercase()),
+        "{buy:#}"
+    );
+
     let pay =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/clients/pay-fetch.mjs");
     for (i, rail) in ["eip3009", "permit2"].into_iter().enumerate() {
