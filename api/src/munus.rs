@@ -155,11 +155,24 @@ async fn find_quest(app: &Arc<App>, id: &str) -> Result<(Quest, Vec<Quest>), Pro
         return Err(unknown_quest(id));
     }
     let data = app.cfg.data.clone();
-    let quests = tokio::task::spawn_blocking(move || read_quests(&data).items)
-        .await
-        .unwrap_or_default();
+    let parsed = blocking("reading the quests", move || Ok(read_quests(&data))).await?;
+    let quests = parsed.items;
     match quests.iter().find(|q| q.id == id) {
         Some(q) => Ok((q.clone(), quests)),
+        // The file could not be read at all: not "no such quest".
+        None if parsed
+            .errors
+            .iter()
+            .any(|e| e.contains("could not be read")) =>
+        {
+            Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store-unavailable",
+                "The quest file could not be read now",
+                parsed.errors.join("; "),
+            )
+            .with_header(warp::http::header::RETRY_AFTER, "5"))
+        }
         None => Err(unknown_quest(id)),
     }
 }
@@ -171,6 +184,11 @@ async fn sworn_vow(app: &Arc<App>, id: &str) -> Result<(VowRow, String), Problem
         (false, Some(w)) => Ok((row, w.to_ascii_lowercase())),
         _ => Err(sandbox_vow()),
     }
+}
+
+/// The one stored spelling of a signature that recovered (see `eip191::canonical`).
+fn canonical(signature: &str) -> String {
+    eip191::canonical(signature).unwrap_or_else(|_| signature.to_ascii_lowercase())
 }
 
 /// Recover the signer of `text`; it must be `wallet`.
@@ -260,7 +278,7 @@ async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<
         if let Err(e) = app.munus.append_due_lapses(rec.at(), Some(&id)).await {
             tracing::warn!(error = %e, "appending a due lapse failed");
         }
-        let flags = app.munus.flags().snapshot();
+        let flags = app.munus.flags().settling_snapshot();
         let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
         match app.seq.submit_job(job).await {
             Ok(a) => return Ok(a.leaf.unwrap_or_default()),
@@ -299,7 +317,7 @@ pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespon
         quest_id: id.clone(),
         vow_id: vow.vow_id,
         wallet,
-        wallet_signature: req.signature.to_ascii_lowercase(),
+        wallet_signature: canonical(&req.signature),
         at: now,
     });
     let leaf = append(app, rec, quests).await?;
@@ -330,7 +348,7 @@ pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespo
         vow_id: vow.vow_id,
         claim,
         link: req.link,
-        wallet_signature: req.signature.to_ascii_lowercase(),
+        wallet_signature: canonical(&req.signature),
         at: now,
     });
     let leaf = append(app, rec, quests).await?;

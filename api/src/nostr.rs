@@ -236,7 +236,8 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         wallet: checksum_address(&addr),
         npub: npub.clone(),
         pubkey: hex::encode(pk),
-        wallet_signature: wsig.to_ascii_lowercase(),
+        // One spelling per signature (a re-spelled replay is the same replay).
+        wallet_signature: eip191::canonical(&wsig).unwrap_or_else(|_| wsig.to_ascii_lowercase()),
         nostr_signature: nsig.to_ascii_lowercase(),
         at: now,
     };

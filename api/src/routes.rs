@@ -622,12 +622,12 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE),
     route("GET", "/reputation/holders", false, Handler::Dynamic(Dynamic::ReputationHolders),
         "The holders board (wallet, score, meets), searchable (?q= part of a wallet) and sortable (?sort=wallet|score), ?limit=; the thin query route over the signed snapshot the site publishes.")
-        .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[400])
+        .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[400, 503])
             .negotiated()
             .params(HOLDERS_QUERY)),
     route("GET", "/reputation/{address}", false, Handler::Dynamic(Dynamic::ReputationScore),
         "A wallet's score and meets(threshold) from the mirror, with verified: whether a live eth_call agreed (null when the chain does not answer; never 0).")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400, 503])
             .params(&[WALLET])),
     route("GET", "/hive/profile", false, Handler::Static,
         "The service's Nostr profile: its canonical kind-0 event (NIP-01 id, BIP-340 signature by the service's Nostr key), exactly as NIP-01 has it; its picture is /hive/mark.svg.")

@@ -148,7 +148,8 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
         return Err(Problem::invalid(errs));
     }
     let agent = vow::normalize_agent(&agent);
-    let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed);
+    let today = conduct_core::time::utc_date(now_unix());
+    let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed, &today);
     Ok(bytes_response(
         StatusCode::OK,
         "text/plain; charset=utf-8",
@@ -170,6 +171,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
             &checked.agent,
             req.cadence_hours,
             checked.sealed,
+            &conduct_core::time::utc_date(now_unix()),
         );
         let failed = match eip191::recover(&msg, sig) {
             Ok(addr) if &addr == wallet => None,
@@ -186,7 +188,8 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
                 signed_message = Some(sha256_hex(
                     format!("{}\n{msg}", hex::encode(wallet)).as_bytes(),
                 ));
-                signature = Some(sig.to_ascii_lowercase());
+                // Ok above means it parses: the canonical spelling exists.
+                signature = eip191::canonical(sig).ok();
             }
             // A sealed vow publishes only its hash: accepting it as an open sandbox vow
             // would publish the text its author meant to seal, so it is refused instead.
@@ -299,10 +302,15 @@ fn proof_for(
         &hex::encode(trace_sha256),
         req.note.as_deref(),
         req.donate_trace.unwrap_or(false),
+        &conduct_core::time::utc_date(now_unix()),
     );
     let want = vow::parse_wallet(wallet).unwrap_or_default();
     match eip191::recover(&msg, sig) {
-        Ok(addr) if addr == want => Ok((Proof::WalletSignature(sig.to_ascii_lowercase()), None)),
+        Ok(addr) if addr == want => {
+            // One spelling per signature, so a re-spelled replay is the same replay.
+            let canon = eip191::canonical(sig).unwrap_or_else(|_| sig.to_ascii_lowercase());
+            Ok((Proof::WalletSignature(canon), None))
+        }
         Ok(addr) => Err(wallet_proof_required(format!(
             "the signature recovers to 0x{}, not the vow's wallet {wallet}; sign the exact text \
              of GET /vow/report/message for this trace, note and donate_trace",
@@ -358,6 +366,7 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
         &trace,
         note.as_deref(),
         donate,
+        &conduct_core::time::utc_date(now_unix()),
     );
     Ok(bytes_response(
         StatusCode::OK,

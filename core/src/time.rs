@@ -13,6 +13,11 @@ pub fn rfc3339(unix: u64) -> String {
     )
 }
 
+/// The UTC date `YYYY-MM-DD` of unix seconds (the date an owner message names).
+pub fn utc_date(unix: u64) -> String {
+    rfc3339(unix)[..10].to_owned()
+}
+
 /// The UTC day (days since 1970-01-01) of unix seconds.
 pub fn utc_day(unix: u64) -> u64 {
     unix / 86_400

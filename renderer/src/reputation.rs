@@ -312,7 +312,11 @@ fn parse_u256(s: &str) -> Option<U256> {
 pub fn score_doc(input: &ReputationInput<'_>, wallet: &str, live: Option<(U256, bool)>) -> Value {
     let mirror = fold(input.events);
     let state = input.state();
-    let known = matches!(state, "live" | "unreachable") && input.status.indexed_to.is_some();
+    // A score is known once the mirror caught up with the chain at least once (before, a
+    // credit may sit in a block not read yet: null, never a 0 that is not one).
+    let known = matches!(state, "live" | "unreachable")
+        && input.status.indexed_to.is_some()
+        && input.status.caught_up;
     let score = known.then(|| mirror.scores.get(wallet).copied().unwrap_or_default());
     let threshold = input.threshold(&mirror).and_then(|t| parse_u256(&t));
     let meets = match (score, threshold) {

@@ -713,6 +713,21 @@ fn the_quest_board_end_to_end() {
         409,
         "munus-replayed-signature",
     );
+    // The same signature spelled otherwise (no 0x, v as 0/1) is the same replay.
+    let sig = alpha_body["signature"].as_str().unwrap();
+    let hex = sig.trim_start_matches("0x");
+    let v = u8::from_str_radix(&hex[128..], 16).unwrap();
+    let respelled = format!("{}{:02x}", &hex[..128], v - 27);
+    refused(
+        "a re-spelled replayed signature",
+        claim(
+            &s,
+            "alpha",
+            &json!({"vow_id": alpha_body["vow_id"], "signature": respelled}),
+        ),
+        409,
+        "munus-replayed-signature",
+    );
     refused(
         "a signature that is no signature",
         claim(&s, "charlie", &json!({"vow_id": v3, "signature": "0x1234"})),
@@ -874,24 +889,18 @@ fn the_quest_board_end_to_end() {
             .as_array()
             .is_some_and(|p| p.len() == 2 && p.iter().all(|r| r["verified"].is_null()))
     });
-    // Both rows count as uncheckable, neither as settled nor as unverified. Until the chain
-    // answers, alpha is not known to be settled (it is back under its live claim, with its
-    // delivery), and it takes no claim: MUNUS.md, "While a quest's payment reads null (the
-    // chain did not answer) it takes no claim (munus-payment-uncheckable)". What differs is
-    // reported at the end, after every other check.
-    assert_eq!(counts(&doc), [3, 2, 1, 1, 0, 0, 2], "{doc:#}");
-    assert_eq!(
-        quest(&doc, "alpha")["claim"]["vow_id"],
-        json!(v1),
-        "{doc:#}"
-    );
+    // Both rows count as uncheckable, neither as settled nor as unverified: the rows say what
+    // the chain said at the last read. Alpha stays done: the chain confirmed it before, and
+    // "could not look" is never "not done" (MUNUS.md, "How a quest is paid").
+    assert_eq!(counts(&doc), [3, 1, 1, 1, 0, 0, 2], "{doc:#}");
+    assert_eq!(quest(&doc, "alpha")["status"], "done", "{doc:#}");
     let mut defects = Vec::new();
     let size = log_size(&s);
     let (code, p) = claim(&s, "alpha", &body);
-    if !(code == 503 && p["type"] == "/library/ERRORS.md#munus-payment-uncheckable") {
+    if !(code == 409 && p["type"] == "/library/ERRORS.md#munus-quest-done") {
         defects.push(format!(
-            "a claim on the paid quest alpha while its payment reads null: expected 503 \
-             munus-payment-uncheckable (MUNUS.md), got {code} {p:#}"
+            "a claim on the settled quest alpha while its payment reads null: expected 409 \
+             munus-quest-done, got {code} {p:#}"
         ));
     }
     assert!(
@@ -1044,10 +1053,10 @@ fn the_quest_board_end_to_end() {
         (400..600).contains(&code),
         "a claim on the settled alpha in the second outage was taken: {code} {p:#}"
     );
-    if !(code == 503 && p["type"] == "/library/ERRORS.md#munus-payment-uncheckable") {
+    if !(code == 409 && p["type"] == "/library/ERRORS.md#munus-quest-done") {
         defects.push(format!(
-            "a claim on the settled quest alpha in the second outage: expected 503 \
-             munus-payment-uncheckable (MUNUS.md), got {code} {p:#}"
+            "a claim on the settled quest alpha in the second outage: expected 409 \
+             munus-quest-done (its last definite answer stands), got {code} {p:#}"
         ));
     }
     if outage_size != size {

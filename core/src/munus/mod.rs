@@ -291,7 +291,7 @@ pub fn parse_paid(bytes: &[u8]) -> Parsed<PaidRow> {
 
 /// The UTC date `YYYY-MM-DD` of unix seconds (the date a board message names).
 pub fn utc_date(unix: u64) -> String {
-    crate::time::rfc3339(unix)[..10].to_owned()
+    crate::time::utc_date(unix)
 }
 
 /// A game action of `GET /play/message`.
@@ -317,34 +317,33 @@ pub fn play_message(
     vow_id: &str,
     now: u64,
 ) -> String {
+    use crate::owner::{Kind, OwnerText};
     let date = utc_date(now);
-    match action {
-        Action::Claim => format!(
-            "conduct: claim a quest\n\
-             \n\
-             Signing puts this vow's claim on the quest on the public record. It moves no funds \
-             and no measured number.\n\
-             \n\
-             Origin: {origin}\n\
-             Action: claim_quest\n\
-             Quest: {quest_id}\n\
-             Vow: {vow_id}\n\
-             Date (UTC): {date}"
+    let params = vec![("Quest", quest_id.to_owned()), ("Vow", vow_id.to_owned())];
+    let (kind, effect, after) = match action {
+        Action::Claim => (
+            Kind::ClaimQuest,
+            "Signing puts this vow's claim on the quest on the public record. It moves no funds \
+             and no measured number.",
+            Vec::new(),
         ),
-        Action::Submit { link } => format!(
-            "conduct: submit a delivery\n\
-             \n\
-             Signing puts this delivery link on the public record. It moves no funds and no \
-             measured number.\n\
-             \n\
-             Origin: {origin}\n\
-             Action: submit_delivery\n\
-             Quest: {quest_id}\n\
-             Vow: {vow_id}\n\
-             Date (UTC): {date}\n\
-             Delivery: {link}"
+        Action::Submit { link } => (
+            Kind::SubmitDelivery,
+            "Signing puts this delivery link on the public record. It moves no funds and no \
+             measured number.",
+            vec![("Delivery", link.to_owned())],
         ),
+    };
+    OwnerText {
+        kind,
+        effect,
+        origin,
+        params,
+        date: &date,
+        after,
+        block: None,
     }
+    .render()
 }
 
 #[cfg(test)]

@@ -38,7 +38,8 @@ pub struct Claim {
     pub vow_id: String,
     /// The vow's wallet, EIP-55.
     pub wallet: String,
-    /// Its EIP-191 signature over the claim text (lowercase hex, `0x`).
+    /// Its EIP-191 signature over the claim text, canonical (`0x`, low `s`, `v` 27/28,
+    /// lowercase hex).
     pub wallet_signature: String,
     /// Instant of the claim, unix seconds (its UTC date is the message's).
     pub at: u64,
@@ -55,7 +56,8 @@ pub struct Delivery {
     pub claim: u64,
     /// The delivery link (https, bounded; never fetched or run).
     pub link: String,
-    /// EIP-191 signature over the submit text (lowercase hex, `0x`).
+    /// EIP-191 signature over the submit text, canonical (`0x`, low `s`, `v` 27/28, lowercase
+    /// hex).
     pub wallet_signature: String,
     /// Instant, unix seconds.
     pub at: u64,

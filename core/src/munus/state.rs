@@ -342,15 +342,19 @@ impl Board {
                         verified,
                     });
                     if verified == Some(true) {
-                        // The claim it settles: the live one, when the payment names it (a
-                        // claim that already lapsed is still settled by a matching payment).
-                        let claim = match &*s {
-                            Status::Claimed(c) => Some(c.clone()),
-                            _ => None,
+                        // It settles the claim it names (the one live where it was recorded),
+                        // or an open quest when it names none; never a claim made after it.
+                        let settles = match &*s {
+                            Status::Claimed(c) => p.claim == Some(c.log_index),
+                            Status::Open => p.claim.is_none(),
+                            Status::InHouse { .. } | Status::Settled { .. } => false,
                         };
-                        match s {
-                            Status::InHouse { .. } | Status::Settled { .. } => {}
-                            _ => *s = Status::Settled { claim, payment: i },
+                        if settles {
+                            let claim = match &*s {
+                                Status::Claimed(c) => Some(c.clone()),
+                                _ => None,
+                            };
+                            *s = Status::Settled { claim, payment: i };
                         }
                     }
                 }

@@ -244,17 +244,16 @@ pub fn profile_content(name: &str, about: &str, picture: &str) -> String {
 /// action `bind_npub`, the vow, the npub and the UTC date `YYYY-MM-DD` of the binding (a
 /// signature pair is good on that day only, and accepted once).
 pub fn bind_message(origin: &str, vow_id: &str, npub: &str, date: &str) -> String {
-    format!(
-        "conduct: bind a Nostr key\n\
-         \n\
-         Signing puts this Nostr key (npub) on the public record as the vow's. It moves no \
-         funds and no measured number. The vow's wallet signs this text (EIP-191) and so does \
-         the npub's key (BIP-340 over the SHA-256 of this text).\n\
-         \n\
-         Origin: {origin}\n\
-         Action: {BIND_ACTION}\n\
-         Vow: {vow_id}\n\
-         Npub: {npub}\n\
-         Date (UTC): {date}"
-    )
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::BindNpub,
+        effect: "Signing puts this Nostr key (npub) on the public record as the vow's. It moves \
+                 no funds and no measured number. The vow's wallet signs this text (EIP-191) and \
+                 so does the npub's key (BIP-340 over the SHA-256 of this text).",
+        origin,
+        params: vec![("Vow", vow_id.to_owned()), ("Npub", npub.to_owned())],
+        date,
+        after: Vec::new(),
+        block: None,
+    }
+    .render()
 }

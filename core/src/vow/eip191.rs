@@ -21,6 +21,32 @@ pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureErro
     Ok(addr.into_array())
 }
 
+/// The one spelling of `signature` that is stored and compared for replays: `0x`, `r`, the
+/// low `s` (EIP-2), `v` as 27 or 28, lower-case hex. `recover` accepts the same signature
+/// spelled many ways (with or without `0x`, `v` as 0/1 or 27/28, the high-`s` twin); a "used
+/// once" check keyed on anything but this form could be passed again by re-spelling it.
+pub fn canonical(signature: &str) -> Result<String, SignatureError> {
+    let hex_part = signature
+        .strip_prefix("0x")
+        .or_else(|| signature.strip_prefix("0X"))
+        .unwrap_or(signature);
+    let raw = hex::decode(hex_part).map_err(|_| SignatureError::NotHex)?;
+    if raw.len() != 65 {
+        return Err(SignatureError::Length(raw.len()));
+    }
+    let sig = Signature::from_raw(&raw).map_err(|e| SignatureError::Malformed(e.to_string()))?;
+    let low = sig.normalize_s().unwrap_or(sig);
+    Ok(format!("0x{}", hex::encode(low.as_bytes())))
+}
+
+/// [`recover`], and the [`canonical`] spelling of the signature.
+pub fn recover_canonical(
+    message: &str,
+    signature: &str,
+) -> Result<([u8; 20], String), SignatureError> {
+    Ok((recover(message, signature)?, canonical(signature)?))
+}
+
 /// Why a signature could not be checked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {
@@ -54,6 +80,43 @@ mod tests {
     // Produced with PyPI eth-account 0.14.0:
     //   Account.from_key("0x" + "11"*32).sign_message(encode_defunct(text="hello conduct"))
     const KEY_ADDR: &str = "19e7e376e7c213b7e7e7e46cc70a5dd086daff2a";
+
+    #[test]
+    fn every_spelling_of_a_signature_has_one_canonical_form() {
+        let key = alloy_primitives::B256::repeat_byte(0x11);
+        let signer = k256::ecdsa::SigningKey::from_slice(key.as_slice()).unwrap();
+        let msg = "hello conduct";
+        let hash = alloy_primitives::eip191_hash_message(msg.as_bytes());
+        let (sig, rec) = signer.sign_prehash_recoverable(hash.as_slice()).unwrap();
+        let sig = Signature::from_signature_and_parity(sig, rec.is_y_odd());
+        let bytes = sig.as_bytes();
+        let base = hex::encode(bytes);
+        let canon = canonical(&base).unwrap();
+        // v as 0/1, no 0x, upper case, and the high-s twin all name the same signature.
+        let mut v01 = bytes;
+        v01[64] -= 27;
+        let n = alloy_primitives::U256::from_be_slice(
+            &hex::decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141")
+                .unwrap(),
+        );
+        let s = alloy_primitives::U256::from_be_slice(&bytes[32..64]);
+        let mut high = bytes;
+        high[32..64].copy_from_slice(&(n - s).to_be_bytes::<32>());
+        high[64] = if bytes[64] == 27 { 28 } else { 27 };
+        for spelling in [
+            format!("0x{base}"),
+            base.to_uppercase(),
+            hex::encode(v01),
+            format!("0x{}", hex::encode(high)),
+        ] {
+            assert_eq!(canonical(&spelling).unwrap(), canon, "{spelling}");
+            assert_eq!(
+                recover(msg, &spelling).unwrap(),
+                recover(msg, &canon).unwrap()
+            );
+        }
+        assert!(canon.starts_with("0x") && canon.len() == 132);
+    }
 
     #[test]
     fn refuses_garbage() {

@@ -115,33 +115,42 @@ pub fn normalize_agent(agent: &str) -> String {
 
 /// The exact text a vow's wallet signs with EIP-191 `personal_sign` to report in on the free
 /// route (library/VOWS.md, "Reporting in"): it names the origin, the action, the vow and binds the trace
-/// (`sha256(trace)`), the note and the donation choice, so it proves this one report-in. A
-/// signature is accepted once (a replay is refused).
+/// (`sha256(trace)`), the note and the donation choice, and the UTC date it is good on, so it
+/// proves this one report-in ([`crate::owner`]). A signature is accepted once (a replay is
+/// refused).
 pub fn report_message(
     origin: &str,
     vow_id: &str,
     trace_sha256: &str,
     note: Option<&str>,
     donate_trace: bool,
+    date: &str,
 ) -> String {
     use sha2::{Digest, Sha256};
-    format!(
-        "conduct: report in\n\
-         \n\
-         Signing adds this report-in to the vow's public chain. It moves no funds.\n\
-         \n\
-         Origin: {origin}\n\
-         Action: report_in\n\
-         Vow: {vow_id}\n\
-         Trace SHA-256: {trace_sha256}\n\
-         Note SHA-256: {}\n\
-         Donate trace: {}",
-        note.map_or_else(
-            || "none".to_owned(),
-            |n| hex::encode(Sha256::digest(n.as_bytes()))
-        ),
-        if donate_trace { "yes" } else { "no" },
-    )
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::ReportIn,
+        effect: "Signing adds this report-in to the vow's public chain. It moves no funds.",
+        origin,
+        params: vec![
+            ("Vow", vow_id.to_owned()),
+            ("Trace SHA-256", trace_sha256.to_owned()),
+            (
+                "Note SHA-256",
+                note.map_or_else(
+                    || "none".to_owned(),
+                    |n| hex::encode(Sha256::digest(n.as_bytes())),
+                ),
+            ),
+            (
+                "Donate trace",
+                if donate_trace { "yes" } else { "no" }.to_owned(),
+            ),
+        ],
+        date,
+        after: Vec::new(),
+        block: None,
+    }
+    .render()
 }
 
 /// Check a vow text (also used for `GET /vow/message`). `pointer` names the field.
@@ -378,33 +387,32 @@ pub fn format_hours(hours: f64) -> String {
 }
 
 /// The exact text a wallet signs with EIP-191 `personal_sign` to take a vow (library/VOWS.md,
-/// "Taking a vow"): it names the service origin, the action and every parameter, so a signature
-/// cannot be replayed elsewhere or for another vow.
+/// "Taking a vow"): it names the service origin, the action, every parameter and the UTC date
+/// (`YYYY-MM-DD`) it is good on, so a signature cannot be replayed elsewhere or for another
+/// vow ([`crate::owner`]).
 pub fn vow_message(
     origin: &str,
     text: &str,
     agent: &str,
     cadence_hours: f64,
     sealed: bool,
+    date: &str,
 ) -> String {
     use sha2::{Digest, Sha256};
-    format!(
-        "conduct: take a vow\n\
-         \n\
-         Signing publishes this vow on the conduct ledger. It moves no funds.\n\
-         \n\
-         Origin: {origin}\n\
-         Action: take_vow\n\
-         Agent: {agent}\n\
-         Cadence hours: {}\n\
-         Sealed: {}\n\
-         Text SHA-256: {}\n\
-         Text:\n\
-         {text}",
-        format_hours(cadence_hours),
-        if sealed { "yes" } else { "no" },
-        hex::encode(Sha256::digest(text.as_bytes())),
-    )
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::TakeVow,
+        effect: "Signing publishes this vow on the conduct ledger. It moves no funds.",
+        origin,
+        params: vec![
+            ("Agent", agent.to_owned()),
+            ("Cadence hours", format_hours(cadence_hours)),
+            ("Sealed", if sealed { "yes" } else { "no" }.to_owned()),
+        ],
+        date,
+        after: vec![("Text SHA-256", hex::encode(Sha256::digest(text.as_bytes())))],
+        block: Some(("Text", text)),
+    }
+    .render()
 }
 
 #[cfg(test)]
@@ -430,30 +438,31 @@ mod tests {
 
     #[test]
     fn report_message_binds_vow_trace_note_and_donation() {
+        let d = "2026-11-24";
         let m = report_message(
             "https://x.example",
             "00ff00ff00ff00ff",
             "ab",
             Some("n"),
             false,
+            d,
         );
         assert!(m.contains("Vow: 00ff00ff00ff00ff\n"));
         assert!(m.contains("Trace SHA-256: ab\n"));
-        assert!(m.ends_with("Donate trace: no"));
-        assert_ne!(
-            m,
-            report_message("https://x.example", "00ff00ff00ff00ff", "ab", None, false)
-        );
-        assert_ne!(
-            m,
+        assert!(m.ends_with("Donate trace: no\nDate (UTC): 2026-11-24"));
+        let other = |note, donate, date| {
             report_message(
                 "https://x.example",
                 "00ff00ff00ff00ff",
                 "ab",
-                Some("n"),
-                true
+                note,
+                donate,
+                date,
             )
-        );
+        };
+        assert_ne!(m, other(None, false, d));
+        assert_ne!(m, other(Some("n"), true, d));
+        assert_ne!(m, other(Some("n"), false, "2026-11-25"));
     }
 
     fn req(v: serde_json::Value) -> VowRequest {
@@ -501,20 +510,33 @@ mod tests {
 
     #[test]
     fn message_names_everything() {
-        let m = vow_message("https://c.example", "serve\nwell", "bot", 24.0, true);
+        let d = "2026-11-24";
+        let m = vow_message("https://c.example", "serve\nwell", "bot", 24.0, true, d);
         for part in [
             "Origin: https://c.example",
             "Action: take_vow",
             "Agent: bot",
             "Cadence hours: 24\n",
             "Sealed: yes",
+            "Date (UTC): 2026-11-24\n",
             "Text:\nserve\nwell",
         ] {
             assert!(m.contains(part), "{part}");
         }
         assert_ne!(
             m,
-            vow_message("https://other.example", "serve\nwell", "bot", 24.0, true)
+            vow_message("https://other.example", "serve\nwell", "bot", 24.0, true, d)
+        );
+        assert_ne!(
+            m,
+            vow_message(
+                "https://c.example",
+                "serve\nwell",
+                "bot",
+                24.0,
+                true,
+                "2026-11-25"
+            )
         );
         assert_eq!(format_hours(1.5), "1.5");
     }

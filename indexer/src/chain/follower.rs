@@ -76,10 +76,9 @@ enum Step {
     Idle,
 }
 
+/// The service's clock (`synced_at` is compared with the render instant, which is on it).
 fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    crate::clock::now_unix()
 }
 
 impl Follower {

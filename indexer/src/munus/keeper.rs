@@ -122,7 +122,7 @@ impl Keeper {
     pub fn board(&self, now: u64) -> Result<(Board, Vec<Quest>), StoreError> {
         let quests = read_quests(&self.data).items;
         let records = self.reader.records()?;
-        let flags = self.flags.snapshot();
+        let flags = self.flags.settling_snapshot();
         let flag = |p: &Payment| flags.get(&p.tx.to_ascii_lowercase()).copied().flatten();
         Ok((Board::fold(&quests, &records, &flag, now), quests))
     }
@@ -146,7 +146,7 @@ impl Keeper {
                 self.key.clone(),
                 BoardRecord::Lapse(lapse),
                 quests.clone(),
-                self.flags.snapshot(),
+                self.flags.settling_snapshot(),
             );
             match self.seq.submit_job(job).await {
                 Ok(_) => {
@@ -241,7 +241,7 @@ impl Keeper {
             self.key.clone(),
             BoardRecord::Payment(payment),
             quests,
-            self.flags.snapshot(),
+            self.flags.settling_snapshot(),
         );
         match self.seq.submit_job(job).await {
             Ok(_) => Ok(Some(row.quest.clone())),

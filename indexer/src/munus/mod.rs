@@ -25,27 +25,57 @@ pub type Flags = HashMap<String, Option<bool>>;
 /// Each recorded payment's flag as last re-read from the chain (`tx`, lower-case, -> `true`,
 /// `false` or `None` for no answer), shared by the task that re-reads them and the renderer.
 /// A payment never re-read yet reads `None`: unknown, never false.
+///
+/// Two views: [`PaymentFlags::get`] is what the chain said at the last read (a `null` row
+/// while it does not answer), [`PaymentFlags::settling`] keeps the last definite answer
+/// through an outage, so a quest the chain confirmed settled does not turn open because the
+/// chain stopped answering ("could not look" is never "not done").
 #[derive(Debug, Default)]
 pub struct PaymentFlags {
     inner: Mutex<Flags>,
+    definite: Mutex<HashMap<String, bool>>,
 }
 
 impl PaymentFlags {
-    /// The flag of `tx` (`None`: not known to be either).
+    /// The flag of `tx` at the last read (`None`: not known to be either).
     pub fn get(&self, tx: &str) -> Option<bool> {
         let m = conduct_core::sync::lock(&self.inner);
         m.get(&tx.to_ascii_lowercase()).copied().flatten()
     }
 
-    /// Every flag known now.
+    /// The flag the board's state machine uses: the last read, or when the chain did not
+    /// answer it, the last definite answer.
+    pub fn settling(&self, tx: &str) -> Option<bool> {
+        let tx = tx.to_ascii_lowercase();
+        self.get(&tx)
+            .or_else(|| conduct_core::sync::lock(&self.definite).get(&tx).copied())
+    }
+
+    /// Every flag known now ([`PaymentFlags::get`]).
     pub fn snapshot(&self) -> Flags {
         conduct_core::sync::lock(&self.inner).clone()
     }
 
+    /// Every flag as the state machine uses it ([`PaymentFlags::settling`]).
+    pub fn settling_snapshot(&self) -> Flags {
+        let mut m = self.snapshot();
+        for (tx, b) in conduct_core::sync::lock(&self.definite).iter() {
+            let e = m.entry(tx.clone()).or_insert(None);
+            if e.is_none() {
+                *e = Some(*b);
+            }
+        }
+        m
+    }
+
     /// Record `flag` for `tx`; true when it differs from what was known.
     pub fn set(&self, tx: &str, flag: Option<bool>) -> bool {
+        let tx = tx.to_ascii_lowercase();
+        if let Some(b) = flag {
+            conduct_core::sync::lock(&self.definite).insert(tx.clone(), b);
+        }
         let mut m = conduct_core::sync::lock(&self.inner);
-        m.insert(tx.to_ascii_lowercase(), flag) != Some(flag)
+        m.insert(tx, flag) != Some(flag)
     }
 }
 
@@ -83,13 +113,9 @@ pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecor
 /// Claim and delivery signatures are accepted once (`munus-replayed-signature`, checked first).
 pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: Flags) -> Job {
     Job::Build(Box::new(move |conn, index| {
-        let records = board_records(conn)?;
-        let flag = |p: &conduct_core::munus::record::Payment| {
-            flags.get(&p.tx.to_ascii_lowercase()).copied().flatten()
-        };
-        let board = Board::fold(&quests, &records, &flag, rec.at());
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
-        // A replayed signature is named as such before any rule of the board is asked.
+        // A replayed signature is named as such before any rule of the board is asked (and
+        // before the board is read: a replay costs one lookup).
         let sig = match &rec {
             BoardRecord::Claim(c) => Some(c.wallet_signature.to_ascii_lowercase()),
             BoardRecord::Delivery(d) => Some(d.wallet_signature.to_ascii_lowercase()),
@@ -107,6 +133,11 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
                 return conflict("munus-replayed-signature");
             }
         }
+        let records = board_records(conn)?;
+        let flag = |p: &conduct_core::munus::record::Payment| {
+            flags.get(&p.tx.to_ascii_lowercase()).copied().flatten()
+        };
+        let board = Board::fold(&quests, &records, &flag, rec.at());
         let signature = match &rec {
             BoardRecord::Claim(c) => {
                 // Only a signed vow's own wallet claims (verify-log checks the same offline).
@@ -148,6 +179,18 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
                 None
             }
             BoardRecord::Payment(_) => None,
+        };
+        // A payment settles the claim live at its own position in the log, read here inside
+        // the append transaction (a claim that landed meanwhile is seen).
+        let rec = match rec.clone() {
+            BoardRecord::Payment(mut p) => {
+                p.claim = board.quest(&p.quest_id).and_then(|q| match &q.status {
+                    conduct_core::munus::state::Status::Claimed(c) => Some(c.log_index),
+                    _ => None,
+                });
+                BoardRecord::Payment(p)
+            }
+            other => other,
         };
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
         let tx = match &rec {

@@ -1,0 +1,288 @@
+//! Owner messages (spec 5, "Owner"; library/PREPARE.md, "Owner messages"): the exact texts an
+//! address signs with EIP-191 `personal_sign` to prove itself, one shape for all of them, and
+//! the index `GET /prepare/sign` is built from.
+//!
+//! Every text names the origin (the service's public URL), the action, the action's
+//! parameters and the UTC date it is good on, in this shape:
+//!
+//! ```text
+//! conduct: <title>
+//!
+//! <what signing does>
+//!
+//! Origin: <public URL>
+//! Action: <action>
+//! <Param>: <value>          (the parameters that identify the act)
+//! Date (UTC): <YYYY-MM-DD>
+//! <Param>: <value>          (parameters after the date, if any)
+//! <Label>:                  (a free text last, if any: a vow's text)
+//! <text>
+//! ```
+//!
+//! Because the action and every parameter are in the signed bytes, a signature made for one
+//! message recovers to another address over any other message: it is refused everywhere else.
+//! Each endpoint also accepts a signature once (its own replay table).
+
+/// Every kind of owner message, with where its text is served and where its signature goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Take a signed vow.
+    TakeVow,
+    /// A wallet-signed report-in on the free route.
+    ReportIn,
+    /// Claim a quest.
+    ClaimQuest,
+    /// Put a delivery on a claimed quest.
+    SubmitDelivery,
+    /// Bind an npub to a vow (the chat binding; the npub signs the same text with BIP-340).
+    BindNpub,
+    /// Prove holding a ticket copy.
+    ProveHolder,
+    /// Pledge portfolio limits to the witness.
+    PledgeLimits,
+    /// Authorize a familiar's labor order (owner-auth).
+    SummonFamiliar,
+}
+
+/// What the index says of one kind of message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The `Action:` line.
+    pub action: &'static str,
+    /// The first line after `conduct: `.
+    pub title: &'static str,
+    /// Where the exact text is served (`GET`, with its query).
+    pub message: &'static str,
+    /// Where the signature is sent.
+    pub post_to: &'static str,
+    /// The body members that carry the signature.
+    pub signature_fields: &'static str,
+    /// What a valid signature proves and does.
+    pub proves: &'static str,
+}
+
+impl Kind {
+    /// Every kind, in the index's order.
+    pub const ALL: [Kind; 8] = [
+        Kind::TakeVow,
+        Kind::ReportIn,
+        Kind::ClaimQuest,
+        Kind::SubmitDelivery,
+        Kind::BindNpub,
+        Kind::ProveHolder,
+        Kind::PledgeLimits,
+        Kind::SummonFamiliar,
+    ];
+
+    /// The index entry of this kind.
+    pub fn entry(self) -> Entry {
+        match self {
+            Kind::TakeVow => Entry {
+                action: "take_vow",
+                title: "take a vow",
+                message: "GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]",
+                post_to: "POST /vow",
+                signature_fields: "wallet, signature",
+                proves: "the wallet takes this vow (text, agent, cadence, sealed) today; without a valid signature the vow is a sandbox vow",
+            },
+            Kind::ReportIn => Entry {
+                action: "report_in",
+                title: "report in",
+                message: "GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true]",
+                post_to: "POST /vow/report/demo (or the paid POST /vow/report)",
+                signature_fields: "signature",
+                proves: "the vow's wallet reports this trace, note and donation choice today",
+            },
+            Kind::ClaimQuest => Entry {
+                action: "claim_quest",
+                title: "claim a quest",
+                message: "GET /play/message?action=claim&quest=&vow_id=",
+                post_to: "POST /munus/{id}/claim",
+                signature_fields: "vow_id, signature",
+                proves: "the sworn vow's wallet claims this quest today",
+            },
+            Kind::SubmitDelivery => Entry {
+                action: "submit_delivery",
+                title: "submit a delivery",
+                message: "GET /play/message?action=submit&quest=&vow_id=&link=",
+                post_to: "POST /munus/{id}/submit",
+                signature_fields: "vow_id, link, signature",
+                proves: "the claimant's wallet puts this delivery link on the record today",
+            },
+            Kind::BindNpub => Entry {
+                action: "bind_npub",
+                title: "bind a Nostr key",
+                message: "GET /nostr/bind/message?vow_id=&npub=",
+                post_to: "POST /nostr/bind",
+                signature_fields: "wallet_signature (EIP-191), nostr_signature (BIP-340 over sha256 of the text)",
+                proves: "the vow's wallet and the npub's key both bind the npub to the vow today",
+            },
+            Kind::ProveHolder => Entry {
+                action: "prove_holder",
+                title: "prove you hold a ticket",
+                message: "GET /ticket/{game}/message?wallet=",
+                post_to: "POST /ticket/{game}/entitle",
+                signature_fields: "wallet, signature",
+                proves: "the wallet asks for its entitlement today; the entitlement itself is a live balance read",
+            },
+            Kind::PledgeLimits => Entry {
+                action: "pledge_limits",
+                title: "pledge portfolio limits",
+                message: "GET /witness/pledge/message?vow_id=&limits=",
+                post_to: "POST /witness/pledge",
+                signature_fields: "signature",
+                proves: "the sworn vow's wallet pledges these limits to the witness today",
+            },
+            Kind::SummonFamiliar => Entry {
+                action: "summon_familiar",
+                title: "summon a familiar",
+                message: "GET /familiar/message?vow_id=|wallet=&order=",
+                post_to: "POST /familiar/summon",
+                signature_fields: "signature",
+                proves: "the owner authorizes this labor order today (paid at the labor price)",
+            },
+        }
+    }
+
+    /// The `Action:` line's value.
+    pub fn action(self) -> &'static str {
+        self.entry().action
+    }
+}
+
+/// One owner message, before it is written out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerText<'a> {
+    /// Which message.
+    pub kind: Kind,
+    /// What signing does (one paragraph).
+    pub effect: &'a str,
+    /// The service's public URL.
+    pub origin: &'a str,
+    /// Parameters before the date.
+    pub params: Vec<(&'a str, String)>,
+    /// The UTC date `YYYY-MM-DD` the signature is good on.
+    pub date: &'a str,
+    /// Parameters after the date.
+    pub after: Vec<(&'a str, String)>,
+    /// A free text written last, under its label (a vow's text).
+    pub block: Option<(&'a str, &'a str)>,
+}
+
+impl OwnerText<'_> {
+    /// The exact text to sign.
+    pub fn render(&self) -> String {
+        let e = self.kind.entry();
+        let mut s = format!(
+            "conduct: {}\n\n{}\n\nOrigin: {}\nAction: {}",
+            e.title, self.effect, self.origin, e.action
+        );
+        for (k, v) in &self.params {
+            s.push_str(&format!("\n{k}: {v}"));
+        }
+        s.push_str(&format!("\nDate (UTC): {}", self.date));
+        for (k, v) in &self.after {
+            s.push_str(&format!("\n{k}: {v}"));
+        }
+        if let Some((label, text)) = self.block {
+            s.push_str(&format!("\n{label}:\n{text}"));
+        }
+        s
+    }
+}
+
+/// Which kind of owner message `text` is (by its `Action:` line), if any.
+pub fn kind_of(text: &str) -> Option<Kind> {
+    let action = text.lines().find_map(|l| l.strip_prefix("Action: "))?;
+    Kind::ALL.into_iter().find(|k| k.action() == action)
+}
+
+/// Recover the address that signed `text` as a message of `kind`: refused (without
+/// recovering) when the text is not a message of that kind.
+#[cfg(feature = "wallet")]
+pub fn recover(kind: Kind, text: &str, signature: &str) -> Result<[u8; 20], RecoverError> {
+    if kind_of(text) != Some(kind) {
+        return Err(RecoverError::WrongMessage(kind.action()));
+    }
+    crate::vow::eip191::recover(text, signature).map_err(|e| RecoverError::Signature(e.to_string()))
+}
+
+/// Why [`recover`] gave no address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecoverError {
+    /// The text is not a message of the expected kind.
+    #[error("the text is not a {0} message")]
+    WrongMessage(&'static str),
+    /// Not a recoverable signature.
+    #[error("{0}")]
+    Signature(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_own_action_and_routes() {
+        let mut seen = std::collections::HashSet::new();
+        for k in Kind::ALL {
+            let e = k.entry();
+            assert!(seen.insert(e.action), "{}", e.action);
+            assert!(e.message.starts_with("GET /"), "{}", e.message);
+            assert!(e.post_to.starts_with("POST /"), "{}", e.post_to);
+            let t = OwnerText {
+                kind: k,
+                effect: "x",
+                origin: "https://o.example",
+                params: vec![("A", "1".into())],
+                date: "2026-11-24",
+                after: vec![],
+                block: None,
+            }
+            .render();
+            assert_eq!(kind_of(&t), Some(k));
+            assert!(t.contains("\nOrigin: https://o.example\n"));
+            assert!(t.contains("\nDate (UTC): 2026-11-24"));
+        }
+    }
+
+    #[test]
+    fn the_shape_is_fixed() {
+        let t = OwnerText {
+            kind: Kind::TakeVow,
+            effect: "Signing publishes this vow.",
+            origin: "https://o.example",
+            params: vec![("Agent", "a".into())],
+            date: "2026-11-24",
+            after: vec![("Text SHA-256", "ab".into())],
+            block: Some(("Text", "line one\nline two")),
+        }
+        .render();
+        assert_eq!(
+            t,
+            "conduct: take a vow\n\nSigning publishes this vow.\n\nOrigin: https://o.example\n\
+             Action: take_vow\nAgent: a\nDate (UTC): 2026-11-24\nText SHA-256: ab\nText:\n\
+             line one\nline two"
+        );
+    }
+
+    #[cfg(feature = "wallet")]
+    #[test]
+    fn a_text_of_another_kind_is_refused_before_recovery() {
+        let t = OwnerText {
+            kind: Kind::ClaimQuest,
+            effect: "x",
+            origin: "o",
+            params: vec![],
+            date: "2026-11-24",
+            after: vec![],
+            block: None,
+        }
+        .render();
+        let sig = format!("0x{}", "11".repeat(65));
+        assert_eq!(
+            recover(Kind::BindNpub, &t, &sig),
+            Err(RecoverError::WrongMessage("bind_npub"))
+        );
+    }
+}
