@@ -345,6 +345,7 @@ where
                 let body = read_body(&req.headers, req.body).await?;
                 crate::ticket::entitle(app, &req.path, body).await
             }
+            Dynamic::PrepareSign => crate::sign_index::serve(app),
             Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
             Dynamic::BindMessage => crate::nostr::message(app, &req.query).await,
             Dynamic::Bind => {

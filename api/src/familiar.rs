@@ -214,7 +214,8 @@ async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
                 .into(),
         ));
     };
-    let addr = eip191::recover(&text, &sig)
+    // One spelling per signature: a re-spelled replay is the same replay (and the same id).
+    let (addr, sig) = eip191::recover_canonical(&text, &sig)
         .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
     let signer = checksum_address(&addr);
     if signer != owner.wallet() {

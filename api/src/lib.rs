@@ -27,6 +27,7 @@ pub mod reply;
 pub mod reputation;
 pub mod routes;
 pub mod serve;
+pub mod sign_index;
 pub mod static_site;
 pub mod ticket;
 pub mod vows;

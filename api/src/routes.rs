@@ -55,6 +55,8 @@ pub enum Dynamic {
     ReputationScore,
     /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
     Erc8004Validation,
+    /// `GET /prepare/sign`: the index of every owner message.
+    PrepareSign,
     /// `GET /prepare`: the index of every on-chain action the service prepares.
     PrepareIndex,
     /// `GET|POST /prepare/{action}`: the transactions to sign in order and the preconditions.
@@ -674,6 +676,9 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/prepare", false, Handler::Dynamic(Dynamic::PrepareIndex),
         "The index of every on-chain action the service prepares (ERC-8257 registerTool, updateToolMetadata, setAccessPredicate, deregisterTool; buying and giving ticket copies; ERC-8004 validationRequest and validationResponse; the operator's quest payment): its contract (null while not deployed here), function, selector and arguments with their types. Signed. See /library/PREPARE.md.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
+    route("GET", "/prepare/sign", false, Handler::Dynamic(Dynamic::PrepareSign),
+        "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. Signed.")
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
     route("GET", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 503])

@@ -270,7 +270,8 @@ pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem
                 .into(),
         ));
     };
-    let addr = eip191::recover(&text, &sig)
+    // One spelling per signature: a re-spelled replay is the same replay.
+    let (addr, sig) = eip191::recover_canonical(&text, &sig)
         .map_err(|e| pledge_signature(format!("signature does not verify: {e}")))?;
     let signer = checksum_address(&addr);
     if signer != wallet {

@@ -119,7 +119,7 @@ impl Kind {
             },
             Kind::ProveHolder => Entry {
                 action: "prove_holder",
-                title: "prove you hold a ticket",
+                title: "prove you hold a ticket copy",
                 message: "GET /ticket/{game}/message?wallet=",
                 post_to: "POST /ticket/{game}/entitle",
                 signature_fields: "wallet, signature",
@@ -243,6 +243,52 @@ mod tests {
             assert_eq!(kind_of(&t), Some(k));
             assert!(t.contains("\nOrigin: https://o.example\n"));
             assert!(t.contains("\nDate (UTC): 2026-11-24"));
+        }
+    }
+
+    #[test]
+    fn every_message_builder_speaks_its_kind() {
+        assert_eq!(crate::ticket::ACTION, Kind::ProveHolder.action());
+        assert_eq!(crate::witness::PLEDGE_ACTION, Kind::PledgeLimits.action());
+        assert_eq!(
+            crate::familiar::SUMMON_ACTION,
+            Kind::SummonFamiliar.action()
+        );
+        assert_eq!(crate::nostr::BIND_ACTION, Kind::BindNpub.action());
+        let o = "https://o.example";
+        let d = "2026-11-24";
+        let texts = [
+            (
+                Kind::TakeVow,
+                crate::vow::vow_message(o, "t", "a", 24.0, false, d),
+            ),
+            (
+                Kind::ReportIn,
+                crate::vow::report_message(o, "v", "ab", None, false, d),
+            ),
+            (
+                Kind::ClaimQuest,
+                crate::munus::play_message(o, crate::munus::Action::Claim, "q", "v", 0),
+            ),
+            (
+                Kind::BindNpub,
+                crate::nostr::bind_message(o, "v", "npub1x", d),
+            ),
+            (
+                Kind::ProveHolder,
+                crate::ticket::holder_message(o, "1", "0xab", 0),
+            ),
+            (
+                Kind::SummonFamiliar,
+                crate::familiar::familiar_message(o, "vow v", "ab", d),
+            ),
+        ];
+        for (k, t) in texts {
+            assert_eq!(kind_of(&t), Some(k), "{t}");
+            assert!(
+                t.starts_with(&format!("conduct: {}\n\n", k.entry().title)),
+                "{t}"
+            );
         }
     }
 

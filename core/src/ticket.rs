@@ -33,18 +33,17 @@ pub const ENTITLEMENT_WHAT: &str = "A reading of the chain: the wallet, which pr
 /// as 0x and lower-case hex, `now` the unix second whose UTC date the text names.
 pub fn holder_message(origin: &str, game: &str, wallet: &str, now: u64) -> String {
     let date = utc_date(now);
-    format!(
-        "conduct: prove you hold a ticket copy\n\
-         \n\
-         Signing proves this wallet asks for its entitlement to the game below. It moves no \
-         funds, approves nothing, and is good on this UTC date only.\n\
-         \n\
-         Origin: {origin}\n\
-         Action: {ACTION}\n\
-         Game: {game}\n\
-         Wallet: {wallet}\n\
-         Date (UTC): {date}"
-    )
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::ProveHolder,
+        effect: "Signing proves this wallet asks for its entitlement to the game below. It moves \
+                 no funds, approves nothing, and is good on this UTC date only.",
+        origin,
+        params: vec![("Game", game.to_owned()), ("Wallet", wallet.to_owned())],
+        date: &date,
+        after: Vec::new(),
+        block: None,
+    }
+    .render()
 }
 
 /// The facts of one entitlement reading.

@@ -180,20 +180,22 @@ impl Owner {
 /// with the order whose hash is `order_sha256` on the UTC `date` (`GET /familiar/message`).
 /// `owner` is [`Owner::named`]'s form (`vow <id>` or `wallet <EIP-55>`).
 pub fn familiar_message(origin: &str, owner: &str, order_sha256: &str, date: &str) -> String {
-    format!(
-        "conduct: summon a familiar\n\
-         \n\
-         Signing puts a hosted familiar on the public record: a labor order with this owner. \
-         The familiar holds no wallet (wallet: null), has a faucet cap of 0, moves no funds and \
-         signs nothing; what happens next is a person's act. Summoning is paid separately, at \
-         the posted labor price.\n\
-         \n\
-         Origin: {origin}\n\
-         Action: {SUMMON_ACTION}\n\
-         Owner: {owner}\n\
-         Order (sha256): {order_sha256}\n\
-         Date (UTC): {date}"
-    )
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::SummonFamiliar,
+        effect: "Signing puts a hosted familiar on the public record: a labor order with this \
+                 owner. The familiar holds no wallet (wallet: null), has a faucet cap of 0, moves \
+                 no funds and signs nothing; what happens next is a person's act. Summoning is \
+                 paid separately, at the posted labor price.",
+        origin,
+        params: vec![
+            ("Owner", owner.to_owned()),
+            ("Order (sha256)", order_sha256.to_owned()),
+        ],
+        date,
+        after: Vec::new(),
+        block: None,
+    }
+    .render()
 }
 
 /// The familiar id the owner's signature gives: the first 16 hex digits of

@@ -220,34 +220,30 @@ pub fn parse_limits_query(s: &str) -> Result<Vec<Limit>, Vec<FieldError>> {
 /// (normalized, [`normalize_limits`]) for `vow_id` on the UTC `date` (`YYYY-MM-DD`):
 /// `GET /witness/pledge/message`. A signature over it is good on that day, once.
 pub fn pledge_message(origin: &str, vow_id: &str, limits: &[Limit], date: &str) -> String {
-    let lines: Vec<String> = limits
-        .iter()
-        .map(|l| {
-            let mut s = format!("Limit: {}", l.asset);
-            if let Some(b) = &l.max_balance {
-                s.push_str(&format!(" max_balance={b}"));
-            }
-            if let Some(o) = &l.max_outflow_per_day {
-                s.push_str(&format!(" max_outflow_per_day={o}"));
-            }
-            s
-        })
-        .collect();
-    format!(
-        "conduct: pledge portfolio limits\n\
-         \n\
-         Signing puts these limits on the public record as this vow's pledge: a witness reading \
-         checks the wallet's token transfers on the chain against them, in base units of each \
-         token (outflow per UTC day). It moves no funds and no measured number. A later pledge \
-         of the vow replaces this one.\n\
-         \n\
-         Origin: {origin}\n\
-         Action: {PLEDGE_ACTION}\n\
-         Vow: {vow_id}\n\
-         {}\n\
-         Date (UTC): {date}",
-        lines.join("\n")
-    )
+    let mut params = vec![("Vow", vow_id.to_owned())];
+    for l in limits {
+        let mut s = l.asset.clone();
+        if let Some(b) = &l.max_balance {
+            s.push_str(&format!(" max_balance={b}"));
+        }
+        if let Some(o) = &l.max_outflow_per_day {
+            s.push_str(&format!(" max_outflow_per_day={o}"));
+        }
+        params.push(("Limit", s));
+    }
+    crate::owner::OwnerText {
+        kind: crate::owner::Kind::PledgeLimits,
+        effect: "Signing puts these limits on the public record as this vow's pledge: a witness \
+                 reading checks the wallet's token transfers on the chain against them, in base \
+                 units of each token (outflow per UTC day). It moves no funds and no measured \
+                 number. A later pledge of the vow replaces this one.",
+        origin,
+        params,
+        date,
+        after: Vec::new(),
+        block: None,
+    }
+    .render()
 }
 
 #[cfg(test)]

@@ -698,7 +698,7 @@ async fn buy_ticket(
 
     // The token.
     let what = "payment token";
-    match (token_arg, token_read.clone()) {
+    match (token_arg, token_read) {
         (_, None) if tickets.is_none() => b.pre.push(pre(
             what,
             Status::Unset,
