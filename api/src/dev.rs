@@ -308,7 +308,7 @@ async fn deploy_tickets(rpc: &Rpc, token: &str) -> Result<(String, String), Stri
     let validation = address(rpc.send(DEPLOYER, None, &code).await?, "ValidationRegistry")?;
     let uri = b"https://conduct.example/copies/{id}.json";
     let mut text = hex::encode(uri);
-    while text.len() % 64 != 0 {
+    while !text.len().is_multiple_of(64) {
         text.push('0');
     }
     let code = format!(
