@@ -742,7 +742,7 @@ fn prepared_transactions_are_signed_by_a_wallet_and_succeed_on_chain() {
         &s,
         1,
         BUYER.0,
-        &sign_message(FRIEND.1, &ent["proof"]["message"].as_str().unwrap()),
+        &sign_message(FRIEND.1, ent["proof"]["message"].as_str().unwrap()),
     );
     assert_eq!(status, 403, "{wrong:#}");
     assert_eq!(wrong["type"], "/library/ERRORS.md#ticket-wrong-signer");
