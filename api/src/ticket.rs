@@ -237,12 +237,20 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
         Err(HoldingError::Unreadable(e)) => return Err(chain_unreachable(e)),
     };
     let balance = h.balance.to_string();
+    // The holder's proof as 0x and lower-case hex, whatever case or prefix it came in.
+    let holder_signature = format!(
+        "0x{}",
+        b.signature
+            .trim_start_matches("0x")
+            .trim_start_matches("0X")
+            .to_ascii_lowercase()
+    );
     let contract_text = address_text(&contract);
     let reading = Reading {
         origin: &app.cfg.public_url,
         game: &game,
         wallet: &wallet_text,
-        holder_signature: &b.signature,
+        holder_signature: &holder_signature,
         contract: &contract_text,
         chain_id: chain.chain_id,
         balance: &balance,

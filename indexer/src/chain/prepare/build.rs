@@ -1079,7 +1079,7 @@ async fn validation_request_checks(
     } else if b.r.at().reachable != Some(true) {
         b.assumed(
             ow,
-            Some(address_text(&owner)),
+            None,
             "getApproved(agentId) or isApprovedForAll(owner, from)",
         );
     } else {
