@@ -728,6 +728,9 @@ pub fn find(method: &str, path: &str) -> Option<Dynamic> {
         {
             None
         }
+        // `/prepare/sign` (the owner messages) is a route of its own, wherever it sits in the
+        // table: `/prepare/{action}` never takes it.
+        Handler::Dynamic(Dynamic::Prepare) if path == "/prepare/sign" => None,
         Handler::Dynamic(d) if r.info.method == method && matches(r.info.path, path) => Some(d),
         _ => None,
     })
