@@ -118,6 +118,14 @@ fn catalog_is_the_route_table() {
         "?vow_id={}&npub=npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg",
         vow["vow_id"].as_str().unwrap()
     );
+    let pledge_q = format!(
+        "?vow_id={}&limits=0x5FbDB2315678afecb367f032d93F642f64180aa3:1000:100",
+        vow["vow_id"].as_str().unwrap()
+    );
+    let familiar_q = format!(
+        "?wallet=0x5FbDB2315678afecb367f032d93F642f64180aa3&order={}",
+        "0".repeat(64)
+    );
     // Every concrete GET path of the catalog answers 200.
     for e in eps.iter().filter(|e| e["method"] == "GET") {
         let p = e["path"].as_str().unwrap();
@@ -145,6 +153,8 @@ fn catalog_is_the_route_table() {
             "/who" => "?handle=someone",
             "/vow/report/message" => &report_q,
             "/nostr/bind/message" => &bind_q,
+            "/witness/pledge/message" => &pledge_q,
+            "/familiar/message" => &familiar_q,
             _ => "",
         };
         assert_eq!(
