@@ -237,14 +237,10 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
         Err(HoldingError::Unreadable(e)) => return Err(chain_unreachable(e)),
     };
     let balance = h.balance.to_string();
-    // The holder's proof as 0x and lower-case hex, whatever case or prefix it came in.
-    let holder_signature = format!(
-        "0x{}",
-        b.signature
-            .trim_start_matches("0x")
-            .trim_start_matches("0X")
-            .to_ascii_lowercase()
-    );
+    // The holder's proof in its one spelling (0x, low s, v 27/28, lower-case hex); it recovered
+    // above, so it is a signature.
+    let holder_signature =
+        eip191::canonical(&b.signature).unwrap_or_else(|_| b.signature.to_ascii_lowercase());
     let contract_text = address_text(&contract);
     let reading = Reading {
         origin: &app.cfg.public_url,
