@@ -402,7 +402,14 @@ labor_price_usd = "1.00"
         check("the record is in the log (its inclusion proof is served)", proof.status_code == 200)
         page = await plain.get(base + f"/familiar/{fid}", headers={"accept": "application/json"})
         listed = (await plain.get(base + "/familiars", headers={"accept": "application/json"})).json()
-        html = (await plain.get(base + f"/familiar/{fid}", headers={"accept": "text/html"})).text
+        # The JSON is written before the answer; the HTML twin follows from the writer thread.
+        html = ""
+        for _ in range(50):
+            h = await plain.get(base + f"/familiar/{fid}", headers={"accept": "text/html"})
+            if h.status_code == 200:
+                html = h.text
+                break
+            await asyncio.sleep(0.1)
         check("the public page shows the record; /familiars lists it with wallet null and faucet cap 0",
               page.status_code == 200 and page.json().get("familiar") == fam
               and any(x.get("familiar_id") == fid and x.get("wallet") is None and x.get("faucet_cap") == "0"
