@@ -718,13 +718,15 @@ pub const ROUTES: &[Route] = &[
 /// segment).
 pub use conduct_renderer::site::route_matches as matches;
 
-/// The dynamic route for `method` and `path`, if any. `/reputation/{address}` takes only a
-/// `0x` segment: the holders snapshot's own files (`/reputation/holders.json`, `.html`) are
-/// static files beside it.
+/// The dynamic route for `method` and `path`, if any. `/reputation/{address}` does not take
+/// the holders snapshot's own files (`/reputation/holders.json`, `.html`): they are static
+/// files beside it (any other segment is an address, or a 400 naming `/address`).
 pub fn find(method: &str, path: &str) -> Option<Dynamic> {
     ROUTES.iter().find_map(|r| match r.handler {
         Handler::Dynamic(Dynamic::ReputationScore)
-            if !path.trim_start_matches("/reputation/").starts_with("0x") =>
+            if path
+                .trim_start_matches("/reputation/")
+                .starts_with("holders.") =>
         {
             None
         }

@@ -372,6 +372,31 @@ fn write_records(publisher: &Mutex<Publisher>, files: Files) -> Result<Files, St
         .map_err(|e| e.to_string())
 }
 
+/// Write the derived files that do not exist yet (a new vow's HTML twin and feed) before the
+/// waiters are answered, so a client following a 201's `Location` finds every representation;
+/// returns the rest (updates of files that exist) for the derived-file writer. A new file that
+/// cannot be written now is returned too, for that writer to retry.
+fn write_new_derived(publisher: &Mutex<Publisher>, derived: Files) -> Files {
+    let (new, existing): (Files, Files) = {
+        let p = lock(publisher);
+        derived
+            .into_iter()
+            .partition(|(path, _)| p.sha256_of(path).is_none())
+    };
+    if new.is_empty() {
+        return existing;
+    }
+    match lock(publisher).put_many(new.clone()) {
+        Ok(_) => existing,
+        Err(e) => {
+            tracing::warn!(error = %e, "writing new derived pages failed; handed to the writer");
+            let mut all = existing;
+            all.extend(new);
+            all
+        }
+    }
+}
+
 /// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up,
 /// and wake the engine after each batch so the manifest is re-signed over what was written
 /// (the files can land after a manifest the engine signed meanwhile).
@@ -534,7 +559,8 @@ impl Engine {
         let result = source
             .render(&w.keys, w.index, now, &known)
             .map_err(|e| format!("{}: {e}", source.name()))
-            .and_then(|files| write_records(publisher, files));
+            .and_then(|files| write_records(publisher, files))
+            .map(|derived| write_new_derived(publisher, derived));
         for d in w.waiters {
             let _ = d.send(
                 result
