@@ -40,5 +40,9 @@ fn each_owner_signature_is_accepted_for_its_own_action_and_refused_for_every_oth
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("0 failed"), "{out}");
     // 2 setup checks, 8 texts, 8 x 7 refusals, 8 acceptances, a stranger's signature.
-    assert_eq!(out.lines().filter(|l| l.starts_with("ok ")).count(), 75, "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("ok ")).count(),
+        75,
+        "{out}"
+    );
 }
