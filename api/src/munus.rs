@@ -128,6 +128,12 @@ fn job_problem(e: LedgerError) -> Problem {
             "This signature was used already",
             "a claim or delivery signature is accepted once; sign the text of GET /play/message again",
         ),
+        "munus-delivery-daily-limit" => refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            "munus-delivery-daily-limit",
+            "Too many deliveries today",
+            "a claim takes at most 10 deliveries per UTC day (each is a permanent record); send the final link tomorrow",
+        ),
         "munus-sandbox-vow" => sandbox_vow(),
         "munus-wrong-wallet" => refused(
             StatusCode::FORBIDDEN,

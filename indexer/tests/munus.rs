@@ -150,7 +150,22 @@ fn the_board_is_checked_in_the_log_transaction() {
         wallet_signature: "0xd1".into(),
         at: T0 + 100,
     });
-    seq.submit_job_blocking(job(delivery)).unwrap();
+    seq.submit_job_blocking(job(delivery.clone())).unwrap();
+    // At most ten deliveries per claim per UTC day (each is a permanent leaf).
+    let more = |n: usize| {
+        let mut d = delivery.clone();
+        if let BoardRecord::Delivery(x) = &mut d {
+            x.wallet_signature = format!("0xd1{n:02}");
+        }
+        d
+    };
+    for n in 1..conduct_core::munus::MAX_DELIVERIES_PER_DAY {
+        seq.submit_job_blocking(job(more(n))).unwrap();
+    }
+    assert_eq!(
+        refused(seq.submit_job_blocking(job(more(99)))),
+        "munus-delivery-daily-limit"
+    );
     let lapse = BoardRecord::Lapse(Lapse {
         quest_id: "a".into(),
         vow_id: winner.clone(),
@@ -198,7 +213,11 @@ fn the_board_is_checked_in_the_log_transaction() {
     );
 
     let records = MunusReader::open(&store).unwrap().records().unwrap();
-    let kinds: Vec<&str> = records.iter().map(|(_, r)| r.type_name()).collect();
+    let mut kinds: Vec<&str> = records.iter().map(|(_, r)| r.type_name()).collect();
+    let deliveries = kinds.iter().filter(|k| k.contains("delivery")).count();
+    assert_eq!(deliveries, conduct_core::munus::MAX_DELIVERIES_PER_DAY);
+    // The ten deliveries of one day, as one.
+    kinds.dedup();
     assert_eq!(
         kinds,
         [

@@ -26,6 +26,8 @@ pub const MAX_TITLE: usize = 200;
 pub const MAX_QUEST_TEXT: usize = 4000;
 /// Most characters in a delivery link.
 pub const MAX_LINK: usize = 512;
+/// Deliveries one claim may put on the record per UTC day (each is a permanent log leaf).
+pub const MAX_DELIVERIES_PER_DAY: usize = 10;
 /// Most decimal digits in an amount (a uint256 has at most 78).
 pub const MAX_AMOUNT_DIGITS: usize = 78;
 

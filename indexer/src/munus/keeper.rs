@@ -197,6 +197,16 @@ impl Keeper {
         if seen.is_none() || seen == *conduct_core::sync::lock(&self.paid_seen) {
             return Ok(BTreeSet::new());
         }
+        if self.chain.is_none() {
+            // A payment no chain can ever re-read would block its quest for good (the log is
+            // append-only): rows wait in the file until a [chain] is configured.
+            tracing::warn!(
+                "paid.json has rows but no [chain] is configured: payments are recorded only \
+                 once a chain can re-read them"
+            );
+            *conduct_core::sync::lock(&self.paid_seen) = seen;
+            return Ok(BTreeSet::new());
+        }
         let rows = read_paid(&self.data).items;
         let recorded: std::collections::HashSet<String> = self
             .reader

@@ -165,6 +165,18 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
                 Some(c.wallet_signature.to_ascii_lowercase())
             }
             BoardRecord::Delivery(d) => {
+                // Each delivery is a permanent leaf: a claim takes a bounded number a day.
+                let day = conduct_core::time::utc_day(d.at);
+                let today = records
+                    .iter()
+                    .filter(|(_, r)| {
+                        matches!(r, BoardRecord::Delivery(x)
+                            if x.claim == d.claim && conduct_core::time::utc_day(x.at) == day)
+                    })
+                    .count();
+                if today >= conduct_core::munus::MAX_DELIVERIES_PER_DAY {
+                    return conflict("munus-delivery-daily-limit");
+                }
                 match board.check_submit(&d.quest_id, &d.vow_id) {
                     Ok(claim) if claim == d.claim => {}
                     Ok(_) => return conflict("munus-not-claimed"),
