@@ -109,6 +109,8 @@ impl App {
                 cfg.vow_daily_cap,
                 cfg.report_demo_daily_cap,
                 cfg.oracle_daily_cap,
+                cfg.owner_daily_cap,
+                cfg.lookup_daily_cap,
             ),
             log: parts.log,
             rails: parts.rails,
@@ -176,6 +178,29 @@ fn take_cap<'c>(
         )
         .with_header(header::RETRY_AFTER, retry.to_string())),
     }
+}
+
+/// Reserve one owner-signed write (claims, deliveries, bindings, pledges) of the caller's IP.
+fn owner_cap<'a>(
+    app: &'a App,
+    headers: &HeaderMap,
+    remote: Option<SocketAddr>,
+    what: &str,
+) -> Result<Ticket<'a>, Problem> {
+    let ip = client_ip(app, headers, remote);
+    take_cap(&app.caps.owner, app.cfg.owner_daily_cap, ip, what, "")
+}
+
+/// Reserve one live chain read (prepared calldata, tickets, reputation lookups) of the
+/// caller's IP.
+fn lookup_cap<'a>(
+    app: &'a App,
+    headers: &HeaderMap,
+    remote: Option<SocketAddr>,
+    what: &str,
+) -> Result<Ticket<'a>, Problem> {
+    let ip = client_ip(app, headers, remote);
+    take_cap(&app.caps.lookup, app.cfg.lookup_daily_cap, ip, what, "")
 }
 
 /// Count a capped call only when it was served.
@@ -253,8 +278,9 @@ where
             }
             Dynamic::PledgeMessage => crate::witness::message(app, &req.query).await,
             Dynamic::Pledge => {
+                let ticket = owner_cap(app, &req.headers, req.remote, "POST /witness/pledge")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::witness::pledge(app, body).await
+                counted(ticket, crate::witness::pledge(app, body).await)
             }
             Dynamic::WitnessReading => {
                 let body = read_body(&req.headers, req.body).await?;
@@ -329,36 +355,53 @@ where
                     .and_then(|v| v.to_str().ok());
                 crate::reputation::holders(app, &req.query, accept).await
             }
-            Dynamic::ReputationScore => crate::reputation::score(app, &req.path).await,
+            Dynamic::ReputationScore => {
+                let ticket = lookup_cap(app, &req.headers, req.remote, "/reputation/{address}")?;
+                counted(ticket, crate::reputation::score(app, &req.path).await)
+            }
             Dynamic::PrepareIndex => crate::prepare::index(app),
             Dynamic::Prepare => {
+                let ticket = lookup_cap(app, &req.headers, req.remote, "/prepare/{action}")?;
                 let body = if req.method == Method::POST {
                     Some(read_body(&req.headers, req.body).await?)
                 } else {
                     None
                 };
-                crate::prepare::action(app, &req.path, &req.query, body).await
+                counted(
+                    ticket,
+                    crate::prepare::action(app, &req.path, &req.query, body).await,
+                )
             }
-            Dynamic::TicketPrepare => crate::ticket::prepare(app, &req.path, &req.query).await,
+            Dynamic::TicketPrepare => {
+                let ticket = lookup_cap(app, &req.headers, req.remote, "/ticket/{game}/prepare")?;
+                counted(
+                    ticket,
+                    crate::ticket::prepare(app, &req.path, &req.query).await,
+                )
+            }
             Dynamic::TicketMessage => crate::ticket::message(app, &req.path, &req.query).await,
             Dynamic::TicketEntitle => {
+                let ticket = lookup_cap(app, &req.headers, req.remote, "/ticket/{game}/entitle")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::ticket::entitle(app, &req.path, body).await
+                counted(ticket, crate::ticket::entitle(app, &req.path, body).await)
             }
             Dynamic::PrepareSign => crate::sign_index::serve(app),
             Dynamic::PlayMessage => crate::munus::message(app, &req.query).await,
             Dynamic::BindMessage => crate::nostr::message(app, &req.query).await,
             Dynamic::Bind => {
+                let ticket = owner_cap(app, &req.headers, req.remote, "POST /nostr/bind")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::nostr::bind(app, body).await
+                counted(ticket, crate::nostr::bind(app, body).await)
             }
             Dynamic::Claim => {
+                let ticket = owner_cap(app, &req.headers, req.remote, "POST /munus/{id}/claim")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::munus::claim(app, &req.path, body).await
+                counted(ticket, crate::munus::claim(app, &req.path, body).await)
             }
             Dynamic::Submit => {
+                let ticket = owner_cap(app, &req.headers, req.remote, "POST /munus/{id}/submit")?;
                 let body = read_body(&req.headers, req.body).await?;
-                crate::munus::submit(app, &req.path, body).await
+                counted(ticket, crate::munus::submit(app, &req.path, body).await)
             }
             Dynamic::Who => {
                 let accept = req

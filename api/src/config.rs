@@ -62,6 +62,12 @@ pub struct FileConfig {
     pub report_demo_daily_cap: Option<u32>,
     /// `oracle_daily_cap`: `POST /oracle/ask` calls per IP per UTC day; 0 lifts it.
     pub oracle_daily_cap: Option<u32>,
+    /// `owner_daily_cap`: owner-signed writes (quest claims and deliveries, npub bindings,
+    /// witness pledges) per IP per UTC day; 0 lifts it.
+    pub owner_daily_cap: Option<u32>,
+    /// `lookup_daily_cap`: live chain reads (prepared calldata, ticket prepares and
+    /// entitlements, reputation lookups) per IP per UTC day; 0 lifts it.
+    pub lookup_daily_cap: Option<u32>,
     /// `[reading]`: the language-model providers of `/vow/{id}/reading`.
     pub reading: Option<crate::reading::ReadingConfig>,
     /// `header_timeout_seconds`: time a client has to send a request line and headers.
@@ -210,6 +216,10 @@ pub struct Config {
     pub report_demo_daily_cap: Option<u32>,
     /// `POST /oracle/ask` calls per IP per UTC day; `None` when lifted.
     pub oracle_daily_cap: Option<u32>,
+    /// Owner-signed writes per IP per UTC day; `None` when lifted.
+    pub owner_daily_cap: Option<u32>,
+    /// Live chain reads per IP per UTC day; `None` when lifted.
+    pub lookup_daily_cap: Option<u32>,
     /// Reading providers (none: rule-based readings).
     pub reading: crate::reading::ReadingConfig,
     /// Time a client has to send a request line and headers.
@@ -238,6 +248,10 @@ pub const DEFAULT_VOW_CAP: u32 = 20;
 pub const DEFAULT_REPORT_DEMO_CAP: u32 = 50;
 /// Default `POST /oracle/ask` calls per IP per UTC day.
 pub const DEFAULT_ORACLE_CAP: u32 = 20;
+/// Default owner-signed writes per IP per UTC day.
+pub const DEFAULT_OWNER_CAP: u32 = 50;
+/// Default live chain reads per IP per UTC day.
+pub const DEFAULT_LOOKUP_CAP: u32 = 1000;
 
 /// Values given on the command line or in the environment (clap merges the two).
 #[derive(Debug, Default, Clone)]
@@ -322,6 +336,10 @@ impl Config {
             )
             .filter(|c| *c > 0),
             oracle_daily_cap: Some(file.oracle_daily_cap.unwrap_or(DEFAULT_ORACLE_CAP))
+                .filter(|c| *c > 0),
+            owner_daily_cap: Some(file.owner_daily_cap.unwrap_or(DEFAULT_OWNER_CAP))
+                .filter(|c| *c > 0),
+            lookup_daily_cap: Some(file.lookup_daily_cap.unwrap_or(DEFAULT_LOOKUP_CAP))
                 .filter(|c| *c > 0),
             reading: file.reading.unwrap_or_default(),
             header_timeout: seconds(

@@ -172,6 +172,11 @@ pub struct Caps {
     pub report_demo: DailyCap,
     /// `POST /oracle/ask`.
     pub oracle: DailyCap,
+    /// Owner-signed writes: quest claims and deliveries, npub bindings, witness pledges.
+    pub owner: DailyCap,
+    /// Live chain reads: prepared calldata, ticket prepares and entitlements, reputation
+    /// lookups.
+    pub lookup: DailyCap,
 }
 
 impl Caps {
@@ -181,17 +186,28 @@ impl Caps {
         vow: Option<u32>,
         report_demo: Option<u32>,
         oracle: Option<u32>,
+        owner: Option<u32>,
+        lookup: Option<u32>,
     ) -> Caps {
         Caps {
             demo: DailyCap::new("demo_profile", demo),
             vow: DailyCap::new("vow", vow),
             report_demo: DailyCap::new("report_demo", report_demo),
             oracle: DailyCap::new("oracle", oracle),
+            owner: DailyCap::new("owner", owner),
+            lookup: DailyCap::new("lookup", lookup),
         }
     }
 
-    fn all(&self) -> [&DailyCap; 4] {
-        [&self.demo, &self.vow, &self.report_demo, &self.oracle]
+    fn all(&self) -> [&DailyCap; 6] {
+        [
+            &self.demo,
+            &self.vow,
+            &self.report_demo,
+            &self.oracle,
+            &self.owner,
+            &self.lookup,
+        ]
     }
 
     /// Read today's stored counts (at start).
@@ -288,11 +304,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let now = 86_400 * 200 + 7;
-        let caps = Caps::new(Some(2), None, None, None);
+        let caps = Caps::new(Some(2), None, None, None, None, None);
         allowed(caps.demo.take("10.0.0.9".parse().unwrap(), now));
         allowed(caps.demo.take("2001:db8::5".parse().unwrap(), now));
         caps.flush(&store, now).unwrap();
-        let again = Caps::new(Some(2), None, None, None);
+        let again = Caps::new(Some(2), None, None, None, None, None);
         again.restore(&store, now + 60).unwrap();
         allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 60));
         assert!(matches!(

@@ -611,12 +611,12 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLAY_MESSAGE)),
     route("POST", "/munus/{id}/claim", false, Handler::Dynamic(Dynamic::Claim),
         "Claim a quest {vow_id, signature}: a signed (not sandbox) vow's wallet; first come; one claim per vow per UTC day; lapses after 14 idle days. The claim is a record of the log.")
-        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 503])
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 429, 503])
             .body(Schema::ClaimRequest)
             .params(&[QUEST_ID])),
     route("POST", "/munus/{id}/submit", false, Handler::Dynamic(Dynamic::Submit),
         "Put a delivery on the record {vow_id, link, signature}: the claimant's https link (a pull request), never fetched or run.")
-        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
+        .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(Schema::SubmitRequest)
             .params(&[QUEST_ID])),
     route("GET", "/reputation", false, Handler::Static,
@@ -629,7 +629,7 @@ pub const ROUTES: &[Route] = &[
             .params(HOLDERS_QUERY)),
     route("GET", "/reputation/{address}", false, Handler::Dynamic(Dynamic::ReputationScore),
         "A wallet's score and meets(threshold) from the mirror, with verified: whether a live eth_call agreed (null when the chain does not answer; never 0).")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400, 503])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400, 429, 503])
             .params(&[WALLET])),
     route("GET", "/hive/profile", false, Handler::Static,
         "The service's Nostr profile: its canonical kind-0 event (NIP-01 id, BIP-340 signature by the service's Nostr key), exactly as NIP-01 has it; its picture is /hive/mark.svg.")
@@ -681,23 +681,23 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
     route("GET", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 503])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
             .params(PREPARE_QUERY)),
     route("POST", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
         "The same, the arguments as a JSON object of strings.")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 503])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
             .body(Schema::PrepareRequest)
             .params(&[ACTION])),
     route("GET", "/ticket/{game}/prepare", false, Handler::Dynamic(Dynamic::TicketPrepare),
         "Buy copies of a game's ticket (ERC-1155, paid in an ERC-20): the approve of the token for price x amount (skip_if: the allowance already covers it), then buy(game, amount); ?from=[&amount=][&price=][&token=]. As /prepare/buy_ticket.")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[422, 503])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[422, 429, 503])
             .params(TICKET_PREPARE)),
     route("GET", "/ticket/{game}/message", false, Handler::Dynamic(Dynamic::TicketMessage),
         "The exact EIP-191 text a holder signs to prove its wallet: ?wallet=. It names the origin, the action prove_holder, the game, the wallet and the UTC date; a signature is good that day.")
         .with(Contract::call(&[200], &[TEXT], None, &[422]).params(TICKET_MESSAGE)),
     route("POST", "/ticket/{game}/entitle", false, Handler::Dynamic(Dynamic::TicketEntitle),
         "Prove holding a copy {wallet, signature}: the signature over GET /ticket/{game}/message proves the wallet (403 otherwise); the entitlement is balanceOf(wallet, game) read live at a named block: a signed conduct.ticket-entitlement/v1 with entitled true or false. A chain that does not answer is 503, never a no.")
-        .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 503])
+        .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 429, 503])
             .body(Schema::EntitleRequest)
             .params(&[GAME_PATH])),
     route("GET", "/lost", false, Handler::Static,

@@ -373,6 +373,49 @@ fn demo_cap_answers_429_with_retry_after() {
 }
 
 #[test]
+fn live_chain_reads_and_owner_writes_have_their_own_daily_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("conduct.toml");
+    std::fs::write(&cfg, "lookup_daily_cap = 2\nowner_daily_cap = 1\n").unwrap();
+    let s = Server::start(&["--config", cfg.to_str().unwrap()]);
+    let c = client();
+    let wallet = format!("0x{}", "ab".repeat(20));
+    // Served (no reputation contract here: a negative answer, 200): each counts.
+    for _ in 0..2 {
+        let r = c
+            .get(s.at(&format!("/reputation/{wallet}")))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    let r = c
+        .get(s.at(&format!("/reputation/{wallet}")))
+        .send()
+        .unwrap();
+    let p = problem(r, 429);
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/reputation/{address}"),
+        "{p}"
+    );
+    // The same counter covers prepared calldata.
+    let r = c.get(s.at("/prepare/register_tool")).send().unwrap();
+    problem(r, 429);
+    // A refused owner write spends nothing: the cap of 1 still lets the next one through to
+    // its own refusal.
+    for _ in 0..3 {
+        let r = c
+            .post(s.at("/munus/none/claim"))
+            .json(&json!({"vow_id": "0123456789abcdef", "signature": "0x00"}))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 404);
+    }
+}
+
+#[test]
 fn sigterm_shuts_down_cleanly() {
     let mut s = Server::start(&[]);
     assert_eq!(client().get(s.at("/health")).send().unwrap().status(), 200);
