@@ -14,6 +14,7 @@ pub mod canonical;
 pub mod erc8004;
 pub mod erc8257;
 pub mod familiar;
+pub mod leaf;
 pub mod manifest;
 pub mod meter;
 pub mod munus;

@@ -9,23 +9,22 @@
 //! ([`super::record::Familiar::check_wallet`] does, with it). The service checks it before it
 //! appends.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
 use super::record::{Familiar, FAMILIAR_TYPE};
 use super::Owner;
-use crate::canonical::jcs;
-use crate::signing::{verify_object, PinnedKey};
+use crate::leaf::{signed_record, SwornVows};
+use crate::signing::PinnedKey;
 use crate::vow::chain::ChainError;
-use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the familiar records in them.
 #[derive(Debug)]
 pub struct FamiliarChecker {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: HashMap<String, Option<String>>,
+    vows: SwornVows,
     /// Owner signatures used so far (lowercase).
     used: HashSet<String>,
     /// Familiar records that verified.
@@ -37,7 +36,7 @@ impl FamiliarChecker {
     pub fn new(pinned: PinnedKey) -> Self {
         FamiliarChecker {
             pinned,
-            vows: HashMap::new(),
+            vows: SwornVows::default(),
             used: HashSet::new(),
             count: 0,
         }
@@ -54,37 +53,25 @@ impl FamiliarChecker {
     pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
-        if ty == VOW_TYPE {
-            if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
-                let signed = v.get("sandbox") == Some(&Value::Bool(false));
-                let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
-                self.vows
-                    .insert(id.to_owned(), if signed { wallet } else { None });
-            }
+        if self.vows.note(v) {
             return Ok(());
         }
         if ty != FAMILIAR_TYPE {
             return Ok(());
         }
-        if jcs(v).map_err(|e| at(&e.0))? != bytes {
-            return Err(at("the leaf is not the RFC 8785 form of its record"));
-        }
-        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
-        let (log_index, rec) = Familiar::parse(v)
-            .map_err(|e| at(&e))?
-            .ok_or_else(|| at("not a familiar record"))?;
-        if log_index != index {
-            return Err(at("log_index does not name the leaf's position"));
-        }
+        let rec = signed_record(
+            index,
+            bytes,
+            v,
+            &self.pinned,
+            "a familiar record",
+            Familiar::parse,
+        )
+        .map_err(|e| at(&e))?;
         if let Owner::Vow { vow_id, wallet } = &rec.owner {
-            match self.vows.get(vow_id) {
-                None => return Err(at("the owner names no vow recorded before it")),
-                Some(None) => return Err(at("the owner names a sandbox vow")),
-                Some(Some(w)) if w != wallet => {
-                    return Err(at("the owner's wallet is not its vow's wallet"))
-                }
-                Some(Some(_)) => {}
-            }
+            self.vows
+                .check(vow_id, wallet, "the owner")
+                .map_err(|e| at(&e))?;
         }
         if !self.used.insert(rec.owner_signature.to_ascii_lowercase()) {
             return Err(at("its owner signature was used by an earlier familiar"));

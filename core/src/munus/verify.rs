@@ -11,23 +11,20 @@
 //! claims and deliveries, which need the `wallet` feature (`super::play_message` with the
 //! record's origin, quest, vow and `date`, recovered with `vow::eip191`).
 
-use std::collections::HashMap;
-
 use serde_json::Value;
 
 use super::record::{BoardRecord, TYPES};
 use super::state::Board;
-use crate::canonical::jcs;
-use crate::signing::{verify_object, PinnedKey};
+use crate::leaf::{signed_record, SwornVows};
+use crate::signing::PinnedKey;
 use crate::vow::chain::ChainError;
-use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the board's records in them.
 #[derive(Debug)]
 pub struct BoardChecker {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: HashMap<String, Option<String>>,
+    vows: SwornVows,
     records: Vec<(u64, BoardRecord)>,
     /// Board records seen, by type (claims, deliveries, lapses, payments).
     pub counts: [u64; 4],
@@ -38,7 +35,7 @@ impl BoardChecker {
     pub fn new(pinned: PinnedKey) -> Self {
         BoardChecker {
             pinned,
-            vows: HashMap::new(),
+            vows: SwornVows::default(),
             records: Vec::new(),
             counts: [0; 4],
         }
@@ -56,40 +53,29 @@ impl BoardChecker {
     pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
-        if ty == VOW_TYPE {
-            if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
-                let signed = v.get("sandbox") == Some(&Value::Bool(false));
-                let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
-                self.vows
-                    .insert(id.to_owned(), if signed { wallet } else { None });
-            }
+        if self.vows.note(v) {
             return Ok(());
         }
         let Some(kind) = TYPES.iter().position(|t| *t == ty) else {
             return Ok(());
         };
-        if jcs(v).map_err(|e| at(&e.0))? != bytes {
-            return Err(at("the leaf is not the RFC 8785 form of its record"));
-        }
-        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
-        let (log_index, rec) = BoardRecord::parse(v)
-            .map_err(|e| at(&e))?
-            .ok_or_else(|| at("not a board record"))?;
-        if log_index != index {
-            return Err(at("log_index does not name the leaf's position"));
-        }
+        let rec = signed_record(
+            index,
+            bytes,
+            v,
+            &self.pinned,
+            "a board record",
+            BoardRecord::parse,
+        )
+        .map_err(|e| at(&e))?;
         if !super::is_quest_id(rec.quest_id()) {
             return Err(at("quest_id is not a quest id"));
         }
         match &rec {
-            BoardRecord::Claim(c) => match self.vows.get(&c.vow_id) {
-                None => return Err(at("the claim names no vow recorded before it")),
-                Some(None) => return Err(at("the claim names a sandbox vow")),
-                Some(Some(w)) if *w != c.wallet => {
-                    return Err(at("the claim's wallet is not its vow's wallet"))
-                }
-                Some(Some(_)) => {}
-            },
+            BoardRecord::Claim(c) => self
+                .vows
+                .check(&c.vow_id, &c.wallet, "the claim")
+                .map_err(|e| at(&e))?,
             BoardRecord::Delivery(d) => {
                 super::check_link(&d.link).map_err(|e| at(&e))?;
             }
@@ -125,6 +111,7 @@ mod tests {
     use super::super::record::{Claim, Delivery};
     use super::*;
     use crate::signing::ServiceKey;
+    use crate::vow::record::VOW_TYPE;
 
     const T0: u64 = 1_795_262_400;
 

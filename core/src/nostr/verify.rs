@@ -16,17 +16,16 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::record::{Binding, BINDING_TYPE};
-use crate::canonical::jcs;
-use crate::signing::{verify_object, PinnedKey};
+use crate::leaf::{signed_record, SwornVows};
+use crate::signing::PinnedKey;
 use crate::vow::chain::ChainError;
-use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the binding records in them.
 #[derive(Debug)]
 pub struct BindingChecker {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: HashMap<String, Option<String>>,
+    vows: SwornVows,
     /// Signatures used so far (wallet and nostr, lowercase).
     used: HashSet<String>,
     /// Each npub's current vow (the latest binding wins).
@@ -40,7 +39,7 @@ impl BindingChecker {
     pub fn new(pinned: PinnedKey) -> Self {
         BindingChecker {
             pinned,
-            vows: HashMap::new(),
+            vows: SwornVows::default(),
             used: HashSet::new(),
             bound: HashMap::new(),
             count: 0,
@@ -58,36 +57,24 @@ impl BindingChecker {
     pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
-        if ty == VOW_TYPE {
-            if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
-                let signed = v.get("sandbox") == Some(&Value::Bool(false));
-                let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
-                self.vows
-                    .insert(id.to_owned(), if signed { wallet } else { None });
-            }
+        if self.vows.note(v) {
             return Ok(());
         }
         if ty != BINDING_TYPE {
             return Ok(());
         }
-        if jcs(v).map_err(|e| at(&e.0))? != bytes {
-            return Err(at("the leaf is not the RFC 8785 form of its record"));
-        }
-        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
-        let (log_index, rec) = Binding::parse(v)
-            .map_err(|e| at(&e))?
-            .ok_or_else(|| at("not a binding record"))?;
-        if log_index != index {
-            return Err(at("log_index does not name the leaf's position"));
-        }
-        match self.vows.get(&rec.vow_id) {
-            None => return Err(at("the binding names no vow recorded before it")),
-            Some(None) => return Err(at("the binding names a sandbox vow")),
-            Some(Some(w)) if *w != rec.wallet => {
-                return Err(at("the binding's wallet is not its vow's wallet"))
-            }
-            Some(Some(_)) => {}
-        }
+        let rec = signed_record(
+            index,
+            bytes,
+            v,
+            &self.pinned,
+            "a binding record",
+            Binding::parse,
+        )
+        .map_err(|e| at(&e))?;
+        self.vows
+            .check(&rec.vow_id, &rec.wallet, "the binding")
+            .map_err(|e| at(&e))?;
         rec.check_nostr().map_err(|e| at(&e))?;
         for sig in [&rec.wallet_signature, &rec.nostr_signature] {
             if !self.used.insert(sig.to_ascii_lowercase()) {

@@ -13,17 +13,16 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::record::{Pledge, PLEDGE_TYPE};
-use crate::canonical::jcs;
-use crate::signing::{verify_object, PinnedKey};
+use crate::leaf::{signed_record, SwornVows};
+use crate::signing::PinnedKey;
 use crate::vow::chain::ChainError;
-use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the pledge records in them.
 #[derive(Debug)]
 pub struct PledgeChecker {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: HashMap<String, Option<String>>,
+    vows: SwornVows,
     /// Wallet signatures used so far (lowercase).
     used: HashSet<String>,
     /// Each vow's current pledge: the log index of its latest pledge.
@@ -37,7 +36,7 @@ impl PledgeChecker {
     pub fn new(pinned: PinnedKey) -> Self {
         PledgeChecker {
             pinned,
-            vows: HashMap::new(),
+            vows: SwornVows::default(),
             used: HashSet::new(),
             latest: HashMap::new(),
             count: 0,
@@ -55,36 +54,24 @@ impl PledgeChecker {
     pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
-        if ty == VOW_TYPE {
-            if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
-                let signed = v.get("sandbox") == Some(&Value::Bool(false));
-                let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
-                self.vows
-                    .insert(id.to_owned(), if signed { wallet } else { None });
-            }
+        if self.vows.note(v) {
             return Ok(());
         }
         if ty != PLEDGE_TYPE {
             return Ok(());
         }
-        if jcs(v).map_err(|e| at(&e.0))? != bytes {
-            return Err(at("the leaf is not the RFC 8785 form of its record"));
-        }
-        verify_object(v, &self.pinned).map_err(|e| at(&format!("signature: {e}")))?;
-        let (log_index, rec) = Pledge::parse(v)
-            .map_err(|e| at(&e))?
-            .ok_or_else(|| at("not a pledge record"))?;
-        if log_index != index {
-            return Err(at("log_index does not name the leaf's position"));
-        }
-        match self.vows.get(&rec.vow_id) {
-            None => return Err(at("the pledge names no vow recorded before it")),
-            Some(None) => return Err(at("the pledge names a sandbox vow")),
-            Some(Some(w)) if *w != rec.wallet => {
-                return Err(at("the pledge's wallet is not its vow's wallet"))
-            }
-            Some(Some(_)) => {}
-        }
+        let rec = signed_record(
+            index,
+            bytes,
+            v,
+            &self.pinned,
+            "a pledge record",
+            Pledge::parse,
+        )
+        .map_err(|e| at(&e))?;
+        self.vows
+            .check(&rec.vow_id, &rec.wallet, "the pledge")
+            .map_err(|e| at(&e))?;
         if !self.used.insert(rec.wallet_signature.to_ascii_lowercase()) {
             return Err(at("its wallet signature was used by an earlier pledge"));
         }
