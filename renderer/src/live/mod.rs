@@ -186,11 +186,8 @@ pub fn startup(
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
     }
-    publisher.write_manifest(
-        input.key,
-        conduct_indexer::clock::wall_unix(),
-        input.manifest_ttl,
-    )?;
+    // The render instant, so two renders of one state at one `as_of` are byte-identical.
+    publisher.write_manifest(input.key, input.as_of, input.manifest_ttl)?;
     Ok(publisher)
 }
 
