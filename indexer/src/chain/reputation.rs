@@ -364,14 +364,12 @@ pub async fn live_score(
     who: Address,
 ) -> Option<(U256, bool)> {
     use alloy::sol_types::SolCall;
-    let score = rpc
-        .view(address, IReputation::scoreOfCall { who }.abi_encode())
-        .await
-        .ok()?;
-    let meets = rpc
-        .view(address, IReputation::meetsCall { who }.abi_encode())
-        .await
-        .ok()?;
+    // Both reads at once: a chain that does not answer costs one timeout, not two.
+    let (score, meets) = tokio::join!(
+        rpc.view(address, IReputation::scoreOfCall { who }.abi_encode()),
+        rpc.view(address, IReputation::meetsCall { who }.abi_encode()),
+    );
+    let (score, meets) = (score.ok()?, meets.ok()?);
     Some((
         IReputation::scoreOfCall::abi_decode_returns(&score).ok()?,
         IReputation::meetsCall::abi_decode_returns(&meets).ok()?,
