@@ -39,21 +39,7 @@ pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
         }
         let wallet = rec.owner.wallet().to_ascii_lowercase();
         if let Some(vow_id) = rec.owner.vow_id() {
-            let vow: Option<(bool, Option<String>)> = conn
-                .query_row(
-                    "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
-                    params![vow_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
-            match vow {
-                None => return Err(Refused::NotFound(format!("no vow {vow_id}"))),
-                Some((true, _)) => return conflict("familiar-sandbox-vow"),
-                Some((false, w)) if w.as_deref() != Some(wallet.as_str()) => {
-                    return conflict("familiar-wrong-wallet")
-                }
-                Some(_) => {}
-            }
+            crate::vows::require_sworn(conn, vow_id, &wallet, "familiar")?;
         }
         let id = rec.id();
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;

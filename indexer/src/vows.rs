@@ -464,3 +464,30 @@ impl DonatedTraces {
         Ok(g.query_row("SELECT COUNT(*) FROM donated", [], |r| r.get::<_, i64>(0))? as u64)
     }
 }
+
+/// Inside an append transaction: `vow_id` names a signed (not sandbox) vow whose wallet is
+/// `wallet` (any case), or the refusal: `NotFound`, else `Conflict("<prefix>-sandbox-vow")` or
+/// `Conflict("<prefix>-wrong-wallet")`. Every owner-signed record that names a vow (quest
+/// claims, npub bindings, pledges, familiars) is checked here.
+pub(crate) fn require_sworn(
+    conn: &Connection,
+    vow_id: &str,
+    wallet: &str,
+    prefix: &str,
+) -> Result<(), Refused> {
+    let vow: Option<(bool, Option<String>)> = conn
+        .query_row(
+            "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
+            params![vow_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match vow {
+        None => Err(Refused::NotFound(format!("no vow {vow_id}"))),
+        Some((true, _)) => Err(Refused::Conflict(format!("{prefix}-sandbox-vow"))),
+        Some((false, w)) if w.as_deref() != Some(&wallet.to_ascii_lowercase()) => {
+            Err(Refused::Conflict(format!("{prefix}-wrong-wallet")))
+        }
+        Some(_) => Ok(()),
+    }
+}

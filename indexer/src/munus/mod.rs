@@ -141,21 +141,7 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
         let signature = match &rec {
             BoardRecord::Claim(c) => {
                 // Only a signed vow's own wallet claims (verify-log checks the same offline).
-                let vow: Option<(bool, Option<String>)> = conn
-                    .query_row(
-                        "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
-                        params![c.vow_id],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .optional()?;
-                match vow {
-                    None => return Err(Refused::NotFound(format!("no vow {}", c.vow_id))),
-                    Some((true, _)) => return conflict("munus-sandbox-vow"),
-                    Some((false, w)) if w.as_deref() != Some(&c.wallet.to_ascii_lowercase()) => {
-                        return conflict("munus-wrong-wallet")
-                    }
-                    Some(_) => {}
-                }
+                crate::vows::require_sworn(conn, &c.vow_id, &c.wallet, "munus")?;
                 if board.due_lapses.iter().any(|l| l.quest_id == c.quest_id) {
                     return conflict("munus-lapse-pending");
                 }

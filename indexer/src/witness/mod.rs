@@ -47,21 +47,7 @@ pub fn pledge_job(key: ServiceKey, rec: Pledge) -> Job {
         if used.is_some() {
             return conflict("witness-pledge-replayed");
         }
-        let vow: Option<(bool, Option<String>)> = conn
-            .query_row(
-                "SELECT sandbox, wallet FROM vow WHERE vow_id = ?1",
-                params![rec.vow_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        match vow {
-            None => return Err(Refused::NotFound(format!("no vow {}", rec.vow_id))),
-            Some((true, _)) => return conflict("witness-sandbox-vow"),
-            Some((false, w)) if w.as_deref() != Some(&rec.wallet.to_ascii_lowercase()) => {
-                return conflict("witness-wrong-wallet")
-            }
-            Some(_) => {}
-        }
+        crate::vows::require_sworn(conn, &rec.vow_id, &rec.wallet, "witness")?;
         let day_start = rec.at - rec.at % 86_400;
         let today: i64 = conn.query_row(
             "SELECT COUNT(*) FROM witness_pledge WHERE vow_id = ?1 AND at >= ?2 AND at < ?3",
