@@ -401,6 +401,17 @@ fn the_protocol_refuses_per_the_spec() {
     let own = s.url.replace("127.0.0.1", "localhost");
     assert_eq!(post(Some(&own)).status(), 200, "{own}");
     assert_eq!(post(None).status(), 200);
+    // This machine under any loopback name at the public URL's scheme and port is the same
+    // origin; another port or scheme on it is a different site.
+    let port = s.url.rsplit(':').next().expect("port");
+    for (origin, status) in [
+        (format!("http://127.0.0.1:{port}"), 200),
+        (format!("http://[::1]:{port}"), 200),
+        ("http://localhost:1".to_owned(), 403),
+        (format!("https://127.0.0.1:{port}"), 403),
+    ] {
+        assert_eq!(post(Some(&origin)).status(), status, "Origin {origin}");
+    }
     // A Host that is neither the public URL's nor loopback (DNS rebinding): 403.
     let r = c
         .post(s.at("/mcp"))

@@ -81,19 +81,30 @@ impl Endpoint {
     }
 }
 
-/// The `Host` names and `Origin`s `/mcp` accepts for a public URL.
+/// The loopback names: `Host` may be any of them; when the public URL's host is one of them,
+/// an `Origin` may spell this machine with any of them (MCP.md, "Refusals of the protocol").
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// The `Host` names and `Origin`s `/mcp` accepts for a public URL: its origin (scheme, host,
+/// port) and, for a loopback host, the same scheme and port under each loopback name.
 fn allowed(public_url: &str) -> (Vec<String>, Vec<String>) {
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+    let mut hosts: Vec<String> = LOOPBACK.map(String::from).to_vec();
     let mut origins = Vec::new();
     if let Ok(u) = url::Url::parse(public_url) {
         if let (Some(host), Some(port)) = (u.host_str(), u.port_or_known_default()) {
             let host = host.trim_matches(['[', ']']).to_ascii_lowercase();
-            origins.push(format!(
-                "{}://{}:{port}",
-                u.scheme(),
-                u.host_str().unwrap_or(&host)
-            ));
-            if !hosts.contains(&host) {
+            let origin = |name: &str| {
+                let name = if name.contains(':') {
+                    format!("[{name}]")
+                } else {
+                    name.to_owned()
+                };
+                format!("{}://{name}:{port}", u.scheme())
+            };
+            if LOOPBACK.contains(&host.as_str()) {
+                origins.extend(LOOPBACK.map(origin));
+            } else {
+                origins.push(origin(&host));
                 hosts.push(host);
             }
         }
@@ -200,11 +211,20 @@ mod tests {
         let (h, o) = allowed("https://conduct.example");
         assert!(h.contains(&"conduct.example".to_owned()) && h.contains(&"127.0.0.1".to_owned()));
         assert_eq!(o, vec!["https://conduct.example:443"]);
+        // A loopback public URL: this machine under each loopback name, at its scheme and port.
         let (h, o) = allowed("http://localhost:8402");
         assert_eq!(h.iter().filter(|x| *x == "localhost").count(), 1);
-        assert_eq!(o, vec!["http://localhost:8402"]);
+        assert_eq!(
+            o,
+            vec![
+                "http://localhost:8402",
+                "http://127.0.0.1:8402",
+                "http://[::1]:8402"
+            ]
+        );
         let (h, o) = allowed("http://[::1]:9000/");
         assert_eq!(h.iter().filter(|x| *x == "::1").count(), 1);
-        assert_eq!(o, vec!["http://[::1]:9000"]);
+        assert_eq!(o, allowed("http://127.0.0.1:9000").1);
+        assert!(o.contains(&"http://[::1]:9000".to_owned()));
     }
 }
