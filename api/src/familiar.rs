@@ -6,12 +6,18 @@
 //!
 //! Everything that needs no money is checked first (the body, the order, the owner, the owner's
 //! EIP-191 signature over the exact text, the signature not used before): a bad signature is
-//! refused without a 402 and without a charge. The payment then settles before the record is
-//! appended (a summoned familiar exists only for a settled payment); the append job re-checks
-//! the signature's single use and a vow owner's vow ([`conduct_indexer::familiar::familiar_job`]).
+//! refused without a 402 and without a charge. A signature that summoned a familiar already is
+//! that summon sent again, answered 200 with the same record, its `Location` and
+//! `Idempotent-Replayed: true`, with no payment asked for or settled (within 24 hours, the same
+//! owner and order: [`Familiar::resent_by`]), or else refused 409 `familiar-replayed`. The
+//! payment then settles before the record is appended (a summoned familiar exists only for a
+//! settled payment); the append job re-checks the signature's single use and a vow owner's vow
+//! ([`conduct_indexer::familiar::familiar_job`]). One summon per signature is in progress at a
+//! time, so the same summon sent twice at once is never paid twice.
 //! The familiar holds no wallet (`wallet: null`) and has a faucet cap of `0` (spec 4.6 rule 6).
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use conduct_core::familiar::record::Familiar;
@@ -23,17 +29,17 @@ use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::address;
-use conduct_indexer::familiar::familiar_job;
+use conduct_indexer::familiar::{familiar_job, FamiliarRow};
 use conduct_indexer::ledger::{LedgerError, Refused};
 use conduct_renderer::live::familiar::familiar_key;
 use serde::Deserialize;
-use warp::http::{HeaderMap, StatusCode};
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App, FAMILIARS};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
-use crate::reply::{bytes_response, Problem};
+use crate::reply::{bytes_response, json_response, Problem};
 use crate::vows::{blocking, created, find_vow, ledger_problem, with_render_state};
 
 /// The owner of a summon body: exactly one of the two.
@@ -94,13 +100,59 @@ fn replayed() -> Problem {
             StatusCode::CONFLICT,
             "familiar-replayed",
             "This summon's signature was used already",
-            "an owner signature summons one familiar; to summon another, fetch GET \
-             /familiar/message and sign it anew (the text names the UTC date); nothing was \
-             charged",
+            "an owner signature summons one familiar, and this one summoned a familiar for \
+             another owner or order, or more than 24 hours ago (the same summon within 24 hours \
+             is answered with its record); to summon another, fetch GET /familiar/message and \
+             sign it anew (the text names the UTC date); nothing was charged",
         ),
         "/signature",
         "used by an earlier familiar",
     )
+}
+
+/// Marks a summon's owner signature as in progress until dropped (in the service's set of paid
+/// calls in progress, under a key of its own): while one summon with a signature is paying,
+/// another with the same signature (whatever its `Idempotency-Key`) is refused 409 `in-flight`
+/// before anything is asked or charged, and its retry is answered with the record.
+struct Summoning<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    key: String,
+}
+
+impl<'a> Summoning<'a> {
+    fn enter(set: &'a Mutex<HashSet<String>>, signature: &str) -> Result<Self, Problem> {
+        let key = format!("familiar-signature\0{signature}");
+        if crate::lock(set).insert(key.clone()) {
+            return Ok(Summoning { set, key });
+        }
+        Err(Problem::new(
+            StatusCode::CONFLICT,
+            "in-flight",
+            "The same summon is being paid for right now",
+            "a summon with this owner signature is in progress; retry shortly and its record is \
+             returned without a second charge",
+        )
+        .with_header(header::RETRY_AFTER, "1"))
+    }
+}
+
+impl Drop for Summoning<'_> {
+    fn drop(&mut self) {
+        crate::lock(self.set).remove(&self.key);
+    }
+}
+
+/// The answer to a summon sent again: 200, the record's bytes as first served, its
+/// `Location` and `Idempotent-Replayed: true` (as a paid route's idempotent replay,
+/// library/PAYMENTS.md); nothing is asked for or charged.
+fn resent(row: FamiliarRow) -> WarpResponse {
+    let mut resp = json_response(row.leaf);
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&format!("/familiar/{}", row.familiar_id)) {
+        h.insert(header::LOCATION, v);
+    }
+    h.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    resp
 }
 
 /// The owner named by `vow_id` or `wallet` (exactly one), with the wallet that signs for it;
@@ -188,6 +240,15 @@ fn job_problem(e: LedgerError, owner: &Owner) -> Problem {
     }
 }
 
+/// A summon's body, read: the order, the owner and the signature as sent and in its one
+/// canonical spelling (a re-spelled signature is the same signature, and the same id).
+struct Summon {
+    owner: Owner,
+    order: Order,
+    sent: String,
+    signature: String,
+}
+
 /// A summon that passed every check that needs no money.
 struct Checked {
     owner: Owner,
@@ -196,10 +257,67 @@ struct Checked {
     at: u64,
 }
 
-async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
+async fn read(app: &Arc<App>, body: Bytes) -> Result<Summon, Problem> {
     let req: SummonBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let order = parse_order(&req.order, "/order").map_err(Problem::invalid)?;
     let owner = owner_of(app, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
+    let Some(sent) = req.signature.filter(|s| !s.is_empty()) else {
+        return Err(owner_signature(
+            "signature is missing: the owner's wallet signs the text of GET /familiar/message \
+             (EIP-191 personal_sign)"
+                .into(),
+        ));
+    };
+    let signature = eip191::canonical(&sent)
+        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
+    Ok(Summon {
+        owner,
+        order,
+        sent,
+        signature,
+    })
+}
+
+/// The familiar this summon's signature summoned already, if any: `Ok(Some)` when this is that
+/// summon sent again within 24 hours ([`Familiar::resent_by`]), 409 `familiar-replayed` for any
+/// other summon with the signature. Checked before the signature is checked against today's
+/// text (the record's text may name yesterday) and before any payment is asked for.
+async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Problem> {
+    let (reader, id) = (app.vows.clone(), familiar_id(&s.signature));
+    let seen = blocking("reading the familiars", move || {
+        reader.familiar(&id).map_err(|e| e.to_string())
+    })
+    .await?;
+    let Some(row) = seen else {
+        return Ok(None);
+    };
+    let rec = serde_json::from_slice(&row.leaf)
+        .ok()
+        .and_then(|v| Familiar::parse(&v).ok().flatten());
+    match rec {
+        Some((_, rec))
+            if rec.resent_by(
+                &app.cfg.public_url,
+                &s.owner,
+                &s.order,
+                &s.signature,
+                now_unix(),
+            ) =>
+        {
+            Ok(Some(row))
+        }
+        _ => Err(replayed()),
+    }
+}
+
+/// The owner's signature over today's text (a signature not used before).
+fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
+    let Summon {
+        owner,
+        order,
+        sent,
+        signature: sig,
+    } = s;
     let at = now_unix();
     let text = familiar_message(
         &app.cfg.public_url,
@@ -207,15 +325,7 @@ async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
         &order_sha256(&order),
         &utc_date(at),
     );
-    let Some(sig) = req.signature.filter(|s| !s.is_empty()) else {
-        return Err(owner_signature(
-            "signature is missing: the owner's wallet signs the text of GET /familiar/message \
-             (EIP-191 personal_sign)"
-                .into(),
-        ));
-    };
-    // One spelling per signature: a re-spelled replay is the same replay (and the same id).
-    let (addr, sig) = eip191::recover_canonical(&text, &sig)
+    let addr = eip191::recover(&text, &sent)
         .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
     let signer = checksum_address(&addr);
     if signer != owner.wallet() {
@@ -225,16 +335,6 @@ async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
              date) with the owner's wallet",
             owner.wallet()
         )));
-    }
-    // A signature summons once: refused here, before any payment is asked for (the append
-    // job checks it again).
-    let (reader, id) = (app.vows.clone(), familiar_id(&sig));
-    let seen = blocking("reading the familiars", move || {
-        reader.familiar(&id).map_err(|e| e.to_string())
-    })
-    .await?;
-    if seen.is_some() {
-        return Err(replayed());
     }
     Ok(Checked {
         owner,
@@ -246,15 +346,23 @@ async fn check(app: &Arc<App>, body: Bytes) -> Result<Checked, Problem> {
 
 /// `POST /familiar/summon` `{owner: {vow_id} | {wallet}, order, signature}`: check, take payment
 /// at the posted labor price (settled first), append the record, render its page: 201 and the
-/// signed `conduct.familiar/v1` record. The same summon within 24 hours returns the same record
-/// and charges nothing.
+/// signed `conduct.familiar/v1` record. The same summon within 24 hours (the same signature,
+/// owner and order, whatever its `Idempotency-Key`) is answered 200 with the same record and
+/// its `Location`, asks for no payment and settles none offered.
 pub async fn summon(
     app: &Arc<App>,
     body: Bytes,
     headers: &HeaderMap,
     path: &str,
 ) -> Result<WarpResponse, Problem> {
-    let c = check(app, body).await?;
+    let s = read(app, body).await?;
+    // Held until the answer: the look-up below and the append cannot be raced by the same
+    // signature under another idempotency key.
+    let _summoning = Summoning::enter(&app.inflight, &s.signature)?;
+    if let Some(row) = earlier(app, &s).await? {
+        return Ok(resent(row));
+    }
+    let c = check(app, s)?;
     let url = format!("{}{}", app.cfg.public_url, path);
     let now = now_unix();
     let call = PaidCall {
@@ -325,5 +433,30 @@ mod tests {
         assert!(p.detail.contains("nothing was charged"));
         assert_eq!(replayed().status, StatusCode::CONFLICT);
         assert_eq!(sandbox_vow("x").errors[0].pointer, "/owner/vow_id");
+    }
+
+    #[test]
+    fn a_resent_summon_is_answered_with_its_record_and_location() {
+        let resp = resent(FamiliarRow {
+            familiar_id: "00000000000000ab".into(),
+            log_index: 3,
+            at: 0,
+            leaf: b"{}".to_vec(),
+        });
+        assert_eq!(resp.status(), StatusCode::OK);
+        let h = resp.headers();
+        assert_eq!(h[header::LOCATION], "/familiar/00000000000000ab");
+        assert_eq!(h["idempotent-replayed"], "true");
+    }
+
+    #[test]
+    fn one_summon_per_signature_at_a_time() {
+        let set = Mutex::new(HashSet::new());
+        let first = Summoning::enter(&set, "0xab").unwrap();
+        let p = Summoning::enter(&set, "0xab").err().unwrap();
+        assert_eq!((p.status, p.kind), (StatusCode::CONFLICT, "in-flight"));
+        assert!(Summoning::enter(&set, "0xcd").is_ok());
+        drop(first);
+        assert!(Summoning::enter(&set, "0xab").is_ok());
     }
 }

@@ -19,9 +19,13 @@ x402_e2e.py's. Checks:
 - a familiar: unpaid, the 402 carries the posted labor price on every rail, not the read price;
   a wrong owner signature is 403 with a valid payment that is never claimed; paid by the x402
   client on the Permit2 rail: 201, wallet null, faucet_cap "0", the price moved once; the
-  public page and the list show it; the same signature again is 409 before any payment; the
-  unclaimed payment buys a second familiar (a wallet owner);
-- `conduct verify-log` counts the pledge and both familiars.
+  public page and the list show it; the same summon sent again (by the x402 client, or with
+  another Idempotency-Key and a payment offered) is 200 with the same record, its Location and
+  id, and nothing charged; the signature reused for another order or owner is 409 before any
+  payment; the unclaimed payment buys a second familiar (a wallet owner); the stock npm client
+  (contracts/clients/pay-fetch.mjs) declines the labor price at its default cap and pays a third
+  familiar with MAX_AMOUNT raised;
+- `conduct verify-log` counts the pledge and the three familiars.
 
 usage: witness_e2e.py --anvil BIN --conduct BIN --contracts contracts/ --workdir DIR
 Prints one line per check and exits 0 only when every check passed; leaves the site in
@@ -80,6 +84,22 @@ def problem_type(r):
         return r.json().get("type", "").split("#")[-1]
     except Exception:  # noqa: BLE001
         return ""
+
+
+def pay_fetch_summon(script, url, token_addr, body, max_amount):
+    """POST one summon with the stock npm client (eip3009 rail); `max_amount` is its MAX_AMOUNT
+    spend cap in atomic units (None: the script's default). Returns its JSON line, or the
+    status None with the tail of its stderr when it printed none (a declined payment)."""
+    env = dict(os.environ, URL=url, PAYER_KEY=KEYS["payer"], TOKEN=token_addr, BODY=json.dumps(body),
+               RAIL="eip3009")
+    env.pop("MAX_AMOUNT", None)
+    if max_amount is not None:
+        env["MAX_AMOUNT"] = max_amount
+    node = subprocess.run(["node", script], env=env, capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(node.stdout.strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        return {"status": None, "stderr": node.stderr[-800:]}
 
 
 class Relay:
@@ -415,9 +435,29 @@ labor_price_usd = "1.00"
               and any(x.get("familiar_id") == fid and x.get("wallet") is None and x.get("faucet_cap") == "0"
                       for x in listed.get("familiars", []))
               and order["title"] in html, f"{page.status_code} {json.dumps(listed)[:400]}")
-        r = await plain.post(furl, json=body, headers={"Idempotency-Key": "another-key"})
-        check("the same owner signature again: 409 familiar-replayed, before any payment",
-              r.status_code == 409 and problem_type(r) == "familiar-replayed", f"{r.status_code} {r.text[:200]}")
+        # The same summon sent again (a client that lost its 201): the same record, its Location
+        # and id, 200 Idempotent-Replayed, no payment asked for and none settled.
+        before = payer_pay_to()
+        async with x402HttpxClient(lc, timeout=60) as http:
+            r = await http.post(furl, json=body)
+        check("the same summon again (x402 client): 200 Idempotent-Replayed, the same record, its Location, "
+              "no payment asked for",
+              r.status_code == 200 and r.content == fr.content and r.headers.get("idempotent-replayed") == "true"
+              and r.headers.get("location") == f"/familiar/{fid}" and r.json().get("familiar_id") == fid
+              and "payment-response" not in r.headers and payer_pay_to() == before,
+              f"{r.status_code} {dict(r.headers)} {r.text[:300]}")
+        r = await plain.post(furl, json=body, headers={"Idempotency-Key": "another-key", "PAYMENT-SIGNATURE": fhdr})
+        check("the same summon under another Idempotency-Key with a payment offered: the same record, "
+              "the payment not settled",
+              r.status_code == 200 and r.content == fr.content and r.headers.get("location") == f"/familiar/{fid}"
+              and payer_pay_to() == before, f"{r.status_code} {r.text[:300]}")
+        # A different summon reusing the signature stays refused, before any payment.
+        other_order = {"title": "Another order", "what": "Not what was signed."}
+        refused = [await plain.post(furl, json=dict(body, order=other_order), headers={"PAYMENT-SIGNATURE": fhdr}),
+                   await plain.post(furl, json=dict(body, owner={"wallet": VOW_W}), headers={"PAYMENT-SIGNATURE": fhdr})]
+        check("the signature reused for another order or owner: 409 familiar-replayed, nothing charged",
+              all(x.status_code == 409 and problem_type(x) == "familiar-replayed" for x in refused)
+              and payer_pay_to() == before, " | ".join(f"{x.status_code} {x.text[:200]}" for x in refused))
         # The unclaimed labor payment buys a familiar owned by a wallet.
         wtext = (await plain.get(base + "/familiar/message", params={"wallet": OTHER_W.lower(), "order": order_sha})).text
         before = payer_pay_to()
@@ -428,11 +468,29 @@ labor_price_usd = "1.00"
               r.status_code == 201 and w2.get("owner") == {"form": "wallet", "vow_id": None, "wallet": OTHER_W}
               and w2.get("wallet") is None and before[0] - payer_pay_to()[0] == LABOR, f"{r.status_code} {r.text[:300]}")
 
+        # The stock npm client (contracts/clients/pay-fetch.mjs) pays a summon once its spend cap
+        # (MAX_AMOUNT, atomic units) is raised to the labor price; its default cap ($0.10) declines.
+        pay_fetch = os.path.join(a.contracts, "clients", "pay-fetch.mjs")
+        norder = {"title": "Water the plants", "what": "Twice a week."}
+        ntext = (await plain.get(base + "/familiar/message", params={
+            "wallet": OTHER_W, "order": hashlib.sha256(rfc8785.dumps(norder)).hexdigest()})).text
+        nbody = {"owner": {"wallet": OTHER_W}, "order": norder, "signature": sign(OTHER_KEY, ntext)}
+        before = payer_pay_to()
+        out = pay_fetch_summon(pay_fetch, furl, token_addr, nbody, None)
+        check("pay-fetch.mjs with its default cap declines the labor price: nothing paid",
+              out.get("status") != 201 and payer_pay_to() == before, json.dumps(out)[:600])
+        out = pay_fetch_summon(pay_fetch, furl, token_addr, nbody, str(LABOR))
+        npm_fam = json.loads(out.get("body") or "{}") if out.get("status") == 201 else {}
+        check("pay-fetch.mjs with MAX_AMOUNT at the labor price pays a summon: 201, settled, the labor price moved once",
+              out.get("status") == 201 and (out.get("paymentResponse") or {}).get("success") is True
+              and npm_fam.get("owner") == {"form": "wallet", "vow_id": None, "wallet": OTHER_W}
+              and before[0] - payer_pay_to()[0] == LABOR, json.dumps(out)[:600])
+
         # 6. verify-log over the site's log.
         out = subprocess.run([a.conduct, "verify-log", "--pubkey", pk["vkey"], os.path.join(a.workdir, "site", "log")],
                              capture_output=True, text=True)
-        check("conduct verify-log: the log verifies and counts 1 pledge and 2 familiars",
-              out.returncode == 0 and "1 witness pledges verified" in out.stdout and "2 familiars verified" in out.stdout,
+        check("conduct verify-log: the log verifies and counts 1 pledge and 3 familiars",
+              out.returncode == 0 and "1 witness pledges verified" in out.stdout and "3 familiars verified" in out.stdout,
               out.stdout + out.stderr)
         await plain.aclose()
     finally:

@@ -6,7 +6,10 @@
 //! that caused it, the refusals (sandbox vow, another wallet, a replayed signature), a cut chain
 //! answered 503 and not charged; a familiar summon answered 402 with the labor price (not the
 //! read price), then paid and recorded with `wallet: null` and `faucet_cap: "0"` on a public
-//! page, a bad owner signature refused without a charge. Orchestrated by
+//! page, a bad owner signature refused without a charge; the same summon sent again answered
+//! with the same record and its `Location`, nothing charged, and the signature reused for another
+//! order refused; the stock npm client (`contracts/clients/pay-fetch.mjs`) paying a summon once
+//! its spend cap is raised to the labor price. Orchestrated by
 //! `tests/py/witness_e2e.py`; needs `ANVIL_BIN` (tests/tools.sh) and `CONDUCT_TEST_PYTHON`
 //! (tests/run.sh).
 
@@ -60,7 +63,13 @@ fn pledges_readings_and_familiars_on_a_real_chain() {
         "paid summon (x402 client, Permit2 rail): 201, settled, the labor price moved once",
         "the record: conduct.familiar/v1, wallet null, faucet_cap \"0\", status summoned, the owner and order",
         "the public page shows the record; /familiars lists it with wallet null and faucet cap 0",
-        "conduct verify-log: the log verifies and counts 1 pledge and 2 familiars",
+        "the same summon again (x402 client): 200 Idempotent-Replayed, the same record, its Location, no payment asked for",
+        "the same summon under another Idempotency-Key with a payment offered: the same record, the payment not settled",
+        "the signature reused for another order or owner: 409 familiar-replayed, nothing charged",
+        "the refused call's payment was never claimed: it buys a wallet-owned familiar",
+        "pay-fetch.mjs with its default cap declines the labor price: nothing paid",
+        "pay-fetch.mjs with MAX_AMOUNT at the labor price pays a summon: 201, settled, the labor price moved once",
+        "conduct verify-log: the log verifies and counts 1 pledge and 3 familiars",
     ];
     for m in must {
         assert!(
@@ -75,7 +84,7 @@ fn pledges_readings_and_familiars_on_a_real_chain() {
     let vkey = pubkey["vkey"].as_str().unwrap();
     let log = dir.path().join("site").join("log");
     let audit = conduct_verify::verify_log_at(log.to_str().unwrap(), vkey).expect("verify-log");
-    assert_eq!((audit.pledges, audit.familiars), (1, 2), "{audit}");
+    assert_eq!((audit.pledges, audit.familiars), (1, 3), "{audit}");
     let list: Value = serde_json::from_slice(
         &std::fs::read(dir.path().join("site").join("familiars.json")).unwrap(),
     )

@@ -41,6 +41,10 @@ order_sha256, date) (library/FAMILIARS.md), owner named as \"vow <vow_id>\" or \
 <wallet>\". owner_signature: EIP-191 personal_sign of the text by owner.wallet. order_sha256: \
 SHA-256 of the RFC 8785 bytes of order.";
 
+/// How long the same summon sent again is answered with the record it made, in seconds: 24
+/// hours from `summoned_at` (library/FAMILIARS.md, "Summoning").
+pub const RESEND_WINDOW: u64 = 24 * 60 * 60;
+
 /// A summoned familiar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Familiar {
@@ -77,6 +81,27 @@ impl Familiar {
             &order_sha256(&self.order),
             &self.date(),
         )
+    }
+
+    /// True when a summon by `owner` for `order` at `origin`, signed with `owner_signature`,
+    /// arriving at `now` (unix seconds) is this record's own summon sent again within
+    /// [`RESEND_WINDOW`]: the same signature (any spelling of it, compared as
+    /// `vow::eip191::canonical` writes it), owner, order (by its hash) and origin. Such a
+    /// summon is answered with this record, uncharged; any other summon with this signature is
+    /// refused (library/FAMILIARS.md, "Summoning").
+    pub fn resent_by(
+        &self,
+        origin: &str,
+        owner: &Owner,
+        order: &Order,
+        owner_signature: &str,
+        now: u64,
+    ) -> bool {
+        self.owner_signature.eq_ignore_ascii_case(owner_signature)
+            && self.origin == origin
+            && &self.owner == owner
+            && order_sha256(&self.order) == order_sha256(order)
+            && now < self.at.saturating_add(RESEND_WINDOW)
     }
 
     /// Check that `owner_signature` recovers to the owner's wallet over the text (EIP-191).

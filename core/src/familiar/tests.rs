@@ -171,3 +171,27 @@ fn familiar_records_hold_no_wallet_and_verify() {
     forged.owner_signature = personal_sign([0x33; 32], &by_vow.message()).0;
     assert!(forged.check_wallet().is_err());
 }
+
+#[test]
+fn the_same_summon_within_24_hours_is_the_records_own_and_nothing_else_is() {
+    let wallet = personal_sign([0x44; 32], "x").1;
+    let owner = Owner::Vow {
+        vow_id: "00000000000000aa".into(),
+        wallet: wallet.clone(),
+    };
+    let f = summoned(owner.clone(), 0x44);
+    let sig = f.owner_signature.clone();
+    let order = f.order.clone();
+    assert!(f.resent_by(ORIGIN, &owner, &order, &sig, T0));
+    assert!(f.resent_by(ORIGIN, &owner, &order, &sig.to_ascii_uppercase(), T0 + 3600));
+    assert!(f.resent_by(ORIGIN, &owner, &order, &sig, T0 + RESEND_WINDOW - 1));
+    // After 24 hours, or another order, owner, origin or signature: not a resend.
+    assert!(!f.resent_by(ORIGIN, &owner, &order, &sig, T0 + RESEND_WINDOW));
+    let other = parse_order(&json!({"title": "t", "what": "other"}), "/order").unwrap();
+    assert!(!f.resent_by(ORIGIN, &owner, &other, &sig, T0));
+    let as_wallet = Owner::Wallet { wallet };
+    assert!(!f.resent_by(ORIGIN, &as_wallet, &order, &sig, T0));
+    assert!(!f.resent_by("https://other.example", &owner, &order, &sig, T0));
+    let another = summoned(owner.clone(), 0x55).owner_signature;
+    assert!(!f.resent_by(ORIGIN, &owner, &order, &another, T0));
+}
