@@ -150,6 +150,33 @@ impl Kind {
     }
 }
 
+/// An owner act the interface names among the signed messages that has no message here: why
+/// not, and what to use instead (PREPARE.md, "Owner messages"). The index lists these beside
+/// the messages, so nobody looks for a text that is not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotAMessage {
+    /// The name the act goes by.
+    pub name: &'static str,
+    /// Why no text is served for it.
+    pub why: &'static str,
+    /// What to use instead.
+    pub instead: &'static str,
+}
+
+/// Every named owner act without a message: a listing, which is a transaction, never a text.
+pub const NOT_MESSAGES: [NotAMessage; 1] = [NotAMessage {
+    name: "listing",
+    why: "A listing is an on-chain act here, never a signed text. A tool is listed in the \
+          ERC-8257 registry by its creator's own registerTool transaction, and GET /registry \
+          shows what the chain says (verified against the manifest, never against a signature \
+          kept here); a game's ticket copies are listed by the TicketCopies owner's setGame. \
+          The service holds no key and cannot list anything for you, and a signature it kept \
+          would prove nothing the chain does not.",
+    instead: "GET /prepare/register_tool (then /prepare/update_tool_metadata, \
+              /prepare/set_access_predicate, /prepare/deregister_tool): the transactions to sign \
+              with your wallet; GET /opensea for the whole recipe (manifest, hash, register)",
+}];
+
 /// One owner message, before it is written out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnerText<'a> {
@@ -289,6 +316,18 @@ mod tests {
                 t.starts_with(&format!("conduct: {}\n\n", k.entry().title)),
                 "{t}"
             );
+        }
+    }
+
+    #[test]
+    fn no_message_is_also_named_as_not_a_message() {
+        for n in NOT_MESSAGES {
+            assert!(
+                Kind::ALL.iter().all(|k| !k.action().contains(n.name)),
+                "{}",
+                n.name
+            );
+            assert!(n.instead.starts_with("GET /prepare/"), "{}", n.instead);
         }
     }
 

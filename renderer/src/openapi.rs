@@ -1077,7 +1077,9 @@ fn prepare_schemas(out: &mut Map<String, Value>) {
             "token": maybe_address.clone(),
             "owner": address.clone(),
             "spender": maybe_address.clone(),
-            "amount": {"type": "string"},
+            "amount": {"type": ["string", "null"],
+                "description": "Decimal base units; null when unknown here (no price stated \
+                    and the ticket contract not set)."},
             "check": {"type": "object", "required": ["to", "data", "returns"]},
             "allowance": {"type": ["string", "null"]},
             "holds": {"type": ["boolean", "null"]},

@@ -134,6 +134,12 @@ actions = [m["action"] for m in index["messages"]]
 check("GET /prepare/sign lists the eight owner messages", actions == [
     "take_vow", "report_in", "claim_quest", "submit_delivery", "bind_npub", "prove_holder",
     "pledge_limits", "summon_familiar"], actions)
+# The listing the interface names is no message here: the index says why and what to use.
+listing = [n for n in index.get("not_messages", []) if n.get("name") == "listing"]
+check("GET /prepare/sign says a listing is a transaction (GET /prepare/register_tool), not a text",
+      len(listing) == 1 and "listing" not in actions
+      and listing[0]["instead"].startswith("GET /prepare/register_tool")
+      and h.get(BASE + "/prepare/register_tool").status_code == 422, index.get("not_messages"))
 
 # A sworn vow of the wallet, taken with its own signature.
 vow_params = {"text": "Cross every owner message", "agent": "cross-bot", "cadence_hours": "24"}

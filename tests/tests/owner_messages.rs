@@ -1,6 +1,7 @@
 //! Every owner message crossed (issue 16, "Done means"): on a `conduct dev` stack, each
 //! message's eth-account signature is accepted for its own action and refused by every other
-//! endpoint (tests/py/owner_cross.py; 8 x 8 checks), and GET /prepare/sign lists them all.
+//! endpoint (tests/py/owner_cross.py; 8 x 8 checks), and GET /prepare/sign lists them all and
+//! names the listing as no message (a transaction: GET /prepare/register_tool).
 
 use std::time::{Duration, Instant};
 
@@ -39,10 +40,11 @@ fn each_owner_signature_is_accepted_for_its_own_action_and_refused_for_every_oth
     );
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("0 failed"), "{out}");
-    // 2 setup checks, 8 texts, 8 x 7 refusals, 8 acceptances, a stranger's signature.
+    // 2 setup checks, the listing named as no message, 8 texts, 8 x 7 refusals, 8
+    // acceptances, a stranger's signature.
     assert_eq!(
         out.lines().filter(|l| l.starts_with("ok ")).count(),
-        75,
+        76,
         "{out}"
     );
 }

@@ -19,7 +19,8 @@
 //! - the operator's quest payment (an ERC-20 transfer: one transaction, no approve);
 //! - the relay cut: preconditions `assumed`, the calldata byte-identical to the answer with the
 //!   chain up; a ticket without its price stated is a 503 naming `?price`;
-//! - the bare server: `to: null`, an `unset` address precondition, the same calldata;
+//! - the bare server: `to: null`, an `unset` address precondition, the same calldata; a ticket
+//!   without its price stated has `skip_if.amount: null` and says the price is unknown;
 //! - entitlement: the holder's EIP-191 signature over `/ticket/{game}/message` (eth-account
 //!   `sign_message`) gives a signed `entitled: true`; after `transfer_ticket` (safeTransferFrom,
 //!   prepared and signed the same way) the holder's is `entitled: false` (200, a no the chain
@@ -714,6 +715,23 @@ fn prepared_transactions_are_signed_by_a_wallet_and_succeed_on_chain() {
         status_of(&bare_buy, "ERC-1155 ticket copies (TicketCopies) address"),
         "unset"
     );
+    // No price stated and no ticket contract: the amount is unknown, so it is null, and the
+    // words say what is unknown (never a placeholder, never "the price stated").
+    let unpriced = ok(&bare, &format!("/ticket/1/prepare?from={}", BUYER.0));
+    assert_eq!(
+        unpriced["txs"][0]["skip_if"]["amount"],
+        Value::Null,
+        "{unpriced:#}"
+    );
+    let price = pre(&unpriced, "price per copy");
+    assert_eq!(price["status"], "unset", "{price:#}");
+    assert_eq!(price["value"], Value::Null, "{price:#}");
+    let words = price["detail"].as_str().unwrap();
+    assert!(
+        words.contains("no price was stated") && words.contains("?price"),
+        "{words}"
+    );
+    assert!(!unpriced.to_string().contains("as is"), "{unpriced:#}");
     let bare_pay = ok(&bare, &pay_path);
     assert_eq!(bare_pay["txs"][0]["to"], Value::Null);
     assert_eq!(calldata(&bare_pay)[0].1, calldata(&pay)[0].1);

@@ -57,6 +57,11 @@ alloy::sol! {
     }
 }
 
+/// Why a ticket's price (and so the approve's amount) is unknown: it is the only case where it
+/// is (with the ticket contract set, a price the chain cannot give is a 503 instead).
+const UNKNOWN_PRICE: &str =
+    "no price was stated and the ticket contract that states it is not set here (state ?price)";
+
 /// What an action is prepared against: the chain and addresses configured here, and the RPC
 /// its preconditions are read through.
 pub struct Env<'a> {
@@ -242,22 +247,36 @@ impl<'e, 'a> Build<'e, 'a> {
             ));
             return;
         };
-        let need_text = need.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
+        let Some(need) = need else {
+            // The amount is unknown here (no price stated, and the contract that states it is
+            // not set): a balance cannot be judged against it, so it is not read.
+            self.pre.push(pre(
+                what,
+                Status::Unset,
+                None,
+                format!(
+                    "the amount this pays is unknown: {UNKNOWN_PRICE}; balanceOf(from) on {} was \
+                     not read against it",
+                    address_text(&t)
+                ),
+            ));
+            return;
+        };
         match self
             .r
             .view(t, &IErc20::balanceOfCall { account: self.from })
             .await
         {
             Some(Some(b)) => {
-                let ok = need.is_some_and(|n| b >= n);
+                let ok = b >= need;
                 self.pre.push(pre(
                     what,
                     if ok { Status::Ok } else { Status::Fails },
                     Some(b.to_string()),
                     if ok {
-                        format!("covers the {need_text} this pays (base units)")
+                        format!("covers the {need} this pays (base units)")
                     } else {
-                        format!("below the {need_text} this pays (base units)")
+                        format!("below the {need} this pays (base units)")
                     },
                 ))
             }
@@ -273,10 +292,7 @@ impl<'e, 'a> Build<'e, 'a> {
             None => self.assumed(
                 what,
                 None,
-                &format!(
-                    "balanceOf(from) on {} is at least {need_text}",
-                    address_text(&t)
-                ),
+                &format!("balanceOf(from) on {} is at least {need}", address_text(&t)),
             ),
         }
     }
@@ -752,7 +768,15 @@ async fn buy_ticket(
                 pw,
                 Status::Unset,
                 price_arg.map(|p| p.to_string()),
-                "the ticket contract is not set here; the price stated is used as is",
+                match price_arg {
+                    Some(_) => "the ticket contract is not set here, so its price was not read: \
+                                the approve is for the price stated x amount"
+                        .to_owned(),
+                    None => format!(
+                        "the price per copy is unknown: {UNKNOWN_PRICE}, so the approve's amount \
+                         (skip_if.amount) is null"
+                    ),
+                },
             ));
         }
         Some(Some(g)) => {
@@ -815,8 +839,12 @@ async fn buy_ticket(
     }
     b.token_balance(token, cost).await;
 
-    // The allowance, which decides skip_if.
-    let cost_text = cost.map(|c| c.to_string()).unwrap_or_else(|| "?".into());
+    // The allowance, which decides skip_if. (A cost is unknown only while the ticket contract
+    // is unset, so every allowance read below has one.)
+    let cost_text = match cost {
+        Some(c) => c.to_string(),
+        None => "price x amount".to_owned(),
+    };
     let check_data = tickets.map(|s| {
         IErc20::allowanceCall {
             owner: from,
@@ -872,7 +900,7 @@ async fn buy_ticket(
         token: token.map(|t| address_text(&t)),
         owner: address_text(&from),
         spender: tickets.map(|t| address_text(&t)),
-        amount: cost_text.clone(),
+        amount: cost.map(|c| c.to_string()),
         check: check_data
             .map(|d| Check {
                 to: token.map(|t| address_text(&t)),
@@ -887,27 +915,39 @@ async fn buy_ticket(
         allowance: allowance.flatten().map(|a| a.to_string()),
         holds,
     };
-    let approve_note = if approve.is_none() {
-        " Its calldata names the ticket contract as spender, whose address is not set here, so \
-         data is null until it is."
-    } else {
-        ""
+    let approve_text = match (approve.is_some(), cost) {
+        (true, _) => format!(
+            "Approve the ticket contract to pull exactly {cost_text} base units of the token \
+             (price x amount). Drop it when skip_if holds."
+        ),
+        (false, Some(c)) => format!(
+            "Approve the ticket contract to pull exactly {c} base units of the token (price x \
+             amount). Drop it when skip_if holds. Its calldata names the ticket contract as \
+             spender, whose address is not set here, so data is null until it is."
+        ),
+        (false, None) => format!(
+            "Approve the ticket contract to pull price x amount base units of the token. Drop \
+             it when skip_if holds. Its calldata names the ticket contract as spender and the \
+             amount, and neither is known here, so data and skip_if.amount are null. The \
+             price per copy is unknown: {UNKNOWN_PRICE}."
+        ),
+    };
+    let unknown_note = match cost {
+        Some(_) => String::new(),
+        None => format!(" The price per copy is unknown: {UNKNOWN_PRICE}."),
     };
     b.push_tx(
         token,
         approve,
         "approve(address spender, uint256 amount)",
-        format!(
-            "Approve the ticket contract to pull exactly {cost_text} base units of the token \
-             (price x amount). Drop it when skip_if holds.{approve_note}"
-        ),
+        approve_text,
         Some(skip),
     );
     b.push_tx(
         tickets,
         Some(ITicketCopies::buyCall { id: game, amount }.abi_encode()),
         action.function,
-        format!("Buy {amount} copies of game {game}: pulls {cost_text} with transferFrom and mints the copies to from."),
+        format!("Buy {amount} copies of game {game}: pulls {cost_text} with transferFrom and mints the copies to from.{unknown_note}"),
         None,
     );
     Ok(())

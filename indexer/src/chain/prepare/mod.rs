@@ -415,8 +415,9 @@ pub struct SkipIf {
     pub owner: String,
     /// The spender (the contract that pulls).
     pub spender: Option<String>,
-    /// The amount the action pulls (decimal base units).
-    pub amount: String,
+    /// The amount the action pulls (decimal base units); `None` (null) when it is unknown
+    /// here: no price was stated and the contract that states it is not set.
+    pub amount: Option<String>,
     /// The `eth_call` that reads the allowance.
     pub check: Check,
     /// The allowance read now (`None`: not read).

@@ -246,10 +246,51 @@ fn a_ticket_without_its_contract_still_answers_with_the_buy_exact() {
     assert_eq!(approve.function, "approve(address spender, uint256 amount)");
     assert_eq!(approve.data, None, "the spender is the unset contract");
     let skip = approve.skip_if.as_ref().unwrap();
-    assert_eq!(skip.amount, "15");
+    assert_eq!(skip.amount.as_deref(), Some("15"));
     assert_eq!(skip.holds, None);
     assert_eq!(buy.to, None);
     let mut want = selector("buy(uint256,uint256)");
     want.push_str(&format!("{:064x}{:064x}", 2, 3));
     assert_eq!(buy.data.as_deref(), Some(want.as_str()));
+}
+
+#[test]
+fn a_ticket_without_a_chain_or_a_price_says_the_amount_is_unknown() {
+    let p = run(
+        "buy_ticket",
+        &[
+            ("from", FROM),
+            ("game", "2"),
+            ("amount", "3"),
+            ("token", FROM),
+        ],
+    );
+    let v = serde_json::to_value(&p).unwrap();
+    let skip = &v["txs"][0]["skip_if"];
+    assert_eq!(skip["amount"], serde_json::Value::Null, "{skip:#}");
+    assert_eq!(skip["holds"], serde_json::Value::Null, "{skip:#}");
+    let price = v["preconditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["what"] == "price per copy")
+        .unwrap();
+    assert_eq!(price["status"], "unset", "{price:#}");
+    assert_eq!(price["value"], serde_json::Value::Null, "{price:#}");
+    let words = price["detail"].as_str().unwrap();
+    assert!(
+        words.contains("no price was stated") && words.contains("?price"),
+        "{words}"
+    );
+    assert!(!words.contains("as is"), "{words}");
+    // Nothing unknown is written as a placeholder: each text says what is unknown.
+    let text = v.to_string();
+    assert!(
+        !text.contains(" ? ") && !text.contains(" ?\"") && !text.contains("the ? "),
+        "{v:#}"
+    );
+    for t in v["txs"].as_array().unwrap() {
+        let d = t["description"].as_str().unwrap();
+        assert!(d.contains("price per copy is unknown"), "{d}");
+    }
 }
