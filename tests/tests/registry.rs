@@ -6,7 +6,8 @@
 //! - a good manifest verifies; a changed byte, a BOM, NFD text, upper-case hex, a wrong
 //!   creator, a broken binding, a redirect, a 404, a private address and a slow server each
 //!   give their named status and reason;
-//! - an update re-verifies; a deregistration shows as such;
+//! - an update re-verifies, one that keeps its metadataURI at once (well inside the per-tool
+//!   fetch cooldown); a deregistration shows as such;
 //! - reorgs of depth 1 (inside the confirmation depth), 3 and 5 (deeper) remove registrations;
 //! - the RPC stopping gives `reachable: false` with the last good tools, and the follower
 //!   resumes from its cursor when it answers again;
@@ -65,13 +66,30 @@ fn get_json(s: &Server, path: &str) -> Value {
 
 /// Poll `/registry` until `done` holds (bounded); the last document.
 fn await_registry(s: &Server, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    await_page(
+        s,
+        "/registry",
+        Instant::now() + Duration::from_secs(60),
+        what,
+        done,
+    )
+}
+
+/// Poll the JSON document at `path` until `done` holds, failing at `deadline`; the last
+/// document.
+fn await_page(
+    s: &Server,
+    path: &str,
+    deadline: Instant,
+    what: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     loop {
-        let doc = get_json(s, "/registry");
+        let doc = get_json(s, path);
         if done(&doc) {
             return doc;
         }
-        assert!(Instant::now() < deadline, "{what}: {doc:#}");
+        assert!(Instant::now() < deadline, "{what} ({path}): {doc:#}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -324,6 +342,36 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
     );
     assert_eq!(doc["counts"]["registered"], 10);
 
+    // An update that keeps its metadataURI (new bytes at the same location, a new
+    // commitment) is checked at once: the 15-second cooldown between two fetches of one tool
+    // is for fetches no chain change caused. Alpha was fetched a moment ago.
+    let mut alpha3 = alpha2.clone();
+    alpha3["description"] = json!("Alpha: a test tool, second edition");
+    put("alpha2", Answer::json(serde_json::to_vec(&alpha3).unwrap()));
+    let data = updateToolMetadataCall {
+        toolId: alpha.try_into().unwrap(),
+        newURI: well_known("alpha2"),
+        newHash: jcs_keccak(&alpha3),
+    }
+    .abi_encode();
+    let updated_at = Instant::now();
+    anvil.send(DEPLOYER, Some(&registry), &data);
+    anvil.mine(2);
+    let committed = json!(format!("{}", jcs_keccak(&alpha3)));
+    await_page(
+        &s,
+        "/registry",
+        updated_at + Duration::from_secs(8),
+        "an update keeping its metadataURI re-verified well within the cooldown",
+        |d| {
+            tool(d, alpha).is_some_and(|t| {
+                t["manifestHash"] == committed
+                    && t["verification"]["status"] == "verified"
+                    && t["verification"]["computed"] == committed
+            })
+        },
+    );
+
     // The tool's own page and the creator's public record.
     let page = get_json(&s, &format!("/registry/tool/{alpha}"));
     assert_eq!(page["tool"]["toolId"], alpha);
@@ -396,8 +444,13 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
         .as_array()
         .unwrap()
         .contains(&json!(format!("/vow/{vow_id}"))));
-    let who = get_json(&s, &format!("/who?handle={DEPLOYER}"));
-    assert_eq!(who["vows"][0]["vow_id"], json!(vow_id), "{who:#}");
+    // The creator's record is published with that index (its files are written side by
+    // side, so it is awaited too, never read at once).
+    let who_path = format!("/who?handle={DEPLOYER}");
+    let page_deadline = || Instant::now() + Duration::from_secs(60);
+    await_page(&s, &who_path, page_deadline(), "the vow on /who", |who| {
+        who["vows"][0]["vow_id"] == json!(vow_id)
+    });
     // The order is the same: a vow moves nothing.
     assert_eq!(ids(&doc), order_before);
 
@@ -437,17 +490,28 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
         await_registry(&s, &format!("a reorg of depth {depth} removes it"), |d| {
             tool(d, id).is_none()
         });
-        // Its page says so, and its creator's record no longer lists it.
-        let page = get_json(&s, &format!("/registry/tool/{id}"));
-        assert_eq!(page["tool"]["state"], "absent", "{page:#}");
-        let who = get_json(&s, &format!("/who?handle={DEPLOYER}"));
-        assert!(
-            who["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .all(|t| t["toolId"] != id),
-            "{who:#}"
+        // Its page says so, and its creator's record no longer lists it. Each page is
+        // awaited: the render that changes the index renders them too, but its files are
+        // written side by side, not in order.
+        await_page(
+            &s,
+            &format!("/registry/tool/{id}"),
+            page_deadline(),
+            "the tool page says absent",
+            |page| page["tool"]["state"] == "absent",
+        );
+        await_page(
+            &s,
+            &who_path,
+            page_deadline(),
+            "the creator's record drops the tool",
+            |who| {
+                who["tools"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|t| t["toolId"] != id)
+            },
         );
     }
 

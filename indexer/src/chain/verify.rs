@@ -15,8 +15,13 @@
 //!
 //! A verified manifest is checked again every `reverify_every` (24 h by default), a failed one
 //! sooner, and any tool whose metadata changed on chain at once (the follower wakes the
-//! verifier). Deregistered tools are not fetched. A statement about bytes, never about safety.
+//! verifier), even when the update kept its `metadataURI`. A fetch that no chain change caused
+//! (the check already holds a newer commitment the re-read found, and the index has not caught
+//! up) waits `MIN_GAP` (15 s) after the last fetch of that tool, so the fetched host is never
+//! asked in a loop (library/REGISTRY.md, "Checking a manifest"). Deregistered tools are not
+//! fetched. A statement about bytes, never about safety.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,7 +57,7 @@ impl Default for VerifyPolicy {
     }
 }
 
-/// Least seconds between two fetches of one tool's manifest.
+/// Least seconds between two fetches of one tool's manifest that no chain change caused.
 const MIN_GAP: u64 = 15;
 /// Longest `detail` stored (a rejection may quote the registrant's keys and hosts).
 const DETAIL_MAX: usize = 300;
@@ -142,8 +147,13 @@ impl Verifier {
     }
 
     /// Tools whose check is missing, stale for their current metadata, or due again, and
-    /// when the next one falls due.
-    fn due(&self, now: u64) -> (Vec<Tool>, Option<u64>) {
+    /// when the next one falls due. `fetched_for` holds, per tool, the commitment
+    /// (`metadataURI`, `manifestHash`) the index held when this task last fetched it.
+    fn due(
+        &self,
+        now: u64,
+        fetched_for: &HashMap<u64, (String, String)>,
+    ) -> (Vec<Tool>, Option<u64>) {
         let (tools, checks) = match (self.db.tools(), self.db.checks()) {
             (Ok(t), Ok(c)) => (t, c),
             (Err(e), _) | (_, Err(e)) => {
@@ -166,10 +176,19 @@ impl Verifier {
                     };
                     c.checked_at.saturating_add(every)
                 }
-                // The same location checked against another commitment (the chain moved on
-                // ahead of the index, or an update kept the location): again, but never
-                // sooner than MIN_GAP after the last fetch.
-                Some(c) if c.uri == t.metadata_uri => c.checked_at.saturating_add(MIN_GAP),
+                // The same location checked against another commitment. When the index has
+                // not changed since this task last fetched the tool, no chain change asks for
+                // this fetch (the re-read found a newer commitment the index has yet to
+                // reach; or, after a restart, nothing is known): not sooner than MIN_GAP
+                // after the last fetch. A change on chain (an update that kept its
+                // `metadataURI`, a reorganisation) is checked now.
+                Some(c) if c.uri == t.metadata_uri => {
+                    let indexed = (t.metadata_uri.clone(), t.manifest_hash.clone());
+                    match fetched_for.get(&t.tool_id) {
+                        Some(before) if *before != indexed => now,
+                        _ => c.checked_at.saturating_add(MIN_GAP),
+                    }
+                }
                 // A new location, or never checked: now.
                 _ => now,
             };
@@ -184,13 +203,17 @@ impl Verifier {
 
     /// Check manifests until the task is dropped.
     pub async fn run(self) {
+        // Per tool, the commitment the index held at this task's last fetch of it.
+        let mut fetched_for: HashMap<u64, (String, String)> = HashMap::new();
         loop {
             let now = unix_now();
-            let (due, next) = self.due(now);
+            let (due, next) = self.due(now, &fetched_for);
             for chunk in due.chunks(self.policy.concurrency.max(1)) {
                 let checks = chunk.iter().map(|t| self.check(t));
                 let results = futures_util::future::join_all(checks).await;
                 for (t, c) in chunk.iter().zip(results) {
+                    fetched_for
+                        .insert(t.tool_id, (t.metadata_uri.clone(), t.manifest_hash.clone()));
                     match self.db.put_check(t.tool_id, &c) {
                         Ok(()) => (self.on_checked)(t.tool_id),
                         Err(e) => {

@@ -2,9 +2,18 @@
 //! the `/who` records, `/rh` and `/opensea`.
 //!
 //! Keys: `tool:<id>` (a tool whose events or check changed: its page and its creator's
-//! `/who`), `who:<handle>` (a handle whose vows changed; an npub when it was bound). The index pages are `/registry`,
-//! `/rh` and `/opensea`. While a chain is followed the index also falls due every minute, so
-//! `cached_seconds_ago` keeps telling the truth when the chain stops answering.
+//! `/who`), `who:<handle>` (a handle whose vows changed; an npub when it was bound). The index
+//! pages are `/registry`, `/rh` and `/opensea`. While a chain is followed the index also falls
+//! due every minute, so `cached_seconds_ago` keeps telling the truth when the chain stops
+//! answering.
+//!
+//! The pages of one chain change are published together: whatever key a render is for, every
+//! tool whose events or check differ from what this source last put on its page is rendered
+//! too (its page, and the `/who` of its creator, the former one for a tool a reorganisation
+//! removed), in the same write as the index. A change asks for several keys in several
+//! messages (ARCHITECTURE.md, "The chain path"); the first render that sees it carries all its
+//! pages, so `/registry` is never a render ahead of a tool page or a `/who` record (within one
+//! write, files are written side by side, not in order).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -48,6 +57,38 @@ pub struct RegistrySource {
     status: Arc<Mutex<ChainStatus>>,
     reader: Arc<VowReader>,
     due: Option<u64>,
+    /// Per tool, the state its page and its creator's `/who` were last rendered from; `None`
+    /// before the first render, which takes the state as published (after a restart the
+    /// backlog brings the tree up to date).
+    shown: Option<HashMap<u64, Shown>>,
+    /// What the last render changed in `shown` (each tool's entry before it), put back by
+    /// [`Source::forget`] when its files could not be written.
+    last: Vec<(u64, Option<Shown>)>,
+}
+
+/// The state a tool's page was rendered from.
+#[derive(Debug, Clone, PartialEq)]
+struct Shown {
+    tool: Tool,
+    check: Option<Check>,
+}
+
+/// What one render built.
+struct Pages<'t> {
+    /// Tool pages and `/who` records first, the index last.
+    files: Files,
+    /// The tools whose pages it rendered.
+    rendered: Vec<&'t Tool>,
+    /// The ids whose pages it rendered as absent.
+    gone: Vec<u64>,
+}
+
+/// The state tool `t` is rendered from now.
+fn shown_of(t: &Tool, checks: &HashMap<u64, Check>) -> Shown {
+    Shown {
+        tool: t.clone(),
+        check: checks.get(&t.tool_id).cloned(),
+    }
 }
 
 impl RegistrySource {
@@ -69,6 +110,8 @@ impl RegistrySource {
             status,
             reader,
             due: None,
+            shown: None,
+            last: Vec::new(),
         }
     }
 
@@ -120,55 +163,122 @@ impl RegistrySource {
         index: bool,
         now: u64,
     ) -> Result<Files, RenderError> {
+        self.last.clear();
         // The empty key (see `take_due`) asks for the index.
         let index = index || keys.contains("");
         let (tools, checks) = self.tools()?;
+        let mut shown = self.shown.take().unwrap_or_else(|| {
+            tools
+                .iter()
+                .map(|t| (t.tool_id, shown_of(t, &checks)))
+                .collect()
+        });
+        let built = self.pages(&shown, keys, index, now, &tools, &checks);
+        if let Ok(p) = &built {
+            // Every page is built: the state they show is now what was shown.
+            for id in &p.gone {
+                self.last.push((*id, shown.remove(id)));
+            }
+            for t in &p.rendered {
+                let before = shown.insert(t.tool_id, shown_of(t, &checks));
+                self.last.push((t.tool_id, before));
+            }
+            if index {
+                self.due = self.chain.is_some().then_some(now + HEARTBEAT);
+            }
+        }
+        self.shown = Some(shown);
+        built.map(|p| p.files)
+    }
+
+    /// The files of `keys` (and of the index when `index`), with the page of every tool whose
+    /// state differs from `shown` and the `/who` of its creators.
+    fn pages<'t>(
+        &self,
+        shown: &HashMap<u64, Shown>,
+        keys: &BTreeSet<String>,
+        index: bool,
+        now: u64,
+        tools: &'t [Tool],
+        checks: &HashMap<u64, Check>,
+    ) -> Result<Pages<'t>, RenderError> {
         let status = lock(&self.status).clone();
+        let by_id: HashMap<u64, &Tool> = tools.iter().map(|t| (t.tool_id, t)).collect();
+        // The tools asked for, and every tool whose page is behind the state: a change whose
+        // own keys have not arrived yet is published whole with this render.
+        let mut ids: BTreeSet<u64> = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("tool:").and_then(|i| i.parse::<u64>().ok()))
+            .collect();
+        for t in tools {
+            let same = shown
+                .get(&t.tool_id)
+                .is_some_and(|s| s.tool == *t && s.check.as_ref() == checks.get(&t.tool_id));
+            if !same {
+                ids.insert(t.tool_id);
+            }
+        }
+        ids.extend(shown.keys().filter(|id| !by_id.contains_key(id)));
+        let mut handles: BTreeSet<String> = keys
+            .iter()
+            .filter_map(|k| k.strip_prefix("who:"))
+            .map(str::to_owned)
+            .collect();
         let sworn = |w: &str| self.sworn(w);
         let input = RegistryInput {
             key: &self.key,
             public_url: &self.public_url,
             chain: self.chain.as_ref(),
             status: &status,
-            tools: &tools,
-            checks: &checks,
+            tools,
+            checks,
             sworn: &sworn,
             now,
         };
         let mut files = Vec::new();
-        let by_id: HashMap<u64, &Tool> = tools.iter().map(|t| (t.tool_id, t)).collect();
-        let mut handles = BTreeSet::new();
-        for k in keys {
-            if let Some(id) = k.strip_prefix("tool:").and_then(|i| i.parse::<u64>().ok()) {
-                match by_id.get(&id) {
-                    Some(t) => {
-                        files.extend(tool_files(&input, t)?);
-                        handles.insert(t.creator.clone());
-                    }
-                    // Gone from the chain as indexed (a reorganisation, another chain): its
-                    // page says so rather than keep a registration that is not there.
-                    None => files.extend(absent_tool_files(&input, id)?),
+        let mut rendered: Vec<&Tool> = Vec::new();
+        let mut gone = Vec::new();
+        for id in &ids {
+            // The creator it was shown under: its `/who` no longer lists a tool that is gone.
+            if let Some(before) = shown.get(id) {
+                handles.insert(before.tool.creator.clone());
+            }
+            match by_id.get(id) {
+                Some(t) => {
+                    files.extend(tool_files(&input, t)?);
+                    handles.insert(t.creator.clone());
+                    rendered.push(*t);
                 }
-            } else if let Some(h) = k.strip_prefix("who:") {
-                handles.insert(h.to_owned());
+                // Gone from the chain as indexed (a reorganisation, another chain): its
+                // page says so rather than keep a registration that is not there.
+                None => {
+                    files.extend(absent_tool_files(&input, *id)?);
+                    gone.push(*id);
+                }
             }
         }
-        for h in handles {
-            if keys.contains(&who_key(&h)) {
+        for h in &handles {
+            if keys.contains(&who_key(h)) {
                 // A vow of this handle changed: so may the creator records of its tools.
-                for t in tools.iter().filter(|t| t.creator == h) {
-                    files.extend(tool_files(&input, t)?);
+                for t in tools.iter().filter(|t| t.creator == *h) {
+                    if !ids.contains(&t.tool_id) {
+                        files.extend(tool_files(&input, t)?);
+                        rendered.push(t);
+                    }
                 }
             }
-            files.extend(self.who(&h, &tools, &checks)?);
+            files.extend(self.who(h, tools, checks)?);
         }
         if index {
             files.extend(registry_files(&input)?);
             files.extend(rh_files(&self.key, &self.public_url, self.chain.as_ref())?);
             files.extend(opensea_files(&self.key, self.chain.as_ref())?);
-            self.due = self.chain.is_some().then_some(now + HEARTBEAT);
         }
-        Ok(files)
+        Ok(Pages {
+            files,
+            rendered,
+            gone,
+        })
     }
 
     /// Every tool's key and every vow handle's (agent name, wallet) `/who` key.
@@ -227,7 +337,19 @@ impl Source for RegistrySource {
         self.due
     }
 
-    fn forget(&mut self, _keys: &BTreeSet<String>) {}
+    /// The last render's files were not written: what it rendered is behind again, so the
+    /// next render (the retry) renders it.
+    fn forget(&mut self, _keys: &BTreeSet<String>) {
+        let last = std::mem::take(&mut self.last);
+        if let Some(shown) = &mut self.shown {
+            for (id, before) in last {
+                match before {
+                    Some(b) => shown.insert(id, b),
+                    None => shown.remove(&id),
+                };
+            }
+        }
+    }
 
     fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
         self.every_key()
@@ -240,5 +362,142 @@ impl Source for RegistrySource {
         _known: &Known<'_>,
     ) -> Result<Files, RenderError> {
         self.render_keys(keys, false, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conduct_indexer::chain::registry::{EventKind, RegistryEvent};
+    use conduct_indexer::store::Store;
+    use serde_json::Value;
+
+    const CREATOR: &str = "0x00000000000000000000000000000000000000aa";
+
+    fn hash(n: u64) -> String {
+        format!("0x{n:064x}")
+    }
+
+    fn event(block: u64, tool: u64, kind: EventKind) -> RegistryEvent {
+        RegistryEvent {
+            block_number: block,
+            block_hash: hash(block),
+            log_index: 0,
+            tx_hash: hash(block + 1000),
+            tool_id: tool,
+            kind,
+        }
+    }
+
+    fn registered(block: u64, tool: u64) -> RegistryEvent {
+        let kind = EventKind::Registered {
+            creator: CREATOR.into(),
+            predicate: "0x0000000000000000000000000000000000000000".into(),
+            uri: format!("https://t.example/.well-known/ai-tool/t{tool}.json"),
+            hash: hash(tool),
+        };
+        event(block, tool, kind)
+    }
+
+    /// The paths of `files`, in the order they are written.
+    fn paths(files: &Files) -> Vec<&str> {
+        files.iter().map(|(p, _)| p.as_str()).collect()
+    }
+
+    /// The tool ids the creator's `/who` record in `files` lists, and its position.
+    fn who_lists(files: &Files) -> Option<(usize, Vec<u64>)> {
+        let path = format!("{}.json", crate::registry::who_stem(CREATOR));
+        let at = files.iter().position(|(p, _)| *p == path)?;
+        let doc: Value = serde_json::from_slice(&files[at].1).unwrap();
+        let ids = doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["toolId"].as_u64().unwrap())
+            .collect();
+        Some((at, ids))
+    }
+
+    fn position(files: &Files, path: &str) -> Option<usize> {
+        files.iter().position(|(p, _)| p == path)
+    }
+
+    /// The follower asks for a change's pages in several messages (each tool's key, then each
+    /// removed tool's creator), and the render thread may take the first alone, or fall due
+    /// for its index before any: every render that sees a change publishes the tool pages and
+    /// the `/who` records of that change with the index, and before it.
+    #[test]
+    fn the_pages_of_one_chain_change_are_published_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(ChainDb::open(dir.path(), "test").unwrap());
+        let store = Store::open(dir.path()).unwrap();
+        let reader = Arc::new(VowReader::open(&store).unwrap());
+        let key = ServiceKey::from_seed(&[7; 32], "test");
+        let status = Arc::new(Mutex::new(ChainStatus::default()));
+        let mut source = RegistrySource::new(
+            key,
+            "https://conduct.example",
+            None,
+            Some(db.clone()),
+            status,
+            reader,
+        );
+        let known = |_: &str| None;
+        let render = |s: &mut RegistrySource, keys: &[&str]| {
+            let keys: BTreeSet<String> = keys.iter().map(|k| (*k).to_owned()).collect();
+            s.render(&keys, true, 1_000, &known).unwrap()
+        };
+        db.apply(&[registered(3, 1), registered(12, 2)], 20, &hash(20), 100)
+            .unwrap();
+        let files = render(&mut source, &["tool:1", "tool:2"]);
+        assert_eq!(who_lists(&files).unwrap().1, vec![1, 2]);
+
+        // A reorganisation removes tool 2; its key alone renders its creator's record too.
+        db.rewind(Some((10, hash(10))), 101).unwrap();
+        let files = render(&mut source, &["tool:2"]);
+        let (who_at, listed) = who_lists(&files).expect("the creator's /who with the tool key");
+        assert_eq!(listed, vec![1]);
+        let index_at = position(&files, "registry.json").expect("the index");
+        assert!(who_at < index_at, "{:?}", paths(&files));
+        assert!(position(&files, "registry/tool/2.json").unwrap() < index_at);
+        // Nothing changed since: a render names only what it is asked for.
+        let files = render(&mut source, &[""]);
+        assert!(who_lists(&files).is_none(), "{:?}", paths(&files));
+        assert!(position(&files, "registry/tool/1.json").is_none());
+
+        // The index falls due before the follower's keys arrive: it carries the change.
+        let updated = EventKind::Metadata {
+            uri: "https://t.example/.well-known/ai-tool/t1.json".into(),
+            hash: hash(77),
+        };
+        db.apply(
+            &[registered(14, 3), event(15, 1, updated)],
+            20,
+            &hash(21),
+            102,
+        )
+        .unwrap();
+        let files = render(&mut source, &[""]);
+        let (who_at, listed) = who_lists(&files).expect("the creator's /who with the index");
+        assert_eq!(listed, vec![1, 3]);
+        let index_at = position(&files, "registry.json").unwrap();
+        assert!(who_at < index_at, "{:?}", paths(&files));
+        for page in ["registry/tool/1.json", "registry/tool/3.json"] {
+            assert!(position(&files, page).unwrap() < index_at, "{page}");
+        }
+        let page: Value =
+            serde_json::from_slice(&files[position(&files, "registry/tool/1.json").unwrap()].1)
+                .unwrap();
+        assert_eq!(page["tool"]["manifestHash"], hash(77));
+
+        // A render whose files were not written is forgotten: the retry renders them again.
+        db.rewind(Some((10, hash(10))), 103).unwrap();
+        let files = render(&mut source, &[""]);
+        assert_eq!(who_lists(&files).unwrap().1, vec![1]);
+        source.forget(&BTreeSet::from([String::new()]));
+        let files = render(&mut source, &[""]);
+        assert_eq!(who_lists(&files).expect("retried").1, vec![1]);
+        assert!(position(&files, "registry/tool/3.json").is_some());
+        assert!(position(&files, "registry/tool/1.json").is_some());
     }
 }
