@@ -337,6 +337,13 @@ where
                     .and_then(|v| v.to_str().ok());
                 crate::card::card(app, &req.query, accept).await
             }
+            Dynamic::CardPath => {
+                let accept = req
+                    .headers
+                    .get(warp::http::header::ACCEPT)
+                    .and_then(|v| v.to_str().ok());
+                crate::card::card_at(app, &req.path, &req.query, accept).await
+            }
             Dynamic::OracleAsk => {
                 let ip = client_ip(app, &req.headers, req.remote);
                 let cap = &app.caps.oracle;
@@ -445,8 +452,26 @@ where
         )),
         (Found::File(..) | Found::NotAcceptable, false) => Err(method_not_allowed(&["GET", "HEAD"])),
         (Found::Missing, _) if !dynamic.is_empty() => Err(method_not_allowed(&dynamic)),
-        (Found::Missing, _) => Err(not_found(&req.path)),
+        (Found::Missing, _) => Err(missing(app, &req.path).await),
     }
+}
+
+/// The problem for a path the tree does not hold: `unknown-vow` under `/vow/<id>` when the
+/// store has no such vow (as the write routes and MCP tools say it; library/MCP.md), else
+/// the generic `not-found`.
+async fn missing(app: &Arc<App>, path: &str) -> Problem {
+    let rest = path.strip_prefix("/vow/").unwrap_or("");
+    let id = rest.get(..conduct_core::vow::VOW_ID_LEN).unwrap_or("");
+    let tail = rest.get(conduct_core::vow::VOW_ID_LEN..).unwrap_or("");
+    let vow_path = tail.is_empty() || tail.starts_with('/') || tail.starts_with('.');
+    if vow_path && conduct_core::vow::is_vow_id(id) {
+        if let Err(p) = crate::vows::find_vow(app, id).await {
+            if p.kind == "unknown-vow" {
+                return p;
+            }
+        }
+    }
+    not_found(path)
 }
 
 fn not_found(path: &str) -> Problem {

@@ -18,14 +18,14 @@ use crate::reply::{bytes_response, Problem};
 use crate::static_site::{file_response, lookup, negotiate, Found, Variant};
 
 /// The representations a card has.
-const CARD_VARIANTS: [Variant; 2] = [Variant::Json, Variant::Text];
+const CARD_VARIANTS: [Variant; 3] = [Variant::Json, Variant::Text, Variant::Html];
 
 fn missing_key() -> Problem {
     let mut p = Problem::new(
         StatusCode::BAD_REQUEST,
         "bad-request",
         "The lookup key is missing",
-        "GET /card needs ?key=<agent name, npub, vow id or wallet>",
+        "GET /card needs ?key=<agent name, npub, vow id or wallet> (or the key in the path, /card/<key>)",
     );
     p.errors
         .push(FieldError::at("?key", "missing or empty query parameter"));
@@ -37,7 +37,7 @@ fn not_acceptable() -> Problem {
         StatusCode::NOT_ACCEPTABLE,
         "not-acceptable",
         "No acceptable representation",
-        "a card is served as application/json or text/plain; use ?format=json|txt or Accept",
+        "a card is served as application/json, text/plain or text/html; use ?format=json|txt|html or Accept",
     )
 }
 
@@ -69,6 +69,39 @@ pub async fn card(
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
     let key = card_key(query).ok_or_else(missing_key)?;
+    serve_card(app, key, query, accept).await
+}
+
+/// Answer `GET /card/{key}`: the key is the path's last segment, percent-decoded.
+pub async fn card_at(
+    app: &Arc<App>,
+    path: &str,
+    query: &str,
+    accept: Option<&str>,
+) -> Result<WarpResponse, Problem> {
+    // A file of the tree under card/ (a rendered card, or one of its twins by name) is
+    // served as it is; anything else is a key.
+    let format_given = format(query)?;
+    if let Found::File(p, negotiated) = lookup(&app.cfg.site, path, accept, format_given).await {
+        if let Some(resp) = file_response(&p, negotiated, false).await {
+            return Ok(resp);
+        }
+    }
+    let raw = path.strip_prefix("/card/").unwrap_or("");
+    let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy();
+    let key = normalize_key(&decoded);
+    if key.is_empty() {
+        return Err(missing_key());
+    }
+    serve_card(app, key, query, accept).await
+}
+
+async fn serve_card(
+    app: &Arc<App>,
+    key: String,
+    query: &str,
+    accept: Option<&str>,
+) -> Result<WarpResponse, Problem> {
     let format = format(query)?;
     let stem = card_stem(&key);
     serve_lookup(

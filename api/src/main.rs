@@ -109,6 +109,11 @@ enum Cmd {
         /// Pinned key as a C2SP vkey (`/pubkey` field `vkey`) or base64.
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
+        /// For a tree being written while it is checked (the service's own site directory,
+        /// a live origin): after a failure, wait up to this many seconds for a newer
+        /// manifest and check again against it. 0 (the default) checks a copy as it is.
+        #[arg(long, default_value_t = 0)]
+        settle: u64,
     },
     /// Print the ERC-8257 `manifestHash` of a tool manifest: keccak256 of its RFC 8785 form,
     /// 0x-prefixed lower-case hex. A byte-order mark, a string not in NFC or upper-case hex in
@@ -316,8 +321,9 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 conduct_api::dev::configure(&mut cfg, &chain);
                 let chain = std::sync::Arc::new(chain);
                 let c2 = chain.clone();
+                let (site, data) = (cfg.site.clone(), cfg.data.clone());
                 let banner: serve::Banner =
-                    Box::new(move |url: &str| conduct_api::dev::banner(&c2, url));
+                    Box::new(move |url: &str| conduct_api::dev::banner(&c2, url, &site, &data));
                 let served = serve::serve_with(cfg, Some(banner)).await;
                 drop(chain);
                 served
@@ -426,8 +432,13 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 }
             }
         }
-        Cmd::VerifySite { location, pubkey } => {
-            match conduct_verify::verify_site_at(&location, &pubkey) {
+        Cmd::VerifySite {
+            location,
+            pubkey,
+            settle,
+        } => {
+            let settle = std::time::Duration::from_secs(settle);
+            match conduct_verify::verify_site_settled(&location, &pubkey, settle) {
                 Ok(a) => {
                     println!("OK: {a}");
                     Ok(ExitCode::SUCCESS)

@@ -284,7 +284,7 @@ async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<
         if let Err(e) = app.munus.append_due_lapses(rec.at(), Some(&id)).await {
             tracing::warn!(error = %e, "appending a due lapse failed");
         }
-        let flags = app.munus.flags().settling_snapshot();
+        let flags = app.munus.flags().snapshot();
         let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
         match app.seq.submit_job(job).await {
             Ok(a) => return Ok(a.leaf.unwrap_or_default()),

@@ -7,9 +7,10 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, Response, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-/// Headers a browser client may read (x402 challenge and receipts).
+/// Headers a browser client may read (x402 challenge and receipts, where a created record
+/// is, whether its pages are rendered).
 pub const EXPOSED_HEADERS: &str =
-    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow, Server-Timing, Idempotent-Replayed";
+    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow, Server-Timing, Idempotent-Replayed, Location, Conduct-Render";
 /// Headers a browser client may send.
 pub const ALLOWED_HEADERS: &str =
     "Content-Type, Accept, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key";

@@ -33,6 +33,8 @@ pub enum Dynamic {
     VerifyText,
     /// `GET /card?key=`: the card of an agent name, npub, vow id or wallet.
     Card,
+    /// `GET /card/{key}`: the same card, the key in the path.
+    CardPath,
     /// `GET /who?handle=`: the public conduct record of a wallet or agent name.
     Who,
     /// `POST /oracle/ask`: an answer grounded in the library.
@@ -230,6 +232,11 @@ const CARD_KEY: &[Param] = &[Param::query(
     true,
     r#"{"type":"string","minLength":1}"#,
     "An agent name, npub, vow id or wallet.",
+)];
+const CARD_PATH_KEY: &[Param] = &[Param::path(
+    "key",
+    r#"{"type":"string","minLength":1}"#,
+    "An agent name, npub, vow id or wallet (percent-encoded).",
 )];
 const WHO_HANDLE: &[Param] = &[Param::query(
     "handle",
@@ -580,9 +587,14 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[404, 422, 503]).params(VERIFY_TEXT)),
     route("GET", "/card", false, Handler::Dynamic(Dynamic::Card),
         "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404.")
-        .with(Contract::call(&[200], &[JSON, TEXT], Some(Schema::Snapshot), &[])
+        .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_KEY)),
+    route("GET", "/card/{key}", false, Handler::Dynamic(Dynamic::CardPath),
+        "The card of {key} (an agent name, npub, vow id or wallet, percent-encoded): the same lookup as /card?key=, JSON, text or HTML. An unknown key is a negative result, never a 404.")
+        .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
+            .negotiated()
+            .params(CARD_PATH_KEY)),
     route("GET", "/registry", false, Handler::Static,
         "The ERC-8257 tool registry as followed on chain, every manifest re-verified (a statement about bytes, never about safety); alphabetical by claimed publisher name, never ranked. reachable: false with the last good state when the chain does not answer.")
         .with(PAGE),
@@ -663,7 +675,7 @@ pub const ROUTES: &[Route] = &[
         "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
         .with(Contract::call(&[200], &[TEXT], None, &[403, 404, 422, 503]).params(FAMILIAR_MESSAGE)),
     route("POST", "/familiar/summon", true, Handler::Dynamic(Dynamic::FamiliarSummon),
-        "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
+        "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page (201 with Location). The same summon sent again within 24 h answers 200 with the same record and Location, uncharged. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
             .body(Schema::FamiliarRequest)
             .params(PAID)),
@@ -677,7 +689,7 @@ pub const ROUTES: &[Route] = &[
         "The index of every on-chain action the service prepares (ERC-8257 registerTool, updateToolMetadata, setAccessPredicate, deregisterTool; buying and giving ticket copies; ERC-8004 validationRequest and validationResponse; the operator's quest payment): its contract (null while not deployed here), function, selector and arguments with their types. Signed. See /library/PREPARE.md.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
     route("GET", "/prepare/sign", false, Handler::Dynamic(Dynamic::PrepareSign),
-        "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. Signed.")
+        "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. not_messages says which owner acts have no text here and why (a listing is an on-chain transaction: /prepare/register_tool). Signed.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
     route("GET", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")

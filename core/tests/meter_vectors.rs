@@ -1,6 +1,9 @@
-//! The meter against the shared test vectors (`shared/vectors/meter_vectors.json`):
-//! raw estimators on the E1-E5 tables, the conditional-MI example, and `measure()` on
-//! traces built to have those tables.
+//! The meter against the published test vectors, committed in this repository at
+//! `core/tests/vectors/meter_vectors.json` (a copy of the project's shared vectors, kept
+//! identical: when the shared copy is present beside the checkout, or named by
+//! `CONDUCT_SHARED_DIR`, a test checks that the two are byte-identical; a clone on its own
+//! reads only its own copy): raw estimators on the E1-E5 tables, the conditional-MI example,
+//! and `measure()` on traces built to have those tables.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -13,15 +16,30 @@ use serde_json::Value;
 
 const TOL: f64 = 1e-12;
 
+/// The committed copy of the vectors.
+const VECTORS: &str = include_str!("vectors/meter_vectors.json");
+
 fn vectors() -> Value {
+    serde_json::from_str(VECTORS).expect("meter_vectors.json is JSON")
+}
+
+/// The committed copy is the published one, whenever the published one is at hand (an
+/// optional comparison: a clone on its own has no `shared/` and passes).
+#[test]
+fn the_committed_vectors_are_the_published_ones() {
     let dir = match std::env::var_os("CONDUCT_SHARED_DIR") {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
     };
     let path = dir.join("vectors/meter_vectors.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("meter_vectors.json is JSON")
+    match std::fs::read(&path) {
+        Ok(published) => assert!(
+            published == VECTORS.as_bytes(),
+            "core/tests/vectors/meter_vectors.json differs from {}: copy the published vectors",
+            path.display()
+        ),
+        Err(e) => eprintln!("no published copy to compare ({}: {e})", path.display()),
+    }
 }
 
 fn f(v: &Value) -> f64 {

@@ -437,6 +437,11 @@ mod tests {
         c.verify().unwrap();
         let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
         assert_eq!(v["picture"], "https://other.example/hive/mark.svg");
+        assert_eq!(
+            v["scope"],
+            conduct_core::scope::scope_value(),
+            "the scope travels"
+        );
     }
 
     fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {

@@ -617,7 +617,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
     });
     let vow_id = json!({"type": "string", "pattern": "^[0-9a-f]{16}$",
         "description": "The claiming vow: signed with a wallet, not sandbox."});
-    let signature = json!({"type": "string", "pattern": "^0x[0-9a-fA-F]{130}$",
+    let signature = json!({"type": "string", "pattern": EIP191,
         "description": "The vow wallet's EIP-191 personal_sign signature over the exact text \
             of GET /play/message for this action, quest, vow and UTC day; accepted once."});
     out.insert(
@@ -659,7 +659,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
                 "npub": {"type": "string", "pattern": "^npub1[02-9ac-hj-np-z]{58}$",
                     "description": "The NIP-19 npub to bind (written in capitals, it is read \
                         the same)."},
-                "wallet_signature": {"type": "string", "pattern": "^0x[0-9a-fA-F]{130}$",
+                "wallet_signature": {"type": "string", "pattern": EIP191,
                     "description": "The vow wallet's EIP-191 personal_sign signature over the \
                         exact text of GET /nostr/bind/message (today's UTC date)."},
                 "nostr_signature": {"type": "string", "pattern": "^[0-9a-fA-F]{128}$",
@@ -1080,7 +1080,14 @@ fn prepare_schemas(out: &mut Map<String, Value>) {
             "amount": {"type": ["string", "null"],
                 "description": "Decimal base units; null when unknown here (no price stated \
                     and the ticket contract not set)."},
-            "check": {"type": "object", "required": ["to", "data", "returns"]},
+            "check": {"type": "object", "required": ["to", "data", "returns"],
+                "properties": {
+                    "to": maybe_address.clone(),
+                    "data": {"type": ["string", "null"], "pattern": "^0x([0-9a-f]{2})*$",
+                        "description": "The eth_call's calldata; null when unknown here (the \
+                            ticket contract, its spender, not set)."},
+                    "returns": {"type": "string"},
+                }},
             "allowance": {"type": ["string", "null"]},
             "holds": {"type": ["boolean", "null"]},
         },
@@ -1246,8 +1253,9 @@ fn schema_ref_named(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
 
-/// An EIP-191 signature as a report-in carries it: `0x` and 65 bytes in hex.
-const EIP191: &str = "^0x[0-9a-fA-F]{130}$";
+/// An EIP-191 signature as every owner-signed write takes it: 65 bytes in hex, `0x`
+/// optional (any spelling of one signature is the same signature; PREPARE.md).
+const EIP191: &str = "^(0[xX])?[0-9a-fA-F]{130}$";
 /// Text without control characters (newline and tab aside), carriage return, U+FFFE or U+FFFF.
 const TEXT_CHARS: &str = "^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*$";
 /// An agent name's characters: no control characters, U+FFFE or U+FFFF, bidirectional

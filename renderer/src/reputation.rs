@@ -139,10 +139,17 @@ fn event_value(e: &ReputationEvent) -> Value {
     v
 }
 
+/// Whether the mirror has read the chain at least once: its counts are a reading only then
+/// (before, and with no chain configured, they are unknown: null, never a zero nobody read).
+fn mirror_read(input: &ReputationInput<'_>) -> bool {
+    input.state() != "not-configured" && input.status.indexed_to.is_some()
+}
+
 fn mirror_block(input: &ReputationInput<'_>, mirror: &Mirror) -> Value {
+    let read = mirror_read(input);
     json!({
-        "events": mirror.events,
-        "holders": mirror.scores.len(),
+        "events": read.then_some(mirror.events),
+        "holders": read.then_some(mirror.scores.len()),
         "indexed_to_block": input.status.indexed_to,
         "reachable": input.status.reachable,
         "cached_seconds_ago": input.status.synced_at.map(|t| input.now.saturating_sub(t)),
@@ -292,7 +299,7 @@ pub fn holders_doc(input: &ReputationInput<'_>, query: &Query) -> Value {
         "status": state,
         "threshold": threshold.map(|t| t.to_string()),
         "query": {"q": query.q, "limit": query.limit, "sort": query.sort.name()},
-        "matched": matched,
+        "matched": mirror_read(input).then_some(matched),
         "truncated": matched > holders.len(),
         "holders": holders,
         "columns": ["wallet", "score", "meets"],
@@ -462,9 +469,14 @@ fn mirror_line(m: &Value) -> String {
         Some(a) => format!(", last read {a} s ago"),
         None => String::new(),
     };
+    let count = |v: &Value, what: &str| match v.as_u64() {
+        Some(n) => format!("{n} {what}"),
+        None => format!("{what} unknown"),
+    };
     format!(
-        "Mirror: {} events, {} holders, {indexed}{age}.",
-        m["events"], m["holders"]
+        "Mirror: {}, {}, {indexed}{age}.",
+        count(&m["events"], "events"),
+        count(&m["holders"], "holders")
     )
 }
 

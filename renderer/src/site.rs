@@ -167,14 +167,18 @@ fn put_pubkey(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError>
     Ok(())
 }
 
-/// The JSON Schema documents (key_id and signature are ignored as unknown keywords).
+/// The JSON Schema documents with the scope statement (`scope`, `key_id` and `signature` are
+/// unknown keywords, which JSON Schema keeps as annotations: they constrain nothing).
 fn put_schemas(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     for (name, text) in [
         ("trace.json", TRACE_SCHEMA),
         ("attestation.json", ATTESTATION_SCHEMA),
     ] {
-        let v: Value = serde_json::from_str(text)
+        let mut v: Value = serde_json::from_str(text)
             .map_err(|e| RenderError::Input(format!("schema {name}: {e}")))?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("scope".into(), scope_value());
+        }
         tree.put(format!("schemas/{name}"), sign(input.key, v)?);
     }
     Ok(())

@@ -458,8 +458,16 @@ def run(a, base, data, site):
     sandbox_entry = rep(trace(12), vow_id=nfc["vow_id"]).json()
     check("a sandbox vow takes anyone's report-in and says so",
           sandbox_entry.get("proof", {}).get("kind") == "sandbox-open", json.dumps(sandbox_entry)[:300])
-    for i in range(3):
-        rep(trace(20 + i))
+    # One signature, any spelling (PREPARE.md): without 0x, and with v as 0/1.
+    t20 = trace(20)
+    bare = rep(t20, signature=sign_report(vid, t20).removeprefix("0x"))
+    check("a report-in signature without 0x is accepted: 201", bare.status_code == 201, bare.text[:300])
+    t21 = trace(21)
+    sig21 = bytes.fromhex(sign_report(vid, t21).removeprefix("0x"))
+    v01 = "0x" + (sig21[:64] + bytes([sig21[64] - 27])).hex()
+    r01 = rep(t21, signature=v01)
+    check("a report-in signature with v as 0/1 is accepted: 201", r01.status_code == 201, r01.text[:300])
+    rep(trace(22))
     s1 = rep(trace(30, y=sealed_text), vow_id=sv["vow_id"], note="sealed report").json()
     check("a sealed vow's entry never carries declared Y", s1.get("seq") == 1 and "declared_y" not in s1
           and SEALED_MARK not in json.dumps(s1), json.dumps(s1)[:300])

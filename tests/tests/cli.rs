@@ -269,3 +269,47 @@ fn conduct_quest_edits_the_board_files_and_never_rewrites_a_broken_one() {
         b"{\"quests\": [ oops"
     );
 }
+
+/// A clone of the repository on its own passes: no test or script reads the project's
+/// `shared/` folder beside the checkout (vectors the tests use are committed inside). The one
+/// exception compares the committed meter vectors with the published ones when present.
+#[test]
+fn no_test_or_script_reads_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut offenders = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().unwrap().is_dir() {
+                if !matches!(
+                    name.as_str(),
+                    ".git" | "target" | "node_modules" | ".tools" | "artifacts"
+                ) {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let code = [".rs", ".sh", ".py", ".mjs", ".js", ".toml"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+                || name == "run";
+            if !code || path.ends_with("core/tests/meter_vectors.rs") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for needle in ["../shared", "/work/shared", "shared/vectors"] {
+                if text.contains(needle) {
+                    offenders.push(format!("{}: {needle}", path.display()));
+                }
+            }
+        }
+    }
+    // This file names the needles, and only here.
+    offenders.retain(|o| !o.contains("tests/tests/cli.rs"));
+    assert!(offenders.is_empty(), "{offenders:#?}");
+}

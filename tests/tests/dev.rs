@@ -196,4 +196,30 @@ fn dev_stack_is_payable_on_both_rails_with_the_printed_request() {
         let att: Value = serde_json::from_str(v["body"].as_str().unwrap()).unwrap();
         assert!(att["signature"].is_string(), "{rail}: unsigned body");
     }
+
+    // The banner's audit commands name this stack's own tree, and pass as printed.
+    let vkey = s.vkey();
+    for cmd in ["verify-log", "verify-site"] {
+        let line = banner
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(&format!("conduct {cmd} ")))
+            .unwrap_or_else(|| panic!("no `conduct {cmd}` in the banner:\n{banner}"));
+        let args: Vec<&str> = line
+            .split_whitespace()
+            .skip(1)
+            .take_while(|a| *a != "--pubkey")
+            .collect();
+        assert!(
+            args[1].starts_with(&*s.site.to_string_lossy()),
+            "{cmd} names another tree: {line}"
+        );
+        let out = Command::new(conduct_tests::conduct_bin())
+            .args(&args)
+            .args(["--pubkey", &vkey])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{line}: {stdout}");
+    }
 }

@@ -521,18 +521,35 @@ fn the_protocol_refuses_per_the_spec() {
                "signature": format!("0x{}", "11".repeat(65))}),
     );
     assert_eq!(a["result"]["isError"], true, "{a}");
-    // A route's refusal is the tool's: an unknown vow is the route's 404 problem.
-    let a = call(
-        &s,
-        "report_in",
-        json!({"vow_id": "0123456789abcdef", "context_key": "monitored",
-               "turns": trace(16)["turns"]}),
-    );
-    assert_eq!(a["result"]["isError"], true, "{a}");
-    let p: Value =
-        serde_json::from_str(a["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(p["status"], 404);
-    assert_eq!(p["type"], "/library/ERRORS.md#unknown-vow", "{p}");
+    // A route's refusal is the tool's: an unknown vow is the route's 404 problem, for each
+    // of the three tools that name a vow (MCP.md), and over plain HTTP for its pages.
+    for (tool, args) in [
+        (
+            "report_in",
+            json!({"vow_id": "0123456789abcdef", "context_key": "monitored",
+                   "turns": trace(16)["turns"]}),
+        ),
+        ("read_ledger", json!({"vow_id": "0123456789abcdef"})),
+        ("get_reading", json!({"vow_id": "0123456789abcdef"})),
+    ] {
+        let a = call(&s, tool, args);
+        assert_eq!(a["result"]["isError"], true, "{tool}: {a}");
+        let p: Value =
+            serde_json::from_str(a["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(p["status"], 404, "{tool}: {p}");
+        assert_eq!(p["type"], "/library/ERRORS.md#unknown-vow", "{tool}: {p}");
+    }
+    for path in [
+        "/vow/0123456789abcdef",
+        "/vow/0123456789abcdef/chain",
+        "/vow/0123456789abcdef/reading",
+        "/vow/0123456789abcdef.html",
+    ] {
+        let r = c.get(s.at(path)).send().unwrap();
+        assert_eq!(r.status().as_u16(), 404, "{path}");
+        let p: Value = r.json().unwrap();
+        assert_eq!(p["type"], "/library/ERRORS.md#unknown-vow", "{path}: {p}");
+    }
     // Not JSON: -32700; JSON but no JSON-RPC message (a batch): -32600.
     for (body, code) in [("{\"jsonrpc\": \"2.0\",", -32700), ("[1, 2]", -32600)] {
         let r = c

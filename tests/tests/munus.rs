@@ -830,6 +830,8 @@ fn the_quest_board_end_to_end() {
     let worker_two = w.address(&k2);
     let alpha_tx = pay(&anvil, &token, &worker, 1_500_000);
     let bravo_tx = pay(&anvil, &token, &worker_two, 1_000_000);
+    // Delta is open and carries a payment row of a wrong amount (no claim named): false.
+    let delta_tx = pay(&anvil, &token, &worker_two, 1_000_000);
     let row = |quest: &str, to: &str, amount: &str, tx: &str| json!({"quest": quest, "to": to, "amount_scry": amount, "token": token, "tx": tx});
     write_atomic(
         &paid_path,
@@ -837,15 +839,21 @@ fn the_quest_board_end_to_end() {
             bad_row,
             row("alpha", &worker, "1500000", &alpha_tx),
             row("bravo", &worker_two, "999999", &bravo_tx),
+            row("delta", &worker_two, "1", &delta_tx),
         ]}))
         .unwrap(),
     );
-    let doc = await_board(&s, "alpha done and settled, bravo's row false", |d| {
-        d["paid"].as_array().is_some_and(|p| p.len() == 2)
-            && quest(d, "alpha")["status"] == "done"
-            && paid_row(d, &alpha_tx)["verified"] == true
-            && paid_row(d, &bravo_tx)["verified"] == false
-    });
+    let doc = await_board(
+        &s,
+        "alpha done and settled, bravo's and delta's rows false",
+        |d| {
+            d["paid"].as_array().is_some_and(|p| p.len() == 3)
+                && quest(d, "alpha")["status"] == "done"
+                && paid_row(d, &alpha_tx)["verified"] == true
+                && paid_row(d, &bravo_tx)["verified"] == false
+                && paid_row(d, &delta_tx)["verified"] == false
+        },
+    );
     let a = quest(&doc, "alpha");
     assert_eq!(
         a["claim"]["vow_id"],
@@ -873,8 +881,9 @@ fn the_quest_board_end_to_end() {
     assert_eq!(quest(&doc, "bravo")["claim"]["log_index"], bravo_claim);
     assert_eq!(quest(&doc, "bravo")["status"], "open");
     // open: charlie, delta, echo; claimed: bravo; in house: foxtrot; delivered: alpha;
-    // settled: alpha's row; unverified: bravo's.
-    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 1, 0], "{doc:#}");
+    // settled: alpha's row; unverified: bravo's and delta's.
+    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 2, 0], "{doc:#}");
+    assert_eq!(quest(&doc, "delta")["status"], "open", "{doc:#}");
     let paid_err = doc["paid_file_error"].as_str().unwrap_or_default();
     assert!(
         paid_err.contains("paid[0]") && !paid_err.contains("paid[1]"),
@@ -893,15 +902,25 @@ fn the_quest_board_end_to_end() {
     let doc = await_board(&s, "every row null", |d| {
         d["paid"]
             .as_array()
-            .is_some_and(|p| p.len() == 2 && p.iter().all(|r| r["verified"].is_null()))
+            .is_some_and(|p| p.len() == 3 && p.iter().all(|r| r["verified"].is_null()))
     });
-    // Both rows count as uncheckable, neither as settled nor as unverified: the rows say what
+    // Every row counts as uncheckable, neither as settled nor as unverified: the rows say what
     // the chain said at the last read. Alpha stays done: the chain confirmed it before, and
     // "could not look" is never "not done" (MUNUS.md, "How a quest is paid").
-    assert_eq!(counts(&doc), [3, 1, 1, 1, 0, 0, 2], "{doc:#}");
+    assert_eq!(counts(&doc), [3, 1, 1, 1, 0, 0, 3], "{doc:#}");
     assert_eq!(quest(&doc, "alpha")["status"], "done", "{doc:#}");
     let mut defects = Vec::new();
     let size = log_size(&s);
+    // Delta's row reads null on the page, so delta takes no claim, though its last definite
+    // read was false: the page and the decision read the same flags (MUNUS.md, "States").
+    let (delta_body, _) = claim_body(&s, &mut w, &k4, "delta", &v4);
+    refused(
+        "a claim on delta while its payment reads null",
+        claim(&s, "delta", &delta_body),
+        503,
+        "munus-payment-uncheckable",
+    );
+    assert_eq!(log_size(&s), size, "a refused claim wrote a leaf");
     let (code, p) = claim(&s, "alpha", &body);
     if !(code == 409 && p["type"] == "/library/ERRORS.md#munus-quest-done") {
         defects.push(format!(
@@ -919,8 +938,9 @@ fn the_quest_board_end_to_end() {
         quest(d, "alpha")["status"] == "done"
             && paid_row(d, &alpha_tx)["verified"] == true
             && paid_row(d, &bravo_tx)["verified"] == false
+            && paid_row(d, &delta_tx)["verified"] == false
     });
-    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 1, 0], "{doc:#}");
+    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 2, 0], "{doc:#}");
 
     // 5. A claim lapses after 14 idle days. Echo is claimed, the service stops and starts again
     // with its clock 14 days less 3 seconds ahead; nothing is asked of it until the list on
@@ -1025,9 +1045,11 @@ fn the_quest_board_end_to_end() {
     // The service agrees, once the flags are read again; a lapsed quest takes a claim again
     // (a new UTC day for the service: 14 days on).
     let doc = await_board(&s, "after the lapse", |d| {
-        quest(d, "alpha")["status"] == "done" && paid_row(d, &alpha_tx)["verified"] == true
+        quest(d, "alpha")["status"] == "done"
+            && paid_row(d, &alpha_tx)["verified"] == true
+            && paid_row(d, &delta_tx)["verified"] == false
     });
-    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 1, 0], "{doc:#}");
+    assert_eq!(counts(&doc), [3, 1, 1, 1, 1, 2, 0], "{doc:#}");
     let (body, text) = claim_body(&s, &mut w, &k5, "echo", &v5);
     assert!(
         text.lines().any(|l| l
@@ -1085,12 +1107,12 @@ fn the_quest_board_end_to_end() {
         ));
     }
 
-    // 6. verify-log checks the board's records: 4 claims, 1 delivery, 2 payments, 1 lapse
+    // 6. verify-log checks the board's records: 4 claims, 1 delivery, 3 payments, 1 lapse
     // (and any lapse of alpha's claim, reported above).
     let deadline = Instant::now() + Duration::from_secs(15);
     let audit = loop {
         let (ok, out) = verify_log(&log, &vkey);
-        if ok && board_records(&log).is_some_and(|r| r.len() == 8 + spurious.len()) {
+        if ok && board_records(&log).is_some_and(|r| r.len() == 9 + spurious.len()) {
             break out;
         }
         assert!(Instant::now() < deadline, "verify-log: {out}");
@@ -1100,7 +1122,7 @@ fn the_quest_board_end_to_end() {
         audit.contains("6 vow chains")
             && audit.contains(&format!(
                 "{} quest-board records verified",
-                8 + spurious.len()
+                9 + spurious.len()
             )),
         "{audit}"
     );

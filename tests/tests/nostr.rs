@@ -124,6 +124,15 @@ fn the_profile_and_a_binding_verify_with_nostr_tools_and_each_refusal_has_its_ty
     .into();
     assert_eq!(p["members"], serde_json::json!(members));
     assert_eq!(p["name"], "conduct");
+    // The scope travels inside the signed content (NOSTR.md).
+    let raw: Value = serde_json::from_str(p["raw"].as_str().expect("raw")).expect("the event");
+    let content: Value =
+        serde_json::from_str(raw["content"].as_str().expect("content")).expect("its content");
+    assert_eq!(
+        content["scope"],
+        conduct_core::scope::scope_value(),
+        "{content}"
+    );
     let picture = p["picture"].as_str().expect("picture");
     assert!(picture.ends_with("/hive/mark.svg"), "{picture}");
     assert_eq!(r["picture"]["status"], 200);

@@ -425,9 +425,22 @@ fn the_reputation_record_moves_only_by_market_outcomes_and_rulings() {
                 ),
                 "{name}: {look:#}"
             );
+            // Nobody read a mirror: its counts are unknown (null), never zero.
+            for (what, m) in [("/reputation", &doc["mirror"]), ("lookup", &look["mirror"])] {
+                assert_eq!(
+                    (&m["events"], &m["holders"]),
+                    (&Value::Null, &Value::Null),
+                    "{name} {what}: {m:#}"
+                );
+            }
             let board = get_json(srv, "/reputation/holders");
             assert_eq!(board["status"], "not-configured", "{name}: {board:#}");
             assert_eq!(board["holders"], json!([]), "{name}: {board:#}");
+            assert_eq!(board["matched"], Value::Null, "{name}: {board:#}");
+            assert_eq!(board["mirror"]["events"], Value::Null, "{name}: {board:#}");
+            assert_eq!(board["mirror"]["holders"], Value::Null, "{name}: {board:#}");
+            let filtered = get_json(srv, "/reputation/holders?q=ab");
+            assert_eq!(filtered["matched"], Value::Null, "{name}: {filtered:#}");
         }
         assert_eq!(
             get_json(&chainless, "/reputation")["chain"],

@@ -56,6 +56,14 @@ fn serves_the_rendered_tree_with_negotiation() {
         assert_eq!(r.status(), 200, "{path}");
         let v: Value = r.json().unwrap_or_else(|e| panic!("{path}: {e}"));
         assert!(v["signature"].is_string(), "{path} is not signed");
+        // The scope statement travels in every JSON body (a schema keeps it as an
+        // annotation; the manifest is the one listing that does not).
+        if path != "/manifest.json" {
+            assert!(
+                v["scope"]["off_meter_blind_spot"].is_string(),
+                "{path} carries no scope"
+            );
+        }
     }
     let html = c
         .get(s.at("/"))

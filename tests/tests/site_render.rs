@@ -111,6 +111,40 @@ fn two_renders_of_the_same_state_are_byte_identical() {
     );
     let (s, ct, _) = get("/card?key=billing-bot&format=txt", "*/*");
     assert_eq!((s, ct.as_str()), (200, "text/plain; charset=utf-8"));
+    // A card has an HTML twin, like every page, found or not; the path form answers the same
+    // lookup, and an unknown key there is a negative result too, never a 404.
+    for path in [
+        "/card?key=billing-bot",
+        "/card/billing-bot",
+        "/card?key=nobody-here",
+        "/card/nobody-here",
+        "/card/nobody%20here",
+    ] {
+        let (s, ct, body) = get(path, "text/html,application/xhtml+xml,*/*;q=0.8");
+        assert!(
+            s == 200 && ct.starts_with("text/html") && body.contains("<main"),
+            "{path} as HTML: {s} {ct} {body}"
+        );
+    }
+    let (s, _, body) = get("/card/billing-bot", "application/json");
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["found"], true);
+    let (s, ct, body) = get("/card/nobody-here", "application/json");
+    assert_eq!((s, ct.as_str()), (200, "application/json"), "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["found"],
+        false
+    );
+    let (_, _, body) = get("/catalog", "application/json");
+    let catalog: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        catalog["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["method"] == "GET" && e["path"] == "/card/{key}"),
+        "the catalog lists the path form of a card"
+    );
     let (s, ct, body) = get("/card", "application/json");
     assert_eq!(s, 400);
     assert_eq!(ct, "application/problem+json");

@@ -265,3 +265,47 @@ fn a_mirror_verifies_and_every_change_is_caught() {
     );
     assert!(out.contains("signed 10d 0h ago"), "{out}");
 }
+
+/// `verify-site --settle` on the service's own live directory and on its URL right after a
+/// burst of report-ins, while the manifest is still a second behind the pages: every run is
+/// one whole check against one manifest, and passes (a page newer than its manifest waits for
+/// the next manifest instead of failing; README, "Mirror the site").
+#[test]
+fn a_live_tree_verifies_with_settle_right_after_writes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("conduct.toml");
+    std::fs::write(&cfg, "report_demo_daily_cap = 0\n").expect("conduct.toml");
+    let cfg = cfg.to_string_lossy().into_owned();
+    let s = Server::start(&["--config", cfg.as_str()]);
+    let c = client();
+    let vkey = s.vkey();
+    let vow: Value = c
+        .post(s.at("/vow"))
+        .json(&json!({"text": "live", "agent": "live-bot", "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let id = vow["vow_id"].as_str().unwrap().to_owned();
+    let site = s.site.to_string_lossy().into_owned();
+    for (round, location) in [site.as_str(), s.url.as_str(), site.as_str()]
+        .into_iter()
+        .enumerate()
+    {
+        for i in 0..10 {
+            let mut body = trace(6 + (round * 10 + i) % 5);
+            body["vow_id"] = json!(id);
+            let r = c.post(s.at("/vow/report/demo")).json(&body).send().unwrap();
+            assert_eq!(r.status().as_u16(), 201, "{}", r.text().unwrap_or_default());
+        }
+        let out = Command::new(conduct_bin())
+            .args(["verify-site", location, "--pubkey", &vkey, "--settle", "10"])
+            .output()
+            .expect("run conduct verify-site");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.starts_with("OK: "),
+            "verify-site --settle on the live {location} (round {round}): {stdout}"
+        );
+    }
+}

@@ -39,6 +39,8 @@ fn vow_ledger_end_to_end() {
         "POST /vow refuses a form-encoded body",
         "a wallet-signed vow refuses an unsigned free report-in",
         "a replayed report-in signature is refused",
+        "a report-in signature without 0x is accepted",
+        "a report-in signature with v as 0/1 is accepted",
         "a sandbox vow takes anyone's report-in and says so",
         "report-in refuses an unknown vow",
         "report-in refuses a note of 1001 characters",

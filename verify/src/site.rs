@@ -116,6 +116,53 @@ pub fn verify_site_at(location: &str, pubkey: &str) -> Result<SiteAudit, Error> 
     }
 }
 
+/// Check the tree at `location` as [`verify_site_at`] does, allowing for a tree that is being
+/// written while it is read (a live site directory, or a live origin): after a failure, wait
+/// up to `settle` for `manifest.json` to change (the writer re-signs it about a second after
+/// a write), and check everything again against the newer manifest; at most `MAX_SETTLES`
+/// times. A pass is always one whole check against one manifest; a tree whose manifest stays
+/// the same for `settle` gets the failure it has. `settle` zero is [`verify_site_at`].
+pub fn verify_site_settled(
+    location: &str,
+    pubkey: &str,
+    settle: std::time::Duration,
+) -> Result<SiteAudit, Error> {
+    let base = location.trim_end_matches('/');
+    let manifest = || -> Option<Vec<u8>> {
+        if is_url(base) {
+            #[cfg(feature = "http")]
+            return crate::files::HttpFiles::new(base)
+                .read("manifest.json")
+                .ok();
+            #[cfg(not(feature = "http"))]
+            return None;
+        }
+        std::fs::read(Path::new(base).join("manifest.json")).ok()
+    };
+    let mut settles = 0;
+    loop {
+        let before = manifest();
+        let err = match verify_site_at(base, pubkey) {
+            Ok(a) => return Ok(a),
+            Err(e) => e,
+        };
+        if settles >= MAX_SETTLES || settle.is_zero() {
+            return Err(err);
+        }
+        let deadline = std::time::Instant::now() + settle;
+        while manifest() == before {
+            if std::time::Instant::now() >= deadline {
+                return Err(err);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        settles += 1;
+    }
+}
+
+/// How many newer manifests [`verify_site_settled`] checks against before it gives up.
+pub const MAX_SETTLES: usize = 5;
+
 /// Check a copy of the tree in the directory `dir` (all six steps) at `now` (unix seconds).
 pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
     if !dir.is_dir() {

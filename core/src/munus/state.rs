@@ -190,6 +190,38 @@ pub struct Counts {
     pub uncheckable_right_now: u64,
 }
 
+/// What is known of a payment's transfer on chain: the last read and the last definite
+/// answer. The page and every decision read this one value (library/MUNUS.md, "Payments").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PaymentFlag {
+    /// What the chain said at the last read: `None` while it does not answer.
+    pub read: Option<bool>,
+    /// The last definite answer it ever gave (`None`: never answered).
+    pub definite: Option<bool>,
+}
+
+impl PaymentFlag {
+    /// A flag read now, with no older answer to fall back on.
+    pub fn read(read: Option<bool>) -> PaymentFlag {
+        PaymentFlag {
+            read,
+            definite: read,
+        }
+    }
+
+    /// Whether the transfer settles the quest: the last read, or through an outage the last
+    /// definite answer (a settled quest stays done while the chain is silent).
+    pub fn settles(&self) -> bool {
+        self.read.or(self.definite) == Some(true)
+    }
+}
+
+impl From<Option<bool>> for PaymentFlag {
+    fn from(read: Option<bool>) -> PaymentFlag {
+        PaymentFlag::read(read)
+    }
+}
+
 /// A payment row as the list shows it: the record and its flag re-read from the chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaidView {
@@ -214,8 +246,9 @@ pub struct Board {
     pub due_lapses: Vec<super::record::Lapse>,
     /// Claims per (vow, UTC day), from every claim record.
     claims_per_day: HashMap<(String, u64), u64>,
-    /// Quests with a recorded payment the chain did not answer for: it may have settled the
-    /// quest, so it takes no claim until the chain answers.
+    /// Quests with a recorded payment the chain does not answer for now (the row reads
+    /// `null`): whatever it said before, it may have settled the quest since, so the quest
+    /// takes no claim until the chain answers.
     pub uncheckable: std::collections::BTreeSet<String>,
     /// Records that break the rules (verify-log reports them; the fold skips them).
     pub anomalies: Vec<String>,
@@ -243,11 +276,12 @@ fn lapse_if_due(id: &str, status: &mut Status, t: u64) -> Option<super::record::
 
 impl Board {
     /// Fold the board's records (`(log_index, record)` in log order) over the operator's
-    /// quests at `now`; `flag` is the chain's answer for a payment (`None`: no answer).
-    pub fn fold(
+    /// quests at `now`; `flag` is what is known of a payment on chain ([`PaymentFlag`], or
+    /// an `Option<bool>` read with nothing older: `None` is no answer).
+    pub fn fold<F: Into<PaymentFlag>>(
         quests: &[Quest],
         records: &[(u64, BoardRecord)],
-        flag: &dyn Fn(&Payment) -> Option<bool>,
+        flag: &dyn Fn(&Payment) -> F,
         now: u64,
     ) -> Board {
         let mut b = Board::default();
@@ -327,7 +361,8 @@ impl Board {
                     }
                 }
                 BoardRecord::Payment(p) => {
-                    let verified = flag(p);
+                    let known: PaymentFlag = flag(p).into();
+                    let verified = known.read;
                     if verified.is_none() {
                         b.uncheckable.insert(id.clone());
                     }
@@ -341,7 +376,7 @@ impl Board {
                         payment: p.clone(),
                         verified,
                     });
-                    if verified == Some(true) {
+                    if known.settles() {
                         // It settles the claim it names (the one live where it was recorded),
                         // or an open quest when it names none; never a claim made after it.
                         let settles = match &*s {

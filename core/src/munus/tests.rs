@@ -412,6 +412,34 @@ fn a_payment_the_chain_confirms_settles_and_flags_are_counted_apart() {
 }
 
 #[test]
+fn in_an_outage_the_rows_and_the_claims_read_the_same_flags() {
+    let qs = defs(&["a", "b"]);
+    let log = vec![
+        (0, payment("a", None, 1, T0)), // last definite: true (settles the open quest)
+        (1, payment("b", None, 2, T0 + 1)), // last definite: false
+    ];
+    let silent = |p: &Payment| PaymentFlag {
+        read: None,
+        definite: Some(p.tx.as_bytes()[3] == b'1'),
+    };
+    let b = Board::fold(&qs, &log, &silent, T0 + 50);
+    // Every row reads null, as the page shows it.
+    assert!(b.paid.iter().all(|r| r.verified.is_none()), "{:?}", b.paid);
+    assert_eq!(b.counts().uncheckable_right_now, 2);
+    // The confirmed quest stays done; the other takes no claim while its row reads null.
+    assert_eq!(b.quest("a").unwrap().status.as_str(), "done");
+    assert_eq!(b.check_claim("a", VOW, T0 + 50), Err(ClaimRefusal::Done));
+    assert_eq!(
+        b.check_claim("b", VOW, T0 + 50),
+        Err(ClaimRefusal::PaymentUncheckable)
+    );
+    // Once the chain answers false again, b takes a claim.
+    let back = |p: &Payment| PaymentFlag::read(Some(p.tx.as_bytes()[3] == b'1'));
+    let b = Board::fold(&qs, &log, &back, T0 + 50);
+    assert_eq!(b.check_claim("b", VOW, T0 + 50), Ok(()));
+}
+
+#[test]
 fn retired_quests_are_not_listed_and_refuse_claims() {
     let mut qs = defs(&["a", "b"]);
     qs[1].retired = true;

@@ -231,10 +231,13 @@ impl Event {
     }
 }
 
-/// The content of a kind-0 event: the stringified `{name, about, picture}` (members in
-/// sorted order, so the same profile always gives the same bytes).
+/// The content of a kind-0 event: the stringified `{about, name, picture, scope}` (members
+/// in sorted order, so the same profile always gives the same bytes). The scope statement
+/// travels inside the content, the one member of the event a NIP-01 client keeps and its
+/// signature covers (kind-0 metadata takes extra members; library/NOSTR.md).
 pub fn profile_content(name: &str, about: &str, picture: &str) -> String {
-    json!({"name": name, "about": about, "picture": picture}).to_string()
+    json!({"name": name, "about": about, "picture": picture, "scope": crate::scope::scope_value()})
+        .to_string()
 }
 
 /// The exact text that binds `npub` to a vow (`GET /nostr/bind/message`). Both keys sign

@@ -316,7 +316,7 @@ pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
         if !is_signature_hex(sig) {
             errs.push(FieldError::at(
                 "/signature",
-                "signature must be 0x followed by 130 hex digits (65 bytes)",
+                "signature must be 130 hex digits (65 bytes), 0x optional",
             ));
         }
     }
@@ -341,10 +341,14 @@ pub fn check_report(req: &ReportRequest<'_>) -> Result<(), Vec<FieldError>> {
     }
 }
 
-/// `0x` and 65 bytes of hex: the shape of an EIP-191 signature.
+/// 65 bytes of hex, `0x` optional: the shape of an EIP-191 signature, in every spelling the
+/// owner-signed writes take (PREPARE.md, "Owner messages").
 pub fn is_signature_hex(s: &str) -> bool {
-    s.strip_prefix("0x")
-        .is_some_and(|h| h.len() == 130 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+    let h = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    h.len() == 130 && h.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn clip(s: &str) -> String {
@@ -491,6 +495,27 @@ mod tests {
         assert!(check_vow(&frac).is_err());
         let half = req(serde_json::json!({"text":"x","agent":"a","cadence_hours":1.5}));
         assert_eq!(check_vow(&half).unwrap().cadence_seconds, 5400);
+    }
+
+    #[test]
+    fn signatures_take_every_spelling_of_65_bytes() {
+        let h = "ab".repeat(65);
+        for ok in [
+            format!("0x{h}"),
+            format!("0X{h}"),
+            h.clone(),
+            h.to_uppercase(),
+        ] {
+            assert!(is_signature_hex(&ok), "{ok}");
+        }
+        for bad in [
+            format!("0x{}", &h[2..]),
+            format!("0x{h}00"),
+            format!("0y{h}"),
+            "0x".into(),
+        ] {
+            assert!(!is_signature_hex(&bad), "{bad}");
+        }
     }
 
     #[test]

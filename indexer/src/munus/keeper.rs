@@ -122,8 +122,8 @@ impl Keeper {
     pub fn board(&self, now: u64) -> Result<(Board, Vec<Quest>), StoreError> {
         let quests = read_quests(&self.data).items;
         let records = self.reader.records()?;
-        let flags = self.flags.settling_snapshot();
-        let flag = |p: &Payment| flags.get(&p.tx.to_ascii_lowercase()).copied().flatten();
+        let flags = self.flags.snapshot();
+        let flag = |p: &Payment| super::flag_of(&flags, p);
         Ok((Board::fold(&quests, &records, &flag, now), quests))
     }
 
@@ -146,7 +146,7 @@ impl Keeper {
                 self.key.clone(),
                 BoardRecord::Lapse(lapse),
                 quests.clone(),
-                self.flags.settling_snapshot(),
+                self.flags.snapshot(),
             );
             match self.seq.submit_job(job).await {
                 Ok(_) => {
@@ -251,7 +251,7 @@ impl Keeper {
             self.key.clone(),
             BoardRecord::Payment(payment),
             quests,
-            self.flags.settling_snapshot(),
+            self.flags.snapshot(),
         );
         match self.seq.submit_job(job).await {
             Ok(_) => Ok(Some(row.quest.clone())),

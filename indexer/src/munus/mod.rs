@@ -10,8 +10,8 @@ pub mod keeper;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use conduct_core::munus::record::BoardRecord;
-use conduct_core::munus::state::Board;
+use conduct_core::munus::record::{BoardRecord, Payment};
+use conduct_core::munus::state::{Board, PaymentFlag};
 use conduct_core::munus::Quest;
 use conduct_core::signing::ServiceKey;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
@@ -19,64 +19,55 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use crate::ledger::{Job, Refused};
 use crate::store::{Store, StoreError};
 
-/// The payment flags known when a job runs (`tx` -> flag; absent is `None`, no answer).
-pub type Flags = HashMap<String, Option<bool>>;
+/// The payment flags known when a job runs (`tx`, lower-case, -> what is known; absent is
+/// never read: no answer).
+pub type Flags = HashMap<String, PaymentFlag>;
 
-/// Each recorded payment's flag as last re-read from the chain (`tx`, lower-case, -> `true`,
-/// `false` or `None` for no answer), shared by the task that re-reads them and the renderer.
-/// A payment never re-read yet reads `None`: unknown, never false.
+/// Each recorded payment's flag as re-read from the chain (`tx`, lower-case), shared by the
+/// task that re-reads them, the renderer and the board's job: the last read (`true`, `false`
+/// or `None` for no answer) with the last definite answer beside it ([`PaymentFlag`]). A
+/// payment never re-read yet reads `None`: unknown, never false.
 ///
-/// Two views: [`PaymentFlags::get`] is what the chain said at the last read (a `null` row
-/// while it does not answer), [`PaymentFlags::settling`] keeps the last definite answer
-/// through an outage, so a quest the chain confirmed settled does not turn open because the
-/// chain stopped answering ("could not look" is never "not done").
+/// The page and the decisions read the same value: a row reads `null` while the chain does
+/// not answer and its quest takes no claim then; a quest the chain confirmed settled stays
+/// done through the outage ("could not look" is never "not done"; library/MUNUS.md).
 #[derive(Debug, Default)]
 pub struct PaymentFlags {
     inner: Mutex<Flags>,
-    definite: Mutex<HashMap<String, bool>>,
 }
 
 impl PaymentFlags {
-    /// The flag of `tx` at the last read (`None`: not known to be either).
-    pub fn get(&self, tx: &str) -> Option<bool> {
+    /// What is known of `tx` now.
+    pub fn get(&self, tx: &str) -> PaymentFlag {
         let m = conduct_core::sync::lock(&self.inner);
-        m.get(&tx.to_ascii_lowercase()).copied().flatten()
+        m.get(&tx.to_ascii_lowercase()).copied().unwrap_or_default()
     }
 
-    /// The flag the board's state machine uses: the last read, or when the chain did not
-    /// answer it, the last definite answer.
-    pub fn settling(&self, tx: &str) -> Option<bool> {
-        let tx = tx.to_ascii_lowercase();
-        self.get(&tx)
-            .or_else(|| conduct_core::sync::lock(&self.definite).get(&tx).copied())
-    }
-
-    /// Every flag known now ([`PaymentFlags::get`]).
+    /// Every flag known now.
     pub fn snapshot(&self) -> Flags {
         conduct_core::sync::lock(&self.inner).clone()
     }
 
-    /// Every flag as the state machine uses it ([`PaymentFlags::settling`]).
-    pub fn settling_snapshot(&self) -> Flags {
-        let mut m = self.snapshot();
-        for (tx, b) in conduct_core::sync::lock(&self.definite).iter() {
-            let e = m.entry(tx.clone()).or_insert(None);
-            if e.is_none() {
-                *e = Some(*b);
-            }
-        }
-        m
-    }
-
-    /// Record `flag` for `tx`; true when it differs from what was known.
-    pub fn set(&self, tx: &str, flag: Option<bool>) -> bool {
-        let tx = tx.to_ascii_lowercase();
-        if let Some(b) = flag {
-            conduct_core::sync::lock(&self.definite).insert(tx.clone(), b);
-        }
+    /// Record a read of `tx` (`None`: the chain did not answer); true when the last read
+    /// changed.
+    pub fn set(&self, tx: &str, read: Option<bool>) -> bool {
         let mut m = conduct_core::sync::lock(&self.inner);
-        m.insert(tx, flag) != Some(flag)
+        let e = m.entry(tx.to_ascii_lowercase()).or_default();
+        let changed = e.read != read;
+        e.read = read;
+        if read.is_some() {
+            e.definite = read;
+        }
+        changed
     }
+}
+
+/// What is known of `p` in `flags`.
+pub fn flag_of(flags: &Flags, p: &Payment) -> PaymentFlag {
+    flags
+        .get(&p.tx.to_ascii_lowercase())
+        .copied()
+        .unwrap_or_default()
 }
 
 /// Every board record committed, in log order.
@@ -134,9 +125,7 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
             }
         }
         let records = board_records(conn)?;
-        let flag = |p: &conduct_core::munus::record::Payment| {
-            flags.get(&p.tx.to_ascii_lowercase()).copied().flatten()
-        };
+        let flag = |p: &Payment| flag_of(&flags, p);
         let board = Board::fold(&quests, &records, &flag, rec.at());
         let signature = match &rec {
             BoardRecord::Claim(c) => {

@@ -1,6 +1,8 @@
-//! The cards answered at `/card?key=` (signed JSON and text): the caller's own signed
-//! material plus fixed text, with no score, no ranking, no trajectory number, and never the
-//! text of a sealed vow.
+//! The cards answered at `/card?key=` and `/card/{key}` (signed JSON, text and an HTML twin):
+//! the caller's own signed material plus fixed text, with no score, no ranking, no trajectory
+//! number, and never the text of a sealed vow.
+
+use askama::Template;
 
 use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
@@ -10,6 +12,7 @@ use conduct_indexer::vows::VowRow;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::pages::PageHead;
 use crate::snapshot::signed_bytes;
 use crate::vow_html::{cadence_words, CadenceStyle};
 use crate::RenderError;
@@ -36,6 +39,31 @@ npub's key (/library/NOSTR.md).";
 const NPUB_BOUND: &str = "This npub is bound to the vow listed by a binding record of the log, \
 signed by the vow's wallet (EIP-191) and by the npub's key (BIP-340); the latest binding of an \
 npub wins (/library/NOSTR.md).";
+
+/// One vow as a card's HTML twin lists it.
+struct CardVow {
+    id: String,
+    agent: String,
+    who: String,
+    cadence: String,
+    taken: String,
+    log_index: u64,
+    text: Option<String>,
+    text_sha256: String,
+}
+
+/// The HTML twin of a card.
+#[derive(Template)]
+#[template(path = "keycard.html")]
+struct KeyCardPage<'a> {
+    head: PageHead<'a>,
+    key: &'a str,
+    summary: String,
+    vows: Vec<CardVow>,
+    more: usize,
+    npub: Option<String>,
+    what: &'a str,
+}
 
 /// A binding of the npub a card looks up, as the card shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,23 +194,26 @@ pub fn card_files_bound(
     let binding = binding.filter(|b| b.npub == k);
 
     let mut entries = Vec::with_capacity(shown.len());
+    let mut html_vows = Vec::with_capacity(shown.len());
     let mut txt = format!("conduct card for {:?} at {public_url}\n", k);
-    if total == 0 {
-        txt.push_str(&format!(
-            "No vow, agent or wallet by this key on this instance.{}\n",
+    let summary = if total == 0 {
+        format!(
+            "No vow, agent or wallet by this key on this instance.{}",
             if npub { "" } else { " Take a vow: see /lost." }
-        ));
+        )
     } else {
-        txt.push_str(&format!(
-            "{total} vow{} by this key{}:\n",
+        format!(
+            "{total} vow{} by this key{}:",
             if total == 1 { "" } else { "s" },
             if more > 0 {
                 format!(", the {} most recent", shown.len())
             } else {
                 String::new()
             }
-        ));
-    }
+        )
+    };
+    txt.push_str(&summary);
+    txt.push('\n');
     for v in shown {
         let tsha = text_sha256(&v.text);
         let mut e = serde_json::Map::new();
@@ -227,6 +258,16 @@ pub fn card_files_bound(
             rfc3339(v.created_at),
             v.log_index
         ));
+        html_vows.push(CardVow {
+            id: v.vow_id.clone(),
+            agent: v.agent.clone(),
+            who: who.clone(),
+            cadence: cadence_words(v.cadence_seconds, CadenceStyle::Every),
+            taken: rfc3339(v.created_at),
+            log_index: v.log_index,
+            text: quoted.clone(),
+            text_sha256: tsha.clone(),
+        });
         match quoted {
             Some(t) => txt.push_str(&format!("  text: {:?}\n", t)),
             None => txt.push_str(&format!("  sealed; text sha256 {tsha}\n")),
@@ -240,13 +281,17 @@ pub fn card_files_bound(
     if more > 0 {
         txt.push_str(&format!("...and {more} more at /vows\n"));
     }
-    match binding {
-        Some(b) => txt.push_str(&format!(
-            "{NPUB_BOUND} Binding record: log index {} (/log/proof/{}).\n",
+    let npub_line = match binding {
+        Some(b) => Some(format!(
+            "{NPUB_BOUND} Binding record: log index {} (/log/proof/{}).",
             b.log_index, b.log_index
         )),
-        None if npub => txt.push_str(&format!("{NPUB_UNBOUND}\n")),
-        None => {}
+        None if npub => Some(NPUB_UNBOUND.to_owned()),
+        None => None,
+    };
+    if let Some(line) = &npub_line {
+        txt.push_str(line);
+        txt.push('\n');
     }
     txt.push_str(&format!(
         "{CARD_WHAT}\nSigned twin: the same lookup with ?format=json (verify with /pubkey).\n"
@@ -294,8 +339,23 @@ pub fn card_files_bound(
     doc.insert("what".into(), json!(CARD_WHAT));
     doc.insert("scope".into(), scope_value());
     let json_bytes = signed_bytes(key, Value::Object(doc))?;
+    let html = KeyCardPage {
+        head: PageHead::new(
+            key,
+            "Card",
+            "The conduct card of a key: its vows, no score.",
+        ),
+        key: &k,
+        summary,
+        vows: html_vows,
+        more,
+        npub: npub_line,
+        what: CARD_WHAT,
+    }
+    .render()?;
     Ok(vec![
         (format!("{stem}.json"), json_bytes),
         (format!("{stem}.txt"), txt.into_bytes()),
+        (format!("{stem}.html"), html.into_bytes()),
     ])
 }

@@ -284,7 +284,20 @@ fn stems_are_safe_and_bounded() {
 fn negative_card() {
     let k = key();
     let files = card_files(&k, "https://conduct.example", "nobody", &[]).unwrap();
-    assert_eq!(files.len(), 2);
+    assert_eq!(files.len(), 3, "JSON, text and the HTML twin");
+    let html = String::from_utf8(file(&files, "card/nobody.html").to_vec()).unwrap();
+    assert!(
+        html.contains("No vow, agent or wallet by this key"),
+        "{html}"
+    );
+    // The key is the caller's text: escaped in the HTML twin.
+    let odd = card_files(&k, "https://conduct.example", "<b>\"x\"</b>", &[]).unwrap();
+    let stem = card_stem("<b>\"x\"</b>");
+    let html = String::from_utf8(file(&odd, &format!("{stem}.html")).to_vec()).unwrap();
+    assert!(
+        !html.contains("<b>") && html.contains("&#60;b&#62;"),
+        "{html}"
+    );
     let v: Value = serde_json::from_slice(file(&files, "card/nobody.json")).unwrap();
     verify_object(&v, &pinned(&k)).unwrap();
     assert_eq!(v["type"], CARD_TYPE);

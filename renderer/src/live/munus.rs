@@ -89,13 +89,10 @@ impl MunusSource {
             .iter()
             .map(|(_, r)| r.quest_id().to_owned())
             .collect();
-        // The state machine keeps the last definite answer through an outage; the rows show
-        // what the chain said at the last read (null while it does not answer).
-        let flag = |p: &conduct_core::munus::record::Payment| self.flags.settling(&p.tx);
-        let mut board = Board::fold(&quests.items, &records, &flag, now);
-        for row in &mut board.paid {
-            row.verified = self.flags.get(&row.payment.tx);
-        }
+        // The same flags the board's job decides on: rows show the last read (null while
+        // the chain does not answer), a settled quest stays done through an outage.
+        let flag = |p: &conduct_core::munus::record::Payment| self.flags.get(&p.tx);
+        let board = Board::fold(&quests.items, &records, &flag, now);
         Ok(Loaded {
             claims_file_error: quests.error(),
             paid_file_error: paid.error(),

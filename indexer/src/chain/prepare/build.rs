@@ -901,17 +901,11 @@ async fn buy_ticket(
         owner: address_text(&from),
         spender: tickets.map(|t| address_text(&t)),
         amount: cost.map(|c| c.to_string()),
-        check: check_data
-            .map(|d| Check {
-                to: token.map(|t| address_text(&t)),
-                data: hex0x(&d),
-                returns: "uint256",
-            })
-            .unwrap_or(Check {
-                to: token.map(|t| address_text(&t)),
-                data: String::new(),
-                returns: "uint256",
-            }),
+        check: Check {
+            to: token.map(|t| address_text(&t)),
+            data: check_data.as_deref().map(hex0x),
+            returns: "uint256",
+        },
         allowance: allowance.flatten().map(|a| a.to_string()),
         holds,
     };

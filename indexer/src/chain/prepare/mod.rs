@@ -398,8 +398,9 @@ pub struct Precondition {
 pub struct Check {
     /// The contract called (`None`: not known here).
     pub to: Option<String>,
-    /// The calldata of the `eth_call`.
-    pub data: String,
+    /// The calldata of the `eth_call`; `None` (null) when it is unknown here (the spender,
+    /// a contract not set, is one of its arguments).
+    pub data: Option<String>,
     /// What it returns.
     pub returns: &'static str,
 }
