@@ -1,7 +1,10 @@
-//! The trajectory chart of a vow page: an inline SVG of the coupling series over time (the
-//! four quantities in adjusted bits, told apart by colour, dash pattern and marker shape, so
-//! not by colour alone) with missed report-in windows shaded. Deterministic text: the same
-//! points, windows and instant give the same bytes. Every text it carries is escaped.
+//! The trajectory chart of a vow page: an inline SVG of the coupling series in chain order
+//! (the four quantities in adjusted bits, told apart by colour, dash pattern and marker shape,
+//! so not by colour alone). The x axis is the report-ins' sequence, one even step each, not a
+//! time scale: report-ins sent within one second stay apart. Each run of missed report-in
+//! windows is a shaded band of one step, placed between the report-ins it fell between.
+//! Deterministic text: the same points and windows give the same bytes. Every text it carries
+//! is escaped.
 
 use std::fmt::Write;
 
@@ -48,9 +51,41 @@ fn day(t: u64) -> String {
     rfc3339(t).chars().take(10).collect()
 }
 
-/// The chart of `points` (oldest first) with the window state `w`, up to `as_of`. `label` names
-/// the chart for assistive technology (it is escaped here).
-pub fn trajectory_svg(points: &[&Point], w: &Windows, as_of: u64, label: &str) -> String {
+/// One step of the chart's x axis: a report-in, or a run of missed windows `[from, to)`.
+enum Step<'a> {
+    Point(&'a Point),
+    Missed(u64, u64),
+}
+
+/// The chart's steps in time order: each point, and each run of missed windows of `w` that
+/// ends after `x0` (the vow's start when every entry is drawn, else the first one drawn),
+/// placed before the first point at or after its start.
+fn steps<'a>(points: &[&'a Point], w: &Windows) -> Vec<Step<'a>> {
+    let x0 = match points.first() {
+        Some(p) if p.seq > 1 => p.at,
+        _ => w.start,
+    };
+    let mut runs = w
+        .missed_runs
+        .iter()
+        .map(|[a, b]| (w.start + a * w.cadence, w.start + (b + 1) * w.cadence))
+        .filter(|&(_, to)| to > x0)
+        .peekable();
+    let mut out = Vec::with_capacity(points.len() + w.missed_runs.len());
+    for p in points {
+        while let Some((from, to)) = runs.next_if(|&(from, _)| from <= p.at) {
+            out.push(Step::Missed(from, to));
+        }
+        out.push(Step::Point(p));
+    }
+    out.extend(runs.map(|(from, to)| Step::Missed(from, to)));
+    out
+}
+
+/// The chart of `points` (oldest first) with the window state `w`, in chain order: one even
+/// step per report-in and per run of missed windows (see the module's doc). `label` names the
+/// chart for assistive technology (it is escaped here).
+pub fn trajectory_svg(points: &[&Point], w: &Windows, label: &str) -> String {
     let mut svg = String::with_capacity(4096 + points.len() * 160);
     let _ = write!(
         svg,
@@ -62,57 +97,66 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, as_of: u64, label: &str) -
         "<title id=\"chart-title\">{}</title>",
         xml_escape(label)
     );
-    let missed = w.missed();
-    let desc = match points.last() {
-        None => "No report-ins yet.".to_owned(),
-        Some(p) => format!(
-            "{} report-ins shown, from {} to {}. Latest adjusted bits: {}. {} missed window(s) \
-             shaded.",
+    let steps = steps(points, w);
+    // Bands drawn, and the windows they cover.
+    let (bands, missed) = steps.iter().fold((0, 0), |(n, m), s| match s {
+        Step::Missed(from, to) => (n + 1, m + (to - from) / w.cadence.max(1)),
+        Step::Point(_) => (n, m),
+    });
+    let desc = match (points.first(), points.last()) {
+        (Some(f), Some(l)) => format!(
+            "{} report-ins shown in chain order, one even step each (not a time scale), from \
+             #{} ({}) to #{} ({}). Latest adjusted bits: {}. {} missed window(s) shaded in {} \
+             band(s), each between the report-ins it fell between.",
             points.len(),
-            day(points[0].at),
-            day(p.at),
+            f.seq,
+            day(f.at),
+            l.seq,
+            day(l.at),
             SERIES
                 .iter()
-                .zip(p.bits)
+                .zip(l.bits)
                 .map(|((name, ..), b)| format!("{name} {}", fmt_bits(b)))
                 .collect::<Vec<_>>()
                 .join(", "),
-            missed
+            missed,
+            bands
         ),
+        _ => format!("No report-ins yet. {missed} missed window(s) shaded in {bands} band(s)."),
     };
     let _ = write!(svg, "<desc id=\"chart-desc\">{}</desc>", xml_escape(&desc));
-    // From the vow's start when every entry is drawn, else from the first one drawn.
-    let x0 = match points.first() {
-        Some(p) if p.seq > 1 => p.at,
-        _ => w.start,
-    };
-    let x1 = as_of.max(points.last().map_or(0, |l| l.at)).max(x0 + 1);
     let values = points.iter().flat_map(|p| p.bits.iter().flatten().copied());
     let (lo, hi) = values.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let hi = nice_ceiling(hi.max(0.1));
     let lo = if lo < 0.0 { -nice_ceiling(-lo) } else { 0.0 };
     let pw = W - LEFT - RIGHT;
     let ph = H - TOP - BOTTOM;
-    let x = |t: u64| LEFT + pw * (t.saturating_sub(x0) as f64) / ((x1 - x0) as f64);
+    // Step k spans [LEFT + k*u, LEFT + (k+1)*u); a report-in is drawn at its middle.
+    let u = pw / (steps.len().max(1) as f64);
     let y = |v: f64| TOP + ph * (hi - v) / (hi - lo);
-    // Missed windows (only those listed, inside the drawn span).
-    for [a, b] in &w.missed_runs {
-        let from = w.start + a * w.cadence;
-        let to = w.start + (b + 1) * w.cadence;
-        if to <= x0 || from >= x1 {
-            continue;
+    // Missed windows: a band over their step.
+    for (k, step) in steps.iter().enumerate() {
+        if let Step::Missed(from, to) = step {
+            let _ = write!(
+                svg,
+                "<rect class=\"missed\" x=\"{:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" \
+                 height=\"{ph:.1}\" fill=\"#f1a208\" fill-opacity=\"0.22\"><title>missed: {} \
+                 to {}</title></rect>",
+                LEFT + u * k as f64,
+                u.max(1.0),
+                rfc3339(*from),
+                rfc3339(*to)
+            );
         }
-        let (fx, tx) = (x(from.max(x0)), x(to.min(x1)));
-        let _ = write!(
-            svg,
-            "<rect class=\"missed\" x=\"{fx:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" \
-             height=\"{ph:.1}\" fill=\"#f1a208\" fill-opacity=\"0.22\"><title>missed: {} to \
-             {}</title></rect>",
-            (tx - fx).max(1.0),
-            rfc3339(from),
-            rfc3339(to)
-        );
     }
+    let at: Vec<(f64, &Point)> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| match s {
+            Step::Point(p) => Some((LEFT + u * (k as f64 + 0.5), *p)),
+            Step::Missed(..) => None,
+        })
+        .collect();
     // Axes and grid.
     for v in [lo, (lo + hi) / 2.0, hi] {
         let yy = y(v);
@@ -135,26 +179,33 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, as_of: u64, label: &str) -
             y(0.0)
         );
     }
+    // The x axis: the first and last report-in drawn, and what a step is.
+    let end_label =
+        |p: Option<&&Point>| p.map_or_else(String::new, |p| format!("#{} ({})", p.seq, day(p.at)));
     let _ = write!(
         svg,
         "<text x=\"{LEFT}\" y=\"{:.1}\" font-size=\"11\" fill=\"#4a4a4a\">{}</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" \
+         fill=\"#4a4a4a\">report-ins in chain order, one step each (not a time scale)</text>\
          <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\" \
          fill=\"#4a4a4a\">{}</text>\
          <text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#4a4a4a\" \
          transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">adjusted bits</text>",
         TOP + ph + 16.0,
-        day(x0),
+        end_label(points.first()),
+        LEFT + pw / 2.0,
+        TOP + ph + 16.0,
         W - RIGHT,
         TOP + ph + 16.0,
-        day(x1),
+        end_label(points.last()),
         TOP + ph / 2.0,
         TOP + ph / 2.0
     );
     // The four series.
     for (k, (name, colour, dash)) in SERIES.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = points
+        let pts: Vec<(f64, f64)> = at
             .iter()
-            .filter_map(|p| p.bits[k].map(|v| (x(p.at), y(v))))
+            .filter_map(|(x, p)| p.bits[k].map(|v| (*x, y(v))))
             .collect();
         if pts.len() > 1 {
             let path: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
@@ -283,8 +334,8 @@ mod tests {
         let pts = [point(1, 1_000_100, 0.4), point(2, 1_010_000, 0.9)];
         let refs: Vec<&Point> = pts.iter().collect();
         let w = windows(1_000_000, 3600, &[1_000_100, 1_010_000], 1_020_000);
-        let a = trajectory_svg(&refs, &w, 1_020_000, "vow <script>");
-        let b = trajectory_svg(&refs, &w, 1_020_000, "vow <script>");
+        let a = trajectory_svg(&refs, &w, "vow <script>");
+        let b = trajectory_svg(&refs, &w, "vow <script>");
         assert_eq!(a, b);
         assert!(
             a.contains("role=\"img\"")
@@ -302,8 +353,73 @@ mod tests {
     #[test]
     fn an_empty_chart_says_so() {
         let w = windows(1_000_000, 3600, &[], 1_000_010);
-        let s = trajectory_svg(&[], &w, 1_000_010, "v");
+        let s = trajectory_svg(&[], &w, "v");
         assert!(s.contains("No report-ins yet"));
+    }
+
+    /// The x of every marker of series 0 (circles) above the legend, in document order.
+    fn circle_xs(svg: &str) -> Vec<f64> {
+        svg.split("<circle cx=\"")
+            .skip(1)
+            .filter_map(|rest| {
+                let (x, rest) = rest.split_once('"')?;
+                let y: f64 = rest
+                    .split_once("cy=\"")?
+                    .1
+                    .split_once('"')?
+                    .0
+                    .parse()
+                    .ok()?;
+                (y < H - BOTTOM).then(|| x.parse().ok())?
+            })
+            .collect()
+    }
+
+    #[test]
+    fn report_ins_in_one_second_stay_apart_in_chain_order() {
+        // Five report-ins sent within one second: five distinct steps, left to right.
+        let pts: Vec<Point> = (1..=5)
+            .map(|k| point(k, 1_000_100, 0.1 * k as f64))
+            .collect();
+        let refs: Vec<&Point> = pts.iter().collect();
+        let w = windows(1_000_000, 3600, &[1_000_100], 1_000_200);
+        let s = trajectory_svg(&refs, &w, "v");
+        let xs = circle_xs(&s);
+        assert_eq!(xs.len(), 5, "{s}");
+        assert!(xs.windows(2).all(|p| p[1] - p[0] > 50.0), "{xs:?}");
+        assert!(xs[4] - xs[0] > (W - LEFT - RIGHT) / 2.0, "{xs:?}");
+        assert!(s.contains("not a time scale") && s.contains("#1 (") && s.contains("#5 ("));
+    }
+
+    #[test]
+    fn missed_windows_sit_between_the_report_ins_they_fell_between() {
+        // Report-ins in windows 0 and 3; windows 1 and 2 missed, then 4 and 5 (overdue).
+        let (start, h) = (1_000_000, 3600);
+        let pts = [point(1, start + 10, 0.4), point(2, start + 3 * h + 10, 0.9)];
+        let refs: Vec<&Point> = pts.iter().collect();
+        let w = windows(
+            start,
+            h,
+            &[start + 10, start + 3 * h + 10],
+            start + 6 * h + 1,
+        );
+        assert_eq!(w.missed_runs, vec![[1, 2], [4, 5]]);
+        let s = trajectory_svg(&refs, &w, "v");
+        let xs = circle_xs(&s);
+        let bands: Vec<f64> = s
+            .split("<rect class=\"missed\" x=\"")
+            .skip(1)
+            .filter_map(|r| r.split_once('"').and_then(|(x, _)| x.parse().ok()))
+            .collect();
+        assert_eq!((xs.len(), bands.len()), (2, 2), "{s}");
+        assert!(
+            xs[0] < bands[0] && bands[0] < xs[1] && xs[1] < bands[1],
+            "{xs:?} {bands:?}"
+        );
+        // Only the runs after the first drawn entry when the chain is cut.
+        let cut = [point(7, start + 3 * h + 10, 0.9)];
+        let s = trajectory_svg(&[&cut[0]], &w, "v");
+        assert_eq!(s.matches("class=\"missed\"").count(), 1, "{s}");
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub fn vow_html(
     let points: Vec<&Point> = track.points().iter().collect();
     let title = format!("Vow of {agent}");
     let label = format!("Trajectory of the vow of {agent}");
-    let chart = trajectory_svg(&points, w, as_of, &label);
+    let chart = trajectory_svg(&points, w, &label);
     let mut status = vec![format!(
         "{} report-ins ({} paid, attested); {} of {} closed windows missed.",
         track.entries(),

@@ -9,14 +9,18 @@ errors and no failed sub-resource loads, accessibility basics (`<html lang>`, a 
 a title, exactly one `<h1>`, one `<main>`, text alternatives on images and `svg[role=img]`),
 the scope statement in the footer (the four sentences of the JSON twin's `scope` member),
 an HTML document of at most 100 KB, no horizontal scrolling on a phone, and user text escaped
-(checked through the DOM). Then every link found on any page is followed once. Full-page
-screenshots are kept as `<artifacts>/<slug>-desktop.png` and `<slug>-phone.png`.
+(checked through the DOM). At desktop width (1280 px) it also checks what a person sees: the
+navigation links the registry, the quest board and the reputation record (and so does the home
+page), the vow page's report-in table fits its column with every note whole, and a trajectory
+chart keeps its report-ins apart (they are sent within seconds here). Then every link found on
+any page is followed once. Full-page screenshots are kept as `<artifacts>/<slug>-desktop.png`
+and `<slug>-phone.png`.
 
 usage: browse.py --base URL --artifacts DIR
        browse.py --self-test   (serves a deliberately broken page: every page check must fail on it)
 Prints one line per check and exits 0 only when every check passed.
 """
-import argparse, base64, glob, json, os, re, secrets, shutil, sys, time
+import argparse, base64, glob, html, json, os, re, secrets, shutil, sys, time
 from urllib.parse import urldefrag, urlsplit
 
 import httpx
@@ -236,6 +240,33 @@ return {
     return wide.filter(e => !wide.some(o => o !== e && e.contains(o)))
       .map(e => '<' + e.tagName.toLowerCase() + '> ' + (e.textContent || '').trim().slice(0, 50));
   })(),
+  navLinks: [...document.querySelectorAll('header nav a[href]')].map(a => new URL(a.href).pathname),
+  mainLinks: [...document.querySelectorAll('main a[href]')].map(a => new URL(a.href).pathname),
+  // Tables that need sideways scrolling inside their box to be read.
+  tablesCut: [...document.querySelectorAll('table')].filter(t => t.scrollWidth > t.clientWidth + 1)
+      .map(t => ((t.caption || t).textContent || '').trim().slice(0, 60)),
+  // Table cells holding a report-in note (arguments[1]): how many, and those whose text is not
+  // wholly inside the visible box of their table.
+  notes: (() => {
+    const cells = [...document.querySelectorAll('table td')].filter(td => td.textContent.includes(arguments[1]));
+    const cut = cells.filter(td => {
+      const t = td.closest('table'), tr = t.getBoundingClientRect();
+      const left = tr.left + t.clientLeft, right = left + t.clientWidth;
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      const r = range.getBoundingClientRect();
+      return r.left < left - 1 || r.right > right + 1;
+    });
+    return {count: cells.length, cut: cut.map(td => td.textContent.trim().slice(-40))};
+  })(),
+  // Each trajectory chart: its description and the rendered x of every circle marker in it but
+  // the legend's (the bottom tenth of the chart).
+  charts: [...document.querySelectorAll('svg.chart')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    const xs = [...svg.querySelectorAll('circle')].map(c => c.getBoundingClientRect())
+        .filter(r => r.top + r.height / 2 < box.top + 0.9 * box.height).map(r => r.left + r.width / 2);
+    return {desc: txt(svg.querySelector('desc')), width: box.width, xs};
+  }),
   pwned: window.__pwned || null,
   text: document.body ? document.body.innerText : '',
   scrollWidth: document.documentElement.scrollWidth,
@@ -279,6 +310,8 @@ BROKEN_PAGE = f"""<!doctype html><html><head><title>broken</title>
 <script>console.error("boom")</script>
 <a href="/missing">m</a><a href="https://example.com/">e</a><a href="#nowhere">n</a>
 <pre>{"x" * 300}</pre>
+<table style="display:block;overflow-x:auto;width:300px"><tr><td style="white-space:nowrap">{html.escape(NOTE)} #0 {"y" * 80}</td></tr></table>
+<svg class="chart" width="300" height="100"><desc>3 report-ins shown</desc><circle cx="10" cy="10" r="2"/><circle cx="10" cy="30" r="2"/><circle cx="10" cy="50" r="2"/></svg>
 <footer>no scope here</footer>
 <!-- {"padding " * 13000} -->
 </body></html>"""
@@ -289,7 +322,8 @@ MUST_FAIL = ["the HTML document is at most 100 KB", "(desktop): no console error
              "every svg[role=img] has an accessible name", "the footer states the whole scope statement",
              "user text is escaped", "every JSON-LD block parses as JSON", "the HTML-ish agent name is shown as text",
              "in-page link #nowhere has a target", "no horizontal scrolling", "no external links",
-             "no broken links"]
+             "no broken links", "the navigation links", "the home page links", "fits its column",
+             "is shown in full", "keeps its 3 report-ins apart"]
 
 
 def self_test():
@@ -318,7 +352,8 @@ def self_test():
             h, links = httpx.Client(timeout=30), {}
             driver = start_browser()
             try:
-                visit(driver, h, base, "broken", "/", root, {"k": "A scope sentence."}, {"/"}, links)
+                visit(driver, h, base, "broken", "/", root, {"k": "A scope sentence."}, {"/"}, links,
+                      shows_notes={"/": 1})
             finally:
                 driver.quit()
             check_links(h, base, {base}, links)
@@ -363,6 +398,10 @@ def run(base, artifacts):
     shows_agent = {"/vows"} | ({f"/vow/{vows['marked']}"} if "marked" in vows else set())
     # Pages that must name a claimant vow.
     shows_claim = {f"/munus/{claimed[0]}": claimed[1]} if claimed else {}
+    # The vow page lists its newest report-ins (at most 50), each with its note.
+    shows_notes = {f"/vow/{vows['marked']}": min(REPORT_INS, 50)} if "marked" in vows else {}
+    # The sections the navigation links, each page checked like the rest.
+    pages += [("registry", "/registry"), ("reputation", "/reputation")]
 
     driver = start_browser()
     links = {}  # absolute URL without fragment -> first page it was seen on
@@ -375,7 +414,7 @@ def run(base, artifacts):
                 continue
             seen.add(path)
             found = visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
-                          shows_claim)
+                          shows_claim, shows_notes)
             if path == "/library":
                 docs = sorted({urlsplit(u).path for u in found
                                if re.fullmatch(r"/library/[A-Za-z0-9_-]+", urlsplit(u).path)})
@@ -388,8 +427,10 @@ def run(base, artifacts):
     check_links(h, base, origins, links)
 
 
-def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links, shows_claim=None):
-    """Every check of one page; returns the absolute URLs it links to."""
+def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links, shows_claim=None,
+          shows_notes=None):
+    """Every check of one page; returns the absolute URLs it links to. `shows_notes` maps the
+    pages with a report-in table to the number of notes it lists."""
     url = base + path
     # The document as the browser asks for it: its size.
     r = h.get(url, headers={"accept": BROWSER_ACCEPT})
@@ -420,7 +461,7 @@ def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
         check(f"{path} ({size}): full-page screenshot {os.path.basename(shot)}", n > 1000, n)
         if not ok:
             return found
-        d = driver.execute_script(DOM_PROBE, MARK)
+        d = driver.execute_script(DOM_PROBE, MARK, NOTE)
         if mobile:
             check(f"{path} (phone): no horizontal scrolling at {width}px",
                   d["scrollWidth"] <= d["clientWidth"] + 1,
@@ -447,6 +488,7 @@ def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
             check(f"{path}: the claimed quest names its claimant vow {vid}",
                   vid in d["text"] or any(urlsplit(u).path == f"/vow/{vid}" for _, u in d["links"]),
                   d["text"][:300])
+        people_see(path, width, d, shows_notes or {})
         ids = set(d["ids"])
         for raw, absu in d["links"]:
             if raw.startswith("#"):
@@ -454,6 +496,39 @@ def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
             elif not raw.lower().startswith(("mailto:", "javascript:")):
                 links.setdefault(urldefrag(absu)[0], path)
     return found
+
+
+# The places a person must be able to reach from every page (the navigation) and from the home page.
+SECTIONS = {"/registry": "the registry", "/munus": "the quest board", "/reputation": "the reputation record"}
+
+
+def people_see(path, width, d, shows_notes):
+    """What a person sees at desktop width: the navigation and the home page link every section,
+    a report-in table fits its column with every note whole, a chart keeps its report-ins apart."""
+    missing = [p for p in SECTIONS if p not in d["navLinks"]]
+    check(f"{path}: the navigation links {', '.join(SECTIONS.values())}", not missing,
+          f"missing {missing}; nav: {d['navLinks']}")
+    if path == "/":
+        missing = [p for p in SECTIONS if p not in d["mainLinks"]]
+        check(f"/: the home page links {', '.join(SECTIONS.values())}", not missing, f"missing {missing}")
+    if path in shows_notes:
+        check(f"{path}: the report-in table fits its column at {width}px (no sideways scrolling)",
+              not d["tablesCut"], d["tablesCut"][:3])
+        want, notes = shows_notes[path], d["notes"]
+        check(f"{path}: every report-in note is shown in full at {width}px ({want} notes)",
+              notes["count"] == want and not notes["cut"],
+              f"{notes['count']} note cells, cut off: {notes['cut'][:3]}")
+    for c in d["charts"]:
+        m = re.match(r"(\d+) report-ins shown", c["desc"])
+        n = int(m.group(1)) if m else 0
+        if n < 2:
+            continue
+        xs = sorted({round(x) for x in c["xs"]})
+        spread = (xs[-1] - xs[0]) if xs else 0
+        check(f"{path}: the trajectory chart keeps its {n} report-ins apart at {width}px",
+              len(xs) >= n and spread >= c["width"] / 2,
+              f"{len(xs)} distinct marker positions for {n} report-ins, spread {spread:.0f} of "
+              f"{c['width']:.0f}px")
 
 
 def accessibility(path, d):

@@ -2,7 +2,10 @@
 //! `chromium` and `chromium-driver`, installed by `tests/run.sh`) through every page kind of a
 //! running `conduct serve`, and keeps full-page screenshots under `tests/artifacts/screenshots`.
 //! The service has a quest board (`<data>/quests.json`); a vow sworn with an eth-account
-//! wallet claims a quest, so the board and a claimed quest's page are among the pages.
+//! wallet claims a quest, so the board and a claimed quest's page are among the pages. At
+//! 1280 px it checks what a person sees: the navigation and the home page link the registry,
+//! the quest board and the reputation record; the vow page's report-in table fits its column
+//! with every note whole; the trajectory chart keeps report-ins sent within one second apart.
 
 use std::path::Path;
 
@@ -63,6 +66,13 @@ fn every_page_kind_in_headless_chromium() {
         "/munus/alpha: the footer states the whole scope statement",
         "/munus/alpha: the claimed quest names its claimant vow",
         "/munus/alpha (phone): no horizontal scrolling",
+        "/registry: the browser got 200 text/html",
+        "/reputation: the browser got 200 text/html",
+        "/vows: the navigation links the registry, the quest board, the reputation record",
+        "/: the home page links the registry, the quest board, the reputation record",
+        "the report-in table fits its column at 1280px",
+        "every report-in note is shown in full at 1280px (40 notes)",
+        "the trajectory chart keeps its 40 report-ins apart at 1280px",
         "no broken links: ",
     ] {
         assert!(
@@ -78,6 +88,8 @@ fn every_page_kind_in_headless_chromium() {
         ("lost", "phone"),
         ("munus", "desktop"),
         ("munus-quest", "phone"),
+        ("vow-marked", "desktop"),
+        ("registry", "desktop"),
     ] {
         let png = artifacts.join(format!("{slug}-{size}.png"));
         let head = std::fs::read(&png).unwrap_or_default();
