@@ -4,7 +4,7 @@
 use conduct_core::signing::VerifyError;
 use conduct_core::tlog::{BundleError, CheckpointError, TileReadError, TlogProofError};
 
-use crate::site::MANIFEST_TYPE;
+use conduct_core::manifest::MANIFEST_TYPE;
 
 /// Why a verification failed.
 #[derive(Debug, thiserror::Error)]

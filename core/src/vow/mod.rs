@@ -14,6 +14,7 @@ pub mod interpret;
 pub mod notes;
 pub mod record;
 pub mod trajectory;
+pub mod view;
 pub mod windows;
 
 use std::borrow::Cow;
@@ -35,19 +36,34 @@ pub const MAX_CADENCE_HOURS: f64 = 8760.0;
 
 /// Body of `POST /vow`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(title = "POST /vow body", description = ""))]
 #[serde(deny_unknown_fields)]
 pub struct VowRequest {
     /// The declared purpose.
+    #[cfg_attr(feature = "schemars", schemars(length(min = 1, max = MAX_VOW_TEXT),
+        pattern(crate::schema::TEXT_CHARS),
+        description = "The declared purpose: not blank; no control characters but newline and tab."))]
     pub text: String,
     /// Public agent name.
+    #[cfg_attr(feature = "schemars", schemars(length(min = 1, max = MAX_AGENT),
+        pattern(crate::schema::AGENT_CHARS),
+        description = "Public agent name (kept in Unicode NFC): no leading or trailing spaces, \
+            no control, bidirectional or zero-width characters."))]
     pub agent: String,
     /// Declared report-in cadence, hours.
+    #[cfg_attr(feature = "schemars", schemars(range(min = MIN_CADENCE_HOURS, max = MAX_CADENCE_HOURS),
+        description = "Report-in cadence; a whole number of seconds."))]
     pub cadence_hours: f64,
     /// Wallet that signed the vow text.
     #[serde(default)]
+    #[cfg_attr(feature = "schemars", schemars(pattern(crate::schema::VOW_WALLET)))]
     pub wallet: Option<String>,
     /// EIP-191 signature by `wallet` over [`vow_message`].
     #[serde(default)]
+    #[cfg_attr(feature = "schemars", schemars(description = "EIP-191 signature by wallet over \
+        the text of GET /vow/message (0x and 130 hex digits). One that does not verify makes \
+        the vow sandbox (a sealed vow is refused)."))]
     pub signature: Option<String>,
     /// Publish only `sha256(text)` (requires a valid signature).
     #[serde(default)]
@@ -56,19 +72,26 @@ pub struct VowRequest {
 
 /// Body of `POST /vow/report` and `POST /vow/report/demo`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(title = "POST /vow/report body", description = ""))]
 #[serde(deny_unknown_fields)]
 pub struct ReportRequest<'a> {
     /// The vow reported on.
     #[serde(borrow)]
+    #[cfg_attr(feature = "schemars", schemars(pattern(crate::schema::vow_id())))]
     pub vow_id: Cow<'a, str>,
     /// Names the context flag the read is conditioned on.
     #[serde(borrow)]
+    #[cfg_attr(feature = "schemars", schemars(schema_with = "crate::schema::context_key"))]
     pub context_key: Cow<'a, str>,
     /// The ordered turns.
     #[serde(borrow)]
+    #[cfg_attr(feature = "schemars", schemars(schema_with = "crate::schema::turns"))]
     pub turns: Vec<Turn<'a>>,
     /// Optional public self-account, at most [`MAX_NOTE`] characters.
     #[serde(default)]
+    #[cfg_attr(feature = "schemars", schemars(length(max = MAX_NOTE),
+        pattern(crate::schema::TEXT_CHARS), description = "Optional public self-account."))]
     pub note: Option<String>,
     /// Keep the raw trace (apart from the public tree) and mark the entry `trace_donated`.
     #[serde(default)]
@@ -76,6 +99,9 @@ pub struct ReportRequest<'a> {
     /// EIP-191 signature by the vow's wallet over [`report_message`] (a wallet-signed vow's
     /// free report-in needs it; on the paid route the payer being the wallet also proves it).
     #[serde(default)]
+    #[cfg_attr(feature = "schemars", schemars(pattern(crate::schema::EIP191),
+        description = "For a wallet-signed vow: the wallet's EIP-191 signature over the text of \
+            GET /vow/report/message."))]
     pub signature: Option<String>,
 }
 

@@ -22,7 +22,7 @@
 
 use serde_json::{json, Value};
 
-use super::interpret::EntryView;
+use super::view::EntryView;
 use crate::meter::round12;
 
 /// What a note claims.
@@ -136,7 +136,7 @@ pub const CLAUSE_WORDS: &[&str] = &[
 pub const NEGATION_WINDOW: usize = 3;
 
 /// The smallest band, adjusted bits (the coupling threshold of the rule-based reading).
-pub const BAND_FLOOR_BITS: f64 = super::interpret::COUPLING_BITS;
+pub const BAND_FLOOR_BITS: f64 = super::view::COUPLING_BITS;
 /// The band is this many times the median absolute change of the quantity between consecutive
 /// report-ins (the change judged left out), when wider than the floor.
 pub const BAND_FACTOR: f64 = 3.0;
