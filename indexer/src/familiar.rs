@@ -8,11 +8,11 @@
 
 use conduct_core::familiar::record::Familiar;
 use conduct_core::signing::ServiceKey;
-use rusqlite::{params, ErrorCode, OptionalExtension};
 
+use crate::ledger::append::{FamiliarIndex, Signatures};
 use crate::ledger::{Job, Refused};
-use crate::store::StoreError;
-use crate::vows::VowReader;
+
+pub use crate::store::familiar::FamiliarRow;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///
@@ -24,97 +24,31 @@ use crate::vows::VowReader;
 ///
 /// The signature itself is checked by the caller before it submits the job.
 pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
-    Job::Build(Box::new(move |conn, index| {
+    Job::build(move |tx, index| {
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sig = rec.owner_signature.to_ascii_lowercase();
-        let used: Option<i64> = conn
-            .query_row(
-                "SELECT log_index FROM familiar_signature WHERE signature = ?1",
-                params![sig],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if used.is_some() {
+        if tx.signature_used(Signatures::Familiar, &sig)? {
             return conflict("familiar-replayed");
         }
         let wallet = rec.owner.wallet().to_ascii_lowercase();
         if let Some(vow_id) = rec.owner.vow_id() {
-            crate::vows::require_sworn(conn, vow_id, &wallet, "familiar")?;
+            tx.require_sworn(vow_id, &wallet, "familiar")?;
         }
         let id = rec.id();
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
-        let stored = conn.execute(
-            "INSERT INTO familiar (familiar_id, log_index, owner_wallet, owner_vow, at, data)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                id,
-                index as i64,
-                wallet,
-                rec.owner.vow_id(),
-                rec.at as i64,
-                leaf
-            ],
-        );
-        let signed = stored.and_then(|_| {
-            conn.execute(
-                "INSERT INTO familiar_signature (signature, log_index) VALUES (?1, ?2)",
-                params![sig, index as i64],
-            )
-        });
-        if matches!(&signed, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
-        {
+        let row = FamiliarIndex {
+            familiar_id: &id,
+            log_index: index,
+            owner_wallet: &wallet,
+            owner_vow: rec.owner.vow_id(),
+            at: rec.at,
+            leaf: &leaf,
+        };
+        if !tx.put_familiar(&row)? || !tx.use_signature(Signatures::Familiar, &sig, index)? {
             return conflict("familiar-replayed");
         }
-        signed?;
         Ok(leaf)
-    }))
-}
-
-/// A recorded familiar as the store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FamiliarRow {
-    /// Its id.
-    pub familiar_id: String,
-    /// Log index of its record.
-    pub log_index: u64,
-    /// When it was summoned, unix seconds.
-    pub at: u64,
-    /// The record's leaf bytes (the signed record).
-    pub leaf: Vec<u8>,
-}
-
-fn familiar_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FamiliarRow> {
-    Ok(FamiliarRow {
-        familiar_id: r.get(0)?,
-        log_index: r.get::<_, i64>(1)? as u64,
-        at: r.get::<_, i64>(2)? as u64,
-        leaf: r.get(3)?,
     })
-}
-
-impl VowReader {
-    /// The familiar `id` (`None` when there is none).
-    pub fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT familiar_id, log_index, at, data FROM familiar WHERE familiar_id = ?1",
-                params![id],
-                familiar_row,
-            )
-            .optional()
-        })
-    }
-
-    /// Every familiar, in log order.
-    pub fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
-        self.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT familiar_id, log_index, at, data FROM familiar ORDER BY log_index",
-            )?;
-            let rows = st.query_map([], familiar_row)?;
-            rows.collect()
-        })
-    }
 }
 
 #[cfg(test)]
@@ -122,24 +56,12 @@ mod tests {
     use super::*;
     use crate::ledger::{Ledger, Sequencer};
     use crate::store::Store;
+    use crate::vows::VowReader;
     use conduct_core::familiar::{parse_order, Owner};
 
     fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-        store
-            .connection()
-            .unwrap()
-            .execute(
-                "INSERT INTO vow (vow_id, log_index, agent, text, sealed, sandbox, wallet,
-                    signed_message, cadence_seconds, created_at, head_seq, head_hash, head_at)
-                 VALUES (?1, ?2, 'a', 't', 0, ?3, ?4, NULL, 3600, 0, 0, '', 0)",
-                params![
-                    id,
-                    1000 + i64::from_str_radix(id, 16).unwrap(),
-                    sandbox,
-                    wallet
-                ],
-            )
-            .unwrap();
+        let index = 1000 + u64::from_str_radix(id, 16).unwrap();
+        crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
     }
 
     fn rec(owner: Owner, sig: &str) -> Familiar {

@@ -25,12 +25,12 @@ use std::path::{Path, PathBuf};
 use conduct_core::nostr::record::Binding;
 use conduct_core::nostr::{npub_encode, profile_content, Event, KIND_METADATA};
 use conduct_core::signing::ServiceKey;
-use rusqlite::{params, ErrorCode, OptionalExtension};
 use serde_json::json;
 
+use crate::ledger::append::{BindingIndex, Daily, Signatures};
 use crate::ledger::{Job, Refused};
-use crate::store::StoreError;
-use crate::vows::VowReader;
+
+pub use crate::store::nostr::BindingRow;
 
 /// Why the Nostr key could not be loaded or created, or the profile not signed. No variant
 /// carries the key's bytes.
@@ -248,133 +248,36 @@ pub const MAX_BINDINGS_PER_DAY: u64 = 10;
 ///
 /// The signatures themselves are checked by the caller before it submits the job.
 pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
-    Job::Build(Box::new(move |conn, index| {
+    Job::build(move |tx, index| {
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sigs = [
             rec.wallet_signature.to_ascii_lowercase(),
             rec.nostr_signature.to_ascii_lowercase(),
         ];
         for sig in &sigs {
-            let used: Option<i64> = conn
-                .query_row(
-                    "SELECT log_index FROM npub_signature WHERE signature = ?1",
-                    params![sig],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if used.is_some() {
+            if tx.signature_used(Signatures::Npub, sig)? {
                 return conflict("nostr-bind-replayed");
             }
         }
-        crate::vows::require_sworn(conn, &rec.vow_id, &rec.wallet, "nostr-bind")?;
-        let day_start = rec.at - rec.at % 86_400;
-        let today: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM npub_binding WHERE vow_id = ?1 AND at >= ?2 AND at < ?3",
-            params![rec.vow_id, day_start as i64, (day_start + 86_400) as i64],
-            |r| r.get(0),
-        )?;
-        if today as u64 >= MAX_BINDINGS_PER_DAY {
+        tx.require_sworn(&rec.vow_id, &rec.wallet, "nostr-bind")?;
+        if tx.count_on_day(Daily::Bindings, &rec.vow_id, rec.at)? >= MAX_BINDINGS_PER_DAY {
             return conflict("nostr-bind-daily-limit");
         }
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
-        conn.execute(
-            "INSERT INTO npub_binding (log_index, npub, pubkey, vow_id, at)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                index as i64,
-                rec.npub,
-                rec.pubkey,
-                rec.vow_id,
-                rec.at as i64
-            ],
-        )?;
+        tx.put_binding(&BindingIndex {
+            log_index: index,
+            npub: &rec.npub,
+            pubkey: &rec.pubkey,
+            vow_id: &rec.vow_id,
+            at: rec.at,
+        })?;
         for sig in &sigs {
-            let used = conn.execute(
-                "INSERT INTO npub_signature (signature, log_index) VALUES (?1, ?2)",
-                params![sig, index as i64],
-            );
-            if matches!(&used, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
-            {
+            if !tx.use_signature(Signatures::Npub, sig, index)? {
                 return conflict("nostr-bind-replayed");
             }
-            used?;
         }
         Ok(leaf)
-    }))
-}
-
-/// One binding as the store indexes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BindingRow {
-    /// The npub (lowercase).
-    pub npub: String,
-    /// Its key, lowercase hex.
-    pub pubkey: String,
-    /// The vow it names.
-    pub vow_id: String,
-    /// Log index of the binding record.
-    pub log_index: u64,
-    /// Instant recorded, unix seconds.
-    pub at: u64,
-}
-
-fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRow> {
-    Ok(BindingRow {
-        npub: r.get(0)?,
-        pubkey: r.get(1)?,
-        vow_id: r.get(2)?,
-        log_index: r.get::<_, i64>(3)? as u64,
-        at: r.get::<_, i64>(4)? as u64,
     })
-}
-
-/// The current binding of each npub: its latest record.
-const CURRENT: &str = "SELECT npub, pubkey, vow_id, log_index, at FROM npub_binding b
-     WHERE log_index = (SELECT MAX(log_index) FROM npub_binding c WHERE c.npub = b.npub)";
-
-impl VowReader {
-    /// The current binding of `npub` (its latest; `None` when it was never bound here).
-    pub fn binding(&self, npub: &str) -> Result<Option<BindingRow>, StoreError> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT npub, pubkey, vow_id, log_index, at FROM npub_binding WHERE npub = ?1
-                 ORDER BY log_index DESC LIMIT 1",
-                params![npub],
-                binding_row,
-            )
-            .optional()
-        })
-    }
-
-    /// The npubs whose current binding names `vow_id`, oldest binding first.
-    pub fn npubs_of(&self, vow_id: &str) -> Result<Vec<BindingRow>, StoreError> {
-        self.with(|c| {
-            let mut st =
-                c.prepare_cached(&format!("{CURRENT} AND vow_id = ?1 ORDER BY log_index"))?;
-            let rows = st.query_map(params![vow_id], binding_row)?;
-            rows.collect()
-        })
-    }
-
-    /// Every npub bound here, with its current binding, by npub.
-    pub fn bindings(&self) -> Result<Vec<BindingRow>, StoreError> {
-        self.with(|c| {
-            let mut st = c.prepare_cached(&format!("{CURRENT} ORDER BY npub"))?;
-            let rows = st.query_map([], binding_row)?;
-            rows.collect()
-        })
-    }
-
-    /// Every npub ever bound to `vow_id` (current or moved away since), by npub.
-    pub fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
-        self.with(|c| {
-            let mut st = c.prepare_cached(
-                "SELECT DISTINCT npub FROM npub_binding WHERE vow_id = ?1 ORDER BY npub",
-            )?;
-            let rows = st.query_map(params![vow_id], |r| r.get(0))?;
-            rows.collect()
-        })
-    }
 }
 
 #[cfg(test)]
@@ -382,6 +285,7 @@ mod tests {
     use super::*;
     use crate::ledger::{Ledger, Sequencer};
     use crate::store::Store;
+    use crate::vows::VowReader;
     use conduct_core::nostr::{sign_prehash, text_digest};
 
     #[test]
@@ -445,21 +349,8 @@ mod tests {
     }
 
     fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-        store
-            .connection()
-            .unwrap()
-            .execute(
-                "INSERT INTO vow (vow_id, log_index, agent, text, sealed, sandbox, wallet,
-                    signed_message, cadence_seconds, created_at, head_seq, head_hash, head_at)
-                 VALUES (?1, ?2, 'a', 't', 0, ?3, ?4, NULL, 3600, 0, 0, '', 0)",
-                params![
-                    id,
-                    1000 + i64::from_str_radix(id, 16).unwrap(),
-                    sandbox,
-                    wallet
-                ],
-            )
-            .unwrap();
+        let index = 1000 + u64::from_str_radix(id, 16).unwrap();
+        crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
     }
 
     fn rec(vow: &str, secret: u8, wallet_sig: &str, at: u64) -> Binding {

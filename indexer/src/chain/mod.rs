@@ -18,7 +18,6 @@
 //! A chain that does not answer is `reachable: false` with the last good state, never zeros
 //! (ARCHITECTURE.md, "The chain").
 
-pub mod db;
 pub mod follower;
 pub mod payment;
 pub mod prepare;
@@ -26,6 +25,10 @@ pub mod registry;
 pub mod reputation;
 pub mod rpc;
 pub mod verify;
+
+/// The chain database (`<data>/chain.sqlite3`): its SQL lives with the store's
+/// ([`crate::store::chain`]).
+pub use crate::store::chain as db;
 
 use serde::Deserialize;
 

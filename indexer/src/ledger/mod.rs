@@ -15,12 +15,17 @@
 //! [`Sequencer`] is the group-commit front end: a thread owns the ledger and turns whatever
 //! appends are pending into one transaction and one checkpoint.
 //!
-//! The module's parts: `sql.rs` (statements and row access: stored hashes and entries, tile
-//! and bundle bytes, writing and committing a batch), `publish.rs` (publishing the derived
-//! files and repairing them on open), `reader.rs` ([`LedgerReader`], snapshots, inclusion
-//! proofs) and `sequencer.rs` ([`Sequencer`], its loop, [`LogHead`], [`WriterFailure`]). The
-//! pure right-edge arithmetic is `conduct_core::tlog::edge`.
+//! A job that builds its leaf in the transaction ([`Job::Build`]) sees the state through
+//! [`append::Append`], the seam whose contract (what one job sees, what is atomic, what is
+//! durable when) heads [`append`]; it never sees a connection.
+//!
+//! The module's parts: [`append`] (the seam), `sql.rs` (statements and row access: stored
+//! hashes and entries, tile and bundle bytes, writing and committing a batch), `publish.rs`
+//! (publishing the derived files and repairing them on open), `reader.rs` ([`LedgerReader`],
+//! snapshots, inclusion proofs) and `sequencer.rs` ([`Sequencer`], its loop, [`LogHead`],
+//! [`WriterFailure`]). The pure right-edge arithmetic is `conduct_core::tlog::edge`.
 
+pub mod append;
 mod publish;
 mod reader;
 mod sequencer;
@@ -35,7 +40,9 @@ use conduct_core::tlog::{
 };
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use crate::store::{Store, StoreError};
+use crate::store::{SqliteAppend, Store, StoreError};
+
+pub use append::Append;
 
 pub use reader::LedgerReader;
 pub use sequencer::{LogHead, OnCommit, Sequencer, WriterFailure};
@@ -121,9 +128,10 @@ pub enum LedgerError {
 
 type Result<T, E = LedgerError> = std::result::Result<T, E>;
 
-/// Builds a leaf inside the append transaction from the index it will get. It may read and
-/// write other tables through the connection (a savepoint, rolled back if it refuses).
-pub type BuildLeaf = Box<dyn FnOnce(&Connection, u64) -> Result<Vec<u8>, Refused> + Send>;
+/// Builds a leaf inside the append transaction from the index it will get. It reads and
+/// writes the state it needs through [`Append`] alone (under a savepoint, rolled back if it
+/// refuses; see [`append`] for the contract).
+pub type BuildLeaf = Box<dyn FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refused> + Send>;
 
 /// One unit of an append batch.
 pub enum Job {
@@ -131,6 +139,15 @@ pub enum Job {
     Raw(Vec<u8>),
     /// A leaf built in the transaction (see [`BuildLeaf`]).
     Build(BuildLeaf),
+}
+
+impl Job {
+    /// A job that builds its leaf in the transaction (see [`BuildLeaf`]).
+    pub fn build(
+        f: impl FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refused> + Send + 'static,
+    ) -> Job {
+        Job::Build(Box::new(f))
+    }
 }
 
 impl std::fmt::Debug for Job {
@@ -159,9 +176,12 @@ pub enum Refused {
     Store(String),
 }
 
-impl From<rusqlite::Error> for Refused {
-    fn from(e: rusqlite::Error) -> Self {
-        Refused::Store(e.to_string())
+impl From<StoreError> for Refused {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Sqlite(e) => Refused::Store(e.to_string()),
+            other => Refused::Store(other.to_string()),
+        }
     }
 }
 
@@ -348,7 +368,8 @@ impl Ledger {
                 Job::Raw(leaf) => (leaf, false),
                 Job::Build(build) => {
                     let sp = tx.savepoint()?;
-                    match build(&sp, index) {
+                    let built = build(&mut SqliteAppend::new(&sp), index);
+                    match built {
                         Ok(leaf) if leaf.len() <= MAX_ENTRY_LEN => {
                             sp.commit()?;
                             (leaf, true)

@@ -14,10 +14,11 @@ use conduct_core::munus::record::{BoardRecord, Payment};
 use conduct_core::munus::state::{Board, PaymentFlag};
 use conduct_core::munus::Quest;
 use conduct_core::signing::ServiceKey;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
+use crate::ledger::append::{BoardIndex, Signatures};
 use crate::ledger::{Job, Refused};
-use crate::store::{Store, StoreError};
+
+pub use crate::store::munus::MunusReader;
 
 /// The payment flags known when a job runs (`tx`, lower-case, -> what is known; absent is
 /// never read: no answer).
@@ -70,27 +71,6 @@ pub fn flag_of(flags: &Flags, p: &Payment) -> PaymentFlag {
         .unwrap_or_default()
 }
 
-/// Every board record committed, in log order.
-pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecord)>> {
-    let mut st = conn.prepare_cached(
-        // Not joined with `leaf`: a batch's earlier jobs are visible here before its leaves are.
-        "SELECT log_index, data FROM munus_record ORDER BY log_index",
-    )?;
-    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (i, data) = row?;
-        let parsed = serde_json::from_slice::<serde_json::Value>(&data)
-            .ok()
-            .and_then(|v| BoardRecord::parse(&v).ok().flatten());
-        match parsed {
-            Some(r) => out.push(r),
-            None => tracing::error!(log_index = i, "a munus_record row names no board record"),
-        }
-    }
-    Ok(out)
-}
-
 /// The job that appends `rec`, refused (nothing written) when the board at the record's
 /// instant does not allow it:
 ///
@@ -103,7 +83,7 @@ pub fn board_records(conn: &Connection) -> rusqlite::Result<Vec<(u64, BoardRecor
 ///
 /// Claim and delivery signatures are accepted once (`munus-replayed-signature`, checked first).
 pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: Flags) -> Job {
-    Job::Build(Box::new(move |conn, index| {
+    Job::build(move |tx, index| {
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         // A replayed signature is named as such before any rule of the board is asked (and
         // before the board is read: a replay costs one lookup).
@@ -113,24 +93,17 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
             _ => None,
         };
         if let Some(sig) = &sig {
-            let used: Option<i64> = conn
-                .query_row(
-                    "SELECT log_index FROM munus_signature WHERE signature = ?1",
-                    params![sig],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if used.is_some() {
+            if tx.signature_used(Signatures::Munus, sig)? {
                 return conflict("munus-replayed-signature");
             }
         }
-        let records = board_records(conn)?;
+        let records = tx.board_records()?;
         let flag = |p: &Payment| flag_of(&flags, p);
         let board = Board::fold(&quests, &records, &flag, rec.at());
         let signature = match &rec {
             BoardRecord::Claim(c) => {
                 // Only a signed vow's own wallet claims (verify-log checks the same offline).
-                crate::vows::require_sworn(conn, &c.vow_id, &c.wallet, "munus")?;
+                tx.require_sworn(&c.vow_id, &c.wallet, "munus")?;
                 if board.due_lapses.iter().any(|l| l.quest_id == c.quest_id) {
                     return conflict("munus-lapse-pending");
                 }
@@ -180,59 +153,24 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
             other => other,
         };
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
-        let tx = match &rec {
-            BoardRecord::Payment(p) => Some(p.tx.to_ascii_lowercase()),
-            _ => None,
+        let row = BoardIndex {
+            log_index: index,
+            quest_id: rec.quest_id(),
+            kind: rec.type_name(),
+            tx: match &rec {
+                BoardRecord::Payment(p) => Some(p.tx.to_ascii_lowercase()),
+                _ => None,
+            },
+            leaf: &leaf,
         };
-        let inserted = conn.execute(
-            "INSERT INTO munus_record (log_index, quest_id, kind, tx, data)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![index as i64, rec.quest_id(), rec.type_name(), tx, leaf],
-        );
-        if is_constraint(&inserted) {
+        if !tx.put_board_record(&row)? {
             return conflict("munus-payment-recorded");
         }
-        inserted?;
         if let Some(sig) = signature {
-            let used = conn.execute(
-                "INSERT INTO munus_signature (signature, log_index) VALUES (?1, ?2)",
-                params![sig, index as i64],
-            );
-            if is_constraint(&used) {
+            if !tx.use_signature(Signatures::Munus, &sig, index)? {
                 return conflict("munus-replayed-signature");
             }
-            used?;
         }
         Ok(leaf)
-    }))
-}
-
-fn is_constraint(r: &rusqlite::Result<usize>) -> bool {
-    matches!(r, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
-}
-
-/// Reads the board's records for the renderer and the api (its own connection).
-pub struct MunusReader {
-    conn: Mutex<Connection>,
-}
-
-impl std::fmt::Debug for MunusReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MunusReader").finish_non_exhaustive()
-    }
-}
-
-impl MunusReader {
-    /// A reader over a new connection to `store`.
-    pub fn open(store: &Store) -> Result<MunusReader, StoreError> {
-        Ok(MunusReader {
-            conn: Mutex::new(store.connection()?),
-        })
-    }
-
-    /// Every board record committed, in log order.
-    pub fn records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        let conn = conduct_core::sync::lock(&self.conn);
-        Ok(board_records(&conn)?)
-    }
+    })
 }

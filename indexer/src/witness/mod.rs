@@ -13,11 +13,11 @@ pub mod chain;
 
 use conduct_core::signing::ServiceKey;
 use conduct_core::witness::record::Pledge;
-use rusqlite::{params, ErrorCode, OptionalExtension};
 
+use crate::ledger::append::{Daily, PledgeIndex, Signatures};
 use crate::ledger::{Job, Refused};
-use crate::store::StoreError;
-use crate::vows::VowReader;
+
+pub use crate::store::witness::PledgeRow;
 
 /// Most pledges one vow makes per UTC day.
 pub const MAX_PLEDGES_PER_DAY: u64 = 10;
@@ -34,98 +34,29 @@ pub const MAX_PLEDGES_PER_DAY: u64 = 10;
 ///
 /// The signature itself is checked by the caller before it submits the job.
 pub fn pledge_job(key: ServiceKey, rec: Pledge) -> Job {
-    Job::Build(Box::new(move |conn, index| {
+    Job::build(move |tx, index| {
         let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sig = rec.wallet_signature.to_ascii_lowercase();
-        let used: Option<i64> = conn
-            .query_row(
-                "SELECT log_index FROM witness_signature WHERE signature = ?1",
-                params![sig],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if used.is_some() {
+        if tx.signature_used(Signatures::Witness, &sig)? {
             return conflict("witness-pledge-replayed");
         }
-        crate::vows::require_sworn(conn, &rec.vow_id, &rec.wallet, "witness")?;
-        let day_start = rec.at - rec.at % 86_400;
-        let today: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM witness_pledge WHERE vow_id = ?1 AND at >= ?2 AND at < ?3",
-            params![rec.vow_id, day_start as i64, (day_start + 86_400) as i64],
-            |r| r.get(0),
-        )?;
-        if today as u64 >= MAX_PLEDGES_PER_DAY {
+        tx.require_sworn(&rec.vow_id, &rec.wallet, "witness")?;
+        if tx.count_on_day(Daily::Pledges, &rec.vow_id, rec.at)? >= MAX_PLEDGES_PER_DAY {
             return conflict("witness-pledge-daily-limit");
         }
         let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
-        conn.execute(
-            "INSERT INTO witness_pledge (log_index, vow_id, wallet, at, data)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                index as i64,
-                rec.vow_id,
-                rec.wallet.to_ascii_lowercase(),
-                rec.at as i64,
-                leaf
-            ],
-        )?;
-        let stored = conn.execute(
-            "INSERT INTO witness_signature (signature, log_index) VALUES (?1, ?2)",
-            params![sig, index as i64],
-        );
-        if matches!(&stored, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::ConstraintViolation)
-        {
+        tx.put_pledge(&PledgeIndex {
+            log_index: index,
+            vow_id: &rec.vow_id,
+            wallet: rec.wallet.to_ascii_lowercase(),
+            at: rec.at,
+            leaf: &leaf,
+        })?;
+        if !tx.use_signature(Signatures::Witness, &sig, index)? {
             return conflict("witness-pledge-replayed");
         }
-        stored?;
         Ok(leaf)
-    }))
-}
-
-/// A vow's current pledge as the store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PledgeRow {
-    /// Log index of the pledge record.
-    pub log_index: u64,
-    /// The record.
-    pub pledge: Pledge,
-    /// Its leaf bytes (the signed record).
-    pub leaf: Vec<u8>,
-}
-
-impl VowReader {
-    /// The current pledge of `vow_id`: its latest (`None` when it never pledged).
-    pub fn pledge(&self, vow_id: &str) -> Result<Option<PledgeRow>, StoreError> {
-        let row: Option<(i64, Vec<u8>)> = self.with(|c| {
-            c.query_row(
-                "SELECT log_index, data FROM witness_pledge WHERE vow_id = ?1
-                 ORDER BY log_index DESC LIMIT 1",
-                params![vow_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-        })?;
-        let Some((index, leaf)) = row else {
-            return Ok(None);
-        };
-        let parsed = serde_json::from_slice::<serde_json::Value>(&leaf)
-            .ok()
-            .and_then(|v| Pledge::parse(&v).ok().flatten());
-        match parsed {
-            Some((log_index, pledge)) => Ok(Some(PledgeRow {
-                log_index,
-                pledge,
-                leaf,
-            })),
-            None => {
-                tracing::error!(
-                    log_index = index,
-                    "a witness_pledge row names no pledge record"
-                );
-                Ok(None)
-            }
-        }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1,24 +1,12 @@
 use super::*;
 use crate::ledger::{Ledger, Sequencer};
 use crate::store::Store;
+use crate::vows::VowReader;
 use conduct_core::witness::{normalize_limits, LimitInput};
 
 fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-    store
-        .connection()
-        .unwrap()
-        .execute(
-            "INSERT INTO vow (vow_id, log_index, agent, text, sealed, sandbox, wallet,
-                signed_message, cadence_seconds, created_at, head_seq, head_hash, head_at)
-             VALUES (?1, ?2, 'a', 't', 0, ?3, ?4, NULL, 3600, 0, 0, '', 0)",
-            params![
-                id,
-                1000 + i64::from_str_radix(id, 16).unwrap(),
-                sandbox,
-                wallet
-            ],
-        )
-        .unwrap();
+    let index = 1000 + u64::from_str_radix(id, 16).unwrap();
+    crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
 }
 
 const W: &str = "0xAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAb";

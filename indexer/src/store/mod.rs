@@ -1,9 +1,30 @@
 //! The SQLite store: one file `<data>/conduct.sqlite3`, WAL mode, `synchronous=FULL`, versioned
 //! migrations. A write is acknowledged only after its transaction has committed.
 //!
-//! Today it holds payment claims (an x402 authorization buys exactly one read: the first claim
-//! of a (network, payer, nonce) wins, atomically, even under concurrent replays) and the 24-hour
-//! idempotency cache of signed responses.
+//! It holds payment claims (an x402 authorization buys exactly one read: the first claim of a
+//! (network, payer, nonce) wins, atomically, even under concurrent replays), the 24-hour
+//! idempotency cache of signed responses, the durable free-cap counters, the kept model
+//! readings, and the rows that index the log's records. Every statement of the service lives
+//! in this module or in [`crate::ledger`]; no feature sees a connection:
+//!
+//! - `append`: [`crate::ledger::append::Append`] on SQLite, what a job reads and writes inside
+//!   the log's transaction (the seam's contract is in [`crate::ledger::append`]);
+//! - [`vows`]: vows, chain heads, report-in signatures, [`vows::VowReader`] and the donated-trace
+//!   store (`donated.sqlite3`); [`munus`]: the quest board's records and
+//!   [`munus::MunusReader`]; [`nostr`], [`witness`], [`familiar`]: npub bindings, pledges and
+//!   familiars, read through [`vows::VowReader`];
+//! - [`chain`]: the chain follower's own database, `<data>/chain.sqlite3` (its writes never
+//!   wait on the log's).
+
+mod append;
+pub mod chain;
+pub mod familiar;
+pub mod munus;
+pub mod nostr;
+pub mod vows;
+pub mod witness;
+
+pub(crate) use append::SqliteAppend;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -240,7 +261,7 @@ pub fn private_dir(dir: &Path) -> Result<(), StoreError> {
 
 /// Open the SQLite database at `path`, created owner-only (mode 0600; SQLite gives its
 /// `-wal` and `-shm` files the same mode), and tighten an existing one's files to 0600.
-pub fn open_private(path: &Path) -> Result<Connection, StoreError> {
+pub(crate) fn open_private(path: &Path) -> Result<Connection, StoreError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -359,8 +380,8 @@ impl Store {
     }
 
     /// A new connection to the same (already migrated) database, with the same settings, for
-    /// a component that owns its connection (the ledger's sequencer thread).
-    pub fn connection(&self) -> Result<Connection, StoreError> {
+    /// a component that owns its connection (the ledger's sequencer thread, the readers).
+    pub(crate) fn connection(&self) -> Result<Connection, StoreError> {
         configured(&self.path)
     }
 

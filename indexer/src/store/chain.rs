@@ -3,8 +3,8 @@
 //! the cursor and recent anchors (block number and hash) moved in the same transaction as the
 //! rows, and the manifest checks.
 //!
-//! Tools and scores are folded from their events on read ([`super::registry::fold`],
-//! [`super::reputation::fold`]), so a rewind is a delete of the events above the common
+//! Tools and scores are folded from their events on read ([`crate::chain::registry::fold`],
+//! [`crate::chain::reputation::fold`]), so a rewind is a delete of the events above the common
 //! ancestor and nothing else can go stale.
 
 use std::collections::BTreeSet;
@@ -14,9 +14,9 @@ use std::sync::Mutex;
 use conduct_core::sync::lock;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::registry::{EventKind, RegistryEvent, Tool};
-use super::reputation::{RepKind, ReputationEvent};
-use crate::store::StoreError;
+use super::StoreError;
+use crate::chain::registry::{EventKind, RegistryEvent, Tool};
+use crate::chain::reputation::{RepKind, ReputationEvent};
 
 /// Anchors kept for finding the common ancestor after a reorg.
 const ANCHORS_KEPT: i64 = 1024;
@@ -123,12 +123,12 @@ impl ChainDb {
     /// `identity` (chain id, addresses, start blocks). When the file was written for another
     /// identity, its chain data is dropped: that cursor means nothing for this chain.
     pub fn open(data_dir: &Path, identity: &str) -> Result<ChainDb, StoreError> {
-        crate::store::private_dir(data_dir)?;
-        let mut conn = crate::store::open_private(&data_dir.join("chain.sqlite3"))?;
+        super::private_dir(data_dir)?;
+        let mut conn = super::open_private(&data_dir.join("chain.sqlite3"))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        crate::store::apply_migrations(&mut conn, MIGRATIONS)?;
+        super::apply_migrations(&mut conn, MIGRATIONS)?;
         let known: Option<String> = conn
             .query_row("SELECT identity FROM meta WHERE id = 1", [], |r| r.get(0))
             .optional()?;
@@ -457,12 +457,12 @@ impl ChainDb {
 
     /// Every tool, folded from its events, by id.
     pub fn tools(&self) -> Result<Vec<Tool>, StoreError> {
-        Ok(super::registry::fold(&self.events()?))
+        Ok(crate::chain::registry::fold(&self.events()?))
     }
 
     /// Tool `id`, folded from its events; `None` when the chain (as indexed) has no such tool.
     pub fn tool(&self, id: u64) -> Result<Option<Tool>, StoreError> {
-        Ok(super::registry::fold(&self.events_of(id)?)
+        Ok(crate::chain::registry::fold(&self.events_of(id)?)
             .into_iter()
             .next())
     }
@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(tools[0].state, ToolState::Registered);
         assert_eq!(db.cursor().unwrap().unwrap().number, 10);
         // Reputation events are rewound with the rest; the wallets they touched are named.
-        let credit = |n: u64, who: &str, score: &str| super::super::reputation::ReputationEvent {
+        let credit = |n: u64, who: &str, score: &str| crate::chain::reputation::ReputationEvent {
             block_number: n,
             block_hash: hash(n),
             log_index: 0,
