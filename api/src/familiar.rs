@@ -30,17 +30,17 @@ use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::address;
 use conduct_indexer::familiar::{familiar_job, FamiliarRow};
-use conduct_indexer::ledger::{LedgerError, Refused};
 use conduct_renderer::live::familiar::familiar_key;
 use serde::Deserialize;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App, FAMILIARS};
+use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{bytes_response, json_response, Problem};
-use crate::vows::{blocking, created, find_vow, ledger_problem, with_render_state};
+use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The owner of a summon body: exactly one of the two.
 #[derive(Debug, Deserialize)]
@@ -65,7 +65,7 @@ fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
     p
 }
 
-fn sandbox_vow(id: &str) -> Problem {
+pub(crate) fn sandbox_vow(id: &str) -> Problem {
     at(
         Problem::new(
             StatusCode::FORBIDDEN,
@@ -81,7 +81,7 @@ fn sandbox_vow(id: &str) -> Problem {
     )
 }
 
-fn owner_signature(detail: String) -> Problem {
+pub(crate) fn owner_signature(detail: String) -> Problem {
     at(
         Problem::new(
             StatusCode::FORBIDDEN,
@@ -94,7 +94,7 @@ fn owner_signature(detail: String) -> Problem {
     )
 }
 
-fn replayed() -> Problem {
+pub(crate) fn replayed() -> Problem {
     at(
         Problem::new(
             StatusCode::CONFLICT,
@@ -223,21 +223,6 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         "text/plain; charset=utf-8",
         text.into_bytes(),
     ))
-}
-
-/// A refusal of the append job.
-fn job_problem(e: LedgerError, owner: &Owner) -> Problem {
-    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
-        return ledger_problem(e);
-    };
-    match slug.as_str() {
-        "familiar-replayed" => replayed(),
-        "familiar-sandbox-vow" => sandbox_vow(owner.vow_id().unwrap_or_default()),
-        "familiar-wrong-wallet" => owner_signature(
-            "the vow's wallet is not the one that signed; sign with the vow's wallet".into(),
-        ),
-        _ => ledger_problem(e),
-    }
 }
 
 /// A summon's body, read: the order, the owner and the signature as sent and in its one
@@ -386,12 +371,11 @@ pub async fn summon(
     };
     let handler = || async move {
         let id = rec.id();
-        let owner = rec.owner.clone();
         let appended = app
             .seq
             .submit_job(familiar_job(app.key.clone(), rec))
             .await
-            .map_err(|e| job_problem(e, &owner))?;
+            .map_err(ledger_problem)?;
         let leaf = appended.leaf.unwrap_or_default();
         // Committed: the answer is its acknowledgement; a failed render is retried.
         let rendered = app.site.render(FAMILIARS, &familiar_key(&id), true).await;

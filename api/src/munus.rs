@@ -18,7 +18,7 @@ use conduct_core::munus::{check_link, is_quest_id, play_message, Action, Quest};
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{LedgerError, Refused};
+use conduct_indexer::ledger::{LedgerError, Refusal};
 use conduct_indexer::munus::board_job;
 use conduct_indexer::munus::keeper::read_quests;
 use conduct_indexer::vows::VowRow;
@@ -28,8 +28,9 @@ use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App, MUNUS};
+use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
-use crate::vows::{blocking, created, find_vow, ledger_problem, with_render_state};
+use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The body of `POST /munus/{id}/claim`.
 #[derive(Debug, Deserialize)]
@@ -71,7 +72,7 @@ fn unknown_quest(id: &str) -> Problem {
     p
 }
 
-fn claim_problem(r: ClaimRefusal) -> Problem {
+pub(crate) fn claim_problem(r: ClaimRefusal) -> Problem {
     let (status, title) = match r {
         ClaimRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
         ClaimRefusal::Retired => (StatusCode::GONE, "The quest is retired"),
@@ -91,7 +92,7 @@ fn claim_problem(r: ClaimRefusal) -> Problem {
     }
 }
 
-fn submit_problem(r: SubmitRefusal) -> Problem {
+pub(crate) fn submit_problem(r: SubmitRefusal) -> Problem {
     let (status, title) = match r {
         SubmitRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
         SubmitRefusal::Done => (StatusCode::CONFLICT, "The quest is done"),
@@ -101,51 +102,7 @@ fn submit_problem(r: SubmitRefusal) -> Problem {
     refused(status, r.slug(), title, r.detail())
 }
 
-/// A refusal of the append job: the board's rule that refused it.
-fn job_problem(e: LedgerError) -> Problem {
-    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
-        return ledger_problem(e);
-    };
-    let claim = [
-        ClaimRefusal::UnknownQuest,
-        ClaimRefusal::Retired,
-        ClaimRefusal::Done,
-        ClaimRefusal::AlreadyClaimed,
-        ClaimRefusal::VowClaimedToday,
-        ClaimRefusal::PaymentUncheckable,
-    ];
-    if let Some(r) = claim.into_iter().find(|r| r.slug() == slug) {
-        return claim_problem(r);
-    }
-    let submit = [SubmitRefusal::NotClaimed, SubmitRefusal::NotClaimant];
-    if let Some(r) = submit.into_iter().find(|r| r.slug() == slug) {
-        return submit_problem(r);
-    }
-    match slug.as_str() {
-        "munus-replayed-signature" => refused(
-            StatusCode::CONFLICT,
-            "munus-replayed-signature",
-            "This signature was used already",
-            "a claim or delivery signature is accepted once; sign the text of GET /play/message again",
-        ),
-        "munus-delivery-daily-limit" => refused(
-            StatusCode::TOO_MANY_REQUESTS,
-            "munus-delivery-daily-limit",
-            "Too many deliveries today",
-            "a claim takes at most 10 deliveries per UTC day (each is a permanent record); send the final link tomorrow",
-        ),
-        "munus-sandbox-vow" => sandbox_vow(),
-        "munus-wrong-wallet" => refused(
-            StatusCode::FORBIDDEN,
-            "munus-wrong-wallet",
-            "Not the vow's wallet",
-            "the claim must be signed by the wallet the vow was signed with",
-        ),
-        _ => ledger_problem(e),
-    }
-}
-
-fn sandbox_vow() -> Problem {
+pub(crate) fn sandbox_vow() -> Problem {
     refused(
         StatusCode::FORBIDDEN,
         "munus-sandbox-vow",
@@ -280,7 +237,9 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
 /// Append `rec` after the due lapses of its quest (a claim waits for them).
 async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<Vec<u8>, Problem> {
     let id = rec.quest_id().to_owned();
-    for attempt in 0..2 {
+    // A claim that finds a lapse due waits for it once; found again, it is refused.
+    let mut waited = false;
+    loop {
         if let Err(e) = app.munus.append_due_lapses(rec.at(), Some(&id)).await {
             tracing::warn!(error = %e, "appending a due lapse failed");
         }
@@ -288,14 +247,10 @@ async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<
         let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
         match app.seq.submit_job(job).await {
             Ok(a) => return Ok(a.leaf.unwrap_or_default()),
-            Err(LedgerError::Refused(Refused::Conflict(s)))
-                if s == "munus-lapse-pending" && attempt == 0 => {}
-            Err(e) => return Err(job_problem(e)),
+            Err(LedgerError::Refused(Refusal::MunusLapsePending)) if !waited => waited = true,
+            Err(e) => return Err(ledger_problem(e)),
         }
     }
-    Err(ledger_problem(LedgerError::Refused(Refused::Conflict(
-        "a lapse of this quest is due and could not be recorded; try again".into(),
-    ))))
 }
 
 /// Answer a committed record: 201 once the quest's pages are rendered (or why not).

@@ -18,17 +18,17 @@ use conduct_core::nostr::{bind_message, is_curve_point, npub_decode, npub_encode
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{LedgerError, Refused};
-use conduct_indexer::nostr::{binding_job, MAX_BINDINGS_PER_DAY};
+use conduct_indexer::nostr::binding_job;
 use conduct_indexer::vows::VowRow;
 use conduct_renderer::live::registry::who_key;
 use serde::Deserialize;
-use warp::http::{header, StatusCode};
+use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App, REGISTRY, VOWS};
+use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
-use crate::vows::{created, find_vow, ledger_problem, with_render_state};
+use crate::vows::{created, find_vow, with_render_state};
 
 /// The body of `POST /nostr/bind`. The signatures are optional here so that a missing one is
 /// refused as what it is (403 naming it), not as a malformed body.
@@ -50,7 +50,7 @@ fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
     p
 }
 
-fn sandbox_vow(id: &str) -> Problem {
+pub(crate) fn sandbox_vow(id: &str) -> Problem {
     at(
         problem(
             StatusCode::FORBIDDEN,
@@ -66,7 +66,7 @@ fn sandbox_vow(id: &str) -> Problem {
     )
 }
 
-fn wallet_signature(detail: String) -> Problem {
+pub(crate) fn wallet_signature(detail: String) -> Problem {
     at(
         problem(
             StatusCode::FORBIDDEN,
@@ -150,41 +150,6 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
     ))
 }
 
-/// A refusal of the append job.
-fn job_problem(e: LedgerError, id: &str) -> Problem {
-    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
-        return ledger_problem(e);
-    };
-    match slug.as_str() {
-        "nostr-bind-replayed" => problem(
-            StatusCode::CONFLICT,
-            "nostr-bind-replayed",
-            "This binding's signature was used already",
-            "each wallet and nostr signature binds once; to bind again, fetch GET \
-             /nostr/bind/message and sign it anew (the text names the UTC date)"
-                .into(),
-        ),
-        "nostr-bind-sandbox-vow" => sandbox_vow(id),
-        "nostr-bind-wrong-wallet" => wallet_signature(
-            "the vow's wallet is not the one that signed; sign with the vow's wallet".into(),
-        ),
-        "nostr-bind-daily-limit" => problem(
-            StatusCode::TOO_MANY_REQUESTS,
-            "nostr-bind-daily-limit",
-            "This vow bound its daily share of npubs",
-            format!(
-                "a vow binds at most {MAX_BINDINGS_PER_DAY} npubs per UTC day; try again after \
-                 midnight UTC"
-            ),
-        )
-        .with_header(
-            header::RETRY_AFTER,
-            (86_400 - now_unix() % 86_400).to_string(),
-        ),
-        _ => ledger_problem(e),
-    }
-}
-
 /// `POST /nostr/bind` `{vow_id, npub, wallet_signature, nostr_signature}`: 201 and the signed
 /// `conduct.npub-binding/v1` record.
 pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
@@ -245,7 +210,7 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .seq
         .submit_job(binding_job(app.key.clone(), rec))
         .await
-        .map_err(|e| job_problem(e, &vow.vow_id))?;
+        .map_err(ledger_problem)?;
     let leaf = appended.leaf.unwrap_or_default();
     // Committed: the answer is its acknowledgement. The vow's cards (the npub's among them)
     // and the npub's /who record; a failed render is retried by the render thread.
@@ -259,6 +224,7 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use conduct_indexer::ledger::Refusal;
 
     #[test]
     fn npubs_are_checked_and_made_canonical() {
@@ -281,10 +247,7 @@ mod tests {
             "/nostr_signature"
         );
         assert_eq!(sandbox_vow("x").status, StatusCode::FORBIDDEN);
-        let replay = job_problem(
-            LedgerError::Refused(Refused::Conflict("nostr-bind-replayed".into())),
-            "x",
-        );
+        let replay = Problem::from(Refusal::NostrBindReplayed);
         assert_eq!(
             (replay.status, replay.kind),
             (StatusCode::CONFLICT, "nostr-bind-replayed")

@@ -15,7 +15,7 @@ use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::consistency::y_consistency;
 use conduct_core::vow::record::{declared_ys, text_sha256, Proof};
 use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
-use conduct_indexer::ledger::{LedgerError, Refused};
+use conduct_indexer::ledger::LedgerError;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
 use serde_json::json;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -26,7 +26,8 @@ use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::{self, Resource};
 use crate::reply::{bytes_response, json_response, Problem};
 
-fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
+/// 503 `store-unavailable`: the ledger could not be written or read now (`what`: the step).
+pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "store-unavailable",
@@ -77,35 +78,6 @@ pub(crate) fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
     }
     resp
 }
-
-pub(crate) fn ledger_problem(e: LedgerError) -> Problem {
-    match e {
-        LedgerError::Refused(Refused::NotFound(m)) => {
-            Problem::new(StatusCode::NOT_FOUND, "unknown-vow", "No such vow", m)
-        }
-        LedgerError::Refused(Refused::Conflict(m)) => Problem::new(
-            StatusCode::CONFLICT,
-            "already-recorded",
-            "Already recorded",
-            m,
-        ),
-        LedgerError::EntryTooLarge { len, .. } => {
-            let mut p = Problem::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "entry-too-large",
-                "The entry would not fit in the log",
-                format!("the signed entry would be {len} bytes; a log entry holds at most {MAX_ENTRY_LEN}"),
-            );
-            p.errors.push(FieldError::at(
-                "/turns",
-                "the distinct declared purposes (Y) are too long to record",
-            ));
-            p
-        }
-        other => unavailable("appending to the log", other),
-    }
-}
-
 /// `GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]`: the exact EIP-191 text.
 pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
@@ -224,7 +196,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .seq
         .submit_job(vow_job(app.key.clone(), new))
         .await
-        .map_err(ledger_problem)?;
+        .map_err(crate::error::ledger_problem)?;
     let leaf = appended.leaf.unwrap_or_default();
     let id = serde_json::from_slice::<serde_json::Value>(&leaf)
         .ok()
@@ -414,7 +386,7 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
             .worst_case_len(&app2.key)
             .map_err(|e| unavailable("signing the entry", e))?;
         if len > MAX_ENTRY_LEN {
-            return Err(ledger_problem(LedgerError::EntryTooLarge {
+            return Err(crate::error::ledger_problem(LedgerError::EntryTooLarge {
                 position: 0,
                 len,
             }));
@@ -483,7 +455,7 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         .seq
         .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
         .await
-        .map_err(ledger_problem)?;
+        .map_err(crate::error::ledger_problem)?;
     // Committed: from here on the answer is the entry's acknowledgement. A render that
     // fails (say, the site's disk is full) is retried by the render thread until the vow's
     // pages catch up; the response says so in `Conduct-Render`.

@@ -30,20 +30,20 @@ use conduct_core::witness::{
     MAX_WINDOW_DAYS,
 };
 use conduct_indexer::chain::rpc::Rpc;
-use conduct_indexer::ledger::{LedgerError, Refused};
 use conduct_indexer::vows::VowRow;
 use conduct_indexer::witness::chain::{self as witness_chain, Head, ReadError, ReadQuery};
-use conduct_indexer::witness::{pledge_job, PledgeRow, MAX_PLEDGES_PER_DAY};
+use conduct_indexer::witness::{pledge_job, PledgeRow};
 use serde::Deserialize;
 use serde_json::json;
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::app::{now_unix, query_param, App};
+use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{bytes_response, json_response, Problem};
-use crate::vows::{blocking, created, find_vow, ledger_problem};
+use crate::vows::{blocking, created, find_vow};
 
 /// Most transfers one reading lists (all pledged assets together).
 pub const MAX_TRANSFERS: usize = 1000;
@@ -90,7 +90,7 @@ fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
     p
 }
 
-fn sandbox_vow(id: &str) -> Problem {
+pub(crate) fn sandbox_vow(id: &str) -> Problem {
     at(
         Problem::new(
             StatusCode::FORBIDDEN,
@@ -106,7 +106,7 @@ fn sandbox_vow(id: &str) -> Problem {
     )
 }
 
-fn pledge_signature(detail: String) -> Problem {
+pub(crate) fn pledge_signature(detail: String) -> Problem {
     at(
         Problem::new(
             StatusCode::FORBIDDEN,
@@ -220,40 +220,6 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
     ))
 }
 
-/// A refusal of the append job.
-fn job_problem(e: LedgerError, id: &str) -> Problem {
-    let LedgerError::Refused(Refused::Conflict(slug)) = &e else {
-        return ledger_problem(e);
-    };
-    match slug.as_str() {
-        "witness-pledge-replayed" => Problem::new(
-            StatusCode::CONFLICT,
-            "witness-pledge-replayed",
-            "This pledge's signature was used already",
-            "a signature pledges once; to pledge again, fetch GET /witness/pledge/message and \
-             sign it anew (the text names the UTC date)",
-        ),
-        "witness-sandbox-vow" => sandbox_vow(id),
-        "witness-wrong-wallet" => pledge_signature(
-            "the vow's wallet is not the one that signed; sign with the vow's wallet".into(),
-        ),
-        "witness-pledge-daily-limit" => Problem::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "witness-pledge-daily-limit",
-            "This vow pledged its daily share",
-            format!(
-                "a vow pledges at most {MAX_PLEDGES_PER_DAY} times per UTC day; try again after \
-                 midnight UTC"
-            ),
-        )
-        .with_header(
-            header::RETRY_AFTER,
-            (86_400 - now_unix() % 86_400).to_string(),
-        ),
-        _ => ledger_problem(e),
-    }
-}
-
 /// `POST /witness/pledge` `{vow_id, limits, signature}`: 201 and the signed
 /// `conduct.witness-pledge/v1` record (the vow's pledge from now on).
 pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
@@ -293,7 +259,7 @@ pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem
         .seq
         .submit_job(pledge_job(app.key.clone(), rec))
         .await
-        .map_err(|e| job_problem(e, &vow.vow_id))?;
+        .map_err(ledger_problem)?;
     let location = format!("/log/proof/{}", appended.index);
     Ok(created(appended.leaf.unwrap_or_default(), &location))
 }
@@ -442,6 +408,7 @@ pub async fn reading(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use conduct_indexer::ledger::Refusal;
 
     #[test]
     fn query_limits_take_both_forms() {
@@ -467,10 +434,7 @@ mod tests {
         assert_eq!(sandbox_vow("x").status, StatusCode::FORBIDDEN);
         let p = chain_unreachable("down".into());
         assert_eq!(p.status, StatusCode::SERVICE_UNAVAILABLE);
-        let replay = job_problem(
-            LedgerError::Refused(Refused::Conflict("witness-pledge-replayed".into())),
-            "x",
-        );
+        let replay = Problem::from(Refusal::WitnessPledgeReplayed);
         assert_eq!(
             (replay.status, replay.kind),
             (StatusCode::CONFLICT, "witness-pledge-replayed")

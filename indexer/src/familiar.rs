@@ -9,33 +9,31 @@
 use conduct_core::familiar::record::Familiar;
 use conduct_core::signing::ServiceKey;
 
-use crate::ledger::append::{FamiliarIndex, Signatures};
-use crate::ledger::{Job, Refused};
+use crate::ledger::append::{FamiliarIndex, OwnerRecord, Signatures};
+use crate::ledger::{Job, Refusal};
 
 pub use crate::store::familiar::FamiliarRow;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///
-/// - its owner signature was recorded by an earlier familiar:
-///   `Refused::Conflict("familiar-replayed")` (checked first);
-/// - a vow owner's vow does not exist: `Refused::NotFound`;
-/// - it is sandbox: `Refused::Conflict("familiar-sandbox-vow")`;
-/// - its wallet is not the owner's: `Refused::Conflict("familiar-wrong-wallet")`.
+/// - its owner signature was recorded by an earlier familiar: [`Refusal::FamiliarReplayed`]
+///   (checked first);
+/// - a vow owner's vow does not exist, is sandbox, or its wallet is not the owner's:
+///   [`Refusal::UnknownVow`], [`Refusal::SandboxVow`], [`Refusal::WrongWallet`].
 ///
 /// The signature itself is checked by the caller before it submits the job.
 pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
     Job::build(move |tx, index| {
-        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sig = rec.owner_signature.to_ascii_lowercase();
         if tx.signature_used(Signatures::Familiar, &sig)? {
-            return conflict("familiar-replayed");
+            return Err(Refusal::FamiliarReplayed);
         }
         let wallet = rec.owner.wallet().to_ascii_lowercase();
         if let Some(vow_id) = rec.owner.vow_id() {
-            tx.require_sworn(vow_id, &wallet, "familiar")?;
+            tx.require_sworn(vow_id, &wallet, OwnerRecord::Familiar)?;
         }
         let id = rec.id();
-        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let leaf = rec.leaf(&key, index).map_err(|e| Refusal::Invalid(e.0))?;
         let row = FamiliarIndex {
             familiar_id: &id,
             log_index: index,
@@ -45,7 +43,7 @@ pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
             leaf: &leaf,
         };
         if !tx.put_familiar(&row)? || !tx.use_signature(Signatures::Familiar, &sig, index)? {
-            return conflict("familiar-replayed");
+            return Err(Refusal::FamiliarReplayed);
         }
         Ok(leaf)
     })

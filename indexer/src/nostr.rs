@@ -27,8 +27,8 @@ use conduct_core::nostr::{npub_encode, profile_content, Event, KIND_METADATA};
 use conduct_core::signing::ServiceKey;
 use serde_json::json;
 
-use crate::ledger::append::{BindingIndex, Daily, Signatures};
-use crate::ledger::{Job, Refused};
+use crate::ledger::append::{BindingIndex, Daily, OwnerRecord, Signatures};
+use crate::ledger::{Job, Refusal};
 
 pub use crate::store::nostr::BindingRow;
 
@@ -238,32 +238,30 @@ pub const MAX_BINDINGS_PER_DAY: u64 = 10;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///
-/// - either signature was recorded by an earlier binding: `Refused::Conflict("nostr-bind-replayed")`
+/// - either signature was recorded by an earlier binding: [`Refusal::NostrBindReplayed`]
 ///   (checked first);
-/// - the vow does not exist: `Refused::NotFound`;
-/// - the vow is sandbox: `Refused::Conflict("nostr-bind-sandbox-vow")`;
-/// - its wallet is not the record's: `Refused::Conflict("nostr-bind-wrong-wallet")`;
+/// - the vow does not exist, is sandbox, or its wallet is not the record's:
+///   [`Refusal::UnknownVow`], [`Refusal::SandboxVow`], [`Refusal::WrongWallet`];
 /// - the vow already has [`MAX_BINDINGS_PER_DAY`] bindings on the record's UTC day:
-///   `Refused::Conflict("nostr-bind-daily-limit")` (one wallet cannot flood the log).
+///   [`Refusal::NostrBindDailyLimit`] (one wallet cannot flood the log).
 ///
 /// The signatures themselves are checked by the caller before it submits the job.
 pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
     Job::build(move |tx, index| {
-        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sigs = [
             rec.wallet_signature.to_ascii_lowercase(),
             rec.nostr_signature.to_ascii_lowercase(),
         ];
         for sig in &sigs {
             if tx.signature_used(Signatures::Npub, sig)? {
-                return conflict("nostr-bind-replayed");
+                return Err(Refusal::NostrBindReplayed);
             }
         }
-        tx.require_sworn(&rec.vow_id, &rec.wallet, "nostr-bind")?;
+        tx.require_sworn(&rec.vow_id, &rec.wallet, OwnerRecord::NostrBind)?;
         if tx.count_on_day(Daily::Bindings, &rec.vow_id, rec.at)? >= MAX_BINDINGS_PER_DAY {
-            return conflict("nostr-bind-daily-limit");
+            return Err(Refusal::NostrBindDailyLimit);
         }
-        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let leaf = rec.leaf(&key, index).map_err(|e| Refusal::Invalid(e.0))?;
         tx.put_binding(&BindingIndex {
             log_index: index,
             npub: &rec.npub,
@@ -273,7 +271,7 @@ pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
         })?;
         for sig in &sigs {
             if !tx.use_signature(Signatures::Npub, sig, index)? {
-                return conflict("nostr-bind-replayed");
+                return Err(Refusal::NostrBindReplayed);
             }
         }
         Ok(leaf)

@@ -11,7 +11,7 @@ use conduct_core::vow::record::{
 };
 
 use crate::ledger::append::{ChainHead, PutVow, VowIndex};
-use crate::ledger::{Job, Refused};
+use crate::ledger::{Job, Refusal};
 
 pub use crate::store::vows::{DonatedTraces, Records, VowReader, VowRow};
 
@@ -56,7 +56,7 @@ pub fn vow_job(key: ServiceKey, vow: NewVow) -> Job {
             sandbox_reason: vow.sandbox_reason.as_deref(),
             at: vow.at,
         };
-        let (id, leaf) = vow_record(&key, &fields, index).map_err(|e| Refused::Invalid(e.0))?;
+        let (id, leaf) = vow_record(&key, &fields, index).map_err(|e| Refusal::Invalid(e.0))?;
         let row = VowIndex {
             vow_id: &id,
             log_index: index,
@@ -72,10 +72,8 @@ pub fn vow_job(key: ServiceKey, vow: NewVow) -> Job {
         };
         match tx.put_vow(&row)? {
             PutVow::Indexed => Ok(leaf),
-            PutVow::TakenAs(id) => Err(Refused::Conflict(format!(
-                "this signed vow was already taken as vow {id}"
-            ))),
-            PutVow::Collision => Err(Refused::Conflict("vow id collision; retry".into())),
+            PutVow::TakenAs(vow_id) => Err(Refusal::VowTaken { vow_id }),
+            PutVow::Collision => Err(Refusal::VowIdCollision),
         }
     })
 }
@@ -143,13 +141,15 @@ pub fn entry_job(key: ServiceKey, entry: NewEntry) -> Job {
     Job::build(move |tx, index| {
         let head = tx
             .vow_head(&entry.vow_id)?
-            .ok_or_else(|| Refused::NotFound(format!("no vow {}", entry.vow_id)))?;
+            .ok_or_else(|| Refusal::UnknownVow {
+                vow_id: entry.vow_id.clone(),
+            })?;
         let mut fields = entry.fields();
         // `at` never goes back along a chain, even if the clock does.
         fields.at = fields.at.max(head.at);
         let seq = head.seq + 1;
         let leaf = entry_record(&key, &fields, seq, &head.hash, index)
-            .map_err(|e| Refused::Invalid(e.0))?;
+            .map_err(|e| Refusal::Invalid(e.0))?;
         let moved = ChainHead {
             seq,
             hash: record_hash(&leaf),
@@ -159,11 +159,10 @@ pub fn entry_job(key: ServiceKey, entry: NewEntry) -> Job {
         if let Proof::WalletSignature(sig) = &entry.proof {
             // A signature proves one report-in: a replay is refused.
             if let Some(first) = tx.use_report_signature(sig, &entry.vow_id, seq)? {
-                return Err(Refused::Conflict(format!(
-                    "this signed report-in was already recorded (seq {first} of vow {}); sign \
-                     the text of the next report-in",
-                    entry.vow_id
-                )));
+                return Err(Refusal::ReportReplayed {
+                    vow_id: entry.vow_id.clone(),
+                    seq: first,
+                });
             }
         }
         Ok(leaf)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery, Lapse, Payment};
 use conduct_core::munus::{parse_quests, Quest, LAPSE_SECONDS};
 use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{Ledger, LedgerError, Refused, Sequencer};
+use conduct_indexer::ledger::{Ledger, LedgerError, Sequencer};
 use conduct_indexer::munus::{board_job, Flags, MunusReader};
 use conduct_indexer::store::Store;
 use conduct_indexer::vows::{vow_job, NewVow};
@@ -63,10 +63,11 @@ fn claim(q: &str, vow_id: &str, n: u8, sig: &str, at: u64) -> BoardRecord {
     })
 }
 
+/// The refusal's text: its slug for a conflict, `not found: ...` for an unknown vow.
 fn refused(r: Result<conduct_indexer::ledger::Appended, LedgerError>) -> String {
     match r {
-        Err(LedgerError::Refused(Refused::Conflict(s))) => s,
-        Err(LedgerError::Refused(Refused::NotFound(s))) => format!("not found: {s}"),
+        Err(LedgerError::Refused(r)) if r.is_conflict() => r.detail(),
+        Err(LedgerError::Refused(r)) => r.to_string(),
         other => panic!("expected a refusal, got {other:?}"),
     }
 }

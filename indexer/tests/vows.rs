@@ -7,7 +7,7 @@ use std::sync::Arc;
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::vow::chain::ChainChecker;
 use conduct_core::vow::record::declared_ys;
-use conduct_indexer::ledger::{Ledger, LedgerError, Refused, Sequencer};
+use conduct_indexer::ledger::{Ledger, LedgerError, Refusal, Sequencer};
 use conduct_indexer::store::Store;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
 
@@ -86,7 +86,7 @@ fn chains_are_built_in_the_log_transaction() {
     // Unknown vow: refused, nothing written.
     let size = seq.head().size;
     match seq.submit_job_blocking(entry_job(key(), entry("0000000000000000", 5))) {
-        Err(LedgerError::Refused(Refused::NotFound(_))) => {}
+        Err(LedgerError::Refused(Refusal::UnknownVow { .. })) => {}
         other => panic!("{other:?}"),
     }
     assert_eq!(seq.head().size, size);
@@ -95,7 +95,9 @@ fn chains_are_built_in_the_log_transaction() {
     seq.submit_job_blocking(vow_job(key(), new_vow(Some("0xsig"))))
         .unwrap();
     match seq.submit_job_blocking(vow_job(key(), new_vow(Some("0xsig")))) {
-        Err(LedgerError::Refused(Refused::Conflict(m))) => assert!(m.contains("already taken")),
+        Err(LedgerError::Refused(r @ Refusal::VowTaken { .. })) => {
+            assert!(r.detail().contains("already taken"))
+        }
         other => panic!("{other:?}"),
     }
 

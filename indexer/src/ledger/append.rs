@@ -19,9 +19,9 @@
 //!   board) keeps a copy in its own rows. Nothing is read from the published files.
 //! - **What is atomic.** A job's writes and its leaf commit together or not at all. Each job
 //!   runs under a savepoint of the batch's transaction: when it refuses (returns a
-//!   [`super::Refused`]) or its leaf is too large, that savepoint is rolled back and only that
-//!   job is answered with the refusal; the other jobs of the batch go on. A store failure
-//!   inside a job is that job's refusal too (`Refused::Store`). When the batch's commit fails,
+//!   [`Refusal`]) or its leaf is too large, that savepoint is rolled back and only that job
+//!   is answered with the refusal; the other jobs of the batch go on. A store failure inside
+//!   a job is that job's refusal too ([`Refusal::Store`]). When the batch's commit fails,
 //!   every job of the batch fails and nothing of it is kept.
 //! - **What is durable, when.** The batch's transaction holds the jobs' writes, the leaves, the
 //!   new stored hashes and the new signed checkpoint (compare-and-swap on the previous size). A
@@ -37,8 +37,170 @@
 //!   implementation whose database aborts a transaction on a unique violation (PostgreSQL)
 //!   uses `ON CONFLICT DO NOTHING` or a savepoint of its own.
 
-use super::Refused;
+use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
+
 use crate::store::StoreError;
+
+/// Why a job declined to produce a leaf; nothing it wrote is kept. Each refusal is named
+/// (the api turns each into its problem, `api/src/error.rs`); the text (`Display`) is the
+/// kind (`not found`, `conflict`, `invalid`, `store`) and [`Refusal::detail`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The record names a vow that does not exist.
+    #[error("not found: {}", self.detail())]
+    UnknownVow {
+        /// The vow named.
+        vow_id: String,
+    },
+    /// The signed message of a new vow was taken already.
+    #[error("conflict: {}", self.detail())]
+    VowTaken {
+        /// The vow it was taken as.
+        vow_id: String,
+    },
+    /// A new vow's id or index is taken already.
+    #[error("conflict: {}", self.detail())]
+    VowIdCollision,
+    /// A report-in's wallet signature proved an earlier report-in.
+    #[error("conflict: {}", self.detail())]
+    ReportReplayed {
+        /// The vow.
+        vow_id: String,
+        /// The report-in that used it first.
+        seq: u64,
+    },
+    /// An owner-signed record names a sandbox vow.
+    #[error("conflict: {}", self.detail())]
+    SandboxVow {
+        /// The record.
+        record: OwnerRecord,
+        /// The vow.
+        vow_id: String,
+    },
+    /// An owner-signed record's wallet is not its vow's.
+    #[error("conflict: {}", self.detail())]
+    WrongWallet {
+        /// The record.
+        record: OwnerRecord,
+    },
+    /// A claim's or delivery's signature was used already.
+    #[error("conflict: {}", self.detail())]
+    MunusReplayedSignature,
+    /// A claim's quest has a lapse due that is not recorded yet.
+    #[error("conflict: {}", self.detail())]
+    MunusLapsePending,
+    /// The board refuses the claim.
+    #[error("conflict: {}", self.detail())]
+    MunusClaim(ClaimRefusal),
+    /// The board refuses the delivery.
+    #[error("conflict: {}", self.detail())]
+    MunusSubmit(SubmitRefusal),
+    /// The delivery's claim took its deliveries of the day.
+    #[error("conflict: {}", self.detail())]
+    MunusDeliveryDailyLimit,
+    /// The lapse is not one of the board's due lapses.
+    #[error("conflict: {}", self.detail())]
+    MunusLapseNotDue,
+    /// The payment's transaction is recorded already.
+    #[error("conflict: {}", self.detail())]
+    MunusPaymentRecorded,
+    /// A binding's wallet or nostr signature was used already.
+    #[error("conflict: {}", self.detail())]
+    NostrBindReplayed,
+    /// The vow made its bindings of the day.
+    #[error("conflict: {}", self.detail())]
+    NostrBindDailyLimit,
+    /// A pledge's signature was used already.
+    #[error("conflict: {}", self.detail())]
+    WitnessPledgeReplayed,
+    /// The vow made its pledges of the day.
+    #[error("conflict: {}", self.detail())]
+    WitnessPledgeDailyLimit,
+    /// A familiar's owner signature was used already.
+    #[error("conflict: {}", self.detail())]
+    FamiliarReplayed,
+    /// The record cannot be built (its canonical form failed).
+    #[error("invalid: {0}")]
+    Invalid(String),
+    /// The store failed while the job ran (a failure, not a decision about the record).
+    #[error("store: {0}")]
+    Store(String),
+}
+
+impl Refusal {
+    /// What was refused, in words (the stable slug of a board or owner-record refusal).
+    pub fn detail(&self) -> String {
+        match self {
+            Refusal::UnknownVow { vow_id } => format!("no vow {vow_id}"),
+            Refusal::VowTaken { vow_id } => {
+                format!("this signed vow was already taken as vow {vow_id}")
+            }
+            Refusal::VowIdCollision => "vow id collision; retry".into(),
+            Refusal::ReportReplayed { vow_id, seq } => format!(
+                "this signed report-in was already recorded (seq {seq} of vow {vow_id}); sign \
+                 the text of the next report-in"
+            ),
+            Refusal::SandboxVow { record, .. } => format!("{}-sandbox-vow", record.prefix()),
+            Refusal::WrongWallet { record } => format!("{}-wrong-wallet", record.prefix()),
+            Refusal::MunusReplayedSignature => "munus-replayed-signature".into(),
+            Refusal::MunusLapsePending => "munus-lapse-pending".into(),
+            Refusal::MunusClaim(r) => r.slug().into(),
+            Refusal::MunusSubmit(r) => r.slug().into(),
+            Refusal::MunusDeliveryDailyLimit => "munus-delivery-daily-limit".into(),
+            Refusal::MunusLapseNotDue => "munus-lapse-not-due".into(),
+            Refusal::MunusPaymentRecorded => "munus-payment-recorded".into(),
+            Refusal::NostrBindReplayed => "nostr-bind-replayed".into(),
+            Refusal::NostrBindDailyLimit => "nostr-bind-daily-limit".into(),
+            Refusal::WitnessPledgeReplayed => "witness-pledge-replayed".into(),
+            Refusal::WitnessPledgeDailyLimit => "witness-pledge-daily-limit".into(),
+            Refusal::FamiliarReplayed => "familiar-replayed".into(),
+            Refusal::Invalid(m) | Refusal::Store(m) => m.clone(),
+        }
+    }
+
+    /// Whether the record repeats or contradicts what is recorded (every refusal but an
+    /// unknown vow, an invalid record and a store failure).
+    pub fn is_conflict(&self) -> bool {
+        !matches!(
+            self,
+            Refusal::UnknownVow { .. } | Refusal::Invalid(_) | Refusal::Store(_)
+        )
+    }
+}
+
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Sqlite(e) => Refusal::Store(e.to_string()),
+            other => Refusal::Store(other.to_string()),
+        }
+    }
+}
+
+/// The owner-signed records that name a vow (checked by [`Append::require_sworn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnerRecord {
+    /// A quest claim.
+    Munus,
+    /// An npub binding.
+    NostrBind,
+    /// A witness pledge.
+    Witness,
+    /// A familiar.
+    Familiar,
+}
+
+impl OwnerRecord {
+    /// The prefix of its refusals' slugs (`<prefix>-sandbox-vow`, `<prefix>-wrong-wallet`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            OwnerRecord::Munus => "munus",
+            OwnerRecord::NostrBind => "nostr-bind",
+            OwnerRecord::Witness => "witness",
+            OwnerRecord::Familiar => "familiar",
+        }
+    }
+}
 
 /// What a job reads and writes inside the log's transaction (the module's contract).
 pub trait Append {
@@ -103,17 +265,25 @@ pub trait Append {
     fn put_familiar(&mut self, row: &FamiliarIndex<'_>) -> Result<bool, StoreError>;
 
     /// `vow_id` names a signed (not sandbox) vow whose wallet is `wallet` (any case), or the
-    /// refusal: `NotFound`, else `Conflict("<prefix>-sandbox-vow")` or
-    /// `Conflict("<prefix>-wrong-wallet")`. Every owner-signed record that names a vow (quest
-    /// claims, npub bindings, pledges, familiars) is checked here.
-    fn require_sworn(&mut self, vow_id: &str, wallet: &str, prefix: &str) -> Result<(), Refused> {
+    /// refusal: [`Refusal::UnknownVow`], [`Refusal::SandboxVow`] or [`Refusal::WrongWallet`].
+    /// Every owner-signed record that names a vow (quest claims, npub bindings, pledges,
+    /// familiars) is checked here.
+    fn require_sworn(
+        &mut self,
+        vow_id: &str,
+        wallet: &str,
+        record: OwnerRecord,
+    ) -> Result<(), Refusal> {
         match self.sworn(vow_id)? {
-            None => Err(Refused::NotFound(format!("no vow {vow_id}"))),
-            Some(Sworn { sandbox: true, .. }) => {
-                Err(Refused::Conflict(format!("{prefix}-sandbox-vow")))
-            }
+            None => Err(Refusal::UnknownVow {
+                vow_id: vow_id.to_owned(),
+            }),
+            Some(Sworn { sandbox: true, .. }) => Err(Refusal::SandboxVow {
+                record,
+                vow_id: vow_id.to_owned(),
+            }),
             Some(Sworn { wallet: w, .. }) if w.as_deref() != Some(&wallet.to_ascii_lowercase()) => {
-                Err(Refused::Conflict(format!("{prefix}-wrong-wallet")))
+                Err(Refusal::WrongWallet { record })
             }
             Some(_) => Ok(()),
         }

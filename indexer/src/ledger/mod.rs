@@ -42,7 +42,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::store::{SqliteAppend, Store, StoreError};
 
-pub use append::Append;
+pub use append::{Append, Refusal};
 
 pub use reader::LedgerReader;
 pub use sequencer::{LogHead, OnCommit, Sequencer, WriterFailure};
@@ -123,7 +123,7 @@ pub enum LedgerError {
     Sequencer(String),
     /// A build job declined; nothing of it was written.
     #[error(transparent)]
-    Refused(Refused),
+    Refused(Refusal),
 }
 
 type Result<T, E = LedgerError> = std::result::Result<T, E>;
@@ -131,7 +131,7 @@ type Result<T, E = LedgerError> = std::result::Result<T, E>;
 /// Builds a leaf inside the append transaction from the index it will get. It reads and
 /// writes the state it needs through [`Append`] alone (under a savepoint, rolled back if it
 /// refuses; see [`append`] for the contract).
-pub type BuildLeaf = Box<dyn FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refused> + Send>;
+pub type BuildLeaf = Box<dyn FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refusal> + Send>;
 
 /// One unit of an append batch.
 pub enum Job {
@@ -144,7 +144,7 @@ pub enum Job {
 impl Job {
     /// A job that builds its leaf in the transaction (see [`BuildLeaf`]).
     pub fn build(
-        f: impl FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refused> + Send + 'static,
+        f: impl FnOnce(&mut dyn Append, u64) -> Result<Vec<u8>, Refusal> + Send + 'static,
     ) -> Job {
         Job::Build(Box::new(f))
     }
@@ -155,32 +155,6 @@ impl std::fmt::Debug for Job {
         match self {
             Job::Raw(b) => write!(f, "Job::Raw({} bytes)", b.len()),
             Job::Build(_) => f.write_str("Job::Build"),
-        }
-    }
-}
-
-/// Why a [`Job::Build`] declined to produce a leaf; nothing it wrote is kept.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refused {
-    /// What it refers to does not exist.
-    #[error("not found: {0}")]
-    NotFound(String),
-    /// It repeats or contradicts something already recorded.
-    #[error("conflict: {0}")]
-    Conflict(String),
-    /// Its input cannot be recorded.
-    #[error("invalid: {0}")]
-    Invalid(String),
-    /// The store failed while building.
-    #[error("store: {0}")]
-    Store(String),
-}
-
-impl From<StoreError> for Refused {
-    fn from(e: StoreError) -> Self {
-        match e {
-            StoreError::Sqlite(e) => Refused::Store(e.to_string()),
-            other => Refused::Store(other.to_string()),
         }
     }
 }

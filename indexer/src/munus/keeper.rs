@@ -25,7 +25,7 @@ use conduct_core::signing::ServiceKey;
 use super::{board_job, MunusReader, PaymentFlags};
 use crate::chain::payment::{check_payment, PaymentQuery};
 use crate::chain::rpc::Rpc;
-use crate::ledger::{LedgerError, Refused, Sequencer};
+use crate::ledger::{LedgerError, Sequencer};
 use crate::store::StoreError;
 
 /// A file as last seen: modification time and length (`None`: absent).
@@ -152,7 +152,7 @@ impl Keeper {
                 Ok(_) => {
                     changed.insert(id);
                 }
-                Err(LedgerError::Refused(Refused::Conflict(_))) => {}
+                Err(LedgerError::Refused(r)) if r.is_conflict() => {}
                 Err(e) => return Err(e.into()),
             }
         }
@@ -255,7 +255,7 @@ impl Keeper {
         );
         match self.seq.submit_job(job).await {
             Ok(_) => Ok(Some(row.quest.clone())),
-            Err(LedgerError::Refused(Refused::Conflict(_))) => Ok(None),
+            Err(LedgerError::Refused(r)) if r.is_conflict() => Ok(None),
             Err(e) => Err(e.into()),
         }
     }

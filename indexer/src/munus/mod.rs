@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use conduct_core::munus::record::{BoardRecord, Payment};
-use conduct_core::munus::state::{Board, PaymentFlag};
+use conduct_core::munus::state::{Board, PaymentFlag, SubmitRefusal};
 use conduct_core::munus::Quest;
 use conduct_core::signing::ServiceKey;
 
-use crate::ledger::append::{BoardIndex, Signatures};
-use crate::ledger::{Job, Refused};
+use crate::ledger::append::{BoardIndex, OwnerRecord, Signatures};
+use crate::ledger::{Job, Refusal};
 
 pub use crate::store::munus::MunusReader;
 
@@ -74,17 +74,20 @@ pub fn flag_of(flags: &Flags, p: &Payment) -> PaymentFlag {
 /// The job that appends `rec`, refused (nothing written) when the board at the record's
 /// instant does not allow it:
 ///
-/// - a claim: [`Board::check_claim`] (`Refused::Conflict(slug)` with the refusal's slug), or
-///   `munus-lapse-pending` when its quest has a lapse due that is not recorded yet (append the
-///   board's `due_lapses` first);
-/// - a delivery: [`Board::check_submit`] must name the delivery's claim;
-/// - a lapse: it must be one of the board's due lapses, exactly;
-/// - a payment: its transaction must not be recorded already (`munus-payment-recorded`).
+/// - a claim: its vow must be sworn with the claim's wallet ([`crate::ledger::append::Append::require_sworn`]),
+///   [`Board::check_claim`] must allow it ([`Refusal::MunusClaim`]), and its quest may have no
+///   lapse due that is not recorded yet ([`Refusal::MunusLapsePending`]: append the board's
+///   `due_lapses` first);
+/// - a delivery: [`Board::check_submit`] must name the delivery's claim
+///   ([`Refusal::MunusSubmit`]), within [`conduct_core::munus::MAX_DELIVERIES_PER_DAY`] a day
+///   ([`Refusal::MunusDeliveryDailyLimit`]);
+/// - a lapse: it must be one of the board's due lapses, exactly ([`Refusal::MunusLapseNotDue`]);
+/// - a payment: its transaction must not be recorded already ([`Refusal::MunusPaymentRecorded`]).
 ///
-/// Claim and delivery signatures are accepted once (`munus-replayed-signature`, checked first).
+/// Claim and delivery signatures are accepted once ([`Refusal::MunusReplayedSignature`],
+/// checked first).
 pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: Flags) -> Job {
     Job::build(move |tx, index| {
-        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         // A replayed signature is named as such before any rule of the board is asked (and
         // before the board is read: a replay costs one lookup).
         let sig = match &rec {
@@ -94,7 +97,7 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
         };
         if let Some(sig) = &sig {
             if tx.signature_used(Signatures::Munus, sig)? {
-                return conflict("munus-replayed-signature");
+                return Err(Refusal::MunusReplayedSignature);
             }
         }
         let records = tx.board_records()?;
@@ -103,13 +106,13 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
         let signature = match &rec {
             BoardRecord::Claim(c) => {
                 // Only a signed vow's own wallet claims (verify-log checks the same offline).
-                tx.require_sworn(&c.vow_id, &c.wallet, "munus")?;
+                tx.require_sworn(&c.vow_id, &c.wallet, OwnerRecord::Munus)?;
                 if board.due_lapses.iter().any(|l| l.quest_id == c.quest_id) {
-                    return conflict("munus-lapse-pending");
+                    return Err(Refusal::MunusLapsePending);
                 }
-                if let Err(r) = board.check_claim(&c.quest_id, &c.vow_id, c.at) {
-                    return conflict(r.slug());
-                }
+                board
+                    .check_claim(&c.quest_id, &c.vow_id, c.at)
+                    .map_err(Refusal::MunusClaim)?;
                 Some(c.wallet_signature.to_ascii_lowercase())
             }
             BoardRecord::Delivery(d) => {
@@ -123,18 +126,18 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
                     })
                     .count();
                 if today >= conduct_core::munus::MAX_DELIVERIES_PER_DAY {
-                    return conflict("munus-delivery-daily-limit");
+                    return Err(Refusal::MunusDeliveryDailyLimit);
                 }
                 match board.check_submit(&d.quest_id, &d.vow_id) {
                     Ok(claim) if claim == d.claim => {}
-                    Ok(_) => return conflict("munus-not-claimed"),
-                    Err(r) => return conflict(r.slug()),
+                    Ok(_) => return Err(Refusal::MunusSubmit(SubmitRefusal::NotClaimed)),
+                    Err(r) => return Err(Refusal::MunusSubmit(r)),
                 }
                 Some(d.wallet_signature.to_ascii_lowercase())
             }
             BoardRecord::Lapse(l) => {
                 if !board.due_lapses.contains(l) {
-                    return conflict("munus-lapse-not-due");
+                    return Err(Refusal::MunusLapseNotDue);
                 }
                 None
             }
@@ -152,7 +155,7 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
             }
             other => other,
         };
-        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let leaf = rec.leaf(&key, index).map_err(|e| Refusal::Invalid(e.0))?;
         let row = BoardIndex {
             log_index: index,
             quest_id: rec.quest_id(),
@@ -164,11 +167,11 @@ pub fn board_job(key: ServiceKey, rec: BoardRecord, quests: Vec<Quest>, flags: F
             leaf: &leaf,
         };
         if !tx.put_board_record(&row)? {
-            return conflict("munus-payment-recorded");
+            return Err(Refusal::MunusPaymentRecorded);
         }
         if let Some(sig) = signature {
             if !tx.use_signature(Signatures::Munus, &sig, index)? {
-                return conflict("munus-replayed-signature");
+                return Err(Refusal::MunusReplayedSignature);
             }
         }
         Ok(leaf)

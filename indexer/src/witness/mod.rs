@@ -14,8 +14,8 @@ pub mod chain;
 use conduct_core::signing::ServiceKey;
 use conduct_core::witness::record::Pledge;
 
-use crate::ledger::append::{Daily, PledgeIndex, Signatures};
-use crate::ledger::{Job, Refused};
+use crate::ledger::append::{Daily, OwnerRecord, PledgeIndex, Signatures};
+use crate::ledger::{Job, Refusal};
 
 pub use crate::store::witness::PledgeRow;
 
@@ -24,27 +24,25 @@ pub const MAX_PLEDGES_PER_DAY: u64 = 10;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///
-/// - its signature was recorded by an earlier pledge: `Refused::Conflict("witness-pledge-replayed")`
+/// - its signature was recorded by an earlier pledge: [`Refusal::WitnessPledgeReplayed`]
 ///   (checked first);
-/// - the vow does not exist: `Refused::NotFound`;
-/// - the vow is sandbox: `Refused::Conflict("witness-sandbox-vow")`;
-/// - its wallet is not the record's: `Refused::Conflict("witness-wrong-wallet")`;
+/// - the vow does not exist, is sandbox, or its wallet is not the record's:
+///   [`Refusal::UnknownVow`], [`Refusal::SandboxVow`], [`Refusal::WrongWallet`];
 /// - the vow already pledged [`MAX_PLEDGES_PER_DAY`] times on the record's UTC day:
-///   `Refused::Conflict("witness-pledge-daily-limit")`.
+///   [`Refusal::WitnessPledgeDailyLimit`].
 ///
 /// The signature itself is checked by the caller before it submits the job.
 pub fn pledge_job(key: ServiceKey, rec: Pledge) -> Job {
     Job::build(move |tx, index| {
-        let conflict = |s: &str| Err(Refused::Conflict(s.to_owned()));
         let sig = rec.wallet_signature.to_ascii_lowercase();
         if tx.signature_used(Signatures::Witness, &sig)? {
-            return conflict("witness-pledge-replayed");
+            return Err(Refusal::WitnessPledgeReplayed);
         }
-        tx.require_sworn(&rec.vow_id, &rec.wallet, "witness")?;
+        tx.require_sworn(&rec.vow_id, &rec.wallet, OwnerRecord::Witness)?;
         if tx.count_on_day(Daily::Pledges, &rec.vow_id, rec.at)? >= MAX_PLEDGES_PER_DAY {
-            return conflict("witness-pledge-daily-limit");
+            return Err(Refusal::WitnessPledgeDailyLimit);
         }
-        let leaf = rec.leaf(&key, index).map_err(|e| Refused::Invalid(e.0))?;
+        let leaf = rec.leaf(&key, index).map_err(|e| Refusal::Invalid(e.0))?;
         tx.put_pledge(&PledgeIndex {
             log_index: index,
             vow_id: &rec.vow_id,
@@ -53,7 +51,7 @@ pub fn pledge_job(key: ServiceKey, rec: Pledge) -> Job {
             leaf: &leaf,
         })?;
         if !tx.use_signature(Signatures::Witness, &sig, index)? {
-            return conflict("witness-pledge-replayed");
+            return Err(Refusal::WitnessPledgeReplayed);
         }
         Ok(leaf)
     })
