@@ -1,6 +1,7 @@
 //! Slow and greedy clients over real loopback sockets: the connection caps (global and per IP),
 //! the header, body and idle timeouts, and the problem+json answers to an impossible
-//! `Content-Length`, an over-long request target and over-large headers. The service runs with
+//! `Content-Length`, an over-long request target, over-large headers and heads the HTTP layer
+//! cannot read (hyper's own refusals). The service runs with
 //! one-second timeouts and a per-IP cap of 4; slow clients connect from 127.0.0.2 (Linux
 //! loopback accepts all of 127/8), normal ones from 127.0.0.1.
 
@@ -83,8 +84,13 @@ impl Resp {
 
 /// Read one response (with a Content-Length body) within `within`.
 fn read_response(s: &mut TcpStream, within: Duration) -> Resp {
+    read_next_response(s, &mut Vec::new(), within)
+}
+
+/// Read one response within `within`, starting with the bytes already read into `buf`; what
+/// was read past it (a pipelined response) is left in `buf`.
+fn read_next_response(s: &mut TcpStream, buf: &mut Vec<u8>, within: Duration) -> Resp {
     let deadline = Instant::now() + within;
-    let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let head_end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -97,7 +103,7 @@ fn read_response(s: &mut TcpStream, within: Duration) -> Resp {
         assert!(
             n > 0,
             "closed before a response: {:?}",
-            String::from_utf8_lossy(&buf)
+            String::from_utf8_lossy(buf)
         );
         buf.extend_from_slice(&chunk[..n]);
     };
@@ -122,7 +128,8 @@ fn read_response(s: &mut TcpStream, within: Duration) -> Resp {
         .find(|(k, _)| k == "content-length")
         .map(|(_, v)| v.parse().unwrap())
         .expect("content-length");
-    let mut body = buf[head_end + 4..].to_vec();
+    let mut body = buf.split_off(head_end + 4);
+    buf.clear();
     while body.len() < len {
         let left = deadline.saturating_duration_since(Instant::now());
         assert!(!left.is_zero(), "no response body within {within:?}");
@@ -131,7 +138,7 @@ fn read_response(s: &mut TcpStream, within: Duration) -> Resp {
         assert!(n > 0, "closed mid-body");
         body.extend_from_slice(&chunk[..n]);
     }
-    body.truncate(len);
+    *buf = body.split_off(len);
     Resp {
         status,
         headers,
@@ -412,6 +419,96 @@ fn long_target_and_large_headers_get_problem_json() {
     let r = read_response(&mut c, Duration::from_secs(5));
     r.problem(431);
     // And an ordinary request still gets through.
+    c.write_all(get("/health").as_bytes()).unwrap();
+    assert_eq!(read_response(&mut c, Duration::from_secs(5)).status, 200);
+}
+
+#[test]
+fn heads_the_http_layer_cannot_read_get_problem_json() {
+    let (_s, addr, _dir) = start();
+    // What hyper refuses before the route table sees a request: each answer is a problem with
+    // `Connection: close`, and the connection is then closed.
+    let many_fields: String = (0..300).map(|i| format!("X-F-{i}: 1\r\n")).collect();
+    // Beyond what hyper's 64 KiB buffer can hold, however its reads fall.
+    let wide_fields: String = (0..250)
+        .map(|i| format!("X-Pad-{i}: {}\r\n", "b".repeat(1000)))
+        .collect();
+    let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
+        (
+            "a NUL in the target",
+            b"GET /a\x00b HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a 0xFF byte in the target",
+            b"GET /a\xffb HTTP/1.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a control byte in a header value",
+            b"GET /health HTTP/1.1\r\nHost: localhost\r\nX-A: a\x01b\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a Content-Length that is not a number",
+            b"POST /vow HTTP/1.1\r\nHost: localhost\r\nContent-Length: ten\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "an unknown HTTP version",
+            b"GET /health HTTP/7.1\r\nHost: localhost\r\n\r\n".to_vec(),
+            400,
+            "bad-request",
+        ),
+        (
+            "a target over 64 KiB",
+            get(&format!("/{}", "a".repeat(65 * 1024))).into_bytes(),
+            414,
+            "uri-too-long",
+        ),
+        (
+            "more than 256 header fields",
+            format!("GET /health HTTP/1.1\r\nHost: localhost\r\n{many_fields}\r\n").into_bytes(),
+            431,
+            "headers-too-large",
+        ),
+        (
+            "a head of 250 KB",
+            format!("GET /health HTTP/1.1\r\nHost: localhost\r\n{wide_fields}\r\n").into_bytes(),
+            431,
+            "headers-too-large",
+        ),
+    ];
+    for (what, req, status, kind) in cases {
+        let mut c = connect_from("127.0.0.1", addr);
+        c.write_all(&req).unwrap();
+        let r = read_response(&mut c, Duration::from_secs(5));
+        let p = r.problem(status);
+        assert_eq!(
+            p["type"],
+            format!("/library/ERRORS.md#{kind}"),
+            "{what}: {p}"
+        );
+        assert_eq!(r.header("connection"), Some("close"), "{what}: {r:?}");
+        wait_closed(&mut c, Duration::from_secs(3));
+    }
+    // Pipelined behind a request that is answered: the answer, then the problem.
+    let mut c = connect_from("127.0.0.1", addr);
+    let mut req = get("/health").into_bytes();
+    req.extend_from_slice(b"GET /\x00 HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    c.write_all(&req).unwrap();
+    let mut buf = Vec::new();
+    let r = read_next_response(&mut c, &mut buf, Duration::from_secs(5));
+    assert_eq!(r.status, 200);
+    let p = read_next_response(&mut c, &mut buf, Duration::from_secs(5)).problem(400);
+    assert_eq!(p["type"], "/library/ERRORS.md#bad-request", "{p}");
+    wait_closed(&mut c, Duration::from_secs(3));
+    // The service is unharmed.
+    let mut c = connect_from("127.0.0.1", addr);
     c.write_all(get("/health").as_bytes()).unwrap();
     assert_eq!(read_response(&mut c, Duration::from_secs(5)).status, 200);
 }

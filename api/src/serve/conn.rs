@@ -12,8 +12,13 @@
 //! - Each request body carries a deadline (the body timeout, from the end of the headers); a
 //!   read past it fails with [`BodyTimeout`], which `read_body` answers with `408`.
 //! - hyper's parse limits are generous (a 64 KiB head, 256 headers) so that the smaller limits
-//!   here (an 8 KiB request target, 16 KiB and 100 headers) are answered with problem+json
-//!   (`414`, `431`) instead of hyper's empty bodies.
+//!   here (an 8 KiB request target, 16 KiB and 100 headers) are answered by [`check_head`] with
+//!   the request in hand.
+//! - A head hyper cannot read at all (a byte outside the HTTP grammar, a bad `Content-Length`,
+//!   a head over hyper's limits) never reaches a service: hyper answers it itself, with an empty
+//!   `400`, `414` or `431`, and closes. The connection's I/O ([`WatchedIo`]) writes the same
+//!   status as a problem+json in its place (ERRORS.md: `bad-request`, `uri-too-long`,
+//!   `headers-too-large`), then shuts the connection like a refusal over a cap.
 //!
 //! The TCP peer address is given to each request as a [`Peer`] extension.
 
@@ -27,7 +32,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use conduct_core::sync::lock;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -53,16 +58,17 @@ pub const MAX_URI: usize = 8 * 1024;
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 /// Most header fields answered; more gets `431`.
 pub const MAX_HEADERS: usize = 100;
-/// hyper's read buffer, which bounds the request head it parses (beyond it hyper answers an
-/// empty `431` itself).
+/// hyper's read buffer, which bounds the request head it parses (beyond it hyper refuses the
+/// head itself: `431`, or `414` for a request target over 64 KiB).
 const HYPER_MAX_BUF: usize = 64 * 1024;
-/// hyper's own header-count limit (beyond it hyper answers an empty `431` itself).
+/// hyper's own header-count limit (beyond it hyper refuses the head itself with `431`).
 const HYPER_MAX_HEADERS: usize = 256;
 /// Refusals being written at once; beyond this an over-cap connection is closed unanswered.
 const MAX_REFUSING: usize = 64;
 /// Time a refusal may take to write, and then to see the client close.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
-/// Bytes read and discarded from a refused connection, so the close does not reset the answer.
+/// Bytes read and discarded from a refused connection (over a cap, or answered in place of
+/// hyper), so the close does not reset the answer.
 const REFUSAL_DRAIN: usize = 64 * 1024;
 /// `Retry-After` of a connection refused for a cap, seconds.
 const REFUSAL_RETRY_AFTER: &str = "5";
@@ -185,11 +191,11 @@ impl Drop for Slot {
     }
 }
 
-/// The bytes of a refusal: a whole HTTP/1.1 response carrying a problem+json body.
+/// The bytes of a refusal: a whole HTTP/1.1 response carrying a problem+json body, with
+/// `Connection: close`.
 async fn refusal_bytes(problem: Problem) -> Bytes {
     let resp = finish(
         problem
-            .with_header(header::RETRY_AFTER, REFUSAL_RETRY_AFTER)
             .with_header(header::CONNECTION, "close")
             .into_response(""),
     );
@@ -216,34 +222,80 @@ async fn refusal_bytes(problem: Problem) -> Bytes {
     Bytes::from(out)
 }
 
-/// The two prepared refusals.
+/// The prepared refusals: of a connection over a cap, and in place of hyper's own answers to
+/// heads it cannot read.
 struct Refusals {
     global: Bytes,
     per_ip: Bytes,
+    /// Over-cap refusals being written.
     writing: AtomicUsize,
+    /// For hyper's `400`: a head outside the HTTP grammar.
+    unreadable: Bytes,
+    /// For hyper's `414`: a request target over 64 KiB.
+    target_too_long: Bytes,
+    /// For hyper's `431`: a head over 64 KiB or 256 fields.
+    head_too_large: Bytes,
 }
 
 impl Refusals {
     async fn new(limits: &Limits) -> Self {
-        let global = refusal_bytes(Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too-many-connections",
-            "Too many open connections",
+        let global = refusal_bytes(
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too-many-connections",
+                "Too many open connections",
+                format!(
+                    "the service holds at most {} connections at once and all are in use; \
+                     retry shortly",
+                    limits.max_connections
+                ),
+            )
+            .with_header(header::RETRY_AFTER, REFUSAL_RETRY_AFTER),
+        )
+        .await;
+        let per_ip = refusal_bytes(
+            Problem::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "connections-per-ip",
+                "Too many open connections from this address",
+                format!(
+                    "at most {} connections at once are held per client IP (per /64 for \
+                     IPv6); close one or reuse it with keep-alive",
+                    limits.max_connections_per_ip.unwrap_or(0)
+                ),
+            )
+            .with_header(header::RETRY_AFTER, REFUSAL_RETRY_AFTER),
+        )
+        .await;
+        let unreadable = refusal_bytes(Problem::new(
+            StatusCode::BAD_REQUEST,
+            "bad-request",
+            "Bad request",
+            "the request line or headers are not HTTP/1.1: a byte outside their grammar (such as \
+             NUL, a control character or a byte over 0x7F in the method, the target or a header \
+             name), a malformed header line, a Content-Length that is not one number, a \
+             Transfer-Encoding other than chunked, or an HTTP version other than 1.0 or 1.1",
+        ))
+        .await;
+        let target_too_long = refusal_bytes(Problem::new(
+            StatusCode::URI_TOO_LONG,
+            "uri-too-long",
+            "Request target too long",
             format!(
-                "the service holds at most {} connections at once and all are in use; retry \
-                 shortly",
-                limits.max_connections
+                "the request target is over 64 KiB; at most {MAX_URI} bytes of path and query \
+                 are answered"
             ),
         ))
         .await;
-        let per_ip = refusal_bytes(Problem::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "connections-per-ip",
-            "Too many open connections from this address",
+        let head_too_large = refusal_bytes(Problem::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers-too-large",
+            "Request headers too large",
             format!(
-                "at most {} connections at once are held per client IP (per /64 for IPv6); \
-                 close one or reuse it with keep-alive",
-                limits.max_connections_per_ip.unwrap_or(0)
+                "the request line and headers are over {} KiB or over {HYPER_MAX_HEADERS} \
+                 fields; at most {MAX_URI} bytes of target and {MAX_HEADERS} header fields in \
+                 {MAX_HEADER_BYTES} bytes are answered",
+                HYPER_MAX_BUF / 1024
             ),
         ))
         .await;
@@ -251,6 +303,23 @@ impl Refusals {
             global,
             per_ip,
             writing: AtomicUsize::new(0),
+            unreadable,
+            target_too_long,
+            head_too_large,
+        }
+    }
+
+    /// Our answer in place of hyper's own, given the first bytes hyper writes (its status
+    /// line); `None` for a status hyper does not answer parse errors with.
+    fn instead_of(&self, head: &[u8]) -> Option<Bytes> {
+        if !head.starts_with(b"HTTP/1.") {
+            return None;
+        }
+        match head.get(9..12)? {
+            b"400" => Some(self.unreadable.clone()),
+            b"414" => Some(self.target_too_long.clone()),
+            b"431" => Some(self.head_too_large.clone()),
+            _ => None,
         }
     }
 }
@@ -297,6 +366,8 @@ enum Phase {
     Busy,
     /// Idle since this instant, between keep-alive requests.
     Idle(Instant),
+    /// Answered a head hyper could not read, since this instant; closing.
+    Closing(Instant),
 }
 
 #[derive(Debug)]
@@ -306,6 +377,9 @@ struct WatchState {
     active: usize,
     /// Since when a response write has been blocked on the client.
     stalled: Option<Instant>,
+    /// Every response begun has been written out (hyper's write buffer was empty since):
+    /// with no request being answered, hyper's next write is its own answer to a bad head.
+    settled: bool,
 }
 
 /// The state a connection's watchdog watches: kept by its I/O (reads, blocked writes) and its
@@ -326,6 +400,7 @@ impl Watch {
                 phase: Phase::Head(Instant::now()),
                 active: 0,
                 stalled: None,
+                settled: true,
             }),
             changed: Notify::new(),
         }
@@ -357,11 +432,39 @@ impl Watch {
         s.stalled = None;
     }
 
+    /// hyper flushed: its write buffer is empty, so with no request being answered (each
+    /// [`RequestGuard`] drops once its response body is buffered) every response is written.
+    fn on_flushed(&self) {
+        let mut s = lock(&self.state);
+        if s.active == 0 {
+            s.settled = true;
+        }
+    }
+
+    /// Whether a write now would begin a response no request asked for: hyper's own answer
+    /// to a head it could not read.
+    fn settled(&self) -> bool {
+        let s = lock(&self.state);
+        s.settled && s.active == 0
+    }
+
+    /// A write that is not hyper's own answer went out: not settled until the next flush.
+    fn unsettle(&self) {
+        lock(&self.state).settled = false;
+    }
+
+    /// An answer in place of hyper's is being written: close within [`REFUSAL_GRACE`].
+    fn closing(&self) {
+        lock(&self.state).phase = Phase::Closing(Instant::now());
+        self.changed.notify_one();
+    }
+
     /// A request's head has been read: it is being answered until the guard drops.
     fn begin(self: &Arc<Self>) -> RequestGuard {
         let mut s = lock(&self.state);
         s.active += 1;
         s.phase = Phase::Busy;
+        s.settled = false;
         drop(s);
         self.changed.notify_one();
         RequestGuard {
@@ -375,6 +478,7 @@ impl Watch {
         let phase = match s.phase {
             Phase::Head(t) => Some(t + self.header_timeout),
             Phase::Idle(t) => Some(t + self.idle_timeout),
+            Phase::Closing(t) => Some(t + REFUSAL_GRACE),
             Phase::Busy => None,
         };
         let stall = s.stalled.map(|t| t + self.idle_timeout);
@@ -418,19 +522,93 @@ impl Drop for RequestGuard {
     }
 }
 
-/// A TCP stream reporting its progress to the connection's [`Watch`].
+/// What became of hyper's own answer to a head it could not read.
+enum Replaced {
+    /// Nothing replaced: hyper's writes go out.
+    No,
+    /// Ours in its place, the part still to write; hyper's writes are discarded.
+    Writing(Bytes),
+    /// Ours written. On shutdown the write side is shut (`shut`), then what the client still
+    /// sends is read and discarded (`drained` bytes so far, at most [`REFUSAL_DRAIN`]), so
+    /// that closing does not reset the connection before the client has read the answer.
+    Written { shut: bool, drained: usize },
+}
+
+/// A TCP stream reporting its progress to the connection's [`Watch`], and writing our
+/// problem+json in place of hyper's own answer to a head it could not read: a write that
+/// begins while the connection is settled ([`Watch::settled`]) is that answer, since hyper
+/// answers requests one at a time and only after its service has been called.
 struct WatchedIo {
     io: TcpStream,
     watch: Arc<Watch>,
+    refusals: Arc<Refusals>,
+    replaced: Replaced,
 }
 
 impl WatchedIo {
+    /// `stream`, watched under `limits`.
+    fn new(stream: TcpStream, limits: &Limits, refusals: Arc<Refusals>) -> Self {
+        WatchedIo {
+            io: stream,
+            watch: Arc::new(Watch::new(limits)),
+            refusals,
+            replaced: Replaced::No,
+        }
+    }
+
     fn wrote(&self, res: &Poll<io::Result<usize>>) {
         match res {
             Poll::Pending => self.watch.on_write_blocked(),
             Poll::Ready(Ok(n)) if *n > 0 => self.watch.on_write_done(),
             Poll::Ready(_) => {}
         }
+    }
+
+    /// `Some(len)` when hyper's `bufs` are its own answer to a head it could not read, or
+    /// follow it: not written, ours is written instead (and they are reported as written).
+    fn replace(&mut self, bufs: &[io::IoSlice<'_>]) -> Option<usize> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if !matches!(self.replaced, Replaced::No) {
+            return Some(len);
+        }
+        if len == 0 || !self.watch.settled() {
+            return None;
+        }
+        let mut head = Vec::with_capacity(12);
+        for b in bufs {
+            let take = b.len().min(12 - head.len());
+            head.extend_from_slice(&b[..take]);
+        }
+        match self.refusals.instead_of(&head) {
+            Some(ours) => {
+                self.watch.closing();
+                self.replaced = Replaced::Writing(ours);
+                Some(len)
+            }
+            None => {
+                self.watch.unsettle();
+                None
+            }
+        }
+    }
+
+    /// Write what is left of our answer, if any.
+    fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Replaced::Writing(rest) = &mut self.replaced {
+            if rest.is_empty() {
+                self.replaced = Replaced::Written {
+                    shut: false,
+                    drained: 0,
+                };
+                break;
+            }
+            let n = ready!(Pin::new(&mut self.io).poll_write(cx, rest))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            bytes::Buf::advance(rest, n);
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -455,6 +633,9 @@ impl AsyncWrite for WatchedIo {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if let Some(n) = self.replace(&[io::IoSlice::new(buf)]) {
+            return Poll::Ready(Ok(n));
+        }
         let res = Pin::new(&mut self.io).poll_write(cx, buf);
         self.wrote(&res);
         res
@@ -465,6 +646,9 @@ impl AsyncWrite for WatchedIo {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if let Some(n) = self.replace(bufs) {
+            return Poll::Ready(Ok(n));
+        }
         let res = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         self.wrote(&res);
         res
@@ -475,11 +659,35 @@ impl AsyncWrite for WatchedIo {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        ready!(self.poll_answer(cx))?;
+        let res = Pin::new(&mut self.io).poll_flush(cx);
+        if matches!(res, Poll::Ready(Ok(()))) {
+            self.watch.on_flushed();
+        }
+        res
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        let this = &mut *self;
+        ready!(this.poll_answer(cx))?;
+        let Replaced::Written { shut, drained } = &mut this.replaced else {
+            return Pin::new(&mut this.io).poll_shutdown(cx);
+        };
+        if !*shut {
+            ready!(Pin::new(&mut this.io).poll_shutdown(cx))?;
+            *shut = true;
+        }
+        // The watchdog ends this within REFUSAL_GRACE if the client neither closes nor stops.
+        let mut buf = [0u8; 4096];
+        while *drained < REFUSAL_DRAIN {
+            let mut read = ReadBuf::new(&mut buf);
+            match ready!(Pin::new(&mut this.io).poll_read(cx, &mut read)) {
+                Ok(()) if read.filled().is_empty() => break,
+                Ok(()) => *drained += read.filled().len(),
+                Err(_) => break,
+            }
+        }
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -730,13 +938,13 @@ pub async fn run<S>(
             }
         };
         tokio::spawn(connection(
-            stream,
+            WatchedIo::new(stream, &limits, refusals.clone()),
             peer,
             slot,
             graceful.watcher(),
             http.clone(),
             service.clone(),
-            limits,
+            limits.body_timeout,
         ));
     }
     drop(listener);
@@ -745,13 +953,13 @@ pub async fn run<S>(
 
 /// Serve one admitted connection until it closes, overruns a deadline, or is shut down.
 async fn connection<S>(
-    stream: TcpStream,
+    io: WatchedIo,
     peer: SocketAddr,
     _slot: Slot,
     watcher: Watcher,
     http: Arc<http1::Builder>,
     service: S,
-    limits: Limits,
+    body_timeout: Duration,
 ) where
     S: hyper::service::Service<Request<TimedBody>, Response = WarpResponse, Error = Infallible>
         + Send
@@ -759,20 +967,17 @@ async fn connection<S>(
         + 'static,
     S::Future: Send + 'static,
 {
-    let watch = Arc::new(Watch::new(&limits));
-    let io = TokioIo::new(WatchedIo {
-        io: stream,
-        watch: watch.clone(),
-    });
+    let watch = io.watch.clone();
     let service = ConnService {
         inner: service,
         peer,
         watch: watch.clone(),
-        body_timeout: limits.body_timeout,
+        body_timeout,
     };
-    let conn = watcher.watch(http.serve_connection(io, service));
+    let conn = watcher.watch(http.serve_connection(TokioIo::new(io), service));
     tokio::select! {
-        // Errors here are the client's (a reset, a malformed head, hyper's header timer).
+        // Errors here are the client's (a reset, a malformed head, hyper's header timer); a
+        // malformed head has had our answer (WatchedIo).
         _ = conn => {}
         // Overran a deadline: dropping the connection closes it.
         _ = watchdog(watch) => {}
@@ -812,12 +1017,15 @@ mod tests {
 
     #[tokio::test]
     async fn refusal_is_a_whole_problem_response() {
-        let r = refusal_bytes(Problem::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "connections-per-ip",
-            "t",
-            "d",
-        ))
+        let r = refusal_bytes(
+            Problem::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "connections-per-ip",
+                "t",
+                "d",
+            )
+            .with_header(header::RETRY_AFTER, REFUSAL_RETRY_AFTER),
+        )
         .await;
         let text = String::from_utf8(r.to_vec()).unwrap();
         assert!(
