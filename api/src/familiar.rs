@@ -25,12 +25,14 @@ use conduct_core::familiar::{
     familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
 };
 use conduct_core::munus::utc_date;
+use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::address;
 use conduct_indexer::familiar::{familiar_job, FamiliarRow};
 use conduct_renderer::live::familiar::familiar_key;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -43,20 +45,31 @@ use crate::reply::{bytes_response, json_response, Problem};
 use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The owner of a summon body: exactly one of the two.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(inline, description = "", transform = schema::exactly_one)]
 #[serde(deny_unknown_fields)]
 struct OwnerBody {
+    #[schemars(required, pattern(schema::vow_id()))]
     vow_id: Option<String>,
+    #[schemars(required, pattern(schema::ADDRESS))]
     wallet: Option<String>,
 }
 
 /// The body of `POST /familiar/summon`. The signature is optional here so that a missing one
-/// is refused as what it is (403 naming it), not as a malformed body.
-#[derive(Debug, Deserialize)]
+/// is refused as what it is (403 naming it), not as a malformed body; the schema says it is
+/// required. The order is read by [`parse_order`], whose table its schema is built from.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "FamiliarRequest",
+    title = "POST /familiar/summon body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct SummonBody {
+pub(crate) struct SummonBody {
     owner: OwnerBody,
+    #[schemars(with = "conduct_core::familiar::Order")]
     order: serde_json::Value,
+    #[schemars(required, pattern(schema::EIP191))]
     signature: Option<String>,
 }
 

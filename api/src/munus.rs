@@ -15,6 +15,7 @@ use bytes::Bytes;
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery};
 use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
 use conduct_core::munus::{check_link, is_quest_id, play_message, Action, Quest};
+use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
@@ -23,6 +24,7 @@ use conduct_indexer::munus::board_job;
 use conduct_indexer::munus::keeper::read_quests;
 use conduct_indexer::vows::VowRow;
 use conduct_renderer::live::munus::quest_key;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
@@ -33,21 +35,43 @@ use crate::reply::{bytes_response, Problem};
 use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The body of `POST /munus/{id}/claim`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "ClaimRequest",
+    title = "POST /munus/{id}/claim body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct ClaimBody {
+pub(crate) struct ClaimBody {
+    #[schemars(pattern(schema::vow_id()), description = CLAIMING_VOW)]
     vow_id: String,
+    #[schemars(pattern(schema::EIP191), description = PLAY_SIGNATURE)]
     signature: String,
 }
 
 /// The body of `POST /munus/{id}/submit`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "SubmitRequest",
+    title = "POST /munus/{id}/submit body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct SubmitBody {
+pub(crate) struct SubmitBody {
+    #[schemars(pattern(schema::vow_id()), description = CLAIMING_VOW)]
     vow_id: String,
+    #[schemars(pattern(schema::HTTPS_LINK), length(max = conduct_core::munus::MAX_LINK),
+        description = "The delivery: an https link (a pull request), never fetched or run.")]
     link: String,
+    #[schemars(pattern(schema::EIP191), description = PLAY_SIGNATURE)]
     signature: String,
 }
+
+/// The schemas' description of a claim's or a delivery's vow.
+const CLAIMING_VOW: &str = "The claiming vow: signed with a wallet, not sandbox.";
+/// The schemas' description of a claim's or a delivery's signature.
+const PLAY_SIGNATURE: &str = "The vow wallet's EIP-191 personal_sign signature over the exact \
+    text of GET /play/message for this action, quest, vow and UTC day; accepted once.";
 
 /// The quest id of `/munus/{id}/claim` or `/munus/{id}/submit`.
 fn quest_of(path: &str) -> &str {

@@ -15,12 +15,14 @@ use bytes::Bytes;
 use conduct_core::munus::utc_date;
 use conduct_core::nostr::record::Binding;
 use conduct_core::nostr::{bind_message, is_curve_point, npub_decode, npub_encode, verify_text};
+use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
 use conduct_indexer::nostr::binding_job;
 use conduct_indexer::vows::VowRow;
 use conduct_renderer::live::registry::who_key;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
@@ -31,13 +33,39 @@ use crate::reply::{bytes_response, Problem};
 use crate::vows::{created, find_vow, with_render_state};
 
 /// The body of `POST /nostr/bind`. The signatures are optional here so that a missing one is
-/// refused as what it is (403 naming it), not as a malformed body.
-#[derive(Debug, Deserialize)]
+/// refused as what it is (403 naming it), not as a malformed body; the schema says they are
+/// required.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "BindRequest",
+    title = "POST /nostr/bind body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct BindBody {
+pub(crate) struct BindBody {
+    #[schemars(
+        pattern(schema::vow_id()),
+        description = "The vow: signed with a wallet, not sandbox."
+    )]
     vow_id: String,
+    #[schemars(
+        pattern(schema::npub()),
+        description = "The NIP-19 npub to bind (written in capitals, it is read the same)."
+    )]
     npub: String,
+    #[schemars(
+        required,
+        pattern(schema::EIP191),
+        description = "The vow wallet's EIP-191 personal_sign signature over the exact text of \
+            GET /nostr/bind/message (today's UTC date)."
+    )]
     wallet_signature: Option<String>,
+    #[schemars(
+        required,
+        pattern(schema::BIP340),
+        description = "The npub key's BIP-340 signature over the 32 bytes sha256(UTF-8 text) of \
+            the same text, in hex."
+    )]
     nostr_signature: Option<String>,
 }
 

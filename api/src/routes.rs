@@ -465,6 +465,23 @@ const TICKET_MESSAGE: &[Param] = &[
     Param::query("wallet", true, ADDRESS, "The holder's wallet."),
 ];
 
+// The request bodies a handler parses into a type: their schemas are derived from the type.
+/// `POST /profile` and `POST /demo/profile`.
+pub const PROFILE_BODY: Schema = Schema::of::<conduct_core::trace::ProfileRequest<'static>>();
+/// `POST /erc8004/validation`.
+const ERC8004_BODY: Schema = Schema::of::<conduct_core::erc8004::ValidationRequest<'static>>();
+/// `POST /vow`.
+pub const VOW_BODY: Schema = Schema::of::<conduct_core::vow::VowRequest>();
+/// `POST /vow/report` and `POST /vow/report/demo`.
+pub const REPORT_BODY: Schema = Schema::of::<conduct_core::vow::ReportRequest<'static>>();
+const CLAIM_BODY: Schema = Schema::of::<crate::munus::ClaimBody>();
+const SUBMIT_BODY: Schema = Schema::of::<crate::munus::SubmitBody>();
+const BIND_BODY: Schema = Schema::of::<crate::nostr::BindBody>();
+const PLEDGE_BODY: Schema = Schema::of::<crate::witness::PledgeBody>();
+const READING_BODY: Schema = Schema::of::<crate::witness::ReadingBody>();
+const SUMMON_BODY: Schema = Schema::of::<crate::familiar::SummonBody>();
+const ENTITLE_BODY: Schema = Schema::of::<crate::ticket::EntitleBody>();
+
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
 const JSON_FILE: Contract = Contract::file(&[JSON], Some(Schema::Snapshot));
@@ -475,17 +492,17 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/profile", true, Handler::Dynamic(Dynamic::Profile),
         "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
-            .body(Schema::ProfileRequest)
+            .body(PROFILE_BODY)
             .params(PAID)),
     route("POST", "/erc8004/validation", true, Handler::Dynamic(Dynamic::Erc8004Validation),
         "An ERC-8004 validation credential {trace, predicate: {metric, band}, subject: {form, id}}: a signed predicate about one trace (never the numbers) bound to an agent subject (erc8004-agentId, wallet, caip10, vow, npub or did), and credential_hash = keccak256(JCS(credential)) for an ERC-8004 validationRequest. Paid via x402. See /library/ERC8004.md.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Erc8004Validation), &[409, 503])
-            .body(Schema::Erc8004Request)
+            .body(ERC8004_BODY)
             .params(PAID)),
     route("POST", "/demo/profile", false, Handler::Dynamic(Dynamic::DemoProfile),
         "The same profile, unsigned. Free, capped per IP per UTC day.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[429, 503])
-            .body(Schema::ProfileRequest)),
+            .body(PROFILE_BODY)),
     route("GET", "/health", false, Handler::Dynamic(Dynamic::Health),
         "Liveness and which payment rails are up.")
         .with(Contract::call(&[200, 503], &[JSON], Some(Schema::Health), &[])),
@@ -543,19 +560,19 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/vow", false, Handler::Dynamic(Dynamic::TakeVow),
         "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[404, 409, 429, 503])
-            .body(Schema::VowRequest)),
+            .body(VOW_BODY)),
     route("GET", "/vow/report/message", false, Handler::Dynamic(Dynamic::ReportMessage),
         "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once.")
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(REPORT_MESSAGE)),
     route("POST", "/vow/report", true, Handler::Dynamic(Dynamic::Report),
         "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402.")
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
-            .body(Schema::ReportRequest)
+            .body(REPORT_BODY)
             .params(PAID)),
     route("POST", "/vow/report/demo", false, Handler::Dynamic(Dynamic::ReportDemo),
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
-            .body(Schema::ReportRequest)),
+            .body(REPORT_BODY)),
     route("POST", "/oracle/ask", false, Handler::Dynamic(Dynamic::OracleAsk),
         "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
@@ -624,12 +641,12 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/munus/{id}/claim", false, Handler::Dynamic(Dynamic::Claim),
         "Claim a quest {vow_id, signature}: a signed (not sandbox) vow's wallet; first come; one claim per vow per UTC day; lapses after 14 idle days. The claim is a record of the log.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 429, 503])
-            .body(Schema::ClaimRequest)
+            .body(CLAIM_BODY)
             .params(&[QUEST_ID])),
     route("POST", "/munus/{id}/submit", false, Handler::Dynamic(Dynamic::Submit),
         "Put a delivery on the record {vow_id, link, signature}: the claimant's https link (a pull request), never fetched or run.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
-            .body(Schema::SubmitRequest)
+            .body(SUBMIT_BODY)
             .params(&[QUEST_ID])),
     route("GET", "/reputation", false, Handler::Static,
         "The soulbound reputation record: earned by market outcomes, slashed by rulings, never moved by money; contract, deployed, verified (our code), threshold, recent events, the mirror. Not configured or not deployed is said so (contract null, threshold null), never zeros. A different object from the meter's reading.")
@@ -658,18 +675,18 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/nostr/bind", false, Handler::Dynamic(Dynamic::Bind),
         "Bind an npub to a signed vow {vow_id, npub, wallet_signature, nostr_signature}: both signatures over the text of GET /nostr/bind/message, each used once. A signed record of the log; the latest binding of an npub wins; then /card?key=npub1... and /who?handle=npub1... find the vow. See /library/NOSTR.md.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
-            .body(Schema::BindRequest)),
+            .body(BIND_BODY)),
     route("GET", "/witness/pledge/message", false, Handler::Dynamic(Dynamic::PledgeMessage),
         "The exact EIP-191 text a signed vow's wallet signs to pledge portfolio limits: ?vow_id=&limits=<asset>:<max_balance>:<max_outflow_per_day>,... It names the origin, pledge_limits, the vow, every limit and the UTC date; a signature is good that day, once.")
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLEDGE_MESSAGE)),
     route("POST", "/witness/pledge", false, Handler::Dynamic(Dynamic::Pledge),
         "Pledge portfolio limits {vow_id, limits: [{asset, max_balance?, max_outflow_per_day?}], signature}: per ERC-20 asset a maximum balance and/or a maximum outflow per UTC day, in base units. A signed (not sandbox) vow's wallet signs GET /witness/pledge/message. Free; a signed record of the log; the latest pledge of a vow wins. See /library/WITNESS.md.")
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
-            .body(Schema::PledgeRequest)),
+            .body(PLEDGE_BODY)),
     route("POST", "/witness/reading", true, Handler::Dynamic(Dynamic::WitnessReading),
         "A witness reading {vow_id, window_days?}: the wallet's ERC-20 transfers of each pledged asset over the window (whole UTC days, default 7, at most 30) and its balances, read from the chain; every pledged limit checked arithmetically; breaches flagged with the transfers that caused them (breaches: [] when every limit held); signed. Paid via x402 at the read price. A chain that does not answer is 503 chain-unreachable, never no breach, and is not charged.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::WitnessReading), &[404, 409, 503])
-            .body(Schema::WitnessReadingRequest)
+            .body(READING_BODY)
             .params(PAID)),
     route("GET", "/familiar/message", false, Handler::Dynamic(Dynamic::FamiliarMessage),
         "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
@@ -677,7 +694,7 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/familiar/summon", true, Handler::Dynamic(Dynamic::FamiliarSummon),
         "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page (201 with Location). The same summon sent again within 24 h answers 200 with the same record and Location, uncharged. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
-            .body(Schema::FamiliarRequest)
+            .body(SUMMON_BODY)
             .params(PAID)),
     route("GET", "/familiars", false, Handler::Static,
         "Every hosted familiar summoned here, in log order: its order's title, owner, wallet (null) and faucet cap (0).")
@@ -710,7 +727,7 @@ pub const ROUTES: &[Route] = &[
     route("POST", "/ticket/{game}/entitle", false, Handler::Dynamic(Dynamic::TicketEntitle),
         "Prove holding a copy {wallet, signature}: the signature over GET /ticket/{game}/message proves the wallet (403 otherwise); the entitlement is balanceOf(wallet, game) read live at a named block: a signed conduct.ticket-entitlement/v1 with entitled true or false. A chain that does not answer is 503, never a no.")
         .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 429, 503])
-            .body(Schema::EntitleRequest)
+            .body(ENTITLE_BODY)
             .params(&[GAME_PATH])),
     route("GET", "/lost", false, Handler::Static,
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
@@ -853,5 +870,176 @@ mod tests {
         // Paid routes answer 402; free capped ones 429.
         assert!(doc["paths"]["/profile"]["post"]["responses"]["402"].is_object());
         assert!(doc["paths"]["/vow"]["post"]["responses"]["429"].is_object());
+        // A derived body is a component, and the operation refers to it.
+        let body = &doc["paths"]["/witness/pledge"]["post"]["requestBody"];
+        assert_eq!(
+            body["content"][JSON]["schema"]["$ref"],
+            "#/components/schemas/PledgeRequest"
+        );
+        let pledge = &doc["components"]["schemas"]["PledgeRequest"];
+        assert_eq!(pledge["additionalProperties"], false);
+        assert_eq!(
+            pledge["properties"]["limits"]["maxItems"],
+            conduct_core::witness::MAX_LIMITS
+        );
+    }
+
+    /// Each request body whose schema is derived from its type: a body the handler takes, the
+    /// same body with an unknown member at `unknown` (the top or a nested object), and whether
+    /// the handler's parser takes a body.
+    struct Example {
+        schema: Schema,
+        body: serde_json::Value,
+        unknown: &'static [&'static str],
+        parses: fn(&[u8]) -> bool,
+    }
+
+    /// Whether the handler's parser takes `body` as a `T`.
+    macro_rules! parses {
+        ($t:ty) => {
+            (|body: &[u8]| conduct_core::trace::parse_json::<$t>(body).is_ok())
+        };
+    }
+
+    fn examples() -> Vec<Example> {
+        use serde_json::json;
+        let vow_id = "0123456789abcdef";
+        let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+        let sig = format!("0x{}", "1b".repeat(65));
+        let turns = json!([
+            {"Y": "stay in scope", "M": "reading the file", "D": "clean", "context": {"monitored": 1}},
+            {"Y": "stay in scope", "M": "editing", "D": "write_file", "context": {"monitored": 0}},
+        ]);
+        let predicate = json!({"metric": "i_c_d", "band": "under_0.05"});
+        vec![
+            Example {
+                schema: PROFILE_BODY,
+                body: json!({"context_key": "monitored", "turns": turns,
+                    "disclosure": {"predicate": predicate}}),
+                unknown: &["", "/disclosure", "/disclosure/predicate", "/turns/0"],
+                parses: parses!(conduct_core::trace::ProfileRequest),
+            },
+            Example {
+                schema: ERC8004_BODY,
+                body: json!({"trace": {"context_key": "monitored", "turns": turns},
+                    "predicate": predicate, "subject": {"form": "wallet", "id": wallet}}),
+                unknown: &["", "/trace", "/predicate", "/subject"],
+                parses: parses!(conduct_core::erc8004::ValidationRequest),
+            },
+            Example {
+                schema: VOW_BODY,
+                body: json!({"text": "Report each build.\nNo secrets.", "agent": "builder",
+                    "cadence_hours": 24, "wallet": wallet, "signature": sig, "sealed": false}),
+                unknown: &[""],
+                parses: parses!(conduct_core::vow::VowRequest),
+            },
+            Example {
+                schema: REPORT_BODY,
+                body: json!({"vow_id": vow_id, "context_key": "monitored", "turns": turns,
+                    "note": "steady", "donate_trace": false, "signature": sig}),
+                unknown: &["", "/turns/1"],
+                parses: parses!(conduct_core::vow::ReportRequest),
+            },
+            Example {
+                schema: CLAIM_BODY,
+                body: json!({"vow_id": vow_id, "signature": sig}),
+                unknown: &[""],
+                parses: parses!(crate::munus::ClaimBody),
+            },
+            Example {
+                schema: SUBMIT_BODY,
+                body: json!({"vow_id": vow_id, "link": "https://github.com/o/r/pull/7",
+                    "signature": sig}),
+                unknown: &[""],
+                parses: parses!(crate::munus::SubmitBody),
+            },
+            Example {
+                schema: BIND_BODY,
+                body: json!({"vow_id": vow_id,
+                    "npub": conduct_core::nostr::npub_encode(&[7; 32]),
+                    "wallet_signature": sig, "nostr_signature": "ab".repeat(64)}),
+                unknown: &[""],
+                parses: parses!(crate::nostr::BindBody),
+            },
+            Example {
+                schema: PLEDGE_BODY,
+                body: json!({"vow_id": vow_id, "signature": sig, "limits": [
+                    {"asset": wallet, "max_balance": "1000000", "max_outflow_per_day": "5000"},
+                    {"asset": wallet, "max_balance": null, "max_outflow_per_day": "0"},
+                ]}),
+                unknown: &["", "/limits/0"],
+                parses: parses!(crate::witness::PledgeBody),
+            },
+            Example {
+                schema: READING_BODY,
+                body: json!({"vow_id": vow_id, "window_days": 7}),
+                unknown: &[""],
+                parses: parses!(crate::witness::ReadingBody),
+            },
+            Example {
+                schema: SUMMON_BODY,
+                body: json!({"owner": {"vow_id": vow_id}, "signature": sig, "order": {
+                    "title": "Tidy the docs", "what": "Fix the links.\nKeep the tone.",
+                    "budget": "10 USDC", "deliverable": "A pull request"}}),
+                unknown: &["", "/owner", "/order"],
+                // The handler parses the body, then the order by its table.
+                parses: |b| {
+                    parses!(crate::familiar::SummonBody)(b)
+                        && serde_json::from_slice::<serde_json::Value>(b).is_ok_and(|v| {
+                            conduct_core::familiar::parse_order(&v["order"], "/order").is_ok()
+                        })
+                },
+            },
+            Example {
+                schema: ENTITLE_BODY,
+                body: json!({"wallet": wallet, "signature": sig}),
+                unknown: &[""],
+                parses: parses!(crate::ticket::EntitleBody),
+            },
+        ]
+    }
+
+    #[test]
+    fn derived_body_schemas_take_what_the_parsers_take_and_no_unknown_member() {
+        let examples = examples();
+        // Every derived body of the route table has its example.
+        for r in ROUTES {
+            if let Some(b @ Schema::Derived(_)) = r.info.contract.body {
+                assert!(
+                    examples.iter().any(|e| e.schema == b),
+                    "{} {}: {b:?} has no example",
+                    r.info.method,
+                    r.info.path
+                );
+            }
+        }
+        for e in examples {
+            let schema = conduct_renderer::openapi::standalone(e.schema).expect("schema");
+            let check = jsonschema::draft202012::new(&schema).expect("compiles");
+            let what = format!("{:?}", e.schema);
+            let bytes = e.body.to_string();
+            assert!(
+                (e.parses)(bytes.as_bytes()),
+                "{what}: the parser refuses {bytes}"
+            );
+            let errors: Vec<String> = check.iter_errors(&e.body).map(|x| x.to_string()).collect();
+            assert!(
+                errors.is_empty(),
+                "{what}: the schema refuses {bytes}: {errors:?}"
+            );
+            for at in e.unknown {
+                let mut body = e.body.clone();
+                let Some(serde_json::Value::Object(m)) = body.pointer_mut(at) else {
+                    panic!("{what}: no object at {at:?}");
+                };
+                m.insert("unexpected".into(), serde_json::json!(1));
+                let bytes = body.to_string();
+                assert!(!check.is_valid(&body), "{what}: the schema takes {bytes}");
+                assert!(
+                    !(e.parses)(bytes.as_bytes()),
+                    "{what}: the parser takes {bytes}"
+                );
+            }
+        }
     }
 }

@@ -17,6 +17,7 @@ use conduct_indexer::chain::prepare::args::{check, is_secret_name, Arg};
 use conduct_indexer::chain::prepare::holding::{holding, HoldingError};
 use conduct_indexer::chain::prepare::{self, Kind};
 use conduct_indexer::chain::registry::{address_text, parse_address};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use warp::http::{header, StatusCode};
@@ -27,10 +28,21 @@ use crate::prepare::{query_pairs, run, signed_answer, Source};
 use crate::reply::{bytes_response, Problem};
 
 /// The body of `POST /ticket/{game}/entitle`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "EntitleRequest",
+    title = "POST /ticket/{game}/entitle body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct EntitleBody {
+pub(crate) struct EntitleBody {
+    #[schemars(pattern(conduct_core::schema::ADDRESS))]
     wallet: String,
+    #[schemars(
+        pattern(conduct_core::schema::EIP191),
+        description = "The wallet's EIP-191 personal_sign signature over the exact text of GET \
+            /ticket/{game}/message?wallet= (today's UTC date)."
+    )]
     signature: String,
 }
 

@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conduct_core::munus::utc_date;
+use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
@@ -33,6 +34,7 @@ use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::vows::VowRow;
 use conduct_indexer::witness::chain::{self as witness_chain, Head, ReadError, ReadQuery};
 use conduct_indexer::witness::{pledge_job, PledgeRow};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use warp::http::{header, HeaderMap, StatusCode};
@@ -49,13 +51,20 @@ use crate::vows::{blocking, created, find_vow};
 pub const MAX_TRANSFERS: usize = 1000;
 
 /// A limit of a pledge body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(inline, description = "")]
 #[serde(deny_unknown_fields)]
 struct LimitBody {
+    #[schemars(pattern(schema::ADDRESS))]
     asset: String,
+    #[schemars(pattern(schema::amount()), description = AMOUNT)]
     max_balance: Option<String>,
+    #[schemars(pattern(schema::amount()), description = AMOUNT)]
     max_outflow_per_day: Option<String>,
 }
+
+/// The schemas' description of a limit's amount.
+const AMOUNT: &str = "Base units of the token, a decimal string (at most 2^256 - 1).";
 
 impl From<LimitBody> for LimitInput {
     fn from(l: LimitBody) -> LimitInput {
@@ -68,20 +77,45 @@ impl From<LimitBody> for LimitInput {
 }
 
 /// The body of `POST /witness/pledge`. The signature is optional here so that a missing one is
-/// refused as what it is (403 naming it), not as a malformed body.
-#[derive(Debug, Deserialize)]
+/// refused as what it is (403 naming it), not as a malformed body; the schema says it is
+/// required.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "PledgeRequest",
+    title = "POST /witness/pledge body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct PledgeBody {
+pub(crate) struct PledgeBody {
+    #[schemars(pattern(schema::vow_id()))]
     vow_id: String,
+    #[schemars(length(min = 1, max = conduct_core::witness::MAX_LIMITS),
+        description = "One limit per ERC-20 asset, each with max_balance, max_outflow_per_day \
+            or both.")]
     limits: Vec<LimitBody>,
+    #[schemars(
+        required,
+        pattern(schema::EIP191),
+        description = "The vow wallet's EIP-191 personal_sign signature over the exact text of \
+            GET /witness/pledge/message (today's UTC date); accepted once."
+    )]
     signature: Option<String>,
 }
 
 /// The body of `POST /witness/reading`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "WitnessReadingRequest",
+    title = "POST /witness/reading body",
+    description = ""
+)]
 #[serde(deny_unknown_fields)]
-struct ReadingBody {
+pub(crate) struct ReadingBody {
+    #[schemars(pattern(schema::vow_id()))]
     vow_id: String,
+    #[schemars(range(min = 1, max = conduct_core::witness::MAX_WINDOW_DAYS),
+        description = format!("Whole UTC days ending at the chain's head (default {}).",
+            conduct_core::witness::DEFAULT_WINDOW_DAYS))]
     window_days: Option<u64>,
 }
 

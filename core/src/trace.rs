@@ -133,34 +133,58 @@ impl<'de> Deserialize<'de> for FlagValue {
 
 /// A posted predicate disclosure: only whether `metric` clears `band` leaves the service.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(inline, description = ""))]
 #[serde(deny_unknown_fields)]
 pub struct Disclosure {
     /// The predicate asked for.
+    #[cfg_attr(feature = "schemars", schemars(description = ""))]
     pub predicate: PredicateRequest,
 }
 
 /// The metric and band of a predicate disclosure.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(inline, description = ""))]
 #[serde(deny_unknown_fields)]
 pub struct PredicateRequest {
     /// A posted metric name (see `/predicates`).
+    #[cfg_attr(feature = "schemars", schemars(extend("enum" = crate::meter::QUANTITY_KEYS)))]
     pub metric: String,
     /// A posted band name.
+    #[cfg_attr(feature = "schemars", schemars(extend("enum" = crate::attestation::BANDS.map(|b| b.name))))]
     pub band: String,
 }
 
 /// Body of `POST /profile` and `POST /demo/profile`: a trace plus an optional disclosure.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(
+    title = "POST /profile body: a trace, and an optional disclosure",
+    description = crate::schema::trace()["description"].as_str().unwrap_or_default()))]
 #[serde(deny_unknown_fields)]
 pub struct ProfileRequest<'a> {
     /// Names the context flag the read is conditioned on.
     #[serde(borrow)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::context_key", description = "")
+    )]
     pub context_key: Cow<'a, str>,
     /// The ordered turns.
     #[serde(borrow)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::turns", description = "")
+    )]
     pub turns: Vec<Turn<'a>>,
     /// Optional predicate disclosure mode.
     #[serde(default)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(description = "Predicate disclosure mode: only \
+        whether metric clears band is signed (see /predicates).")
+    )]
     pub disclosure: Option<Disclosure>,
 }
 

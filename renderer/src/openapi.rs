@@ -6,20 +6,30 @@
 //! This module adds what the routes share: RFC 9457 `application/problem+json` refusals, the
 //! x402 `402` of a paid route (an empty body and a `PAYMENT-REQUIRED` header), the `400`,
 //! `413`, `415` and `422` of a route that reads a JSON body, and the `400` and `406` of a path
-//! whose representation `Accept` or `?format=` chooses. The request and response schemas are
-//! the published ones (`/schemas/trace.json`, `/schemas/attestation.json`) with their `$defs`
-//! inlined, and schemas built from the same limits the handlers check.
+//! whose representation `Accept` or `?format=` chooses.
+//!
+//! The schemas of `components` are assembled here. Every request body a handler parses into a
+//! type is [`Schema::of`] that type: its JSON Schema (2020-12, as OpenAPI 3.1 takes it) is
+//! derived from the type by `schemars`, limits included (the parsers' own constants), so it
+//! cannot drift from the parser. The published schemas (`/schemas/trace.json`,
+//! `/schemas/attestation.json`) are placed with their `$defs` inlined. The rest are written
+//! out here: answers the handlers build as JSON values rather than types (signed snapshots and
+//! records, `/health`, problems), and bodies no type of ours parses (`/mcp`'s JSON-RPC, read by
+//! rmcp; `/oracle/ask` and `/prepare/{action}`, read member by member).
 //!
 //! The document is signed like every JSON file of the tree, but under the `x-key-id` and
 //! `x-signature` extension members: an OpenAPI document admits no other unknown members.
 
+use std::borrow::Cow;
+use std::fmt;
+
 use conduct_core::attestation::BANDS;
 use conduct_core::meter::QUANTITY_KEYS;
-use conduct_core::schema::{ATTESTATION_SCHEMA, TRACE_SCHEMA};
+use conduct_core::schema::{inline, inline_defs, ATTESTATION_SCHEMA, TEXT_CHARS};
 use conduct_core::scope::SCOPE;
-use conduct_core::vow::{
-    MAX_AGENT, MAX_CADENCE_HOURS, MAX_NOTE, MAX_VOW_TEXT, MIN_CADENCE_HOURS, VOW_ID_LEN,
-};
+use conduct_core::trace::TraceDoc;
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{json, Map, Value};
 
 use crate::site::{RouteInfo, SiteInput};
@@ -138,24 +148,10 @@ pub enum Schema {
     OracleAnswer,
     /// This document.
     OpenApi,
-    /// The body of `POST /profile` and `POST /demo/profile`: a trace plus a disclosure.
-    ProfileRequest,
-    /// The body of `POST /vow`.
-    VowRequest,
-    /// The body of `POST /vow/report` and `POST /vow/report/demo`.
-    ReportRequest,
     /// The body of `POST /mcp`: one JSON-RPC 2.0 message of the Model Context Protocol.
     McpMessage,
     /// An answer of `POST /mcp`: one JSON-RPC 2.0 response (a result or an error).
     McpAnswer,
-    /// The body of `POST /munus/{id}/claim`.
-    ClaimRequest,
-    /// The body of `POST /munus/{id}/submit`.
-    SubmitRequest,
-    /// The body of `POST /nostr/bind`.
-    BindRequest,
-    /// The body of `POST /erc8004/validation`: a trace, a predicate and a subject.
-    Erc8004Request,
     /// The answer of `POST /erc8004/validation`: the credential and its hash.
     Erc8004Validation,
     /// The answer of `GET /prepare`: every action the service prepares.
@@ -164,25 +160,28 @@ pub enum Schema {
     Prepared,
     /// The body of `POST /prepare/{action}`: the action's arguments, each a string.
     PrepareRequest,
-    /// The body of `POST /ticket/{game}/entitle`.
-    EntitleRequest,
     /// The answer of `POST /ticket/{game}/entitle`: the signed entitlement.
     Entitlement,
-    /// The body of `POST /witness/pledge`.
-    PledgeRequest,
-    /// The body of `POST /witness/reading`.
-    WitnessReadingRequest,
     /// The answer of `POST /witness/reading`: the signed reading.
     WitnessReading,
-    /// The body of `POST /familiar/summon`.
-    FamiliarRequest,
     /// The answer of `POST /familiar/summon`: the familiar's signed log record.
     Familiar,
+    /// The schema of a Rust type, derived from it ([`Schema::of`]).
+    Derived(Derived),
 }
 
 impl Schema {
-    fn name(self) -> &'static str {
-        match self {
+    /// The schema of `T`, derived from the type (`schemars`): its component is named by the
+    /// type's schema name, and the types it holds that are not inlined are components too.
+    pub const fn of<T: JsonSchema>() -> Schema {
+        Schema::Derived(Derived {
+            name: T::schema_name,
+            schema: T::json_schema,
+        })
+    }
+
+    fn name(self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
             Schema::Snapshot => "Snapshot",
             Schema::Record => "Record",
             Schema::Attestation => "Attestation",
@@ -190,27 +189,39 @@ impl Schema {
             Schema::OracleRequest => "OracleRequest",
             Schema::OracleAnswer => "OracleAnswer",
             Schema::OpenApi => "OpenApi",
-            Schema::ProfileRequest => "ProfileRequest",
-            Schema::VowRequest => "VowRequest",
-            Schema::ReportRequest => "ReportRequest",
             Schema::McpMessage => "McpMessage",
             Schema::McpAnswer => "McpAnswer",
-            Schema::ClaimRequest => "ClaimRequest",
-            Schema::SubmitRequest => "SubmitRequest",
-            Schema::BindRequest => "BindRequest",
-            Schema::Erc8004Request => "Erc8004Request",
             Schema::Erc8004Validation => "Erc8004Validation",
             Schema::PrepareIndex => "PrepareIndex",
             Schema::Prepared => "Prepared",
             Schema::PrepareRequest => "PrepareRequest",
-            Schema::EntitleRequest => "EntitleRequest",
             Schema::Entitlement => "Entitlement",
-            Schema::PledgeRequest => "PledgeRequest",
-            Schema::WitnessReadingRequest => "WitnessReadingRequest",
             Schema::WitnessReading => "WitnessReading",
-            Schema::FamiliarRequest => "FamiliarRequest",
             Schema::Familiar => "Familiar",
-        }
+            Schema::Derived(d) => return (d.name)(),
+        })
+    }
+}
+
+/// A schema derived from a Rust type: its name and its JSON Schema, as `schemars` gives them.
+/// Two are equal when they name the same component.
+#[derive(Clone, Copy)]
+pub struct Derived {
+    name: fn() -> Cow<'static, str>,
+    schema: fn(&mut SchemaGenerator) -> schemars::Schema,
+}
+
+impl PartialEq for Derived {
+    fn eq(&self, other: &Self) -> bool {
+        (self.name)() == (other.name)()
+    }
+}
+
+impl Eq for Derived {}
+
+impl fmt::Debug for Derived {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Derived({})", (self.name)())
     }
 }
 
@@ -384,179 +395,95 @@ fn operation_id(method: &str, path: &str) -> String {
 }
 
 fn schema_ref(s: Schema) -> Value {
-    json!({"$ref": format!("#/components/schemas/{}", s.name())})
+    schema_ref_named(&s.name())
 }
 
 fn parse(what: &str, text: &str) -> Result<Value, RenderError> {
     serde_json::from_str(text).map_err(|e| RenderError::Input(format!("openapi {what}: {e}")))
 }
 
-/// Replace every `{"$ref": "<prefix>X", ...}` of `v` by the definition `X` of `defs` (its
-/// sibling keywords kept, the definition's own references replaced too), and drop `$schema`,
-/// `$id` and `$defs`.
-fn inline(
-    v: &Value,
-    defs: &Map<String, Value>,
-    prefix: &str,
-    depth: u8,
-) -> Result<Value, RenderError> {
-    if depth > 16 {
-        return Err(RenderError::Input(format!(
-            "openapi: {prefix} nests too deep"
-        )));
-    }
-    Ok(match v {
-        Value::Object(m) => {
-            let target = m
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix(prefix));
-            let mut out = match target {
-                Some(name) => {
-                    let def = defs
-                        .get(name)
-                        .ok_or_else(|| RenderError::Input(format!("openapi: no {prefix}{name}")))?;
-                    match inline(def, defs, prefix, depth + 1)? {
-                        Value::Object(d) => d,
-                        _ => Map::new(),
-                    }
-                }
-                None => Map::new(),
-            };
-            for (k, x) in m {
-                if target.is_some() && k == "$ref" {
-                    continue;
-                }
-                if matches!(k.as_str(), "$schema" | "$id" | "$defs") {
-                    continue;
-                }
-                out.insert(k.clone(), inline(x, defs, prefix, depth)?);
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(
-            a.iter()
-                .map(|x| inline(x, defs, prefix, depth))
-                .collect::<Result<_, _>>()?,
-        ),
-        other => other.clone(),
-    })
-}
-
-/// Replace every `{"$ref": "#/$defs/X", ...}` of a published schema by the definition (its
-/// sibling keywords kept), and drop `$schema`, `$id` and `$defs`, so it can live under
-/// `components`.
-fn inline_defs(schema: &str, what: &str) -> Result<Value, RenderError> {
-    let v = parse(what, schema)?;
-    let defs = v
-        .get("$defs")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    inline(&v, &defs, "#/$defs/", 0)
-}
-
-/// The `components.schemas` of the document.
-fn schemas() -> Result<Map<String, Value>, RenderError> {
-    let trace = inline_defs(TRACE_SCHEMA, "trace schema")?;
-    let prop = |name: &str| trace["properties"][name].clone();
-    let nullable = |t: &str| json!([t, "null"]);
-    let disclosure = json!({
-        "type": ["object", "null"],
-        "description": "Predicate disclosure mode: only whether metric clears band is signed (see /predicates).",
-        "required": ["predicate"],
-        "additionalProperties": false,
-        "properties": {"predicate": {
-            "type": "object",
-            "required": ["metric", "band"],
-            "additionalProperties": false,
-            "properties": {
-                "metric": {"type": "string", "enum": QUANTITY_KEYS},
-                "band": {"type": "string", "enum": BANDS.map(|b| b.name)},
-            },
-        }},
-    });
-    let mut profile = trace.clone();
-    profile["title"] = json!("POST /profile body: a trace, and an optional disclosure");
-    profile["properties"]["disclosure"] = disclosure;
-    let vow_id = json!({"type": "string", "pattern": format!("^[0-9a-f]{{{VOW_ID_LEN}}}$")});
-    let scope: Map<String, Value> = SCOPE
+/// The derived schemas among `routes`' request bodies and answers.
+fn derived_of(routes: &[RouteInfo]) -> Vec<Derived> {
+    routes
         .iter()
-        .map(|(k, v)| ((*k).to_owned(), json!({"const": v})))
-        .collect();
+        .flat_map(|r| [r.contract.body, r.contract.schema])
+        .filter_map(|s| match s {
+            Some(Schema::Derived(d)) => Some(d),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The components of `derived` (and of the bare trace, always published as `Trace`): each
+/// type's schema under its name, and the types they hold that are not inlined. `$ref`s point
+/// into `#/components/schemas/`. Two different schemas of one name are refused.
+fn derived_schemas(derived: &[Derived]) -> Result<Map<String, Value>, RenderError> {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.definitions_path = "/components/schemas".into();
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let trace = Derived {
+        name: TraceDoc::schema_name,
+        schema: TraceDoc::json_schema,
+    };
+    let mut named = Vec::new();
+    for d in std::iter::once(&trace).chain(derived) {
+        named.push((
+            (d.name)().into_owned(),
+            (d.schema)(&mut generator).to_value(),
+        ));
+    }
+    named.extend(generator.take_definitions(true));
     let mut out = Map::new();
-    out.insert("Trace".into(), trace.clone());
-    out.insert("ProfileRequest".into(), profile);
+    for (name, schema) in named {
+        match out.get(&name) {
+            Some(seen) if *seen != schema => {
+                return Err(RenderError::Input(format!(
+                    "openapi: two schemas are named {name}"
+                )))
+            }
+            _ => {
+                out.insert(name, schema);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `components.schemas` of the document: those derived from the types of `derived`, and
+/// the published and written-out ones ([`written`]); a name given twice is refused.
+fn schemas(derived: &[Derived]) -> Result<Map<String, Value>, RenderError> {
+    let mut out = written()?;
+    for (name, schema) in derived_schemas(derived)? {
+        if out.contains_key(&name) {
+            return Err(RenderError::Input(format!(
+                "openapi: {name} is both derived and written out"
+            )));
+        }
+        out.insert(name, schema);
+    }
+    Ok(out)
+}
+
+/// The published schemas, and those written out here: answers built as JSON values rather
+/// than types, and bodies no type of ours parses.
+fn written() -> Result<Map<String, Value>, RenderError> {
+    let mut out = Map::new();
     erc8004_schemas(&mut out);
     prepare_schemas(&mut out);
     witness_schemas(&mut out);
     out.insert(
         "Attestation".into(),
-        inline_defs(ATTESTATION_SCHEMA, "attestation schema")?,
+        inline_defs(ATTESTATION_SCHEMA)
+            .map_err(|e| RenderError::Input(format!("openapi attestation schema: {e}")))?,
     );
-    out.insert(
-        "VowRequest".into(),
-        json!({
-            "title": "POST /vow body",
-            "type": "object",
-            "required": ["text", "agent", "cadence_hours"],
-            "additionalProperties": false,
-            "properties": {
-                "text": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_VOW_TEXT,
-                    "pattern": TEXT_CHARS,
-                    "description": "The declared purpose: not blank; no control characters but \
-                        newline and tab.",
-                },
-                "agent": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_AGENT,
-                    "pattern": AGENT_CHARS,
-                    "description": "Public agent name (kept in Unicode NFC): no leading or \
-                        trailing spaces, no control, bidirectional or zero-width characters.",
-                },
-                "cadence_hours": {
-                    "type": "number",
-                    "minimum": MIN_CADENCE_HOURS,
-                    "maximum": MAX_CADENCE_HOURS,
-                    "description": "Report-in cadence; a whole number of seconds.",
-                },
-                "wallet": {"type": nullable("string"), "pattern": "^0[xX][0-9a-fA-F]{40}$"},
-                "signature": {
-                    "type": nullable("string"),
-                    "description": "EIP-191 signature by wallet over the text of GET /vow/message \
-                        (0x and 130 hex digits). One that does not verify makes the vow sandbox \
-                        (a sealed vow is refused).",
-                },
-                "sealed": {"type": nullable("boolean")},
-            },
-        }),
-    );
-    out.insert(
-        "ReportRequest".into(),
-        json!({
-            "title": "POST /vow/report body",
-            "type": "object",
-            "required": ["vow_id", "context_key", "turns"],
-            "additionalProperties": false,
-            "properties": {
-                "vow_id": vow_id,
-                "context_key": prop("context_key"),
-                "turns": prop("turns"),
-                "note": {"type": nullable("string"), "maxLength": MAX_NOTE, "pattern": TEXT_CHARS},
-                "donate_trace": {"type": nullable("boolean")},
-                "signature": {
-                    "type": nullable("string"),
-                    "pattern": EIP191,
-                    "description": "For a wallet-signed vow: the wallet's EIP-191 signature over \
-                        the text of GET /vow/report/message.",
-                },
-            },
-        }),
-    );
+    let vow_id = json!({"type": "string", "pattern": conduct_core::schema::vow_id()});
+    let scope: Map<String, Value> = SCOPE
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), json!({"const": v})))
+        .collect();
     out.insert(
         "Scope".into(),
         json!({"type": "object", "required": SCOPE.map(|(k, _)| k), "properties": scope}),
@@ -615,59 +542,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
             "clipped": {"type": "boolean"},
         },
     });
-    let vow_id = json!({"type": "string", "pattern": "^[0-9a-f]{16}$",
-        "description": "The claiming vow: signed with a wallet, not sandbox."});
-    let signature = json!({"type": "string", "pattern": EIP191,
-        "description": "The vow wallet's EIP-191 personal_sign signature over the exact text \
-            of GET /play/message for this action, quest, vow and UTC day; accepted once."});
-    out.insert(
-        "ClaimRequest".into(),
-        json!({
-            "title": "POST /munus/{id}/claim body",
-            "type": "object",
-            "required": ["vow_id", "signature"],
-            "additionalProperties": false,
-            "properties": {"vow_id": vow_id.clone(), "signature": signature.clone()},
-        }),
-    );
-    out.insert(
-        "SubmitRequest".into(),
-        json!({
-            "title": "POST /munus/{id}/submit body",
-            "type": "object",
-            "required": ["vow_id", "link", "signature"],
-            "additionalProperties": false,
-            "properties": {
-                "vow_id": vow_id,
-                "link": {"type": "string", "pattern": "^https://[\\x21-\\x7e]+$",
-                    "maxLength": conduct_core::munus::MAX_LINK,
-                    "description": "The delivery: an https link (a pull request), never fetched or run."},
-                "signature": signature,
-            },
-        }),
-    );
-    out.insert(
-        "BindRequest".into(),
-        json!({
-            "title": "POST /nostr/bind body",
-            "type": "object",
-            "required": ["vow_id", "npub", "wallet_signature", "nostr_signature"],
-            "additionalProperties": false,
-            "properties": {
-                "vow_id": {"type": "string", "pattern": "^[0-9a-f]{16}$",
-                    "description": "The vow: signed with a wallet, not sandbox."},
-                "npub": {"type": "string", "pattern": "^npub1[02-9ac-hj-np-z]{58}$",
-                    "description": "The NIP-19 npub to bind (written in capitals, it is read \
-                        the same)."},
-                "wallet_signature": {"type": "string", "pattern": EIP191,
-                    "description": "The vow wallet's EIP-191 personal_sign signature over the \
-                        exact text of GET /nostr/bind/message (today's UTC date)."},
-                "nostr_signature": {"type": "string", "pattern": "^[0-9a-fA-F]{128}$",
-                    "description": "The npub key's BIP-340 signature over the 32 bytes \
-                        sha256(UTF-8 text) of the same text, in hex."},
-            },
-        }),
-    );
+    // Read member by member by the oracle's handler (each unknown member named), not by a type.
     out.insert(
         "OracleRequest".into(),
         json!({
@@ -724,6 +599,7 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
         }),
     );
     let id = json!({"type": ["string", "integer"], "description": "Echoed in the answer."});
+    // Read by rmcp, not by a type of ours.
     out.insert(
         "McpMessage".into(),
         json!({
@@ -787,56 +663,11 @@ fn schemas() -> Result<Map<String, Value>, RenderError> {
     Ok(out)
 }
 
-/// The request and answer of `POST /erc8004/validation` (library/ERC8004.md).
+/// The answer of `POST /erc8004/validation` (library/ERC8004.md). Written out: the handler
+/// builds the signed credential as a JSON value.
 fn erc8004_schemas(out: &mut Map<String, Value>) {
-    use conduct_core::erc8004::{Form, CREDENTIAL_TYPE, MAX_SUBJECT_ID};
-    let predicate = json!({
-        "type": "object",
-        "description": "A posted metric and band (see /predicates): only whether the metric \
-            clears the band is signed.",
-        "required": ["metric", "band"],
-        "additionalProperties": false,
-        "properties": {
-            "metric": {"type": "string", "enum": QUANTITY_KEYS},
-            "band": {"type": "string", "enum": BANDS.map(|b| b.name)},
-        },
-    });
-    let rules: Vec<String> = Form::ALL
-        .iter()
-        .map(|f| format!("{}: {}", f.name(), f.rule()))
-        .collect();
+    use conduct_core::erc8004::{Form, CREDENTIAL_TYPE};
     let forms = Form::ALL.map(Form::name);
-    out.insert(
-        "Erc8004Request".into(),
-        json!({
-            "title": "POST /erc8004/validation body: a trace, a posted predicate, an agent subject",
-            "description": "Predicate-only: a request for raw numbers (no predicate, or a \
-                member such as full, numbers, profile or disclosure) is refused with 422 \
-                predicate-only.",
-            "type": "object",
-            "required": ["trace", "predicate", "subject"],
-            "additionalProperties": false,
-            "properties": {
-                "trace": schema_ref_named("Trace"),
-                "predicate": predicate,
-                "subject": {
-                    "type": "object",
-                    "required": ["form", "id"],
-                    "additionalProperties": false,
-                    "properties": {
-                        "form": {"type": "string", "enum": forms},
-                        "id": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": MAX_SUBJECT_ID,
-                            "description": format!("An id of the form; refused with 422 \
-                                invalid-subject otherwise. {}", rules.join("; ")),
-                        },
-                    },
-                },
-            },
-        }),
-    );
     out.insert(
         "Erc8004Validation".into(),
         json!({
@@ -889,65 +720,13 @@ fn erc8004_schemas(out: &mut Map<String, Value>) {
     );
 }
 
-/// The requests and answers of the witness and of familiars (library/WITNESS.md,
-/// library/FAMILIARS.md).
+/// The answers of the witness and of familiars (library/WITNESS.md, library/FAMILIARS.md).
+/// Written out: the reading and the record are built as JSON values.
 fn witness_schemas(out: &mut Map<String, Value>) {
     use conduct_core::familiar::record::FAUCET_CAP;
-    use conduct_core::familiar::{MAX_BUDGET, MAX_DELIVERABLE, MAX_TITLE, MAX_WHAT};
-    use conduct_core::witness::{MAX_LIMITS, MAX_WINDOW_DAYS};
-    let vow_id = json!({"type": "string", "pattern": "^[0-9a-f]{16}$"});
-    let amount = json!({"type": ["string", "null"], "pattern": "^(0|[1-9][0-9]{0,77})$",
-        "description": "Base units of the token, a decimal string (at most 2^256 - 1)."});
-    let address = json!({"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"});
-    let eip191 = json!({"type": "string", "pattern": EIP191});
-    out.insert(
-        "PledgeRequest".into(),
-        json!({
-            "title": "POST /witness/pledge body",
-            "type": "object",
-            "required": ["vow_id", "limits", "signature"],
-            "additionalProperties": false,
-            "properties": {
-                "vow_id": vow_id.clone(),
-                "limits": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_LIMITS,
-                    "description": "One limit per ERC-20 asset, each with max_balance, \
-                        max_outflow_per_day or both.",
-                    "items": {
-                        "type": "object",
-                        "required": ["asset"],
-                        "additionalProperties": false,
-                        "properties": {
-                            "asset": address.clone(),
-                            "max_balance": amount.clone(),
-                            "max_outflow_per_day": amount,
-                        },
-                    },
-                },
-                "signature": {"type": "string", "pattern": EIP191,
-                    "description": "The vow wallet's EIP-191 personal_sign signature over the \
-                        exact text of GET /witness/pledge/message (today's UTC date); accepted \
-                        once."},
-            },
-        }),
-    );
-    out.insert(
-        "WitnessReadingRequest".into(),
-        json!({
-            "title": "POST /witness/reading body",
-            "type": "object",
-            "required": ["vow_id"],
-            "additionalProperties": false,
-            "properties": {
-                "vow_id": vow_id.clone(),
-                "window_days": {"type": ["integer", "null"], "minimum": 1,
-                    "maximum": MAX_WINDOW_DAYS,
-                    "description": "Whole UTC days ending at the chain's head (default 7)."},
-            },
-        }),
-    );
+    use conduct_core::schema::ADDRESS;
+    let vow_id = json!({"type": "string", "pattern": conduct_core::schema::vow_id()});
+    let address = json!({"type": "string", "pattern": ADDRESS});
     out.insert(
         "WitnessReading".into(),
         json!({
@@ -979,42 +758,6 @@ fn witness_schemas(out: &mut Map<String, Value>) {
             },
         }),
     );
-    let text = |max: usize, lines: bool| {
-        json!({"type": "string", "minLength": 1, "maxLength": max,
-            "pattern": if lines { TEXT_CHARS } else { AGENT_CHARS }})
-    };
-    let order = json!({
-        "type": "object",
-        "description": "The labor order, recorded as sent: optional members are left out, \
-            never null. order_sha256 is sha256 of its RFC 8785 bytes.",
-        "required": ["title", "what"],
-        "additionalProperties": false,
-        "properties": {
-            "title": text(MAX_TITLE, false),
-            "what": text(MAX_WHAT, true),
-            "budget": text(MAX_BUDGET, false),
-            "deliverable": text(MAX_DELIVERABLE, true),
-        },
-    });
-    out.insert(
-        "FamiliarRequest".into(),
-        json!({
-            "title": "POST /familiar/summon body",
-            "type": "object",
-            "required": ["owner", "order", "signature"],
-            "additionalProperties": false,
-            "properties": {
-                "owner": {"oneOf": [
-                    {"type": "object", "required": ["vow_id"], "additionalProperties": false,
-                     "properties": {"vow_id": vow_id.clone()}},
-                    {"type": "object", "required": ["wallet"], "additionalProperties": false,
-                     "properties": {"wallet": address.clone()}},
-                ]},
-                "order": order.clone(),
-                "signature": eip191,
-            },
-        }),
-    );
     out.insert(
         "Familiar".into(),
         json!({
@@ -1042,6 +785,8 @@ fn witness_schemas(out: &mut Map<String, Value>) {
 }
 
 /// The schemas of prepared transactions and ticket entitlements (library/PREPARE.md).
+/// Written out: the answers are built as JSON values, and `POST /prepare/{action}` reads its
+/// body member by member (each argument by the action's own rules).
 fn prepare_schemas(out: &mut Map<String, Value>) {
     let address = json!({"type": "string", "pattern": "^0x[0-9a-f]{40}$"});
     let maybe_address = json!({"type": ["string", "null"], "pattern": "^0x[0-9a-f]{40}$"});
@@ -1196,21 +941,6 @@ fn prepare_schemas(out: &mut Map<String, Value>) {
         }),
     );
     out.insert(
-        "EntitleRequest".into(),
-        json!({
-            "title": "POST /ticket/{game}/entitle body",
-            "type": "object",
-            "required": ["wallet", "signature"],
-            "additionalProperties": false,
-            "properties": {
-                "wallet": {"type": "string", "pattern": "^0x[0-9a-fA-F]{40}$"},
-                "signature": {"type": "string", "pattern": EIP191,
-                    "description": "The wallet's EIP-191 personal_sign signature over the exact \
-                        text of GET /ticket/{game}/message?wallet= (today's UTC date)."},
-            },
-        }),
-    );
-    out.insert(
         "Entitlement".into(),
         signed(
             "A ticket entitlement: a balance read at a named block",
@@ -1252,15 +982,6 @@ fn prepare_schemas(out: &mut Map<String, Value>) {
 fn schema_ref_named(name: &str) -> Value {
     json!({"$ref": format!("#/components/schemas/{name}")})
 }
-
-/// An EIP-191 signature as every owner-signed write takes it: 65 bytes in hex, `0x`
-/// optional (any spelling of one signature is the same signature; PREPARE.md).
-const EIP191: &str = "^(0[xX])?[0-9a-fA-F]{130}$";
-/// Text without control characters (newline and tab aside), carriage return, U+FFFE or U+FFFF.
-const TEXT_CHARS: &str = "^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF]*$";
-/// An agent name's characters: no control characters, U+FFFE or U+FFFF, bidirectional
-/// controls or zero-width characters.
-const AGENT_CHARS: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F\\uFFFE\\uFFFF\\u061C\\u180E\\u200B-\\u200F\\u202A-\\u202E\\u2060-\\u2064\\u2066-\\u2069\\uFEFF]*$";
 
 /// The OpenAPI version the document declares.
 pub const OPENAPI_VERSION: &str = "3.1.0";
@@ -1473,7 +1194,12 @@ fn undescribed(r: &RouteInfo) -> Value {
 /// component is replaced by its definition (for documents outside this one, such as the tools
 /// of `/mcp`, which describe their arguments and results by the same schemas).
 pub fn standalone(s: Schema) -> Result<Value, RenderError> {
-    inline(&schema_ref(s), &schemas()?, "#/components/schemas/", 0)
+    let derived: Vec<Derived> = match s {
+        Schema::Derived(d) => vec![d],
+        _ => Vec::new(),
+    };
+    inline(&schema_ref(s), &schemas(&derived)?, "#/components/schemas/")
+        .map_err(|e| RenderError::Input(format!("openapi: {e}")))
 }
 
 /// The OpenAPI document of `input`'s routes (unsigned).
@@ -1516,7 +1242,7 @@ pub fn document(input: &SiteInput<'_>) -> Result<Value, RenderError> {
         },
         "servers": [{"url": input.public_url}],
         "paths": paths,
-        "components": {"schemas": schemas()?},
+        "components": {"schemas": schemas(&derived_of(input.routes))?},
         "x-scope": scope,
     }))
 }
@@ -1535,23 +1261,6 @@ mod tests {
         assert_eq!(
             operation_id("GET", "/.well-known/x402.json"),
             "get_well_known_x402_json"
-        );
-    }
-
-    #[test]
-    fn published_schemas_inline_their_defs() {
-        let t = inline_defs(TRACE_SCHEMA, "trace").unwrap();
-        let text = t.to_string();
-        assert!(!text.contains("$defs") && !text.contains("$ref") && !text.contains("$id"));
-        assert_eq!(
-            t["properties"]["turns"]["items"]["properties"]["Y"]["maxLength"],
-            65536
-        );
-        let a = inline_defs(ATTESTATION_SCHEMA, "attestation").unwrap();
-        assert!(!a.to_string().contains("$defs"));
-        assert_eq!(
-            a["properties"]["profile"]["properties"]["i_c_d"]["allOf"][0]["required"][0],
-            "n"
         );
     }
 

@@ -19,10 +19,11 @@
 //! - rmcp answers a body that is not a JSON-RPC message with 415 whatever the content type;
 //!   JSON-RPC 2.0 says a parse error is -32700 and an invalid message -32600, so those are
 //!   answered here (400, a JSON-RPC error with a null id).
-//! - The tools' schemas come from `/openapi.json`'s components rather than from Rust types
-//!   (`schemars`), so MCP and OpenAPI describe the same checks; arguments are checked against
-//!   them here (rmcp checks only that they deserialize). Without Rust types to derive from,
-//!   rmcp's `#[tool]` macros would only repeat one method per tool, so the tools are a table
+//! - The tools' schemas come from `/openapi.json`'s components (derived from the request types
+//!   the routes parse) rather than from argument types of the tools' own, so MCP and OpenAPI
+//!   describe the same checks; arguments are checked against them here (rmcp checks only that
+//!   they deserialize). Without argument types of their own, rmcp's `#[tool]` macros would
+//!   only repeat one method per tool, so the tools are a table
 //!   given to rmcp's `ToolRouter` (`#[tool_handler]` still answers `tools/list` and
 //!   `tools/call` from it, unknown tools included).
 //! - A failed tool's result carries the problem as text and no `structuredContent`: a result

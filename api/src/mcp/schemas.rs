@@ -18,6 +18,7 @@ use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
 use super::tools::Kind;
+use crate::routes::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
 
 /// The schemas of one tool, and the compiled check of its arguments.
 struct ToolSchemas {
@@ -110,7 +111,7 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
         ),
         Kind::TakeVow => (
             narrowed(
-                Schema::VowRequest,
+                VOW_BODY,
                 &["wallet", "signature", "sealed"],
                 "A vow over MCP is sandbox: no wallet, signature or seal (POST /vow over HTTP \
                  takes those).",
@@ -119,7 +120,7 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
         ),
         Kind::ReportIn => (
             narrowed(
-                Schema::ReportRequest,
+                REPORT_BODY,
                 &[],
                 "A report-in on the free tier (attested: false), as POST /vow/report/demo.",
             )?,
@@ -166,7 +167,7 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
         ),
         Kind::DemoProfile => (
             narrowed(
-                Schema::ProfileRequest,
+                PROFILE_BODY,
                 &[],
                 "A trace (and an optional predicate disclosure), as POST /demo/profile.",
             )?,

@@ -53,12 +53,28 @@ pub const RAW_READ_MEMBERS: [&str; 8] = [
 
 /// Body of `POST /erc8004/validation`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schemars",
+    schemars(
+        rename = "Erc8004Request",
+        title = "POST /erc8004/validation body: a trace, a posted predicate, an agent subject",
+        description = "Predicate-only: a request for raw numbers (no predicate, or a member such as \
+        full, numbers, profile or disclosure) is refused with 422 predicate-only."
+    )
+)]
 #[serde(deny_unknown_fields)]
 pub struct ValidationRequest<'a> {
     /// The trace, exactly as `POST /profile` takes it (`context_key`, `turns`).
     #[serde(borrow)]
+    #[cfg_attr(feature = "schemars", schemars(description = ""))]
     pub trace: TraceDoc<'a>,
     /// A posted metric and band (see `/predicates`).
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(description = "A posted metric and band (see \
+        /predicates): only whether the metric clears the band is signed.")
+    )]
     pub predicate: PredicateRequest,
     /// The agent the credential is about.
     pub subject: SubjectRequest,
@@ -66,12 +82,31 @@ pub struct ValidationRequest<'a> {
 
 /// The subject of a request: a form name and an id of that form.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schemars", schemars(inline, description = ""))]
 #[serde(deny_unknown_fields)]
 pub struct SubjectRequest {
     /// One of [`Form::name`].
+    #[cfg_attr(feature = "schemars", schemars(description = "",
+        extend("enum" = Form::ALL.map(Form::name))))]
     pub form: String,
     /// The id, in the form's grammar.
+    #[cfg_attr(feature = "schemars", schemars(length(min = 1, max = MAX_SUBJECT_ID),
+        description = subject_rules()))]
     pub id: String,
+}
+
+/// What a subject id of each form must be, for the schema of [`SubjectRequest::id`].
+#[cfg(feature = "schemars")]
+fn subject_rules() -> String {
+    let rules: Vec<String> = Form::ALL
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.rule()))
+        .collect();
+    format!(
+        "An id of the form; refused with 422 invalid-subject otherwise. {}",
+        rules.join("; ")
+    )
 }
 
 /// The top-level member names of a body and its `predicate` value, read without building the

@@ -59,6 +59,44 @@ impl Order {
     }
 }
 
+/// An order's schema, from the table [`parse_order`] checks ([`ORDER_MEMBERS`]): each member a
+/// string of 1 to its most characters, one line or lines; no other member, none `null`.
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for Order {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Order".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        use crate::schema::{AGENT_CHARS, TEXT_CHARS};
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (name, max, must, lines) in ORDER_MEMBERS {
+            let chars = if lines { TEXT_CHARS } else { AGENT_CHARS };
+            properties.insert(
+                name.into(),
+                serde_json::json!({"type": "string", "minLength": 1, "maxLength": max,
+                    "pattern": chars}),
+            );
+            if must {
+                required.push(name);
+            }
+        }
+        schemars::json_schema!({
+            "type": "object",
+            "description": "The labor order, recorded as sent: optional members are left out, \
+                never null. order_sha256 is sha256 of its RFC 8785 bytes.",
+            "required": required,
+            "additionalProperties": false,
+            "properties": properties,
+        })
+    }
+}
+
 /// Bidirectional controls and zero-width characters (they make one text look like another).
 fn is_invisible(c: char) -> bool {
     matches!(c,

@@ -37,7 +37,10 @@ pub const MAX_CADENCE_HOURS: f64 = 8760.0;
 /// Body of `POST /vow`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schemars", schemars(title = "POST /vow body", description = ""))]
+#[cfg_attr(
+    feature = "schemars",
+    schemars(title = "POST /vow body", description = "")
+)]
 #[serde(deny_unknown_fields)]
 pub struct VowRequest {
     /// The declared purpose.
@@ -61,9 +64,12 @@ pub struct VowRequest {
     pub wallet: Option<String>,
     /// EIP-191 signature by `wallet` over [`vow_message`].
     #[serde(default)]
-    #[cfg_attr(feature = "schemars", schemars(description = "EIP-191 signature by wallet over \
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(description = "EIP-191 signature by wallet over \
         the text of GET /vow/message (0x and 130 hex digits). One that does not verify makes \
-        the vow sandbox (a sealed vow is refused)."))]
+        the vow sandbox (a sealed vow is refused).")
+    )]
     pub signature: Option<String>,
     /// Publish only `sha256(text)` (requires a valid signature).
     #[serde(default)]
@@ -73,7 +79,10 @@ pub struct VowRequest {
 /// Body of `POST /vow/report` and `POST /vow/report/demo`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schemars", schemars(title = "POST /vow/report body", description = ""))]
+#[cfg_attr(
+    feature = "schemars",
+    schemars(title = "POST /vow/report body", description = "")
+)]
 #[serde(deny_unknown_fields)]
 pub struct ReportRequest<'a> {
     /// The vow reported on.
@@ -82,11 +91,17 @@ pub struct ReportRequest<'a> {
     pub vow_id: Cow<'a, str>,
     /// Names the context flag the read is conditioned on.
     #[serde(borrow)]
-    #[cfg_attr(feature = "schemars", schemars(schema_with = "crate::schema::context_key"))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::context_key", description = "")
+    )]
     pub context_key: Cow<'a, str>,
     /// The ordered turns.
     #[serde(borrow)]
-    #[cfg_attr(feature = "schemars", schemars(schema_with = "crate::schema::turns"))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::turns", description = "")
+    )]
     pub turns: Vec<Turn<'a>>,
     /// Optional public self-account, at most [`MAX_NOTE`] characters.
     #[serde(default)]
@@ -99,9 +114,14 @@ pub struct ReportRequest<'a> {
     /// EIP-191 signature by the vow's wallet over [`report_message`] (a wallet-signed vow's
     /// free report-in needs it; on the paid route the payer being the wallet also proves it).
     #[serde(default)]
-    #[cfg_attr(feature = "schemars", schemars(pattern(crate::schema::EIP191),
-        description = "For a wallet-signed vow: the wallet's EIP-191 signature over the text of \
-            GET /vow/report/message."))]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(
+            pattern(crate::schema::EIP191),
+            description = "For a wallet-signed vow: the wallet's EIP-191 signature over the text of \
+            GET /vow/report/message."
+        )
+    )]
     pub signature: Option<String>,
 }
 
