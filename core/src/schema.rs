@@ -32,6 +32,10 @@ pub const ADDRESS: &str = "^0x[0-9a-fA-F]{40}$";
 pub const VOW_WALLET: &str = "^0[xX][0-9a-fA-F]{40}$";
 /// A BIP-340 signature in hex (64 bytes).
 pub const BIP340: &str = "^[0-9a-fA-F]{128}$";
+/// An address as the service writes it: `0x` and 40 lowercase hex digits.
+pub const ADDRESS_LOWER: &str = "^0x[0-9a-f]{40}$";
+/// Calldata as the service writes it: `0x` and whole bytes in lowercase hex.
+pub const HEX_DATA: &str = "^0x([0-9a-f]{2})*$";
 /// A quest delivery link: `https://` and printable ASCII.
 pub const HTTPS_LINK: &str = "^https://[\\x21-\\x7e]+$";
 

@@ -452,6 +452,19 @@ fn derived_schemas(derived: &[Derived]) -> Result<Map<String, Value>, RenderErro
     Ok(out)
 }
 
+/// The schema of an answer's type as it is serialized, every type it holds inlined.
+fn answer_schema<T: JsonSchema>() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
 /// The `components.schemas` of the document: those derived from the types of `derived`, and
 /// the published and written-out ones ([`written`]); a name given twice is refused.
 fn schemas(derived: &[Derived]) -> Result<Map<String, Value>, RenderError> {
@@ -784,9 +797,10 @@ fn witness_schemas(out: &mut Map<String, Value>) {
     );
 }
 
-/// The schemas of prepared transactions and ticket entitlements (library/PREPARE.md).
-/// Written out: the answers are built as JSON values, and `POST /prepare/{action}` reads its
-/// body member by member (each argument by the action's own rules).
+/// The schemas of prepared transactions and ticket entitlements (library/PREPARE.md). A
+/// prepared answer's typed part is derived from its type; the rest is written out: the answers
+/// are built as JSON values, and `POST /prepare/{action}` reads its body member by member
+/// (each argument by the action's own rules).
 fn prepare_schemas(out: &mut Map<String, Value>) {
     let address = json!({"type": "string", "pattern": "^0x[0-9a-f]{40}$"});
     let maybe_address = json!({"type": ["string", "null"], "pattern": "^0x[0-9a-f]{40}$"});
@@ -801,94 +815,40 @@ fn prepare_schemas(out: &mut Map<String, Value>) {
             "properties": properties,
         })
     };
-    let precondition = json!({
-        "type": "object",
-        "required": ["what", "status", "value", "detail"],
-        "properties": {
-            "what": {"type": "string"},
-            "status": {"enum": ["ok", "fails", "assumed", "unset"],
-                "description": "assumed: the chain could not be read (check it yourself; never \
-                    zero); unset: an address this needs is not configured here."},
-            "value": {"type": ["string", "null"]},
-            "detail": {"type": "string"},
-        },
-    });
-    let skip_if = json!({
-        "type": "object",
-        "description": "When the approve may be dropped: the allowance already covers the amount.",
-        "required": ["condition", "token", "owner", "spender", "amount", "check", "allowance", "holds"],
-        "properties": {
-            "condition": {"type": "string"},
-            "token": maybe_address.clone(),
-            "owner": address.clone(),
-            "spender": maybe_address.clone(),
-            "amount": {"type": ["string", "null"],
-                "description": "Decimal base units; null when unknown here (no price stated \
-                    and the ticket contract not set)."},
-            "check": {"type": "object", "required": ["to", "data", "returns"],
-                "properties": {
-                    "to": maybe_address.clone(),
-                    "data": {"type": ["string", "null"], "pattern": "^0x([0-9a-f]{2})*$",
-                        "description": "The eth_call's calldata; null when unknown here (the \
-                            ticket contract, its spender, not set)."},
-                    "returns": {"type": "string"},
-                }},
-            "allowance": {"type": ["string", "null"]},
-            "holds": {"type": ["boolean", "null"]},
-        },
-    });
-    let tx = json!({
-        "type": "object",
-        "required": ["step", "from", "to", "data", "value", "chain_id", "function", "description"],
-        "properties": {
-            "step": {"type": "integer", "minimum": 1},
-            "from": address.clone(),
-            "to": maybe_address.clone(),
-            "data": {"type": ["string", "null"], "pattern": "^0x([0-9a-f]{2})*$"},
-            "value": {"const": "0"},
-            "chain_id": {"type": ["integer", "null"]},
-            "function": {"type": "string"},
-            "description": {"type": "string"},
-            "skip_if": skip_if,
-        },
-    });
     let chain = json!({"type": ["object", "null"], "required": ["name", "chain_id"]});
+    // The typed part (action, arguments, txs, preconditions, read_at) is the schema of
+    // `Prepared`, as serialized; the api's envelope around it is written out.
+    let typed = answer_schema::<conduct_indexer::chain::prepare::Prepared>();
+    let mut properties = typed
+        .get("properties")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut required = typed.get("required").cloned().unwrap_or_else(|| json!([]));
+    properties["read_at"]["properties"]["at"] = json!({"type": "string"});
+    if let Some(r) = properties["read_at"]["required"].as_array_mut() {
+        r.push(json!("at"));
+    }
+    for (k, v) in [
+        ("type", json!({"const": "conduct.prepared/v1"})),
+        ("chain", chain.clone()),
+        ("quoted", json!({"const": false})),
+        (
+            "rules",
+            json!({"type": "array", "items": {"type": "string"}}),
+        ),
+        ("scope", schema_ref_named("Scope")),
+    ] {
+        properties[k] = v;
+    }
+    if let Some(r) = required.as_array_mut() {
+        r.extend(["type", "chain", "rules", "scope"].map(Value::from));
+    }
     out.insert(
         "Prepared".into(),
         signed(
             "Unsigned transactions to sign in order, and the preconditions to check first",
-            json!([
-                "type",
-                "action",
-                "chain",
-                "arguments",
-                "txs",
-                "preconditions",
-                "read_at",
-                "rules",
-                "scope"
-            ]),
-            json!({
-                "type": {"const": "conduct.prepared/v1"},
-                "action": {"type": "string"},
-                "chain": chain.clone(),
-                "arguments": {"type": "object", "additionalProperties": {"type": "string"}},
-                "txs": {"type": "array", "minItems": 1, "items": tx},
-                "preconditions": {"type": "array", "items": precondition},
-                "read_at": {
-                    "type": "object",
-                    "required": ["block", "reachable", "error", "at"],
-                    "properties": {
-                        "block": {"type": ["integer", "null"]},
-                        "reachable": {"type": ["boolean", "null"]},
-                        "error": {"type": ["string", "null"]},
-                        "at": {"type": "string"},
-                    },
-                },
-                "quoted": {"const": false},
-                "rules": {"type": "array", "items": {"type": "string"}},
-                "scope": schema_ref_named("Scope"),
-            }),
+            required,
+            properties,
         ),
     );
     let param = json!({
@@ -1262,6 +1222,90 @@ mod tests {
             operation_id("GET", "/.well-known/x402.json"),
             "get_well_known_x402_json"
         );
+    }
+
+    /// The typed part of a prepared answer, serialized as the api serializes it and put in its
+    /// envelope, meets the schema derived from its type (`Prepared`), and a value outside the
+    /// type's attributes does not.
+    #[test]
+    fn a_prepared_answer_meets_its_derived_schema() {
+        use conduct_indexer::chain::prepare::{
+            Check, Precondition, Prepared, ReadAt, SkipIf, Status, Tx,
+        };
+        let from = format!("0x{}", "ab".repeat(20));
+        let approve = Tx {
+            step: 1,
+            from: from.clone(),
+            to: None,
+            data: Some(format!("0x095ea7b3{}", "00".repeat(64))),
+            value: "0",
+            chain_id: None,
+            function: "approve(address,uint256)",
+            description: "Approve the ticket contract to take the price.".into(),
+            skip_if: Some(SkipIf {
+                condition: "allowance(owner, spender) >= amount",
+                token: None,
+                owner: from.clone(),
+                spender: None,
+                amount: None,
+                check: Check {
+                    to: None,
+                    data: None,
+                    returns: "uint256",
+                },
+                allowance: None,
+                holds: None,
+            }),
+        };
+        let buy = Tx {
+            step: 2,
+            to: Some(format!("0x{}", "cd".repeat(20))),
+            chain_id: Some(31337),
+            function: "buy(uint256,uint256)",
+            skip_if: None,
+            ..approve.clone()
+        };
+        let prepared = Prepared {
+            action: "buy_ticket",
+            arguments: [("from", from.clone()), ("game", "1".to_owned())].into(),
+            txs: vec![approve, buy],
+            preconditions: vec![Precondition {
+                what: "the ticket contract is configured".into(),
+                status: Status::Unset,
+                value: None,
+                detail: "[chain.tickets] address is not set here".into(),
+            }],
+            read_at: ReadAt {
+                block: None,
+                reachable: None,
+                error: None,
+            },
+        };
+        let mut answer = serde_json::to_value(&prepared).unwrap();
+        answer["read_at"]["at"] = json!("2026-01-01T00:00:00Z");
+        answer["type"] = json!("conduct.prepared/v1");
+        answer["chain"] = Value::Null;
+        answer["quoted"] = json!(false);
+        answer["rules"] = json!(["the action is last"]);
+        answer["scope"] =
+            Value::Object(SCOPE.iter().map(|(k, v)| ((*k).into(), json!(v))).collect());
+        answer["key_id"] = json!("0123abcd");
+        answer["signature"] = json!(format!("{}==", "A".repeat(86)));
+        let schema = standalone(Schema::Prepared).unwrap();
+        let check = jsonschema::draft202012::new(&schema).unwrap();
+        let errors: Vec<String> = check.iter_errors(&answer).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        for (pointer, bad) in [
+            ("/txs/0/step", json!(0)),
+            ("/txs/1/value", json!("1")),
+            ("/txs/0/data", json!("0xABC")),
+            ("/preconditions/0/status", json!("maybe")),
+            ("/txs", json!([])),
+        ] {
+            let mut wrong = answer.clone();
+            *wrong.pointer_mut(pointer).unwrap() = bad;
+            assert!(!check.is_valid(&wrong), "{pointer}");
+        }
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub mod build;
 pub mod holding;
 pub mod read;
 
+use conduct_core::schema::{ADDRESS_LOWER, HEX_DATA};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 pub use args::{parse_args, ArgError, Args};
@@ -367,7 +369,8 @@ pub fn action(name: &str) -> Option<&'static Action> {
 }
 
 /// Whether a precondition holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Read, and it holds.
@@ -381,68 +384,112 @@ pub enum Status {
 }
 
 /// One precondition: what to check before signing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Precondition {
     /// What is checked.
     pub what: String,
     /// Whether it holds.
     pub status: Status,
     /// What was read (decimal, address or text), `None` when nothing was.
+    #[schemars(description = "What was read (decimal, address or text); null when nothing was.")]
     pub value: Option<String>,
     /// In words, with how to check it yourself.
     pub detail: String,
 }
 
 /// The read that decides a `skip_if`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Check {
     /// The contract called (`None`: not known here).
+    #[schemars(
+        pattern(ADDRESS_LOWER),
+        description = "The contract called; null when not known here."
+    )]
     pub to: Option<String>,
     /// The calldata of the `eth_call`; `None` (null) when it is unknown here (the spender,
     /// a contract not set, is one of its arguments).
+    #[schemars(
+        pattern(HEX_DATA),
+        description = "The eth_call's calldata; null when unknown \
+        here (the spender, a contract not set, is one of its arguments)."
+    )]
     pub data: Option<String>,
     /// What it returns.
     pub returns: &'static str,
 }
 
 /// When an `approve` may be dropped (rule 2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(
+    inline,
+    description = "When the approve may be dropped: the allowance already \
+    covers the amount."
+)]
 pub struct SkipIf {
     /// The condition.
     pub condition: &'static str,
     /// The token approved.
+    #[schemars(pattern(ADDRESS_LOWER))]
     pub token: Option<String>,
     /// The owner of the allowance (`from`).
+    #[schemars(pattern(ADDRESS_LOWER))]
     pub owner: String,
     /// The spender (the contract that pulls).
+    #[schemars(pattern(ADDRESS_LOWER))]
     pub spender: Option<String>,
     /// The amount the action pulls (decimal base units); `None` (null) when it is unknown
     /// here: no price was stated and the contract that states it is not set.
+    #[schemars(
+        description = "The amount the action pulls (decimal base units); null when \
+        it is unknown here: no price was stated and the contract that states it is not set."
+    )]
     pub amount: Option<String>,
     /// The `eth_call` that reads the allowance.
     pub check: Check,
     /// The allowance read now (`None`: not read).
+    #[schemars(description = "The allowance read now; null when not read.")]
     pub allowance: Option<String>,
     /// Whether the condition holds now: `true` drop the approve, `false` sign it, `None`
     /// not read (sign it, or read `check` yourself).
+    #[schemars(
+        description = "Whether the condition holds now: true, drop the approve; \
+        false, sign it; null, not read (sign it, or read check yourself)."
+    )]
     pub holds: Option<bool>,
 }
 
 /// One unsigned transaction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline)]
 pub struct Tx {
     /// Its place in the signing order, from 1.
+    #[schemars(range(min = 1))]
     pub step: usize,
     /// The wallet that signs it.
+    #[schemars(pattern(ADDRESS_LOWER))]
     pub from: String,
     /// The contract called; `None` (null) while its address is unset here.
+    #[schemars(
+        pattern(ADDRESS_LOWER),
+        description = "The contract called; null while its \
+        address is unset here."
+    )]
     pub to: Option<String>,
     /// The exact calldata; `None` only for an approve whose spender is a contract not
     /// deployed here (its address is part of the calldata).
+    #[schemars(
+        pattern(HEX_DATA),
+        description = "The exact calldata; null only for an approve \
+        whose spender is a contract not deployed here (its address is part of the calldata)."
+    )]
     pub data: Option<String>,
     /// Wei sent: always "0".
+    #[schemars(extend("const" = "0"))]
     pub value: &'static str,
     /// The EIP-155 chain id (`None` without a chain).
+    #[schemars(description = "The EIP-155 chain id; null without a chain.")]
     pub chain_id: Option<u64>,
     /// The Solidity signature called.
     pub function: &'static str,
@@ -450,28 +497,38 @@ pub struct Tx {
     pub description: String,
     /// When it may be dropped (an approve only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "SkipIf")]
     pub skip_if: Option<SkipIf>,
 }
 
 /// Where the preconditions were read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline, description = "")]
 pub struct ReadAt {
     /// The block every read was made at (`None`: the chain was not read).
+    #[schemars(
+        description = "The block every read was made at; null when the chain was not \
+        read."
+    )]
     pub block: Option<u64>,
     /// Whether the chain answered (`None`: no chain is configured).
+    #[schemars(description = "Whether the chain answered; null when no chain is configured.")]
     pub reachable: Option<bool>,
     /// Why it did not (URLs named by host only).
     pub error: Option<String>,
 }
 
-/// What `/prepare/<action>` answers (before the api adds its envelope and signs it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What `/prepare/<action>` answers (before the api adds its envelope and signs it). Its
+/// schema (`schemars`, as serialized) is the typed part of the answer's in `/openapi.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(inline, description = "")]
 pub struct Prepared {
     /// The action.
     pub action: &'static str,
     /// The arguments as used (defaults filled, addresses and hashes in lower-case hex).
     pub arguments: std::collections::BTreeMap<&'static str, String>,
     /// The transactions, in signing order; the action is last.
+    #[schemars(length(min = 1))]
     pub txs: Vec<Tx>,
     /// What to check before signing.
     pub preconditions: Vec<Precondition>,
