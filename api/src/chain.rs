@@ -9,7 +9,7 @@ use conduct_indexer::chain::follower::{Change, Follower};
 use conduct_indexer::chain::reputation::{self, Probe};
 use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::chain::verify::{Verifier, VerifyPolicy};
-use conduct_indexer::chain::ChainStatus;
+use conduct_indexer::chain::{ChainError, ChainStatus};
 use conduct_indexer::fetch::FetchPolicy;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
@@ -235,18 +235,18 @@ async fn probe_contract(
 /// it in the chain status, and start a new one that `make` builds after a pause.
 fn supervise<F, Fut>(name: &'static str, status: Arc<Mutex<ChainStatus>>, first: Fut, make: F)
 where
-    F: Fn() -> Result<Fut, String> + Send + 'static,
+    F: Fn() -> Result<Fut, ChainError> + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     tokio::spawn(async move {
-        let mut next = Ok(first);
+        let mut next: Result<Fut, ChainError> = Ok(first);
         loop {
             let why = match next {
                 Ok(task) => match tokio::spawn(task).await {
                     Ok(()) => return,
                     Err(e) => e.to_string(),
                 },
-                Err(e) => e,
+                Err(e) => e.to_string(),
             };
             tracing::error!(task = name, error = %why, "stopped; starting it again in 5 s");
             conduct_core::sync::lock(&status).error = Some(format!("{name} stopped: {why}"));

@@ -361,7 +361,7 @@ impl Config {
             max_connections_per_ip: (per_ip > 0).then_some(per_ip),
             chain: match file.chain {
                 Some(c) => {
-                    c.validate()?;
+                    c.validate().map_err(|e| e.to_string())?;
                     Some(c)
                 }
                 None => None,

@@ -410,9 +410,11 @@ async fn deploy_registry(rpc: &Rpc) -> Result<(String, String, String), String> 
         .as_str()
         .ok_or("ToolRegistry deployment has no address")?
         .to_ascii_lowercase();
-    let pki = crate::dev_tls::Pki::new()?;
+    let pki = crate::dev_tls::Pki::new().map_err(|e| e.to_string())?;
     let routes: crate::dev_tls::Routes = Default::default();
-    let addr = crate::dev_tls::serve(&pki, 0, routes.clone()).await?;
+    let addr = crate::dev_tls::serve(&pki, 0, routes.clone())
+        .await
+        .map_err(|e| e.to_string())?;
     let origin = format!("https://localhost:{}", addr.port());
     let manifest = json!({
         "type": conduct_core::erc8257::MANIFEST_TYPE,

@@ -17,6 +17,8 @@ use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
+use crate::error::Error;
+
 /// A CA (its PEM, to trust) and a server identity for `localhost` and `127.0.0.1` it signed.
 pub struct Pki {
     /// The CA certificate, PEM.
@@ -26,9 +28,9 @@ pub struct Pki {
 
 impl Pki {
     /// A fresh CA and server certificate.
-    pub fn new() -> Result<Pki, String> {
-        fn e(what: &'static str) -> impl Fn(rcgen::Error) -> String {
-            move |err| format!("{what}: {err}")
+    pub fn new() -> Result<Pki, Error> {
+        fn e(what: &'static str) -> impl Fn(rcgen::Error) -> Error {
+            move |err| Error::Dev(format!("{what}: {err}"))
         }
         let ca_key = KeyPair::generate().map_err(e("CA key"))?;
         let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(e("CA"))?;
@@ -51,13 +53,13 @@ impl Pki {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let server = ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|err| err.to_string())?
+            .map_err(|err| Error::Dev(err.to_string()))?
             .with_no_client_auth()
             .with_single_cert(
                 vec![leaf_cert.der().clone()],
                 PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
             )
-            .map_err(|err| err.to_string())?;
+            .map_err(|err| Error::Dev(err.to_string()))?;
         Ok(Pki {
             ca_pem: ca_cert.pem(),
             server: Arc::new(server),
@@ -97,11 +99,13 @@ pub type Routes = Arc<Mutex<HashMap<String, Answer>>>;
 
 /// Serve `routes` over HTTPS (HTTP/1.1, one request per connection) on `127.0.0.1:port` (0:
 /// any). Returns the bound address; the server runs as a tokio task. Unknown paths are 404.
-pub async fn serve(pki: &Pki, port: u16, routes: Routes) -> Result<SocketAddr, String> {
+pub async fn serve(pki: &Pki, port: u16, routes: Routes) -> Result<SocketAddr, Error> {
     let listener = TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|e| format!("binding the dev HTTPS server: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|e| Error::Dev(format!("binding the dev HTTPS server: {e}")))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::Dev(e.to_string()))?;
     let acceptor = TlsAcceptor::from(pki.server.clone());
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {

@@ -59,7 +59,7 @@ pub enum Error {
     Model(String),
     /// The chain follower or the manifest fetcher could not be set up.
     #[error("chain: {0}")]
-    Chain(String),
+    Chain(#[from] conduct_indexer::chain::ChainError),
 }
 
 /// Results of the api outside a request's answer.

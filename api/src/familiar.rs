@@ -198,7 +198,9 @@ async fn owner_of(
         }
         (None, Some(w)) => address(&w)
             .map(|wallet| Owner::Wallet { wallet })
-            .map_err(|e| Problem::invalid(vec![FieldError::at(format!("{base}wallet"), e)])),
+            .map_err(|e| {
+                Problem::invalid(vec![FieldError::at(format!("{base}wallet"), e.to_string())])
+            }),
         _ => Err(Problem::invalid(vec![FieldError::at(
             if base.is_empty() { "/owner" } else { base },
             "name the owner by exactly one of vow_id (a signed vow) and wallet",

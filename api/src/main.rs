@@ -242,7 +242,8 @@ fn edit_quests(data: &std::path::Path, action: QuestCmd) -> Result<String, Strin
             serde_json::json!({"quest": quest, "to": to, "amount_scry": amount,
                 "token": token, "tx": tx}),
         ),
-    }?;
+    }
+    .map_err(|e| e.to_string())?;
     std::fs::create_dir_all(data).map_err(|e| format!("{}: {e}", data.display()))?;
     conduct_indexer::durable::write_atomic(&path, &new, 0o600)
         .map_err(|e| format!("{}: {e}", path.display()))?;

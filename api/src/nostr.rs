@@ -123,7 +123,7 @@ fn nostr_signature(detail: String) -> Problem {
 
 /// The canonical (lowercase) npub of `s`, or why it is not one that can sign.
 fn check_npub(s: &str) -> Result<(String, [u8; 32]), String> {
-    let pk = npub_decode(s.trim())?;
+    let pk = npub_decode(s.trim()).map_err(|e| e.to_string())?;
     if !is_curve_point(&pk) {
         return Err("its key is not a point of secp256k1: no key signs for it".into());
     }

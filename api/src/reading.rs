@@ -15,6 +15,8 @@ pub use conduct_core::vow::interpret::{Interpretation, SEES};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::error::Error;
+
 /// Most characters kept of a model's answer.
 pub const MAX_ANSWER_CHARS: usize = 4000;
 /// Most bytes read of a provider's response body.
@@ -148,8 +150,8 @@ fn status_reason(status: reqwest::StatusCode, body: &[u8]) -> String {
 }
 
 /// Ask one provider (a system and a user message, temperature 0, at most `max_tokens`);
-/// `Ok(answer)` (trimmed, capped at [`MAX_ANSWER_CHARS`]) or `Err(short reason)`. The
-/// bearer key is read from the provider's environment variable and never logged.
+/// `Ok(answer)` (trimmed, capped at [`MAX_ANSWER_CHARS`]) or [`Error::Model`] with a short
+/// reason. The bearer key is read from the provider's environment variable and never logged.
 pub async fn chat(
     client: &reqwest::Client,
     p: &ModelProvider,
@@ -157,7 +159,7 @@ pub async fn chat(
     system: &str,
     user: &str,
     max_tokens: u32,
-) -> Result<String, String> {
+) -> Result<String, Error> {
     let url = format!("{}/chat/completions", p.base_url.trim_end_matches('/'));
     let body = json!({
         "model": p.model,
@@ -176,35 +178,43 @@ pub async fn chat(
     {
         req = req.bearer_auth(key);
     }
-    let mut resp = req.send().await.map_err(|e| error_kind(&e).to_owned())?;
+    let mut resp = req
+        .send()
+        .await
+        .map_err(|e| Error::Model(error_kind(&e).to_owned()))?;
     let status = resp.status();
     let mut bytes: Vec<u8> = Vec::new();
     loop {
         match resp.chunk().await {
             Ok(Some(c)) => {
                 if bytes.len() + c.len() > MAX_RESPONSE_BYTES {
-                    return Err(format!("response larger than {MAX_RESPONSE_BYTES} bytes"));
+                    return Err(Error::Model(format!(
+                        "response larger than {MAX_RESPONSE_BYTES} bytes"
+                    )));
                 }
                 bytes.extend_from_slice(&c);
             }
             Ok(None) => break,
-            Err(e) => return Err(error_kind(&e).to_owned()),
+            Err(e) => return Err(Error::Model(error_kind(&e).to_owned())),
         }
     }
     if !status.is_success() {
-        return Err(status_reason(status, &bytes));
+        return Err(Error::Model(status_reason(status, &bytes)));
     }
     if status != reqwest::StatusCode::OK {
-        return Err(format!("HTTP {} (expected 200)", status.as_u16()));
+        return Err(Error::Model(format!(
+            "HTTP {} (expected 200)",
+            status.as_u16()
+        )));
     }
     let v: Value =
-        serde_json::from_slice(&bytes).map_err(|_| "response was not JSON".to_owned())?;
+        serde_json::from_slice(&bytes).map_err(|_| Error::Model("response was not JSON".into()))?;
     let content = v["choices"][0]["message"]["content"]
         .as_str()
-        .ok_or_else(|| "no choices[0].message.content string".to_owned())?
+        .ok_or_else(|| Error::Model("no choices[0].message.content string".into()))?
         .trim();
     if content.is_empty() {
-        return Err("empty content".to_owned());
+        return Err(Error::Model("empty content".into()));
     }
     Ok(clip(content, MAX_ANSWER_CHARS))
 }

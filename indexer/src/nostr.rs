@@ -60,7 +60,7 @@ pub enum NostrKeyError {
     Random(String),
     /// Signing failed.
     #[error("signing the profile: {0}")]
-    Sign(String),
+    Sign(#[from] conduct_core::nostr::NostrError),
 }
 
 /// Path of the Nostr secret key inside a data directory.

@@ -381,7 +381,7 @@ fn nostr_profile(path: &str, bytes: &[u8]) -> Result<(), Error> {
     if ev.kind != conduct_core::nostr::KIND_METADATA {
         return Err(fail(format!("kind {}, not 0", ev.kind)));
     }
-    ev.verify().map_err(fail)
+    ev.verify().map_err(|e| fail(e.to_string()))
 }
 
 /// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for

@@ -282,7 +282,7 @@ fn vow(s: &str) -> Result<String, String> {
 }
 
 fn npub(s: &str) -> Result<String, String> {
-    let key = crate::nostr::npub_decode(s)?;
+    let key = crate::nostr::npub_decode(s).map_err(|e| e.to_string())?;
     if !crate::nostr::is_curve_point(&key) {
         return Err("its key is not the x coordinate of a secp256k1 point".into());
     }

@@ -50,27 +50,56 @@ pub fn encode(hrp: &str, data: &[u8]) -> String {
     out
 }
 
+/// Why a string is not Bech32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Bech32Error {
+    /// Longer than BIP-173 allows.
+    #[error("longer than {MAX_LEN} characters")]
+    TooLong,
+    /// A character outside printable ASCII.
+    #[error("holds a character outside printable ASCII")]
+    NotPrintable,
+    /// Upper and lower case mixed.
+    #[error("mixes upper and lower case")]
+    MixedCase,
+    /// No `1` separator.
+    #[error("has no separator `1`")]
+    NoSeparator,
+    /// Nothing before the separator.
+    #[error("has an empty human-readable part")]
+    EmptyHrp,
+    /// Fewer than six checksum characters.
+    #[error("its checksum is too short")]
+    ShortChecksum,
+    /// A character outside the data alphabet.
+    #[error("{0:?} is not a Bech32 data character")]
+    DataCharacter(char),
+    /// The checksum does not match.
+    #[error("its checksum is wrong")]
+    Checksum,
+}
+
 /// Decode a Bech32 string: its human-readable part (lowercase) and its 5-bit data (checksum
 /// removed), or why not.
-pub fn decode(s: &str) -> Result<(String, Vec<u8>), String> {
+pub fn decode(s: &str) -> Result<(String, Vec<u8>), Bech32Error> {
     if s.len() > MAX_LEN {
-        return Err(format!("longer than {MAX_LEN} characters"));
+        return Err(Bech32Error::TooLong);
     }
     if !s.bytes().all(|b| (33..=126).contains(&b)) {
-        return Err("holds a character outside printable ASCII".into());
+        return Err(Bech32Error::NotPrintable);
     }
     let lower = s.bytes().any(|b| b.is_ascii_lowercase());
     let upper = s.bytes().any(|b| b.is_ascii_uppercase());
     if lower && upper {
-        return Err("mixes upper and lower case".into());
+        return Err(Bech32Error::MixedCase);
     }
     let s = s.to_ascii_lowercase();
-    let pos = s.rfind('1').ok_or("has no separator `1`")?;
+    let pos = s.rfind('1').ok_or(Bech32Error::NoSeparator)?;
     if pos == 0 {
-        return Err("has an empty human-readable part".into());
+        return Err(Bech32Error::EmptyHrp);
     }
     if pos + 7 > s.len() {
-        return Err("its checksum is too short".into());
+        return Err(Bech32Error::ShortChecksum);
     }
     let (hrp, rest) = (&s[..pos], &s[pos + 1..]);
     let mut data = Vec::with_capacity(rest.len());
@@ -78,13 +107,13 @@ pub fn decode(s: &str) -> Result<(String, Vec<u8>), String> {
         let v = CHARSET
             .iter()
             .position(|x| *x == c)
-            .ok_or_else(|| format!("{:?} is not a Bech32 data character", c as char))?;
+            .ok_or(Bech32Error::DataCharacter(c as char))?;
         data.push(v as u8);
     }
     let mut values = hrp_expand(hrp.as_bytes());
     values.extend_from_slice(&data);
     if polymod(values) != 1 {
-        return Err("its checksum is wrong".into());
+        return Err(Bech32Error::Checksum);
     }
     data.truncate(data.len() - 6);
     Ok((hrp.to_owned(), data))

@@ -36,6 +36,60 @@ pub const BIND_ACTION: &str = "bind_npub";
 /// Characters of an npub: `npub1`, 52 data characters (32 bytes), 6 of checksum.
 pub const NPUB_LEN: usize = 63;
 
+/// Why an npub, a key, a signature or an event is refused (the text says what, as the
+/// answers and verify-site show it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NostrError {
+    /// Not Bech32 at all.
+    #[error("not Bech32: {0}")]
+    NotBech32(#[from] bech32::Bech32Error),
+    /// Bech32 with another prefix (an nsec, say).
+    #[error("its prefix is {0:?}, not \"npub\"")]
+    NotNpub(String),
+    /// The 5-bit data does not regroup into bytes.
+    #[error("its data is not whole bytes")]
+    NotWholeBytes,
+    /// The npub does not hold 32 bytes.
+    #[error("it holds {0} bytes, not 32")]
+    NpubLength(usize),
+    /// A signature that is not 128 hex digits.
+    #[error("a BIP-340 signature is 128 hex digits (64 bytes), not {0} characters")]
+    SignatureLength(usize),
+    /// Not hexadecimal.
+    #[error("not hexadecimal")]
+    NotHex,
+    /// Not 64 bytes.
+    #[error("not 64 bytes")]
+    Not64Bytes,
+    /// Not 32 bytes.
+    #[error("not 32 bytes")]
+    Not32Bytes,
+    /// A text's signature does not verify.
+    #[error("the BIP-340 signature does not verify under this npub over sha256 of the text")]
+    TextSignature,
+    /// Not a secp256k1 secret key.
+    #[error("not a secp256k1 secret key")]
+    SecretKey,
+    /// Signing failed.
+    #[error("BIP-340 signing failed")]
+    Signing,
+    /// An event's hex members are not lowercase hex.
+    #[error("id, pubkey and sig must be lowercase hex")]
+    EventHex,
+    /// An event's pubkey is not a key.
+    #[error("pubkey: {0}")]
+    EventPubkey(Box<NostrError>),
+    /// An event's id is not its hash.
+    #[error("id is not the NIP-01 hash of the event")]
+    EventId,
+    /// An event's sig is not a signature.
+    #[error("sig: {0}")]
+    EventSig(Box<NostrError>),
+    /// An event's signature does not verify.
+    #[error("sig is not a BIP-340 signature of the id by pubkey")]
+    EventSignature,
+}
+
 /// Encode a 32-byte x-only public key as an npub (lowercase).
 pub fn npub_encode(pubkey: &[u8; 32]) -> String {
     // 8-bit to 5-bit with padding never fails.
@@ -46,15 +100,13 @@ pub fn npub_encode(pubkey: &[u8; 32]) -> String {
 /// Decode an npub to its 32-byte x-only public key, or say why it is not one. Upper-case
 /// input is accepted (BIP-173); [`npub_encode`] of the result is the canonical lowercase form.
 /// The key is not checked to be on the curve here ([`is_curve_point`] does).
-pub fn npub_decode(s: &str) -> Result<[u8; 32], String> {
-    let (hrp, data) = bech32::decode(s).map_err(|e| format!("not Bech32: {e}"))?;
+pub fn npub_decode(s: &str) -> Result<[u8; 32], NostrError> {
+    let (hrp, data) = bech32::decode(s)?;
     if hrp != NPUB_HRP {
-        return Err(format!("its prefix is {hrp:?}, not \"npub\""));
+        return Err(NostrError::NotNpub(hrp));
     }
-    let bytes = bech32::convert_bits(&data, 5, 8, false)
-        .ok_or_else(|| "its data is not whole bytes".to_owned())?;
-    <[u8; 32]>::try_from(bytes.as_slice())
-        .map_err(|_| format!("it holds {} bytes, not 32", bytes.len()))
+    let bytes = bech32::convert_bits(&data, 5, 8, false).ok_or(NostrError::NotWholeBytes)?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| NostrError::NpubLength(bytes.len()))
 }
 
 /// Whether `pubkey` is the x coordinate of a point of secp256k1 (an npub that can sign).
@@ -68,21 +120,18 @@ pub fn text_digest(text: &str) -> [u8; 32] {
 }
 
 /// Parse 64 bytes of lowercase or uppercase hex (a BIP-340 signature, no `0x`).
-pub fn parse_sig(hex_sig: &str) -> Result<[u8; 64], String> {
+pub fn parse_sig(hex_sig: &str) -> Result<[u8; 64], NostrError> {
     if hex_sig.len() != 128 {
-        return Err(format!(
-            "a BIP-340 signature is 128 hex digits (64 bytes), not {} characters",
-            hex_sig.chars().count()
-        ));
+        return Err(NostrError::SignatureLength(hex_sig.chars().count()));
     }
-    let bytes = hex::decode(hex_sig).map_err(|_| "not hexadecimal".to_owned())?;
-    <[u8; 64]>::try_from(bytes.as_slice()).map_err(|_| "not 64 bytes".to_owned())
+    let bytes = hex::decode(hex_sig).map_err(|_| NostrError::NotHex)?;
+    <[u8; 64]>::try_from(bytes.as_slice()).map_err(|_| NostrError::Not64Bytes)
 }
 
 /// Parse a 32-byte hex public key (no `0x`).
-pub fn parse_pubkey(hex_pk: &str) -> Result<[u8; 32], String> {
-    let bytes = hex::decode(hex_pk).map_err(|_| "not hexadecimal".to_owned())?;
-    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| "not 32 bytes".to_owned())
+pub fn parse_pubkey(hex_pk: &str) -> Result<[u8; 32], NostrError> {
+    let bytes = hex::decode(hex_pk).map_err(|_| NostrError::NotHex)?;
+    <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| NostrError::Not32Bytes)
 }
 
 /// Verify a BIP-340 signature of the 32-byte `msg` (an event id, or [`text_digest`]) under the
@@ -106,32 +155,34 @@ pub fn verify_prehash(pubkey: &[u8; 32], msg: &[u8; 32], sig: &[u8; 64]) -> bool
 
 /// Verify `sig_hex` (128 hex digits) as the BIP-340 signature by `pubkey` over
 /// `sha256(UTF-8 text)`: how an npub signs a text here (the binding).
-pub fn verify_text(pubkey: &[u8; 32], text: &str, sig_hex: &str) -> Result<(), String> {
+pub fn verify_text(pubkey: &[u8; 32], text: &str, sig_hex: &str) -> Result<(), NostrError> {
     let sig = parse_sig(sig_hex)?;
     if verify_prehash(pubkey, &text_digest(text), &sig) {
         Ok(())
     } else {
-        Err("the BIP-340 signature does not verify under this npub over sha256 of the text".into())
+        Err(NostrError::TextSignature)
     }
 }
 
 /// The x-only public key of a secret key (32 bytes), or why it is not one.
 #[cfg(feature = "wallet")]
-pub fn public_key(secret: &[u8; 32]) -> Result<[u8; 32], String> {
-    let sk = k256::schnorr::SigningKey::from_bytes(secret)
-        .map_err(|_| "not a secp256k1 secret key".to_owned())?;
+pub fn public_key(secret: &[u8; 32]) -> Result<[u8; 32], NostrError> {
+    let sk = k256::schnorr::SigningKey::from_bytes(secret).map_err(|_| NostrError::SecretKey)?;
     Ok(sk.verifying_key().to_bytes().into())
 }
 
 /// BIP-340 signature of the 32 bytes `msg` as they are (no hashing: an event id, or a
 /// [`text_digest`]) by `secret`, with the auxiliary randomness `aux`.
 #[cfg(feature = "wallet")]
-pub fn sign_prehash(secret: &[u8; 32], msg: &[u8; 32], aux: &[u8; 32]) -> Result<[u8; 64], String> {
-    let sk = k256::schnorr::SigningKey::from_bytes(secret)
-        .map_err(|_| "not a secp256k1 secret key".to_owned())?;
+pub fn sign_prehash(
+    secret: &[u8; 32],
+    msg: &[u8; 32],
+    aux: &[u8; 32],
+) -> Result<[u8; 64], NostrError> {
+    let sk = k256::schnorr::SigningKey::from_bytes(secret).map_err(|_| NostrError::SecretKey)?;
     let sig = sk
         .sign_prehash_with_aux_rand(msg, aux)
-        .map_err(|_| "BIP-340 signing failed".to_owned())?;
+        .map_err(|_| NostrError::Signing)?;
     Ok(sig.to_bytes())
 }
 
@@ -182,19 +233,19 @@ impl Event {
 
     /// Check the event: lowercase hex fields, `id` is the hash of the fields, and `sig` is the
     /// BIP-340 signature of the id by `pubkey`.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<(), NostrError> {
         let lower = |s: &str| s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         if !(lower(&self.id) && lower(&self.pubkey) && lower(&self.sig)) {
-            return Err("id, pubkey and sig must be lowercase hex".into());
+            return Err(NostrError::EventHex);
         }
-        let pk = parse_pubkey(&self.pubkey).map_err(|e| format!("pubkey: {e}"))?;
+        let pk = parse_pubkey(&self.pubkey).map_err(|e| NostrError::EventPubkey(Box::new(e)))?;
         let id = self.computed_id();
         if hex::encode(id) != self.id {
-            return Err("id is not the NIP-01 hash of the event".into());
+            return Err(NostrError::EventId);
         }
-        let sig = parse_sig(&self.sig).map_err(|e| format!("sig: {e}"))?;
+        let sig = parse_sig(&self.sig).map_err(|e| NostrError::EventSig(Box::new(e)))?;
         if !verify_prehash(&pk, &id, &sig) {
-            return Err("sig is not a BIP-340 signature of the id by pubkey".into());
+            return Err(NostrError::EventSignature);
         }
         Ok(())
     }
@@ -215,7 +266,7 @@ impl Event {
         tags: Vec<Vec<String>>,
         content: String,
         aux: &[u8; 32],
-    ) -> Result<Event, String> {
+    ) -> Result<Event, NostrError> {
         let pubkey = hex::encode(public_key(secret)?);
         let id = event_id(&pubkey, created_at, kind, &tags, &content);
         let sig = sign_prehash(secret, &id, aux)?;

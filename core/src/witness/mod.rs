@@ -56,43 +56,60 @@ impl Limit {
     }
 }
 
+/// Why an address or an amount of a pledge or a reading is refused (the text is a field's
+/// detail).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// An address without `0x`.
+    #[error("an address starts with 0x")]
+    AddressPrefix,
+    /// An address that is not 40 hex digits.
+    #[error("an address is 0x and 40 hex digits")]
+    AddressDigits,
+    /// Mixed case that is not the EIP-55 checksum (which it names).
+    #[error("mixed case but not the EIP-55 checksum (which is {0})")]
+    Checksum(String),
+    /// An amount that is not digits without a leading zero.
+    #[error("an amount is a decimal string of base units (digits only, no leading zero)")]
+    AmountDigits,
+    /// An amount that does not parse.
+    #[error("an amount is a decimal string of base units")]
+    AmountParse,
+    /// An amount over 2^256 - 1.
+    #[error("an amount is at most 2^256 - 1 (a uint256)")]
+    AmountRange,
+}
+
 /// An EVM address (`0x` + 40 hex digits, one case or a valid EIP-55 checksum) in EIP-55.
-pub fn address(s: &str) -> Result<String, String> {
-    let hex_part = s
-        .strip_prefix("0x")
-        .ok_or_else(|| "an address starts with 0x".to_owned())?;
+pub fn address(s: &str) -> Result<String, ValueError> {
+    let hex_part = s.strip_prefix("0x").ok_or(ValueError::AddressPrefix)?;
     if hex_part.len() != 40 || !hex_part.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err("an address is 0x and 40 hex digits".into());
+        return Err(ValueError::AddressDigits);
     }
     let mut bytes = [0u8; 20];
-    hex::decode_to_slice(hex_part, &mut bytes).map_err(|e| e.to_string())?;
+    hex::decode_to_slice(hex_part, &mut bytes).map_err(|_| ValueError::AddressDigits)?;
     let normal = eip55(&bytes);
     let mixed = hex_part.bytes().any(|b| b.is_ascii_lowercase())
         && hex_part.bytes().any(|b| b.is_ascii_uppercase());
     if mixed && normal != s {
-        return Err(format!(
-            "mixed case but not the EIP-55 checksum (which is {normal})"
-        ));
+        return Err(ValueError::Checksum(normal));
     }
     Ok(normal)
 }
 
 /// A token amount in base units: a decimal string without sign, point or leading zero, at
 /// most 2^256 - 1.
-pub fn amount(s: &str) -> Result<BigUint, String> {
+pub fn amount(s: &str) -> Result<BigUint, ValueError> {
     let digits_ok = !s.is_empty()
         && s.len() <= MAX_AMOUNT_DIGITS
         && s.bytes().all(|b| b.is_ascii_digit())
         && (s == "0" || !s.starts_with('0'));
     if !digits_ok {
-        return Err(
-            "an amount is a decimal string of base units (digits only, no leading zero)".into(),
-        );
+        return Err(ValueError::AmountDigits);
     }
-    let v = BigUint::parse_bytes(s.as_bytes(), 10)
-        .ok_or_else(|| "an amount is a decimal string of base units".to_owned())?;
+    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or(ValueError::AmountParse)?;
     if v.bits() > 256 {
-        return Err("an amount is at most 2^256 - 1 (a uint256)".into());
+        return Err(ValueError::AmountRange);
     }
     Ok(v)
 }
@@ -131,7 +148,7 @@ pub fn normalize_limits(
         let asset = match address(&l.asset) {
             Ok(a) => a,
             Err(e) => {
-                errs.push(FieldError::at(at("/asset"), e));
+                errs.push(FieldError::at(at("/asset"), e.to_string()));
                 continue;
             }
         };
@@ -142,7 +159,7 @@ pub fn normalize_limits(
         ] {
             if let Some(s) = v {
                 if let Err(e) = amount(s) {
-                    errs.push(FieldError::at(at(&format!("/{name}")), e));
+                    errs.push(FieldError::at(at(&format!("/{name}")), e.to_string()));
                     ok = false;
                 }
             }

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use num_bigint::{BigInt, BigUint};
 use serde_json::{json, Map, Value};
 
-use super::{amount, Limit};
+use super::{amount, Limit, ValueError};
 use crate::canonical::{jcs_map, CanonicalError};
 use crate::scope::scope_value;
 use crate::signing::ServiceKey;
@@ -146,16 +146,39 @@ pub struct Evaluation {
     pub breaches: Vec<Value>,
 }
 
+/// Why reads do not fit the limits they are checked against.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadsError {
+    /// A pledged asset has no read.
+    #[error("no read of {0}")]
+    NoRead(String),
+    /// A transfer touches neither side of the wallet (its transaction).
+    #[error("transfer {0} does not touch the wallet")]
+    Stranger(String),
+    /// An amount (a transfer's, the balance, a limit) is malformed.
+    #[error("{what}: {source}")]
+    Amount {
+        /// Which amount.
+        what: &'static str,
+        /// Why.
+        source: ValueError,
+    },
+}
+
 /// Check `limits` of `wallet` against `reads` (one per pledged asset). Refused when an asset
 /// has no read, a read's amount is malformed, or a transfer touches neither side of the wallet.
-pub fn evaluate(wallet: &str, limits: &[Limit], reads: &[AssetRead]) -> Result<Evaluation, String> {
+pub fn evaluate(
+    wallet: &str,
+    limits: &[Limit],
+    reads: &[AssetRead],
+) -> Result<Evaluation, ReadsError> {
     let mut assets = Vec::with_capacity(limits.len());
     let mut breaches = Vec::new();
     for limit in limits {
         let read = reads
             .iter()
             .find(|r| r.asset.eq_ignore_ascii_case(&limit.asset))
-            .ok_or_else(|| format!("no read of {}", limit.asset))?;
+            .ok_or_else(|| ReadsError::NoRead(limit.asset.clone()))?;
         let (summary, found) = evaluate_asset(wallet, limit, read)?;
         assets.push(summary);
         breaches.extend(found);
@@ -163,19 +186,18 @@ pub fn evaluate(wallet: &str, limits: &[Limit], reads: &[AssetRead]) -> Result<E
     Ok(Evaluation { assets, breaches })
 }
 
-fn big(s: &str, what: &str) -> Result<BigUint, String> {
-    amount(s).map_err(|e| format!("{what}: {e}"))
+fn big(s: &str, what: &'static str) -> Result<BigUint, ReadsError> {
+    amount(s).map_err(|source| ReadsError::Amount { what, source })
 }
 
 fn evaluate_asset(
     wallet: &str,
     limit: &Limit,
     read: &AssetRead,
-) -> Result<(Value, Vec<Value>), String> {
+) -> Result<(Value, Vec<Value>), ReadsError> {
     let mut transfers: Vec<(&Transfer, Direction, BigUint)> = Vec::new();
     for t in &read.transfers {
-        let d = direction(t, wallet)
-            .ok_or_else(|| format!("transfer {} does not touch the wallet", t.tx))?;
+        let d = direction(t, wallet).ok_or_else(|| ReadsError::Stranger(t.tx.clone()))?;
         transfers.push((t, d, big(&t.amount, "a transfer's amount")?));
     }
     transfers.sort_by_key(|(t, _, _)| (t.block, t.log_index));
@@ -346,7 +368,7 @@ pub struct ReadingInput<'a> {
 
 /// The unsigned reading object: `type`, `what`, `vow_id`, `wallet`, `chain`, `pledge`,
 /// `window`, `assets`, `breaches`, `held`, `source`, `issued_at`, `issuer`, `scope`.
-pub fn reading_object(input: &ReadingInput<'_>) -> Result<Map<String, Value>, String> {
+pub fn reading_object(input: &ReadingInput<'_>) -> Result<Map<String, Value>, ReadsError> {
     let ev = evaluate(input.wallet, input.limits, input.reads)?;
     let w = input.window;
     let mut m = Map::new();
@@ -397,8 +419,8 @@ pub fn reading_object(input: &ReadingInput<'_>) -> Result<Map<String, Value>, St
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReadingError {
     /// The reads do not fit the limits.
-    #[error("{0}")]
-    Input(String),
+    #[error(transparent)]
+    Input(#[from] ReadsError),
     /// Not representable as canonical JSON.
     #[error(transparent)]
     Canonical(#[from] CanonicalError),

@@ -21,7 +21,7 @@ use super::db::ChainDb;
 use super::registry::{self, b256_text};
 use super::reputation::{self, ReputationEvent};
 use super::rpc::{Rpc, RpcFailure};
-use super::{ChainConfig, ChainStatus};
+use super::{ChainConfig, ChainError, ChainStatus};
 
 /// What changed in one step, for the pages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl Follower {
         db: Arc<ChainDb>,
         status: Arc<Mutex<ChainStatus>>,
         on_change: OnChange,
-    ) -> Result<Follower, String> {
+    ) -> Result<Follower, ChainError> {
         cfg.validate()?;
         let rpc = Rpc::new(
             &cfg.rpc,

@@ -32,6 +32,48 @@ pub use crate::store::chain as db;
 
 use serde::Deserialize;
 
+use registry::AddressError;
+
+/// Why a chain task (the follower, the manifest verifier, an RPC client) could not be set up;
+/// the text names the configuration key or the URL (by scheme, host and port only).
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// `[chain] rpc` is empty.
+    #[error("[chain] rpc: at least one URL")]
+    NoRpc,
+    /// An RPC URL is not http(s).
+    #[error("[chain] rpc: {0:?} is not an http(s) URL")]
+    RpcScheme(String),
+    /// `[chain] max_range` is 0.
+    #[error("[chain] max_range: at least 1")]
+    MaxRange,
+    /// A contract's address (`[chain.<key>] address`) is not an address.
+    #[error("[chain.{key}] address: {source}")]
+    ContractAddress {
+        /// The contract's table (`registry`, `reputation`, `tickets`, `validation`).
+        key: &'static str,
+        /// Why.
+        source: AddressError,
+    },
+    /// An address is not one.
+    #[error(transparent)]
+    Address(#[from] AddressError),
+    /// An RPC URL does not parse (named by scheme, host and port).
+    #[error("{url}: {reason}")]
+    RpcUrl {
+        /// The URL, shown without credentials or path.
+        url: String,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// No RPC URL was given.
+    #[error("no RPC URL")]
+    NoRpcUrl,
+    /// The manifest fetcher's policy is unusable.
+    #[error(transparent)]
+    Fetch(#[from] crate::fetch::FetchError),
+}
+
 /// `[chain]` of `conduct.toml`: the chain to follow. Absent: no chain (every chain-backed page
 /// says so).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -104,35 +146,31 @@ impl ChainConfig {
         self.public_rpc.as_deref()
     }
 
-    /// Check the values a follower cannot work with; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Check the values a follower cannot work with; the error names the key.
+    pub fn validate(&self) -> Result<(), ChainError> {
         if self.rpc.is_empty() {
-            return Err("[chain] rpc: at least one URL".into());
+            return Err(ChainError::NoRpc);
         }
         for u in &self.rpc {
             let ok = url_scheme(u).is_some_and(|s| s == "http" || s == "https");
             if !ok {
-                return Err(format!("[chain] rpc: {u:?} is not an http(s) URL"));
+                return Err(ChainError::RpcScheme(u.clone()));
             }
         }
         if self.max_range == 0 {
-            return Err("[chain] max_range: at least 1".into());
+            return Err(ChainError::MaxRange);
         }
-        if let Some(r) = &self.registry {
-            registry::parse_address(&r.address)
-                .map_err(|e| format!("[chain.registry] address: {e}"))?;
-        }
-        if let Some(r) = &self.reputation {
-            registry::parse_address(&r.address)
-                .map_err(|e| format!("[chain.reputation] address: {e}"))?;
-        }
-        if let Some(r) = &self.tickets {
-            registry::parse_address(&r.address)
-                .map_err(|e| format!("[chain.tickets] address: {e}"))?;
-        }
-        if let Some(r) = &self.validation {
-            registry::parse_address(&r.address)
-                .map_err(|e| format!("[chain.validation] address: {e}"))?;
+        let contracts = [
+            ("registry", &self.registry),
+            ("reputation", &self.reputation),
+            ("tickets", &self.tickets),
+            ("validation", &self.validation),
+        ];
+        for (key, contract) in contracts {
+            if let Some(r) = contract {
+                registry::parse_address(&r.address)
+                    .map_err(|source| ChainError::ContractAddress { key, source })?;
+            }
         }
         Ok(())
     }

@@ -57,15 +57,37 @@ pub fn topics() -> Vec<B256> {
     ]
 }
 
+/// Why a text is not an address (each names the text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    /// It does not start with `0x`.
+    #[error("{0:?} does not start with 0x")]
+    NoPrefix(String),
+    /// It is not 40 hex digits after `0x`.
+    #[error("{0:?} is not 0x and 40 hex digits")]
+    NotHex(String),
+    /// The address parser refused it.
+    #[error("{text:?}: {reason}")]
+    Invalid {
+        /// The text.
+        text: String,
+        /// The parser's reason.
+        reason: String,
+    },
+}
+
 /// Parse a 0x-prefixed 20-byte address (any hex case).
-pub fn parse_address(s: &str) -> Result<Address, String> {
+pub fn parse_address(s: &str) -> Result<Address, AddressError> {
     let hex = s
         .strip_prefix("0x")
-        .ok_or_else(|| format!("{s:?} does not start with 0x"))?;
+        .ok_or_else(|| AddressError::NoPrefix(s.to_owned()))?;
     if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(format!("{s:?} is not 0x and 40 hex digits"));
+        return Err(AddressError::NotHex(s.to_owned()));
     }
-    s.parse::<Address>().map_err(|e| format!("{s:?}: {e}"))
+    s.parse::<Address>().map_err(|e| AddressError::Invalid {
+        text: s.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// An address as the registry view shows it: 0x and lower-case hex.

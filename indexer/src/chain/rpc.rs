@@ -14,6 +14,8 @@ use alloy::providers::{Provider, RootProvider};
 use alloy::rpc::types::{Filter, Log, TransactionReceipt};
 use alloy::transports::{RpcError, TransportErrorKind};
 
+use super::ChainError;
+
 /// Why an RPC call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RpcFailure {
@@ -52,14 +54,17 @@ pub fn shown(url: &str) -> String {
 
 impl Rpc {
     /// Clients for `urls` (each an http(s) URL), each call bounded by `timeout`.
-    pub fn new(urls: &[String], timeout: Duration) -> Result<Rpc, String> {
+    pub fn new(urls: &[String], timeout: Duration) -> Result<Rpc, ChainError> {
         let mut nodes = Vec::new();
         for u in urls {
-            let parsed = url::Url::parse(u).map_err(|e| format!("{}: {e}", shown(u)))?;
+            let parsed = url::Url::parse(u).map_err(|e| ChainError::RpcUrl {
+                url: shown(u),
+                reason: e.to_string(),
+            })?;
             nodes.push((shown(u), u.clone(), RootProvider::new_http(parsed)));
         }
         if nodes.is_empty() {
-            return Err("no RPC URL".into());
+            return Err(ChainError::NoRpcUrl);
         }
         Ok(Rpc {
             nodes,

@@ -33,7 +33,7 @@ use tokio::sync::Notify;
 use super::db::{ChainDb, Check};
 use super::registry::{b256_text, parse_address, IToolRegistry, Tool, ToolState};
 use super::rpc::Rpc;
-use super::ChainConfig;
+use super::{ChainConfig, ChainError};
 use crate::fetch::{FailKind, FetchOutcome, FetchPolicy, Fetcher};
 
 /// How often manifests are checked.
@@ -118,8 +118,8 @@ impl Verifier {
         fetch: FetchPolicy,
         policy: VerifyPolicy,
         on_checked: OnChecked,
-    ) -> Result<Verifier, String> {
-        let fetcher = Fetcher::new(fetch).map_err(|e| e.to_string())?;
+    ) -> Result<Verifier, ChainError> {
+        let fetcher = Fetcher::new(fetch)?;
         let rpc = Rpc::new(
             &chain.rpc,
             Duration::from_secs(chain.rpc_timeout_seconds.max(1)),

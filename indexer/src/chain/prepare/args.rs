@@ -119,14 +119,71 @@ impl Args {
     }
 }
 
+/// Why a value does not fit its kind (the text is an argument's `detail`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadValue {
+    /// Not an address.
+    #[error("{raw:?} is not an address: {rule}")]
+    NotAddress {
+        /// The value.
+        raw: String,
+        /// The kind's rule ([`Kind::rule`]).
+        rule: String,
+    },
+    /// The zero address where it is refused.
+    #[error("the zero address is not allowed here")]
+    ZeroAddress,
+    /// Not of the kind's form.
+    #[error("{raw:?} is not {rule}")]
+    NotOfKind {
+        /// The value.
+        raw: String,
+        /// The kind's rule ([`Kind::rule`]).
+        rule: String,
+    },
+    /// A decimal over 2^256 - 1.
+    #[error("{0:?} is larger than 2^256 - 1")]
+    TooLarge(String),
+    /// Zero where it is refused.
+    #[error("must be at least 1")]
+    Zero,
+    /// Over the kind's largest value.
+    #[error("must be at most {0}")]
+    AboveMax(u64),
+    /// Not a bytes32.
+    #[error("{0:?} is not bytes32")]
+    NotBytes32(String),
+    /// All zeros where they are refused.
+    #[error("must not be all zeros")]
+    AllZeros,
+    /// A string of the wrong length.
+    #[error("{len} bytes; {rule} is allowed")]
+    Length {
+        /// Its length, bytes.
+        len: usize,
+        /// The kind's rule ([`Kind::rule`]).
+        rule: String,
+    },
+    /// A string with control characters.
+    #[error("control characters are not allowed")]
+    Control,
+}
+
 /// Check one value against its kind.
-pub fn check(kind: Kind, raw: &str) -> Result<Arg, String> {
+pub fn check(kind: Kind, raw: &str) -> Result<Arg, BadValue> {
+    let not_of_kind = || BadValue::NotOfKind {
+        raw: raw.to_owned(),
+        rule: kind.rule(),
+    };
     match kind {
         Kind::Address { nonzero } => {
-            let a = super::super::registry::parse_address(raw)
-                .map_err(|_| format!("{raw:?} is not an address: {}", kind.rule()))?;
+            let a =
+                super::super::registry::parse_address(raw).map_err(|_| BadValue::NotAddress {
+                    raw: raw.to_owned(),
+                    rule: kind.rule(),
+                })?;
             if nonzero && a == Address::ZERO {
-                return Err("the zero address is not allowed here".into());
+                return Err(BadValue::ZeroAddress);
             }
             Ok(Arg::Address(a))
         }
@@ -134,16 +191,16 @@ pub fn check(kind: Kind, raw: &str) -> Result<Arg, String> {
             let digits =
                 !raw.is_empty() && raw.len() <= 78 && raw.bytes().all(|b| b.is_ascii_digit());
             if !digits || (raw.len() > 1 && raw.starts_with('0')) {
-                return Err(format!("{raw:?} is not {}", kind.rule()));
+                return Err(not_of_kind());
             }
-            let v = U256::from_str_radix(raw, 10)
-                .map_err(|_| format!("{raw:?} is larger than 2^256 - 1"))?;
+            let v =
+                U256::from_str_radix(raw, 10).map_err(|_| BadValue::TooLarge(raw.to_owned()))?;
             if nonzero && v.is_zero() {
-                return Err("must be at least 1".into());
+                return Err(BadValue::Zero);
             }
             if let Some(m) = max {
                 if v > U256::from(m) {
-                    return Err(format!("must be at most {m}"));
+                    return Err(BadValue::AboveMax(m));
                 }
             }
             Ok(Arg::Uint(v))
@@ -151,20 +208,25 @@ pub fn check(kind: Kind, raw: &str) -> Result<Arg, String> {
         Kind::Bytes32 { nonzero } => {
             let hex = raw.strip_prefix("0x").unwrap_or("");
             if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("{raw:?} is not {}", kind.rule()));
+                return Err(not_of_kind());
             }
-            let b: B256 = raw.parse().map_err(|_| format!("{raw:?} is not bytes32"))?;
+            let b: B256 = raw
+                .parse()
+                .map_err(|_| BadValue::NotBytes32(raw.to_owned()))?;
             if nonzero && b == B256::ZERO {
-                return Err("must not be all zeros".into());
+                return Err(BadValue::AllZeros);
             }
             Ok(Arg::Bytes32(b))
         }
         Kind::Text { min, max } => {
             if raw.len() < min || raw.len() > max {
-                return Err(format!("{} bytes; {} is allowed", raw.len(), kind.rule()));
+                return Err(BadValue::Length {
+                    len: raw.len(),
+                    rule: kind.rule(),
+                });
             }
             if raw.chars().any(char::is_control) {
-                return Err("control characters are not allowed".into());
+                return Err(BadValue::Control);
             }
             Ok(Arg::Text(raw.to_owned()))
         }
@@ -210,7 +272,7 @@ pub fn parse_args(action: &Action, given: &[(String, String)]) -> Result<Args, V
             Ok(v) => {
                 values.insert(p.name, v);
             }
-            Err(e) => errors.push(ArgError::new(name, e)),
+            Err(e) => errors.push(ArgError::new(name, e.to_string())),
         }
     }
     for p in action.params {
