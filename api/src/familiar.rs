@@ -25,6 +25,7 @@ use conduct_core::familiar::{
     familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
 };
 use conduct_core::munus::utc_date;
+use conduct_core::record::Logged;
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;

@@ -1,15 +1,21 @@
-//! What every verify-log checker of the service's own records shares (the quest board, npub
-//! bindings, witness pledges, familiars): the vows seen so far in the log ([`SwornVows`]),
-//! and the checks of one signed leaf ([`signed_record`]): its bytes are the RFC 8785 form of
-//! the record, the service signed it, it parses in exactly its format, and its `log_index`
-//! names its position.
+//! What verify-log's checkers of the service's own records share (the quest board, npub
+//! bindings, witness pledges, familiars): the vows seen so far in the log ([`SwornVows`]), the
+//! checks of one signed leaf ([`signed_record`]: its bytes are the RFC 8785 form of the record,
+//! the service signed it, it parses in exactly its format, and its `log_index` names its
+//! position), the rules of an owner-signed record ([`owner_rules`]: its own checks, a sworn vow
+//! with its wallet, each signature used once, the kind's daily limit), and the one checker of
+//! every [`OwnerSigned`] kind ([`OwnerChecker`]). verify-log runs them as [`LeafCheck`]s.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::marker::PhantomData;
 
 use serde_json::Value;
 
 use crate::canonical::jcs;
+use crate::record::{OwnerSigned, Parts};
 use crate::signing::{verify_object, PinnedKey};
+use crate::time::utc_day;
+use crate::vow::chain::ChainError;
 use crate::vow::record::VOW_TYPE;
 
 /// The vows recorded so far: for each id, the wallet of a signed vow, `None` for a sandbox
@@ -64,4 +70,154 @@ pub fn signed_record<T>(
         return Err("log_index does not name the leaf's position".into());
     }
     Ok(rec)
+}
+
+/// True when the RFC 8785 bytes of a leaf hold the member `"type":"<ty>"` (a cheap filter
+/// before parsing: report-in entries, the bulk of the log, are skipped).
+pub fn has_type(bytes: &[u8], ty: &str) -> bool {
+    const KEY: &[u8] = b"\"type\":\"";
+    let ty = ty.as_bytes();
+    let n = KEY.len() + ty.len() + 1;
+    bytes
+        .windows(n)
+        .any(|w| w.starts_with(KEY) && &w[KEY.len()..n - 1] == ty && w[n - 1] == b'"')
+}
+
+/// What the owner-signed records checked so far used: their signatures (lowercase), and how
+/// many records of each kind and daily key fell on each UTC day.
+#[derive(Debug, Clone, Default)]
+pub struct Spent {
+    signatures: HashSet<String>,
+    days: HashMap<(&'static str, String, u64), u64>,
+}
+
+/// A vow that `rec` names with a wallet is a signed vow recorded earlier with that wallet
+/// (`vows`); else why not, naming the record as its rule's `who`.
+pub fn sworn<T: OwnerSigned>(rec: &T, vows: &SwornVows) -> Result<(), String> {
+    match rec.parts() {
+        Parts {
+            vow_id: Some(vow_id),
+            wallet: Some(wallet),
+            ..
+        } => vows.check(vow_id, wallet, T::rule().who),
+        _ => Ok(()),
+    }
+}
+
+/// The rules of the owner-signed record `rec`, after its leaf checked ([`signed_record`]): the
+/// kind's own checks ([`OwnerSigned::check_record`]); [`sworn`]; each of its signatures is
+/// used by no earlier record noted in `spent`; and its kind's daily limit holds. Notes what it
+/// used in `spent`.
+pub fn owner_rules<T: OwnerSigned>(
+    rec: &T,
+    vows: &SwornVows,
+    spent: &mut Spent,
+) -> Result<(), String> {
+    rec.check_record()?;
+    sworn(rec, vows)?;
+    let rule = T::rule();
+    for sig in rec.signatures() {
+        if !spent.signatures.insert(sig.to_ascii_lowercase()) {
+            return Err(rule.replayed.into());
+        }
+    }
+    if let (Some((limit, what)), Some(key)) = (rule.per_day, rec.daily_key()) {
+        let day = utc_day(rec.parts().at);
+        let n = spent.days.entry((T::TYPE, key, day)).or_default();
+        *n += 1;
+        if *n > limit {
+            return Err(format!("more than {limit} {what} in one UTC day"));
+        }
+    }
+    Ok(())
+}
+
+/// One of verify-log's checkers of the records beside the vow chains: it is shown the leaves in
+/// log order (those it [`LeafCheck::wants`]), then finishes.
+pub trait LeafCheck {
+    /// Whether a leaf's bytes may be a record it checks, or a vow it needs (a cheap filter on
+    /// the RFC 8785 form before parsing).
+    fn wants(&self, bytes: &[u8]) -> bool;
+
+    /// Check the leaf at `index` (`bytes`, parsed as `v`). Leaves of other types are ignored.
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError>;
+
+    /// After the last leaf: what only the whole log shows (the board's replay).
+    fn finish(&self) -> Result<(), ChainError> {
+        Ok(())
+    }
+
+    /// Records that verified.
+    fn count(&self) -> u64;
+}
+
+/// verify-log's checker of one [`OwnerSigned`] kind: every leaf of its type is a record the
+/// service signed in exactly its format at its position ([`signed_record`]) that keeps the
+/// kind's rules ([`owner_rules`]). What it cannot check without the `wallet` feature: the
+/// owner's EIP-191 signature ([`OwnerSigned::check_wallet`] does, with it); the service checks
+/// it before it appends.
+#[derive(Debug)]
+pub struct OwnerChecker<T> {
+    pinned: PinnedKey,
+    /// Each vow seen: its wallet when signed, `None` when sandbox.
+    vows: SwornVows,
+    spent: Spent,
+    /// Records that verified.
+    pub count: u64,
+    kind: PhantomData<fn() -> T>,
+}
+
+impl<T: OwnerSigned> OwnerChecker<T> {
+    /// A checker for records signed by `pinned`.
+    pub fn new(pinned: PinnedKey) -> Self {
+        OwnerChecker {
+            pinned,
+            vows: SwornVows::default(),
+            spent: Spent::default(),
+            count: 0,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<T: OwnerSigned> LeafCheck for OwnerChecker<T> {
+    fn wants(&self, bytes: &[u8]) -> bool {
+        has_type(bytes, VOW_TYPE) || has_type(bytes, T::TYPE)
+    }
+
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+        let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
+        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        if self.vows.note(v) || ty != T::TYPE {
+            return Ok(());
+        }
+        let rec =
+            signed_record(index, bytes, v, &self.pinned, T::TYPE, T::parse).map_err(|e| at(&e))?;
+        owner_rules(&rec, &self.vows, &mut self.spent).map_err(|e| at(&e))?;
+        self.count += 1;
+        Ok(())
+    }
+
+    fn count(&self) -> u64 {
+        self.count
+    }
+}
+
+/// A vow record as the record checkers read it (`type`, `vow_id`, `sandbox`, `wallet`,
+/// `log_index`), signed by `key`: a sandbox vow when `wallet` is `None` (tests).
+#[cfg(test)]
+pub(crate) fn test_vow(
+    key: &crate::signing::ServiceKey,
+    id: &str,
+    wallet: Option<&str>,
+    index: u64,
+) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("type".into(), VOW_TYPE.into());
+    m.insert("vow_id".into(), id.into());
+    m.insert("sandbox".into(), wallet.is_none().into());
+    m.insert("wallet".into(), wallet.into());
+    m.insert("log_index".into(), index.into());
+    key.sign_object(&mut m).unwrap();
+    Value::Object(m)
 }

@@ -20,6 +20,7 @@ pub mod meter;
 pub mod munus;
 pub mod nostr;
 pub mod owner;
+pub mod record;
 pub mod schema;
 pub mod scope;
 pub mod signing;

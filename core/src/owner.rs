@@ -44,7 +44,7 @@ pub enum Kind {
     SummonFamiliar,
 }
 
-/// What the index says of one kind of message.
+/// One kind's row: what the index says of its message, and the rules of its logged record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
     /// The `Action:` line.
@@ -59,7 +59,55 @@ pub struct Entry {
     pub signature_fields: &'static str,
     /// What a valid signature proves and does.
     pub proves: &'static str,
+    /// The rules of its logged record, when that record is a `record::OwnerSigned` one (the
+    /// vow and its report-ins are hash chains instead; a ticket entitlement is not logged).
+    pub record: Option<RecordRule>,
 }
+
+/// The rules of an owner-signed record that verify-log checks (`leaf::owner_rules`) and the
+/// service keeps when it appends, in verify-log's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRule {
+    /// The record's member that holds the owner's EIP-191 signature.
+    pub signature: &'static str,
+    /// Whose vow must be a sworn vow with the record's wallet, as a refusal names it.
+    pub who: &'static str,
+    /// The refusal of a signature an earlier record of the kind used (each is used once).
+    pub replayed: &'static str,
+    /// At most this many records a UTC day per `OwnerSigned::daily_key`, and what they are
+    /// counted as; `None` when the kind has no daily limit.
+    pub per_day: Option<(u64, &'static str)>,
+}
+
+impl RecordRule {
+    /// The rule of a record that keeps the owner's signature in `wallet_signature`, naming the
+    /// party whose vow must be sworn `who` and a signature used before `replayed`.
+    pub const fn new(who: &'static str, replayed: &'static str) -> Self {
+        RecordRule {
+            signature: "wallet_signature",
+            who,
+            replayed,
+            per_day: None,
+        }
+    }
+
+    /// At most `limit` records a UTC day, counted as `what`.
+    pub const fn per_day(self, limit: u64, what: &'static str) -> Self {
+        RecordRule {
+            per_day: Some((limit, what)),
+            ..self
+        }
+    }
+}
+
+/// A claim's or delivery's signature used before (they share one replay table).
+const BOARD_REPLAYED: &str = "its wallet signature was used by an earlier claim or delivery";
+/// A binding's wallet or nostr signature used before.
+const BINDING_REPLAYED: &str = "a signature of this binding was used by an earlier one";
+/// A pledge's signature used before.
+const PLEDGE_REPLAYED: &str = "its wallet signature was used by an earlier pledge";
+/// A familiar's owner signature used before.
+const FAMILIAR_REPLAYED: &str = "its owner signature was used by an earlier familiar";
 
 impl Kind {
     /// Every kind, in the index's order.
@@ -84,6 +132,7 @@ impl Kind {
                 post_to: "POST /vow",
                 signature_fields: "wallet, signature",
                 proves: "the wallet takes this vow (text, agent, cadence, sealed) today; without a valid signature the vow is a sandbox vow",
+                record: None,
             },
             Kind::ReportIn => Entry {
                 action: "report_in",
@@ -92,6 +141,7 @@ impl Kind {
                 post_to: "POST /vow/report/demo (or the paid POST /vow/report)",
                 signature_fields: "signature",
                 proves: "the vow's wallet reports this trace, note and donation choice today",
+                record: None,
             },
             Kind::ClaimQuest => Entry {
                 action: "claim_quest",
@@ -100,6 +150,7 @@ impl Kind {
                 post_to: "POST /munus/{id}/claim",
                 signature_fields: "vow_id, signature",
                 proves: "the sworn vow's wallet claims this quest today",
+                record: Some(RecordRule::new("the claim", BOARD_REPLAYED)),
             },
             Kind::SubmitDelivery => Entry {
                 action: "submit_delivery",
@@ -108,6 +159,10 @@ impl Kind {
                 post_to: "POST /munus/{id}/submit",
                 signature_fields: "vow_id, link, signature",
                 proves: "the claimant's wallet puts this delivery link on the record today",
+                record: Some(RecordRule::new("the delivery", BOARD_REPLAYED).per_day(
+                    crate::munus::MAX_DELIVERIES_PER_DAY as u64,
+                    "deliveries on one claim",
+                )),
             },
             Kind::BindNpub => Entry {
                 action: "bind_npub",
@@ -116,6 +171,10 @@ impl Kind {
                 post_to: "POST /nostr/bind",
                 signature_fields: "wallet_signature (EIP-191), nostr_signature (BIP-340 over sha256 of the text)",
                 proves: "the vow's wallet and the npub's key both bind the npub to the vow today",
+                record: Some(RecordRule::new("the binding", BINDING_REPLAYED).per_day(
+                    crate::nostr::record::MAX_BINDINGS_PER_DAY,
+                    "bindings of one vow",
+                )),
             },
             Kind::ProveHolder => Entry {
                 action: "prove_holder",
@@ -124,6 +183,7 @@ impl Kind {
                 post_to: "POST /ticket/{game}/entitle",
                 signature_fields: "wallet, signature",
                 proves: "the wallet asks for its entitlement today; the entitlement itself is a live balance read",
+                record: None,
             },
             Kind::PledgeLimits => Entry {
                 action: "pledge_limits",
@@ -132,6 +192,10 @@ impl Kind {
                 post_to: "POST /witness/pledge",
                 signature_fields: "signature",
                 proves: "the sworn vow's wallet pledges these limits to the witness today",
+                record: Some(RecordRule::new("the pledge", PLEDGE_REPLAYED).per_day(
+                    crate::witness::record::MAX_PLEDGES_PER_DAY,
+                    "pledges of one vow",
+                )),
             },
             Kind::SummonFamiliar => Entry {
                 action: "summon_familiar",
@@ -140,6 +204,10 @@ impl Kind {
                 post_to: "POST /familiar/summon",
                 signature_fields: "signature",
                 proves: "the owner authorizes this labor order today (paid at the labor price)",
+                record: Some(RecordRule {
+                    signature: "owner_signature",
+                    ..RecordRule::new("the owner", FAMILIAR_REPLAYED)
+                }),
             },
         }
     }
@@ -232,6 +300,20 @@ pub fn recover(kind: Kind, text: &str, signature: &str) -> Result<[u8; 20], Reco
         return Err(RecoverError::WrongMessage(kind.action()));
     }
     crate::vow::eip191::recover(text, signature).map_err(|e| RecoverError::Signature(e.to_string()))
+}
+
+/// [`recover`], and the signature's one canonical spelling (`vow::eip191::canonical`), which
+/// every single-use check keys on.
+#[cfg(feature = "wallet")]
+pub fn recover_canonical(
+    kind: Kind,
+    text: &str,
+    signature: &str,
+) -> Result<([u8; 20], String), RecoverError> {
+    let address = recover(kind, text, signature)?;
+    let canonical = crate::vow::eip191::canonical(signature)
+        .map_err(|e| RecoverError::Signature(e.to_string()))?;
+    Ok((address, canonical))
 }
 
 /// Why [`recover`] gave no address.

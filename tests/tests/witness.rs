@@ -17,6 +17,7 @@ use std::path::Path;
 use std::process::Command;
 
 use conduct_core::familiar::record::{Familiar, FAMILIAR_TYPE};
+use conduct_core::record::{Logged, OwnerSigned};
 use conduct_core::witness::record::PLEDGE_TYPE;
 use conduct_tests::{conduct_bin, py_dir, python};
 use serde_json::Value;

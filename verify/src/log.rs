@@ -26,6 +26,7 @@
 
 use base64::Engine;
 use conduct_core::familiar::verify::FamiliarChecker;
+use conduct_core::leaf::LeafCheck;
 use conduct_core::munus::verify::BoardChecker;
 use conduct_core::nostr::verify::BindingChecker;
 use conduct_core::signing::PinnedKey;
@@ -154,10 +155,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
     let mut chains = ChainChecker::new(pinned.clone(), Some(cp.origin.clone()));
-    let mut board = BoardChecker::new(pinned.clone());
-    let mut bindings = BindingChecker::new(pinned.clone());
-    let mut pledges = PledgeChecker::new(pinned.clone());
-    let mut familiars = FamiliarChecker::new(pinned);
+    let mut records = record_checks(&pinned);
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -180,40 +178,24 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
                 index,
                 reason: reason.0,
             })?;
-            // A leaf that is not JSON is no record (the chain checker counts it as other).
-            let (for_board, for_bindings) = (BoardChecker::wants(e), BindingChecker::wants(e));
-            let (for_pledges, for_familiars) = (PledgeChecker::wants(e), FamiliarChecker::wants(e));
-            if let Some(v) = (for_board || for_bindings || for_pledges || for_familiars)
-                .then(|| serde_json::from_slice::<serde_json::Value>(e).ok())
-                .flatten()
-            {
-                if for_board {
-                    board
-                        .record(index, e, &v)
-                        .map_err(|r| Error::Board { reason: r.0 })?;
-                }
-                if for_bindings {
-                    bindings
-                        .record(index, e, &v)
-                        .map_err(|r| Error::Binding { reason: r.0 })?;
-                }
-                if for_pledges {
-                    pledges
-                        .record(index, e, &v)
-                        .map_err(|r| Error::Pledge { reason: r.0 })?;
-                }
-                if for_familiars {
-                    familiars
-                        .record(index, e, &v)
-                        .map_err(|r| Error::Familiar { reason: r.0 })?;
-                }
+            // A leaf that is not JSON is no record (the chain checker counts it as other);
+            // it is parsed once, for the first checker that wants it.
+            let mut parsed: Option<Option<serde_json::Value>> = None;
+            for r in records.iter_mut().filter(|r| r.check.wants(e)) {
+                let v = parsed.get_or_insert_with(|| serde_json::from_slice(e).ok());
+                let Some(v) = v.as_ref() else { break };
+                r.check
+                    .record(index, e, v)
+                    .map_err(|reason| (r.fail)(reason.0))?;
             }
         }
         hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;
         n += 1;
     }
-    board.finish().map_err(|r| Error::Board { reason: r.0 })?;
+    for r in &records {
+        r.check.finish().map_err(|reason| (r.fail)(reason.0))?;
+    }
     if root(&hashes) != cp.root {
         return Err(Error::EntriesRoot);
     }
@@ -240,11 +222,51 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         files: checked,
         vows: chains.vows,
         entries: chains.entries,
-        board: board.counts.iter().sum(),
-        bindings: bindings.count,
-        pledges: pledges.count,
-        familiars: familiars.count,
+        board: 0,
+        bindings: 0,
+        pledges: 0,
+        familiars: 0,
         other: chains.other,
     };
+    let audit = records.iter().fold(audit, |mut a, r| {
+        *(r.count)(&mut a) = r.check.count();
+        a
+    });
     Ok((audit, hashes))
+}
+
+/// One kind of record verify-log checks beside the vow chains: its checker, the error its
+/// refusals become, and the audit's count of it.
+struct RecordCheck {
+    check: Box<dyn LeafCheck>,
+    fail: fn(String) -> Error,
+    count: fn(&mut LogAudit) -> &mut u64,
+}
+
+/// The record checkers verify-log runs beside the vow chains, one row per kind of record (an
+/// owner-signed kind's checker is `conduct_core::leaf::OwnerChecker` of its record type).
+fn record_checks(pinned: &PinnedKey) -> [RecordCheck; 4] {
+    let row = |check: Box<dyn LeafCheck>, fail, count| RecordCheck { check, fail, count };
+    [
+        row(
+            Box::new(BoardChecker::new(pinned.clone())),
+            |reason| Error::Board { reason },
+            |a| &mut a.board,
+        ),
+        row(
+            Box::new(BindingChecker::new(pinned.clone())),
+            |reason| Error::Binding { reason },
+            |a| &mut a.bindings,
+        ),
+        row(
+            Box::new(PledgeChecker::new(pinned.clone())),
+            |reason| Error::Pledge { reason },
+            |a| &mut a.pledges,
+        ),
+        row(
+            Box::new(FamiliarChecker::new(pinned.clone())),
+            |reason| Error::Familiar { reason },
+            |a| &mut a.familiars,
+        ),
+    ]
 }

@@ -16,10 +16,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{familiar_id, order_sha256, parse_order, Order, Owner};
-use crate::canonical::{jcs_map, CanonicalError};
-use crate::scope::scope_value;
-use crate::signing::ServiceKey;
-use crate::time::{parse_rfc3339, rfc3339};
+use crate::owner::Kind;
+use crate::record::{Fields, Logged, Members, OwnerSigned, Parts};
 
 /// Type of a familiar record.
 pub const FAMILIAR_TYPE: &str = "conduct.familiar/v1";
@@ -68,21 +66,6 @@ impl Familiar {
         familiar_id(&self.owner_signature)
     }
 
-    /// The UTC date (`YYYY-MM-DD`) its text names.
-    pub fn date(&self) -> String {
-        crate::munus::utc_date(self.at)
-    }
-
-    /// The exact text the owner's wallet signed.
-    pub fn message(&self) -> String {
-        super::familiar_message(
-            &self.origin,
-            &self.owner.named(),
-            &order_sha256(&self.order),
-            &self.date(),
-        )
-    }
-
     /// True when a summon by `owner` for `order` at `origin`, signed with `owner_signature`,
     /// arriving at `now` (unix seconds) is this record's own summon sent again within
     /// [`RESEND_WINDOW`]: the same signature (any spelling of it, compared as
@@ -103,123 +86,91 @@ impl Familiar {
             && order_sha256(&self.order) == order_sha256(order)
             && now < self.at.saturating_add(RESEND_WINDOW)
     }
+}
 
-    /// Check that `owner_signature` recovers to the owner's wallet over the text (EIP-191).
-    #[cfg(feature = "wallet")]
-    pub fn check_wallet(&self) -> Result<(), String> {
-        let addr = crate::vow::eip191::recover(&self.message(), &self.owner_signature)
-            .map_err(|e| format!("owner_signature: {e}"))?;
-        if crate::vow::record::checksum_address(&addr) != self.owner.wallet() {
-            return Err("owner_signature does not recover to the owner's wallet".into());
+/// A blank familiar, which [`Logged::parse`] reads a record into.
+impl Default for Familiar {
+    fn default() -> Self {
+        Familiar {
+            origin: String::new(),
+            owner: Owner::Wallet {
+                wallet: String::new(),
+            },
+            owner_signature: String::new(),
+            order: Order(Map::new()),
+            labor_price_usd: String::new(),
+            at: 0,
         }
+    }
+}
+
+impl Logged for Familiar {
+    const TYPE: &'static str = FAMILIAR_TYPE;
+
+    /// The order is read back by its rules ([`parse_order`]); the exact form then holds
+    /// `wallet` to `null`, `faucet_cap` to `"0"`, and `familiar_id` and `order_sha256` to what
+    /// they recompute to.
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.instant("summoned_at", &mut self.at)?;
+        m.member("owner", &mut self.owner, owner_value, read_owner)?;
+        m.member("order", &mut self.order, Order::to_value, |r| {
+            let order = r.get("order").unwrap_or(&Value::Null);
+            parse_order(order, "/order").map_err(|errs| {
+                let why: Vec<String> = errs.iter().map(ToString::to_string).collect();
+                r.refused(why.join("; "))
+            })
+        })?;
+        m.text("origin", &mut self.origin)?;
+        m.text("owner_signature", &mut self.owner_signature)?;
+        m.text("labor_price_usd", &mut self.labor_price_usd)?;
+        m.computed("familiar_id", json!(self.id()));
+        m.computed("order_sha256", json!(order_sha256(&self.order)));
+        m.computed("wallet", Value::Null);
+        m.computed("faucet_cap", json!(FAUCET_CAP));
+        m.computed("status", json!(STATUS));
+        m.computed("is_not", json!(IS_NOT));
+        m.computed("signed", json!(SIGNED));
+        m.computed("date", json!(self.date()));
         Ok(())
     }
+}
 
-    /// The unsigned object (without `key_id` and `signature`) at `log_index`.
-    pub fn to_object(&self, log_index: u64) -> Map<String, Value> {
-        let owner = match &self.owner {
-            Owner::Vow { vow_id, wallet } => {
-                json!({"form": "vow", "vow_id": vow_id, "wallet": wallet})
-            }
-            Owner::Wallet { wallet } => json!({"form": "wallet", "vow_id": null, "wallet": wallet}),
-        };
-        let mut m = Map::new();
-        m.insert("type".into(), json!(FAMILIAR_TYPE));
-        m.insert("familiar_id".into(), json!(self.id()));
-        m.insert("origin".into(), json!(self.origin));
-        m.insert("owner".into(), owner);
-        m.insert("owner_signature".into(), json!(self.owner_signature));
-        m.insert("order".into(), self.order.to_value());
-        m.insert("order_sha256".into(), json!(order_sha256(&self.order)));
-        m.insert("wallet".into(), Value::Null);
-        m.insert("faucet_cap".into(), json!(FAUCET_CAP));
-        m.insert("status".into(), json!(STATUS));
-        m.insert("labor_price_usd".into(), json!(self.labor_price_usd));
-        m.insert("is_not".into(), json!(IS_NOT));
-        m.insert("signed".into(), json!(SIGNED));
-        m.insert("date".into(), json!(self.date()));
-        m.insert("summoned_at".into(), json!(rfc3339(self.at)));
-        m.insert("log_index".into(), json!(log_index));
-        m.insert("scope".into(), scope_value());
-        m
+/// The record's `owner`: `{form, vow_id (null for a wallet), wallet}`.
+fn owner_value(owner: &Owner) -> Value {
+    match owner {
+        Owner::Vow { vow_id, wallet } => json!({"form": "vow", "vow_id": vow_id, "wallet": wallet}),
+        Owner::Wallet { wallet } => json!({"form": "wallet", "vow_id": null, "wallet": wallet}),
+    }
+}
+
+/// The record's `owner` read back.
+fn read_owner(r: &Fields<'_>) -> Result<Owner, String> {
+    let o = r.object("owner")?;
+    let wallet = o.str("wallet")?;
+    match o.get("form").and_then(Value::as_str) {
+        Some("vow") => Ok(Owner::Vow {
+            vow_id: o.str("vow_id")?,
+            wallet,
+        }),
+        Some("wallet") => Ok(Owner::Wallet { wallet }),
+        _ => Err(r.malformed("owner.form is not vow or wallet")),
+    }
+}
+
+impl OwnerSigned for Familiar {
+    const KIND: Kind = Kind::SummonFamiliar;
+
+    fn message_at(&self, origin: &str) -> String {
+        let order = order_sha256(&self.order);
+        super::familiar_message(origin, &self.owner.named(), &order, &self.date())
     }
 
-    /// Sign the record that will sit at `log_index`; its leaf bytes (RFC 8785).
-    pub fn leaf(&self, key: &ServiceKey, log_index: u64) -> Result<Vec<u8>, CanonicalError> {
-        let mut m = self.to_object(log_index);
-        key.sign_object(&mut m)?;
-        jcs_map(&m)
-    }
-
-    /// Read a logged object back: `Ok(None)` when it is not a familiar record, else the
-    /// record and its `log_index`. Checks the shape, the order's rules, and that the object is
-    /// exactly what [`Self::to_object`] writes (so `wallet` is `null`, `faucet_cap` `"0"`,
-    /// `familiar_id` and `order_sha256` recompute), plus `key_id`, `signature` and `scope` as
-    /// written; the service's signature is checked by the caller (`signing::verify_object`).
-    pub fn parse(v: &Value) -> Result<Option<(u64, Familiar)>, String> {
-        if v.get("type").and_then(Value::as_str) != Some(FAMILIAR_TYPE) {
-            return Ok(None);
+    /// The owner's wallet signed (the familiar itself holds none: `wallet: null`).
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            vow_id: self.owner.vow_id(),
+            wallet: Some(self.owner.wallet()),
+            ..Parts::signed(&self.owner_signature, self.at).at_origin(&self.origin)
         }
-        let obj = v.as_object().ok_or("not an object")?;
-        let s = |o: &Map<String, Value>, k: &str| -> Result<String, String> {
-            o.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{FAMILIAR_TYPE}: `{k}` is missing or not a string"))
-        };
-        let log_index = obj
-            .get("log_index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| format!("{FAMILIAR_TYPE}: `log_index` is missing or not an integer"))?;
-        let at = parse_rfc3339(&s(obj, "summoned_at")?).ok_or_else(|| {
-            format!("{FAMILIAR_TYPE}: `summoned_at` is not an RFC 3339 UTC instant")
-        })?;
-        let owner_v = obj
-            .get("owner")
-            .and_then(Value::as_object)
-            .ok_or_else(|| format!("{FAMILIAR_TYPE}: `owner` is missing or not an object"))?;
-        let wallet = s(owner_v, "wallet")?;
-        let owner = match owner_v.get("form").and_then(Value::as_str) {
-            Some("vow") => Owner::Vow {
-                vow_id: s(owner_v, "vow_id")?,
-                wallet,
-            },
-            Some("wallet") => Owner::Wallet { wallet },
-            _ => return Err(format!("{FAMILIAR_TYPE}: owner.form is not vow or wallet")),
-        };
-        let order =
-            parse_order(obj.get("order").unwrap_or(&Value::Null), "/order").map_err(|errs| {
-                format!(
-                    "{FAMILIAR_TYPE} at log index {log_index}: {}",
-                    errs.iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                )
-            })?;
-        let rec = Familiar {
-            origin: s(obj, "origin")?,
-            owner,
-            owner_signature: s(obj, "owner_signature")?,
-            order,
-            labor_price_usd: s(obj, "labor_price_usd")?,
-            at,
-        };
-        let mut rebuilt = rec.to_object(log_index);
-        for k in [
-            crate::signing::KEY_ID_FIELD,
-            crate::signing::SIGNATURE_FIELD,
-            "scope",
-        ] {
-            if let Some(x) = obj.get(k) {
-                rebuilt.insert(k.into(), x.clone());
-            }
-        }
-        if &rebuilt != obj {
-            return Err(format!(
-                "{FAMILIAR_TYPE} at log index {log_index}: members differ from the record format"
-            ));
-        }
-        Ok(Some((log_index, rec)))
     }
 }

@@ -3,6 +3,8 @@ use serde_json::json;
 use super::record::*;
 use super::verify::FamiliarChecker;
 use super::*;
+use crate::leaf::LeafCheck;
+use crate::record::{Logged, OwnerSigned};
 use crate::signing::{PinnedKey, ServiceKey};
 use crate::witness::tests::personal_sign;
 
@@ -75,13 +77,7 @@ fn the_owner_text_names_origin_action_owner_order_and_date() {
 }
 
 fn vow_leaf(key: &ServiceKey, id: &str, sandbox: bool, wallet: &str) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert("type".into(), "conduct.vow/v1".into());
-    m.insert("vow_id".into(), id.into());
-    m.insert("sandbox".into(), sandbox.into());
-    m.insert("wallet".into(), wallet.into());
-    key.sign_object(&mut m).unwrap();
-    serde_json::Value::Object(m)
+    crate::leaf::test_vow(key, id, (!sandbox).then_some(wallet), 0)
 }
 
 fn summoned(owner: Owner, secret: u8) -> Familiar {
@@ -93,7 +89,7 @@ fn summoned(owner: Owner, secret: u8) -> Familiar {
         labor_price_usd: "1.00".into(),
         at: T0,
     };
-    f.owner_signature = personal_sign([secret; 32], &f.message()).0;
+    f.owner_signature = personal_sign([secret; 32], &f.message().unwrap()).0;
     f
 }
 
@@ -168,7 +164,7 @@ fn familiar_records_hold_no_wallet_and_verify() {
     assert!(sb.record(2, &leaf, &v).is_err());
     // Signed by another wallet than the owner's.
     let mut forged = by_vow.clone();
-    forged.owner_signature = personal_sign([0x33; 32], &by_vow.message()).0;
+    forged.owner_signature = personal_sign([0x33; 32], &by_vow.message().unwrap()).0;
     assert!(forged.check_wallet().is_err());
 }
 

@@ -13,10 +13,11 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::canonical::{jcs_map, CanonicalError};
-use crate::scope::scope_value;
+use super::Action;
+use crate::canonical::CanonicalError;
+use crate::owner::Kind;
+use crate::record::{signed_leaf, Logged, Members, OwnerSigned, Parts};
 use crate::signing::ServiceKey;
-use crate::time::{parse_rfc3339, rfc3339};
 
 /// Type of a claim record.
 pub const CLAIM_TYPE: &str = "conduct.munus-claim/v1";
@@ -30,7 +31,7 @@ pub const PAYMENT_TYPE: &str = "conduct.munus-payment/v1";
 pub const TYPES: [&str; 4] = [CLAIM_TYPE, DELIVERY_TYPE, LAPSE_TYPE, PAYMENT_TYPE];
 
 /// A claim: the vow's wallet signed the claim text of this quest on this UTC day.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Claim {
     /// The quest claimed.
     pub quest_id: String,
@@ -46,7 +47,7 @@ pub struct Claim {
 }
 
 /// A delivery: the claimant's signed link, on the claim at log index `claim`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Delivery {
     /// The quest.
     pub quest_id: String,
@@ -64,7 +65,7 @@ pub struct Delivery {
 }
 
 /// A lapse: the claim at log index `claim` sat idle since `idle_since` for 14 days.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lapse {
     /// The quest (open again).
     pub quest_id: String,
@@ -79,7 +80,7 @@ pub struct Lapse {
 }
 
 /// A payment the operator recorded (one row of `paid`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Payment {
     /// The quest paid for.
     pub quest_id: String,
@@ -145,140 +146,128 @@ impl BoardRecord {
 
     /// The unsigned object (without `key_id` and `signature`) at `log_index`.
     pub fn to_object(&self, log_index: u64) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("type".into(), json!(self.type_name()));
-        m.insert("quest_id".into(), json!(self.quest_id()));
         match self {
-            BoardRecord::Claim(c) => {
-                m.insert("vow_id".into(), json!(c.vow_id));
-                m.insert("wallet".into(), json!(c.wallet));
-                m.insert("wallet_signature".into(), json!(c.wallet_signature));
-                m.insert("date".into(), json!(super::utc_date(c.at)));
-            }
-            BoardRecord::Delivery(d) => {
-                m.insert("vow_id".into(), json!(d.vow_id));
-                m.insert("claim".into(), json!(d.claim));
-                m.insert("link".into(), json!(d.link));
-                m.insert("wallet_signature".into(), json!(d.wallet_signature));
-                m.insert("date".into(), json!(super::utc_date(d.at)));
-            }
-            BoardRecord::Lapse(l) => {
-                m.insert("vow_id".into(), json!(l.vow_id));
-                m.insert("claim".into(), json!(l.claim));
-                m.insert("idle_since".into(), json!(rfc3339(l.idle_since)));
-            }
-            BoardRecord::Payment(p) => {
-                m.insert("claim".into(), p.claim.map_or(Value::Null, |c| json!(c)));
-                m.insert("to".into(), json!(p.to));
-                m.insert("amount_scry".into(), json!(p.amount_scry));
-                m.insert("token".into(), json!(p.token));
-                m.insert("chain_id".into(), json!(p.chain_id));
-                m.insert("tx".into(), json!(p.tx));
-                m.insert(
-                    "verification".into(),
-                    json!(
-                        "re-read from the chain when the list is served; not part of this record"
-                    ),
-                );
-            }
+            BoardRecord::Claim(c) => c.to_object(log_index),
+            BoardRecord::Delivery(d) => d.to_object(log_index),
+            BoardRecord::Lapse(l) => l.to_object(log_index),
+            BoardRecord::Payment(p) => p.to_object(log_index),
         }
-        m.insert("at".into(), json!(rfc3339(self.at())));
-        m.insert("log_index".into(), json!(log_index));
-        m.insert("scope".into(), scope_value());
-        m
     }
 
     /// Sign the record that will sit at `log_index`; its leaf bytes (RFC 8785).
     pub fn leaf(&self, key: &ServiceKey, log_index: u64) -> Result<Vec<u8>, CanonicalError> {
-        let mut m = self.to_object(log_index);
-        key.sign_object(&mut m)?;
-        jcs_map(&m)
+        signed_leaf(key, self.to_object(log_index))
     }
 
     /// Read a logged object back: `Ok(None)` when it is not a board record, else the record and
-    /// its `log_index`. Checks the shape and that the object is exactly what [`Self::to_object`]
-    /// writes (plus `key_id` and `signature`); the signature itself is checked by the caller
-    /// (`signing::verify_object`), as for every record of the log.
+    /// its `log_index`, read by its kind's [`Logged::parse`] (exactly the written form).
     pub fn parse(v: &Value) -> Result<Option<(u64, BoardRecord)>, String> {
-        let Some(ty) = v.get("type").and_then(Value::as_str) else {
-            return Ok(None);
-        };
-        if !TYPES.contains(&ty) {
-            return Ok(None);
+        fn read<T: Logged>(
+            v: &Value,
+            wrap: fn(T) -> BoardRecord,
+        ) -> Result<Option<(u64, BoardRecord)>, String> {
+            Ok(T::parse(v)?.map(|(i, r)| (i, wrap(r))))
         }
-        let obj = v.as_object().ok_or("not an object")?;
-        let s = |k: &str| -> Result<String, String> {
-            obj.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{ty}: `{k}` is missing or not a string"))
-        };
-        let n = |k: &str| -> Result<u64, String> {
-            obj.get(k)
-                .and_then(Value::as_u64)
-                .ok_or_else(|| format!("{ty}: `{k}` is missing or not an integer"))
-        };
-        let t = |k: &str| -> Result<u64, String> {
-            parse_rfc3339(&s(k)?)
-                .ok_or_else(|| format!("{ty}: `{k}` is not an RFC 3339 UTC instant"))
-        };
-        let quest_id = s("quest_id")?;
-        let at = t("at")?;
-        let log_index = n("log_index")?;
-        let rec = match ty {
-            CLAIM_TYPE => BoardRecord::Claim(Claim {
-                quest_id,
-                vow_id: s("vow_id")?,
-                wallet: s("wallet")?,
-                wallet_signature: s("wallet_signature")?,
-                at,
-            }),
-            DELIVERY_TYPE => BoardRecord::Delivery(Delivery {
-                quest_id,
-                vow_id: s("vow_id")?,
-                claim: n("claim")?,
-                link: s("link")?,
-                wallet_signature: s("wallet_signature")?,
-                at,
-            }),
-            LAPSE_TYPE => BoardRecord::Lapse(Lapse {
-                quest_id,
-                vow_id: s("vow_id")?,
-                claim: n("claim")?,
-                idle_since: t("idle_since")?,
-                at,
-            }),
-            _ => BoardRecord::Payment(Payment {
-                quest_id,
-                claim: match obj.get("claim") {
-                    Some(Value::Null) => None,
-                    _ => Some(n("claim")?),
-                },
-                to: s("to")?,
-                amount_scry: s("amount_scry")?,
-                token: s("token")?,
-                chain_id: n("chain_id")?,
-                tx: s("tx")?,
-                at,
-            }),
-        };
-        // Exactly the written form: no member added, dropped or changed.
-        let mut rebuilt = rec.to_object(log_index);
-        // `scope` is the service's wording of its day, kept as written.
-        for k in [
-            crate::signing::KEY_ID_FIELD,
-            crate::signing::SIGNATURE_FIELD,
-            "scope",
-        ] {
-            if let Some(x) = obj.get(k) {
-                rebuilt.insert(k.into(), x.clone());
-            }
+        match v.get("type").and_then(Value::as_str) {
+            Some(CLAIM_TYPE) => read(v, BoardRecord::Claim),
+            Some(DELIVERY_TYPE) => read(v, BoardRecord::Delivery),
+            Some(LAPSE_TYPE) => read(v, BoardRecord::Lapse),
+            Some(PAYMENT_TYPE) => read(v, BoardRecord::Payment),
+            _ => Ok(None),
         }
-        if &rebuilt != obj {
-            return Err(format!(
-                "{ty} at log index {log_index}: members differ from the record format"
-            ));
+    }
+}
+
+impl Logged for Claim {
+    const TYPE: &'static str = CLAIM_TYPE;
+
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.text("quest_id", &mut self.quest_id)?;
+        m.signed(&mut self.wallet_signature, &mut self.at)?;
+        m.sworn(&mut self.vow_id, &mut self.wallet)
+    }
+}
+
+impl OwnerSigned for Claim {
+    const KIND: Kind = Kind::ClaimQuest;
+
+    fn message_at(&self, origin: &str) -> String {
+        super::play_message(origin, Action::Claim, &self.quest_id, &self.vow_id, self.at)
+    }
+
+    /// The claim keeps no origin.
+    fn parts(&self) -> Parts<'_> {
+        Parts::signed(&self.wallet_signature, self.at).sworn(&self.vow_id, &self.wallet)
+    }
+}
+
+impl Logged for Delivery {
+    const TYPE: &'static str = DELIVERY_TYPE;
+
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.text("quest_id", &mut self.quest_id)?;
+        m.signed(&mut self.wallet_signature, &mut self.at)?;
+        m.text("vow_id", &mut self.vow_id)?;
+        m.int("claim", &mut self.claim)?;
+        m.text("link", &mut self.link)
+    }
+}
+
+impl OwnerSigned for Delivery {
+    const KIND: Kind = Kind::SubmitDelivery;
+
+    fn message_at(&self, origin: &str) -> String {
+        let action = Action::Submit { link: &self.link };
+        super::play_message(origin, action, &self.quest_id, &self.vow_id, self.at)
+    }
+
+    /// The delivery keeps no origin and names no wallet (its claim's wallet signed).
+    fn parts(&self) -> Parts<'_> {
+        Parts {
+            vow_id: Some(&self.vow_id),
+            ..Parts::signed(&self.wallet_signature, self.at)
         }
-        Ok(Some((log_index, rec)))
+    }
+
+    /// The claim delivered on: a claim takes [`super::MAX_DELIVERIES_PER_DAY`] a UTC day.
+    fn daily_key(&self) -> Option<String> {
+        Some(self.claim.to_string())
+    }
+}
+
+impl Logged for Lapse {
+    const TYPE: &'static str = LAPSE_TYPE;
+
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.text("quest_id", &mut self.quest_id)?;
+        m.instant("at", &mut self.at)?;
+        m.text("vow_id", &mut self.vow_id)?;
+        m.int("claim", &mut self.claim)?;
+        m.instant("idle_since", &mut self.idle_since)
+    }
+}
+
+impl Logged for Payment {
+    const TYPE: &'static str = PAYMENT_TYPE;
+
+    /// `claim` is `null` when no claim was live.
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.text("quest_id", &mut self.quest_id)?;
+        m.instant("at", &mut self.at)?;
+        let claim = |c: &Option<u64>| c.map_or(Value::Null, |c| json!(c));
+        m.member("claim", &mut self.claim, claim, |r| match r.get("claim") {
+            Some(Value::Null) => Ok(None),
+            _ => r.u64("claim").map(Some),
+        })?;
+        m.text("to", &mut self.to)?;
+        m.text("amount_scry", &mut self.amount_scry)?;
+        m.text("token", &mut self.token)?;
+        m.int("chain_id", &mut self.chain_id)?;
+        m.text("tx", &mut self.tx)?;
+        m.computed(
+            "verification",
+            json!("re-read from the chain when the list is served; not part of this record"),
+        );
+        Ok(())
     }
 }

@@ -8,16 +8,19 @@
 //!
 //! What it cannot check offline: the payment flags (they are re-read from the chain; offline
 //! every flag is unknown, so no payment settles a quest here), and the EIP-191 signatures of
-//! claims and deliveries, which need the `wallet` feature (`super::play_message` with the
-//! record's origin, quest, vow and `date`, recovered with `vow::eip191`).
+//! claims and deliveries, which need the `wallet` feature and the service's public URL, which
+//! the records do not keep (`OwnerSigned::signer_at`: [`super::play_message`] rebuilt from the
+//! record at that origin, recovered through `owner::recover`). Signatures are not counted for
+//! single use here: the replay refuses a replayed claim (one claim per vow per UTC day).
 
 use serde_json::Value;
 
 use super::record::{BoardRecord, TYPES};
 use super::state::Board;
-use crate::leaf::{signed_record, SwornVows};
+use crate::leaf::{has_type, signed_record, sworn, LeafCheck, SwornVows};
 use crate::signing::PinnedKey;
 use crate::vow::chain::ChainError;
+use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the board's records in them.
 #[derive(Debug)]
@@ -40,17 +43,16 @@ impl BoardChecker {
             counts: [0; 4],
         }
     }
+}
 
-    /// Whether a leaf's bytes may be a vow or board record (a cheap filter on the RFC 8785
-    /// form before parsing: report-in entries, the bulk of the log, are skipped).
-    pub fn wants(bytes: &[u8]) -> bool {
-        let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
-        has(b"\"type\":\"conduct.vow/v1\"") || has(b"\"type\":\"conduct.munus-")
+impl LeafCheck for BoardChecker {
+    fn wants(&self, bytes: &[u8]) -> bool {
+        has_type(bytes, VOW_TYPE) || TYPES.iter().any(|t| has_type(bytes, t))
     }
 
-    /// Check the leaf at `index` (`bytes`, parsed as `v`). Leaves that are neither vows nor
-    /// board records are ignored (the vow chains are `ChainChecker`'s business).
-    pub fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+    /// Leaves that are neither vows nor board records are ignored (the vow chains are
+    /// `ChainChecker`'s business).
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
         if self.vows.note(v) {
@@ -72,37 +74,40 @@ impl BoardChecker {
             return Err(at("quest_id is not a quest id"));
         }
         match &rec {
-            BoardRecord::Claim(c) => self
-                .vows
-                .check(&c.vow_id, &c.wallet, "the claim")
-                .map_err(|e| at(&e))?,
-            BoardRecord::Delivery(d) => {
-                super::check_link(&d.link).map_err(|e| at(&e))?;
-            }
-            BoardRecord::Lapse(_) => {}
+            BoardRecord::Claim(c) => sworn(c, &self.vows),
+            BoardRecord::Delivery(d) => super::check_link(&d.link),
+            BoardRecord::Lapse(_) => Ok(()),
             BoardRecord::Payment(p) => {
-                if !(super::is_address(&p.to)
+                if super::is_address(&p.to)
                     && super::is_address(&p.token)
                     && super::is_tx_hash(&p.tx)
-                    && super::is_amount(&p.amount_scry))
+                    && super::is_amount(&p.amount_scry)
                 {
-                    return Err(at("a payment field is malformed"));
+                    Ok(())
+                } else {
+                    Err("a payment field is malformed".into())
                 }
             }
         }
+        .map_err(|e| at(&e))?;
         self.counts[kind] += 1;
         self.records.push((index, rec));
         Ok(())
     }
 
     /// Replay the records through the state machine: every rule break, by leaf.
-    pub fn finish(&self) -> Result<(), ChainError> {
+    fn finish(&self) -> Result<(), ChainError> {
         let last = self.records.last().map_or(0, |(_, r)| r.at());
         let board = Board::fold(&[], &self.records, &|_| None, last);
         match board.anomalies.first() {
             Some(a) => Err(ChainError(a.clone())),
             None => Ok(()),
         }
+    }
+
+    /// Board records of every type that verified.
+    fn count(&self) -> u64 {
+        self.counts.iter().sum()
     }
 }
 
@@ -111,26 +116,12 @@ mod tests {
     use super::super::record::{Claim, Delivery};
     use super::*;
     use crate::signing::ServiceKey;
-    use crate::vow::record::VOW_TYPE;
 
     const T0: u64 = 1_795_262_400;
 
     fn vow(key: &ServiceKey, id: &str, sandbox: bool, index: u64) -> Vec<u8> {
-        let mut m = serde_json::Map::new();
-        m.insert("type".into(), VOW_TYPE.into());
-        m.insert("vow_id".into(), id.into());
-        m.insert("sandbox".into(), sandbox.into());
-        m.insert(
-            "wallet".into(),
-            if sandbox {
-                Value::Null
-            } else {
-                "0xAbAb".into()
-            },
-        );
-        m.insert("log_index".into(), index.into());
-        key.sign_object(&mut m).unwrap();
-        crate::canonical::jcs_map(&m).unwrap()
+        let v = crate::leaf::test_vow(key, id, (!sandbox).then_some("0xAbAb"), index);
+        crate::canonical::jcs(&v).unwrap()
     }
 
     fn claim(vow: &str, quest: &str, at: u64) -> BoardRecord {

@@ -13,12 +13,10 @@
 //! (`YYYY-MM-DD`, the text's), `at` (RFC 3339 UTC), `log_index`, `scope`, `key_id`,
 //! `signature`.
 
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
-use crate::canonical::{jcs_map, CanonicalError};
-use crate::scope::scope_value;
-use crate::signing::ServiceKey;
-use crate::time::{parse_rfc3339, rfc3339};
+use crate::owner::Kind;
+use crate::record::{Logged, Members, OwnerSigned, Parts};
 
 /// Type of a binding record.
 pub const BINDING_TYPE: &str = "conduct.npub-binding/v1";
@@ -28,8 +26,11 @@ pub const SIGNED: &str = "The text is conduct_core::nostr::bind_message(origin, 
 date) (library/NOSTR.md). wallet_signature: EIP-191 personal_sign of the text by wallet. \
 nostr_signature: BIP-340 by pubkey over the 32 bytes sha256(UTF-8 text).";
 
+/// Most bindings one vow makes per UTC day (library/NOSTR.md).
+pub const MAX_BINDINGS_PER_DAY: u64 = 10;
+
 /// A binding of an npub to a signed vow.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Binding {
     /// The service's public URL the text names.
     pub origin: String,
@@ -50,19 +51,9 @@ pub struct Binding {
 }
 
 impl Binding {
-    /// The UTC date of the binding (`YYYY-MM-DD`), the one its text names.
-    pub fn date(&self) -> String {
-        crate::munus::utc_date(self.at)
-    }
-
-    /// The exact text both keys signed.
-    pub fn message(&self) -> String {
-        super::bind_message(&self.origin, &self.vow_id, &self.npub, &self.date())
-    }
-
     /// Check what needs no wallet library: the npub is canonical and encodes `pubkey`, and
     /// `nostr_signature` is the npub key's BIP-340 signature over `sha256` of the text. (The
-    /// EIP-191 `wallet_signature` needs the `wallet` feature: [`Self::check_wallet`].)
+    /// EIP-191 `wallet_signature` needs the `wallet` feature: [`OwnerSigned::check_wallet`].)
     pub fn check_nostr(&self) -> Result<(), String> {
         let pk = super::npub_decode(&self.npub).map_err(|e| format!("npub: {e}"))?;
         if super::npub_encode(&pk) != self.npub {
@@ -71,93 +62,46 @@ impl Binding {
         if hex::encode(pk) != self.pubkey {
             return Err("pubkey is not the key the npub encodes".into());
         }
-        super::verify_text(&pk, &self.message(), &self.nostr_signature)
+        super::verify_text(&pk, &self.message_at(&self.origin), &self.nostr_signature)
             .map_err(|e| format!("nostr_signature: {e}"))
     }
+}
 
-    /// Check that `wallet_signature` recovers to `wallet` over the text (EIP-191).
-    #[cfg(feature = "wallet")]
-    pub fn check_wallet(&self) -> Result<(), String> {
-        let addr = crate::vow::eip191::recover(&self.message(), &self.wallet_signature)
-            .map_err(|e| format!("wallet_signature: {e}"))?;
-        if crate::vow::record::checksum_address(&addr) != self.wallet {
-            return Err("wallet_signature does not recover to wallet".into());
-        }
+impl Logged for Binding {
+    const TYPE: &'static str = BINDING_TYPE;
+
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.signed(&mut self.wallet_signature, &mut self.at)?;
+        m.text("origin", &mut self.origin)?;
+        m.sworn(&mut self.vow_id, &mut self.wallet)?;
+        m.text("npub", &mut self.npub)?;
+        m.text("pubkey", &mut self.pubkey)?;
+        m.text("nostr_signature", &mut self.nostr_signature)?;
+        m.computed("signed", json!(SIGNED));
         Ok(())
     }
+}
 
-    /// The unsigned object (without `key_id` and `signature`) at `log_index`.
-    pub fn to_object(&self, log_index: u64) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("type".into(), json!(BINDING_TYPE));
-        m.insert("origin".into(), json!(self.origin));
-        m.insert("vow_id".into(), json!(self.vow_id));
-        m.insert("wallet".into(), json!(self.wallet));
-        m.insert("npub".into(), json!(self.npub));
-        m.insert("pubkey".into(), json!(self.pubkey));
-        m.insert("wallet_signature".into(), json!(self.wallet_signature));
-        m.insert("nostr_signature".into(), json!(self.nostr_signature));
-        m.insert("signed".into(), json!(SIGNED));
-        m.insert("date".into(), json!(self.date()));
-        m.insert("at".into(), json!(rfc3339(self.at)));
-        m.insert("log_index".into(), json!(log_index));
-        m.insert("scope".into(), scope_value());
-        m
+impl OwnerSigned for Binding {
+    const KIND: Kind = Kind::BindNpub;
+
+    /// The wallet's signature and the npub key's: each is used once.
+    fn signatures(&self) -> Vec<&str> {
+        vec![&self.wallet_signature, &self.nostr_signature]
     }
 
-    /// Sign the record that will sit at `log_index`; its leaf bytes (RFC 8785).
-    pub fn leaf(&self, key: &ServiceKey, log_index: u64) -> Result<Vec<u8>, CanonicalError> {
-        let mut m = self.to_object(log_index);
-        key.sign_object(&mut m)?;
-        jcs_map(&m)
+    fn message_at(&self, origin: &str) -> String {
+        super::bind_message(origin, &self.vow_id, &self.npub, &self.date())
     }
 
-    /// Read a logged object back: `Ok(None)` when it is not a binding record, else the record
-    /// and its `log_index`. Checks the shape and that the object is exactly what
-    /// [`Self::to_object`] writes (plus `key_id`, `signature`, and `scope` as written); the
-    /// service's signature is checked by the caller (`signing::verify_object`).
-    pub fn parse(v: &Value) -> Result<Option<(u64, Binding)>, String> {
-        if v.get("type").and_then(Value::as_str) != Some(BINDING_TYPE) {
-            return Ok(None);
-        }
-        let obj = v.as_object().ok_or("not an object")?;
-        let s = |k: &str| -> Result<String, String> {
-            obj.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{BINDING_TYPE}: `{k}` is missing or not a string"))
-        };
-        let log_index = obj
-            .get("log_index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| format!("{BINDING_TYPE}: `log_index` is missing or not an integer"))?;
-        let at = parse_rfc3339(&s("at")?)
-            .ok_or_else(|| format!("{BINDING_TYPE}: `at` is not an RFC 3339 UTC instant"))?;
-        let rec = Binding {
-            origin: s("origin")?,
-            vow_id: s("vow_id")?,
-            wallet: s("wallet")?,
-            npub: s("npub")?,
-            pubkey: s("pubkey")?,
-            wallet_signature: s("wallet_signature")?,
-            nostr_signature: s("nostr_signature")?,
-            at,
-        };
-        let mut rebuilt = rec.to_object(log_index);
-        for k in [
-            crate::signing::KEY_ID_FIELD,
-            crate::signing::SIGNATURE_FIELD,
-            "scope",
-        ] {
-            if let Some(x) = obj.get(k) {
-                rebuilt.insert(k.into(), x.clone());
-            }
-        }
-        if &rebuilt != obj {
-            return Err(format!(
-                "{BINDING_TYPE} at log index {log_index}: members differ from the record format"
-            ));
-        }
-        Ok(Some((log_index, rec)))
+    /// The npub encodes `pubkey`, which signed the text (BIP-340, no wallet library).
+    fn check_record(&self) -> Result<(), String> {
+        self.check_nostr()
+    }
+
+    fn parts(&self) -> Parts<'_> {
+        Parts::signed(&self.wallet_signature, self.at)
+            .sworn(&self.vow_id, &self.wallet)
+            .at_origin(&self.origin)
     }
 }

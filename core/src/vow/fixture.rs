@@ -72,3 +72,22 @@ pub fn example_chain_of(
     }
     (id, leaves)
 }
+
+/// Sign `text` with EIP-191 `personal_sign` by the key whose secret is `secret` (for tests):
+/// the signature (`0x`, `r ‖ s ‖ v`, `v` 27 or 28, lowercase hex) and the signer's EIP-55
+/// address.
+pub fn personal_sign(secret: [u8; 32], text: &str) -> (String, String) {
+    use k256::ecdsa::SigningKey;
+    let sk = SigningKey::from_slice(&secret).expect("a secp256k1 secret");
+    let hash = alloy_primitives::eip191_hash_message(text.as_bytes());
+    let (sig, rec) = sk
+        .sign_prehash_recoverable(hash.as_slice())
+        .expect("a signature");
+    let mut raw = sig.to_bytes().to_vec();
+    raw.push(27 + rec.to_byte());
+    let addr = alloy_primitives::Address::from_private_key(&sk);
+    (
+        format!("0x{}", hex::encode(raw)),
+        super::record::checksum_address(&addr.into_array()),
+    )
+}

@@ -11,13 +11,11 @@
 //! (how the text is rebuilt and signed, fixed words), `date` (`YYYY-MM-DD`, the text's), `at`
 //! (RFC 3339 UTC), `log_index`, `scope`, `key_id`, `signature`.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::{Limit, LimitInput};
-use crate::canonical::{jcs_map, CanonicalError};
-use crate::scope::scope_value;
-use crate::signing::ServiceKey;
-use crate::time::{parse_rfc3339, rfc3339};
+use crate::owner::Kind;
+use crate::record::{Logged, Members, OwnerSigned, Parts};
 
 /// Type of a pledge record.
 pub const PLEDGE_TYPE: &str = "conduct.witness-pledge/v1";
@@ -27,8 +25,11 @@ pub const SIGNED: &str = "The text is conduct_core::witness::pledge_message(orig
 limits, date) (library/WITNESS.md). wallet_signature: EIP-191 personal_sign of the text by \
 wallet.";
 
+/// Most pledges one vow makes per UTC day (library/WITNESS.md).
+pub const MAX_PLEDGES_PER_DAY: u64 = 10;
+
 /// A vow's pledge of portfolio limits.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pledge {
     /// The service's public URL the text names.
     pub origin: String,
@@ -44,103 +45,34 @@ pub struct Pledge {
     pub at: u64,
 }
 
-impl Pledge {
-    /// The UTC date of the pledge (`YYYY-MM-DD`), the one its text names.
-    pub fn date(&self) -> String {
-        crate::munus::utc_date(self.at)
-    }
+impl Logged for Pledge {
+    const TYPE: &'static str = PLEDGE_TYPE;
 
-    /// The exact text the wallet signed.
-    pub fn message(&self) -> String {
-        super::pledge_message(&self.origin, &self.vow_id, &self.limits, &self.date())
-    }
-
-    /// Check that `wallet_signature` recovers to `wallet` over the text (EIP-191).
-    #[cfg(feature = "wallet")]
-    pub fn check_wallet(&self) -> Result<(), String> {
-        let addr = crate::vow::eip191::recover(&self.message(), &self.wallet_signature)
-            .map_err(|e| format!("wallet_signature: {e}"))?;
-        if crate::vow::record::checksum_address(&addr) != self.wallet {
-            return Err("wallet_signature does not recover to wallet".into());
-        }
+    /// The limits are read back normalized ([`limits_of`]).
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+        m.signed(&mut self.wallet_signature, &mut self.at)?;
+        let write = |l: &Vec<Limit>| json!(l.iter().map(Limit::to_value).collect::<Vec<_>>());
+        m.member("limits", &mut self.limits, write, |r| {
+            limits_of(r.get("limits")).map_err(|e| r.refused(format!("limits: {e}")))
+        })?;
+        m.text("origin", &mut self.origin)?;
+        m.sworn(&mut self.vow_id, &mut self.wallet)?;
+        m.computed("signed", json!(SIGNED));
         Ok(())
     }
+}
 
-    /// The unsigned object (without `key_id` and `signature`) at `log_index`.
-    pub fn to_object(&self, log_index: u64) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("type".into(), json!(PLEDGE_TYPE));
-        m.insert("origin".into(), json!(self.origin));
-        m.insert("vow_id".into(), json!(self.vow_id));
-        m.insert("wallet".into(), json!(self.wallet));
-        m.insert(
-            "limits".into(),
-            Value::Array(self.limits.iter().map(Limit::to_value).collect()),
-        );
-        m.insert("wallet_signature".into(), json!(self.wallet_signature));
-        m.insert("signed".into(), json!(SIGNED));
-        m.insert("date".into(), json!(self.date()));
-        m.insert("at".into(), json!(rfc3339(self.at)));
-        m.insert("log_index".into(), json!(log_index));
-        m.insert("scope".into(), scope_value());
-        m
+impl OwnerSigned for Pledge {
+    const KIND: Kind = Kind::PledgeLimits;
+
+    fn parts(&self) -> Parts<'_> {
+        Parts::signed(&self.wallet_signature, self.at)
+            .sworn(&self.vow_id, &self.wallet)
+            .at_origin(&self.origin)
     }
 
-    /// Sign the record that will sit at `log_index`; its leaf bytes (RFC 8785).
-    pub fn leaf(&self, key: &ServiceKey, log_index: u64) -> Result<Vec<u8>, CanonicalError> {
-        let mut m = self.to_object(log_index);
-        key.sign_object(&mut m)?;
-        jcs_map(&m)
-    }
-
-    /// Read a logged object back: `Ok(None)` when it is not a pledge record, else the record
-    /// and its `log_index`. Checks the shape, that the limits are normalized, and that the
-    /// object is exactly what [`Self::to_object`] writes (plus `key_id`, `signature`, and
-    /// `scope` as written); the service's signature is checked by the caller
-    /// (`signing::verify_object`).
-    pub fn parse(v: &Value) -> Result<Option<(u64, Pledge)>, String> {
-        if v.get("type").and_then(Value::as_str) != Some(PLEDGE_TYPE) {
-            return Ok(None);
-        }
-        let obj = v.as_object().ok_or("not an object")?;
-        let s = |k: &str| -> Result<String, String> {
-            obj.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{PLEDGE_TYPE}: `{k}` is missing or not a string"))
-        };
-        let log_index = obj
-            .get("log_index")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| format!("{PLEDGE_TYPE}: `log_index` is missing or not an integer"))?;
-        let at = parse_rfc3339(&s("at")?)
-            .ok_or_else(|| format!("{PLEDGE_TYPE}: `at` is not an RFC 3339 UTC instant"))?;
-        let limits = limits_of(obj.get("limits"))
-            .map_err(|e| format!("{PLEDGE_TYPE} at log index {log_index}: limits: {e}"))?;
-        let rec = Pledge {
-            origin: s("origin")?,
-            vow_id: s("vow_id")?,
-            wallet: s("wallet")?,
-            limits,
-            wallet_signature: s("wallet_signature")?,
-            at,
-        };
-        let mut rebuilt = rec.to_object(log_index);
-        for k in [
-            crate::signing::KEY_ID_FIELD,
-            crate::signing::SIGNATURE_FIELD,
-            "scope",
-        ] {
-            if let Some(x) = obj.get(k) {
-                rebuilt.insert(k.into(), x.clone());
-            }
-        }
-        if &rebuilt != obj {
-            return Err(format!(
-                "{PLEDGE_TYPE} at log index {log_index}: members differ from the record format"
-            ));
-        }
-        Ok(Some((log_index, rec)))
+    fn message_at(&self, origin: &str) -> String {
+        super::pledge_message(origin, &self.vow_id, &self.limits, &self.date())
     }
 }
 

@@ -2,6 +2,8 @@ use super::reading::*;
 use super::record::*;
 use super::verify::PledgeChecker;
 use super::*;
+use crate::leaf::LeafCheck;
+use crate::record::{Logged, OwnerSigned};
 use crate::signing::{PinnedKey, ServiceKey};
 
 const ORIGIN: &str = "https://conduct.example";
@@ -280,29 +282,10 @@ fn a_signed_reading_verifies_and_says_held() {
     assert_eq!(signed_reading(&key, &input).unwrap(), bytes);
 }
 
-/// Sign `text` with EIP-191 `personal_sign` by the key whose secret is `secret` (tests only).
-pub(crate) fn personal_sign(secret: [u8; 32], text: &str) -> (String, String) {
-    use k256::ecdsa::SigningKey;
-    let sk = SigningKey::from_slice(&secret).unwrap();
-    let hash = alloy_primitives::eip191_hash_message(text.as_bytes());
-    let (sig, rec) = sk.sign_prehash_recoverable(hash.as_slice()).unwrap();
-    let mut raw = sig.to_bytes().to_vec();
-    raw.push(27 + rec.to_byte());
-    let addr = alloy_primitives::Address::from_private_key(&sk);
-    (
-        format!("0x{}", hex::encode(raw)),
-        crate::vow::record::checksum_address(&addr.into_array()),
-    )
-}
+pub(crate) use crate::vow::fixture::personal_sign;
 
 fn vow_leaf(key: &ServiceKey, id: &str, sandbox: bool, wallet: &str) -> serde_json::Value {
-    let mut m = serde_json::Map::new();
-    m.insert("type".into(), "conduct.vow/v1".into());
-    m.insert("vow_id".into(), id.into());
-    m.insert("sandbox".into(), sandbox.into());
-    m.insert("wallet".into(), wallet.into());
-    key.sign_object(&mut m).unwrap();
-    serde_json::Value::Object(m)
+    crate::leaf::test_vow(key, id, (!sandbox).then_some(wallet), 0)
 }
 
 #[test]
@@ -319,7 +302,7 @@ fn pledge_records_round_trip_verify_and_refuse_tampering_and_replays() {
     };
     let (sig, wallet) = personal_sign([0x11; 32], &{
         p.wallet = "0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A".into();
-        p.message()
+        p.message().unwrap()
     });
     assert_eq!(wallet, p.wallet);
     p.wallet_signature = sig;
@@ -331,7 +314,7 @@ fn pledge_records_round_trip_verify_and_refuse_tampering_and_replays() {
     let mut checker = PledgeChecker::new(pinned.clone());
     let vow = vow_leaf(&key, "00000000000000aa", false, &p.wallet);
     let vow_bytes = crate::canonical::jcs(&vow).unwrap();
-    assert!(PledgeChecker::wants(&vow_bytes) && PledgeChecker::wants(&leaf));
+    assert!(checker.wants(&vow_bytes) && checker.wants(&leaf));
     checker.record(0, &vow_bytes, &vow).unwrap();
     checker.record(3, &leaf, &v).unwrap();
     assert_eq!(checker.count, 1);
@@ -374,4 +357,47 @@ fn pledge_records_round_trip_verify_and_refuse_tampering_and_replays() {
     let mut later = p.clone();
     later.at += DAY;
     assert!(later.check_wallet().is_err());
+}
+
+#[test]
+fn verify_log_refuses_a_vows_eleventh_pledge_of_a_utc_day() {
+    let key = ServiceKey::from_seed(&[4; 32], "conduct.test");
+    let wallet = "0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A";
+    let vow = vow_leaf(&key, "00000000000000aa", false, wallet);
+    let mut checker = PledgeChecker::new(PinnedKey::parse(&key.vkey()).unwrap());
+    checker
+        .record(0, &crate::canonical::jcs(&vow).unwrap(), &vow)
+        .unwrap();
+    // Ten on the day (each its own signature), then an eleventh at its last second.
+    let pledge = |n: u64, at: u64| Pledge {
+        origin: ORIGIN.into(),
+        vow_id: "00000000000000aa".into(),
+        wallet: wallet.into(),
+        limits: limits(),
+        wallet_signature: format!("0x{n:0130x}"),
+        at,
+    };
+    let push = |c: &mut PledgeChecker, n: u64, at: u64| {
+        let leaf = pledge(n, at).leaf(&key, n).unwrap();
+        c.record(n, &leaf, &serde_json::from_slice(&leaf).unwrap())
+    };
+    let day = T0 - T0 % DAY;
+    for n in 1..=MAX_PLEDGES_PER_DAY {
+        push(&mut checker, n, day + n).unwrap();
+    }
+    let e = push(&mut checker, 11, day + DAY - 1).unwrap_err();
+    assert!(
+        e.0.ends_with("more than 10 pledges of one vow in one UTC day"),
+        "{}",
+        e.0
+    );
+    // The next UTC day starts a new count.
+    let mut next = PledgeChecker::new(PinnedKey::parse(&key.vkey()).unwrap());
+    next.record(0, &crate::canonical::jcs(&vow).unwrap(), &vow)
+        .unwrap();
+    for n in 1..=MAX_PLEDGES_PER_DAY {
+        push(&mut next, n, day + n).unwrap();
+    }
+    push(&mut next, 11, day + DAY).unwrap();
+    assert_eq!(next.count, 11);
 }
