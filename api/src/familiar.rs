@@ -25,6 +25,7 @@ use conduct_core::familiar::{
     familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
 };
 use conduct_core::munus::utc_date;
+use conduct_core::owner::{self, Kind};
 use conduct_core::record::Logged;
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
@@ -326,7 +327,7 @@ fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
         &order_sha256(&order),
         &utc_date(at),
     );
-    let addr = eip191::recover(&text, &sent)
+    let addr = owner::recover(Kind::SummonFamiliar, &text, &sent)
         .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
     let signer = checksum_address(&addr);
     if signer != owner.wallet() {

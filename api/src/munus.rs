@@ -15,6 +15,7 @@ use bytes::Bytes;
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery};
 use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
 use conduct_core::munus::{check_link, is_quest_id, play_message, Action, Quest};
+use conduct_core::owner::{self, Kind};
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
@@ -178,9 +179,14 @@ fn canonical(signature: &str) -> String {
     eip191::canonical(signature).unwrap_or_else(|_| signature.to_ascii_lowercase())
 }
 
-/// Recover the signer of `text`; it must be `wallet`.
-fn check_signature(text: &str, signature: &str, wallet: &str) -> Result<String, Problem> {
-    match eip191::recover(text, signature) {
+/// Recover the signer of `text`, a message of `kind`; it must be `wallet`.
+fn check_signature(
+    kind: Kind,
+    text: &str,
+    signature: &str,
+    wallet: &str,
+) -> Result<String, Problem> {
+    match owner::recover(kind, text, signature) {
         Ok(addr) if format!("0x{}", hex::encode(addr)) == wallet => Ok(checksum_address(&addr)),
         Ok(addr) => Err(refused(
             StatusCode::FORBIDDEN,
@@ -297,7 +303,7 @@ pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespon
     let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
     let now = now_unix();
     let text = play_message(&app.cfg.public_url, Action::Claim, &id, &vow.vow_id, now);
-    let wallet = check_signature(&text, &req.signature, &wallet)?;
+    let wallet = check_signature(Kind::ClaimQuest, &text, &req.signature, &wallet)?;
     let rec = BoardRecord::Claim(Claim {
         quest_id: id.clone(),
         vow_id: vow.vow_id,
@@ -319,7 +325,7 @@ pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespo
     let now = now_unix();
     let act = Action::Submit { link: &req.link };
     let text = play_message(&app.cfg.public_url, act, &id, &vow.vow_id, now);
-    check_signature(&text, &req.signature, &wallet)?;
+    check_signature(Kind::SubmitDelivery, &text, &req.signature, &wallet)?;
     let a = app.clone();
     let (board, _) = blocking("reading the board", move || {
         a.munus.board(now).map_err(|e| e.to_string())

@@ -15,6 +15,7 @@ use bytes::Bytes;
 use conduct_core::munus::utc_date;
 use conduct_core::nostr::record::Binding;
 use conduct_core::nostr::{bind_message, is_curve_point, npub_decode, npub_encode, verify_text};
+use conduct_core::owner::{self, Kind};
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
@@ -197,7 +198,7 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
                 .into(),
         ));
     };
-    let addr = eip191::recover(&text, &wsig)
+    let addr = owner::recover(Kind::BindNpub, &text, &wsig)
         .map_err(|e| wallet_signature(format!("wallet_signature does not verify: {e}")))?;
     if format!("0x{}", hex::encode(addr)) != wallet {
         return Err(wallet_signature(format!(

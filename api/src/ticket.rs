@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use conduct_core::owner;
 use conduct_core::scope::scope_value;
 use conduct_core::ticket::{entitlement_doc, holder_message, Reading};
 use conduct_core::trace::FieldError;
@@ -200,7 +201,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
     let wallet_text = address_text(&wallet);
     let now = now_unix();
     let text = holder_message(&app.cfg.public_url, &game, &wallet_text, now);
-    match eip191::recover(&text, &b.signature) {
+    match owner::recover(owner::Kind::ProveHolder, &text, &b.signature) {
         Ok(addr) if addr == wallet.into_array() => {}
         Ok(addr) => {
             let mut p = Problem::new(

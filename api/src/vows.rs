@@ -10,6 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use conduct_core::attestation::measure;
 use conduct_core::canonical::{sha256_hex, write_trace};
+use conduct_core::owner::{self, Kind};
 use conduct_core::tlog::MAX_ENTRY_LEN;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::consistency::y_consistency;
@@ -145,7 +146,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
             checked.sealed,
             &conduct_core::time::utc_date(now_unix()),
         );
-        let failed = match eip191::recover(&msg, sig) {
+        let failed = match owner::recover(Kind::TakeVow, &msg, sig) {
             Ok(addr) if &addr == wallet => None,
             Ok(addr) => Some(format!(
                 "the wallet signature did not verify: it recovers to 0x{}, not the wallet; \
@@ -277,7 +278,7 @@ fn proof_for(
         &conduct_core::time::utc_date(now_unix()),
     );
     let want = vow::parse_wallet(wallet).unwrap_or_default();
-    match eip191::recover(&msg, sig) {
+    match owner::recover(Kind::ReportIn, &msg, sig) {
         Ok(addr) if addr == want => {
             // One spelling per signature, so a re-spelled replay is the same replay.
             let canon = eip191::canonical(sig).unwrap_or_else(|_| sig.to_ascii_lowercase());

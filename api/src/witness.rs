@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use conduct_core::munus::utc_date;
+use conduct_core::owner::{self, Kind};
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
-use conduct_core::vow::eip191;
 use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::reading::{signed_reading, ReadingInput};
 use conduct_core::witness::record::Pledge;
@@ -271,7 +271,7 @@ pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem
         ));
     };
     // One spelling per signature: a re-spelled replay is the same replay.
-    let (addr, sig) = eip191::recover_canonical(&text, &sig)
+    let (addr, sig) = owner::recover_canonical(Kind::PledgeLimits, &text, &sig)
         .map_err(|e| pledge_signature(format!("signature does not verify: {e}")))?;
     let signer = checksum_address(&addr);
     if signer != wallet {

@@ -137,14 +137,14 @@ fn an_eth_account_signature_over_the_claim_text_recovers() {
     let now = parse_rfc3339("2026-11-24T12:00:00Z").unwrap();
     let m = play_message(ORIGIN, Action::Claim, "fix-the-feed", VOW, now);
     let sig = "0x4c901ae60a1af53175cfb37f243564584469ca347f96a047f82f6f34bb75bc835166046632f5a7f20a00107df90e7b9a467516985c4645fd61fc6ed982e827af1c";
-    let addr = crate::vow::eip191::recover(&m, sig).unwrap();
+    let addr = crate::owner::recover(crate::owner::Kind::ClaimQuest, &m, sig).unwrap();
     assert_eq!(
         hex::encode(addr),
         "19e7e376e7c213b7e7e7e46cc70a5dd086daff2a"
     );
     let other_day = play_message(ORIGIN, Action::Claim, "fix-the-feed", VOW, now + 86_400);
     assert_ne!(
-        crate::vow::eip191::recover(&other_day, sig).ok(),
+        crate::owner::recover(crate::owner::Kind::ClaimQuest, &other_day, sig).ok(),
         Some(addr)
     );
 }

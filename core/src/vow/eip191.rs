@@ -1,11 +1,11 @@
-//! EIP-191 `personal_sign` verification: recover the address that signed a text.
+//! EIP-191 `personal_sign` verification: recover the address that signed a text. The crate's
+//! one way to recover a signer is `owner::recover` (it first checks the text is a message of
+//! the kind expected); this module gives each signature its one canonical spelling.
 
 use alloy_primitives::Signature;
 
-/// Recover the 20-byte address whose key signed `message` with EIP-191 `personal_sign`.
-///
-/// `signature` is 65 bytes `r ‖ s ‖ v` in hex (`0x` optional), `v` being 27/28 or 0/1.
-pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureError> {
+/// The 65 bytes `r ‖ s ‖ v` of `signature` in hex (`0x` optional), `v` being 27/28 or 0/1.
+fn parse(signature: &str) -> Result<Signature, SignatureError> {
     let hex_part = signature
         .strip_prefix("0x")
         .or_else(|| signature.strip_prefix("0X"))
@@ -14,8 +14,14 @@ pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureErro
     if raw.len() != 65 {
         return Err(SignatureError::Length(raw.len()));
     }
-    let sig = Signature::from_raw(&raw).map_err(|e| SignatureError::Malformed(e.to_string()))?;
-    let addr = sig
+    Signature::from_raw(&raw).map_err(|e| SignatureError::Malformed(e.to_string()))
+}
+
+/// Recover the 20-byte address whose key signed `message` with EIP-191 `personal_sign`.
+///
+/// `signature` is 65 bytes `r ‖ s ‖ v` in hex (`0x` optional), `v` being 27/28 or 0/1.
+pub(crate) fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureError> {
+    let addr = parse(signature)?
         .recover_address_from_msg(message.as_bytes())
         .map_err(|e| SignatureError::NoAddress(e.to_string()))?;
     Ok(addr.into_array())
@@ -26,25 +32,9 @@ pub fn recover(message: &str, signature: &str) -> Result<[u8; 20], SignatureErro
 /// spelled many ways (with or without `0x`, `v` as 0/1 or 27/28, the high-`s` twin); a "used
 /// once" check keyed on anything but this form could be passed again by re-spelling it.
 pub fn canonical(signature: &str) -> Result<String, SignatureError> {
-    let hex_part = signature
-        .strip_prefix("0x")
-        .or_else(|| signature.strip_prefix("0X"))
-        .unwrap_or(signature);
-    let raw = hex::decode(hex_part).map_err(|_| SignatureError::NotHex)?;
-    if raw.len() != 65 {
-        return Err(SignatureError::Length(raw.len()));
-    }
-    let sig = Signature::from_raw(&raw).map_err(|e| SignatureError::Malformed(e.to_string()))?;
+    let sig = parse(signature)?;
     let low = sig.normalize_s().unwrap_or(sig);
     Ok(format!("0x{}", hex::encode(low.as_bytes())))
-}
-
-/// [`recover`], and the [`canonical`] spelling of the signature.
-pub fn recover_canonical(
-    message: &str,
-    signature: &str,
-) -> Result<([u8; 20], String), SignatureError> {
-    Ok((recover(message, signature)?, canonical(signature)?))
 }
 
 /// Why a signature could not be checked.
@@ -62,15 +52,6 @@ pub enum SignatureError {
     /// No public key recovers from it.
     #[error("no address recovers from this signature: {0}")]
     NoAddress(String),
-}
-
-/// True when `signature` over `message` recovers to `wallet`.
-pub fn signed_by(
-    message: &str,
-    signature: &str,
-    wallet: &[u8; 20],
-) -> Result<bool, SignatureError> {
-    Ok(&recover(message, signature)? == wallet)
 }
 
 #[cfg(test)]
