@@ -10,10 +10,12 @@
 //!   record of its vow by `seq` and `prev` (see `conduct_core::vow::chain`);
 //! - every quest-board record (`conduct_core::munus::verify`) and every npub binding
 //!   (`conduct_core::nostr::verify`: signed by the pinned key in the exact format, naming an
-//!   earlier signed vow with its wallet, each signature used once, and the npub key's BIP-340
-//!   signature over the exact text; the wallet's EIP-191 signature is not recovered here);
+//!   earlier signed vow with its wallet, each signature used once, at most 10 a vow a UTC day,
+//!   and the npub key's BIP-340 signature over the exact text; the wallet's EIP-191 signature
+//!   is not recovered here);
 //! - every witness pledge (`conduct_core::witness::verify`: signed in the exact format with
-//!   normalized limits, naming an earlier signed vow with its wallet, each signature once) and
+//!   normalized limits, naming an earlier signed vow with its wallet, each signature once, at
+//!   most 10 a vow a UTC day) and
 //!   every familiar (`conduct_core::familiar::verify`: signed in the exact format, so
 //!   `wallet: null` and `faucet_cap: "0"`, a vow owner an earlier signed vow with its wallet,
 //!   each owner signature once; EIP-191 signatures are not recovered here);
