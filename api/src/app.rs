@@ -164,7 +164,7 @@ fn take_cap<'c>(
     what: &str,
     instead: &str,
 ) -> Result<Ticket<'c>, Problem> {
-    match cap.take(ip, now_unix()) {
+    match cap.take(ip, service_now()) {
         Take::Allowed(_, ticket) => Ok(ticket),
         Take::Refused(retry) => Err(Problem::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -211,10 +211,8 @@ fn counted(ticket: Ticket<'_>, r: Result<WarpResponse, Problem>) -> Result<WarpR
     r
 }
 
-/// Unix seconds now, on the service's clock ([`conduct_indexer::clock`]).
-pub fn now_unix() -> u64 {
-    conduct_indexer::clock::now_unix()
-}
+/// The service's clock (ARCHITECTURE.md, "The two clocks").
+pub use conduct_indexer::clock::service_now;
 
 /// One request as the dispatcher sees it.
 pub struct Request<S> {

@@ -11,7 +11,7 @@ use conduct_indexer::munus::keeper::Keeper;
 use conduct_renderer::live::munus::quest_key;
 use conduct_renderer::live::LiveSite;
 
-use crate::app::{now_unix, MUNUS};
+use crate::app::{service_now, MUNUS};
 
 /// Seconds between the keeper's rounds (a lapse is recorded at most this late).
 const TICK: Duration = Duration::from_secs(1);
@@ -20,7 +20,7 @@ const TICK: Duration = Duration::from_secs(1);
 pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
     let mut next_recheck = 0u64;
     loop {
-        let now = now_unix();
+        let now = service_now();
         let mut changed = std::collections::BTreeSet::new();
         // Flags first: a payment not read yet blocks its quest's lapse (it may be settled).
         if now >= next_recheck {
@@ -28,7 +28,7 @@ pub async fn run(keeper: Arc<Keeper>, site: LiveSite, recheck_seconds: u64) {
                 Ok(c) => changed.extend(c),
                 Err(e) => tracing::warn!(error = %e, "re-reading payments failed; retried"),
             }
-            next_recheck = now_unix() + recheck_seconds;
+            next_recheck = service_now() + recheck_seconds;
         }
         match keeper.import_paid(now).await {
             Ok(c) => changed.extend(c),

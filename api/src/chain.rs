@@ -14,7 +14,7 @@ use conduct_indexer::fetch::FetchPolicy;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 
-use crate::app::{now_unix, REGISTRY, REPUTATION};
+use crate::app::{service_now, REGISTRY, REPUTATION};
 use crate::config::Config;
 use crate::error::Error;
 
@@ -214,7 +214,7 @@ async fn probe_contract(
     wake: Arc<tokio::sync::Notify>,
 ) {
     loop {
-        let p = reputation::probe(&rpc, address, now_unix()).await;
+        let p = reputation::probe(&rpc, address, service_now()).await;
         let changed = {
             let mut last = conduct_core::sync::lock(&probe);
             let same = last.as_ref().is_some_and(|l| {

@@ -20,7 +20,7 @@ use conduct_core::trace::{parse_json, validate, FieldError};
 use warp::http::{HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, App};
+use crate::app::{service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::profile::{replay_from_record, replay_record};
@@ -178,7 +178,7 @@ pub async fn paid(
     vow_exists(app, &checked.subject).await?;
     let request = checked.request();
     let url = format!("{}{}", app.cfg.public_url, path);
-    let now = now_unix();
+    let now = service_now();
     let call = PaidCall {
         route: "erc8004-validation",
         request,

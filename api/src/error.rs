@@ -110,7 +110,7 @@ pub(crate) fn ledger_problem(e: LedgerError) -> Problem {
 
 /// Seconds to the next UTC midnight, when a daily limit resets.
 fn to_midnight() -> String {
-    (86_400 - crate::app::now_unix() % 86_400).to_string()
+    (86_400 - crate::app::service_now() % 86_400).to_string()
 }
 
 impl From<Refusal> for Problem {

@@ -14,7 +14,7 @@
 //! settled payment); the append job re-checks the signature's single use and a vow owner's vow
 //! ([`conduct_indexer::familiar::familiar_job`]). One summon per signature is in progress at a
 //! time, so the same summon sent twice at once is never paid twice.
-//! The familiar holds no wallet (`wallet: null`) and has a faucet cap of `0` (spec 4.6 rule 6).
+//! The familiar holds no wallet (`wallet: null`) and has a faucet cap of `0` (library/FAMILIARS.md; PREPARE.md rule 6).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -39,7 +39,7 @@ use serde::Deserialize;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App, FAMILIARS};
+use crate::app::{query_param, service_now, App, FAMILIARS};
 use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
@@ -233,7 +233,7 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         &app.cfg.public_url,
         &owner.named(),
         &order,
-        &utc_date(now_unix()),
+        &utc_date(service_now()),
     );
     Ok(bytes_response(
         StatusCode::OK,
@@ -303,7 +303,7 @@ async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Prob
                 &s.owner,
                 &s.order,
                 &s.signature,
-                now_unix(),
+                service_now(),
             ) =>
         {
             Ok(Some(row))
@@ -320,7 +320,7 @@ fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
         sent,
         signature: sig,
     } = s;
-    let at = now_unix();
+    let at = service_now();
     let text = familiar_message(
         &app.cfg.public_url,
         &owner.named(),
@@ -366,7 +366,7 @@ pub async fn summon(
     }
     let c = check(app, s)?;
     let url = format!("{}{}", app.cfg.public_url, path);
-    let now = now_unix();
+    let now = service_now();
     let call = PaidCall {
         route: "familiar-summon",
         // The signature names the owner, the order and the day.

@@ -337,7 +337,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             as_of,
         } => {
             let as_of = match as_of {
-                None => conduct_api::app::now_unix(),
+                None => conduct_api::app::service_now(),
                 Some(t) => t
                     .parse::<u64>()
                     .ok()
@@ -378,7 +378,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let key = serve::load_key(&cfg)?;
             let body = std::fs::read(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
             let bytes =
-                conduct_api::profile::score(&body, conduct_api::app::now_unix(), Some(&key))
+                conduct_api::profile::score(&body, conduct_api::app::service_now(), Some(&key))
                     .map_err(|p| {
                         let mut msg = format!("{}: {}", trace.display(), p.detail);
                         for e in &p.errors {

@@ -1,4 +1,4 @@
-//! The quest board's endpoints (spec 4.4, library/MUNUS.md): `GET /play/message` (the exact
+//! The quest board's endpoints (library/MUNUS.md): `GET /play/message` (the exact
 //! EIP-191 text of a claim or a submit), `POST /munus/{id}/claim` and `POST /munus/{id}/submit`.
 //! The list and the quest pages are static files the live site keeps current (source
 //! [`crate::app::MUNUS`]); what runs by itself (payments, flags, lapses) is the keeper's
@@ -30,7 +30,7 @@ use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App, MUNUS};
+use crate::app::{query_param, service_now, App, MUNUS};
 use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
 use crate::vows::{blocking, created, find_vow, with_render_state};
@@ -256,7 +256,7 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         Some(l) if submit => Action::Submit { link: l },
         _ => Action::Claim,
     };
-    let text = play_message(&app.cfg.public_url, act, &quest, &vow_id, now_unix());
+    let text = play_message(&app.cfg.public_url, act, &quest, &vow_id, service_now());
     Ok(bytes_response(
         StatusCode::OK,
         "text/plain; charset=utf-8",
@@ -301,7 +301,7 @@ pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespon
         return Err(claim_problem(ClaimRefusal::Retired));
     }
     let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
-    let now = now_unix();
+    let now = service_now();
     let text = play_message(&app.cfg.public_url, Action::Claim, &id, &vow.vow_id, now);
     let wallet = check_signature(Kind::ClaimQuest, &text, &req.signature, &wallet)?;
     let rec = BoardRecord::Claim(Claim {
@@ -322,7 +322,7 @@ pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespo
     let id = quest_of(path).to_owned();
     let (_, quests) = find_quest(app, &id).await?;
     let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
-    let now = now_unix();
+    let now = service_now();
     let act = Action::Submit { link: &req.link };
     let text = play_message(&app.cfg.public_url, act, &id, &vow.vow_id, now);
     check_signature(Kind::SubmitDelivery, &text, &req.signature, &wallet)?;

@@ -28,7 +28,7 @@ use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App, REGISTRY, VOWS};
+use crate::app::{query_param, service_now, App, REGISTRY, VOWS};
 use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
 use crate::vows::{created, find_vow, with_render_state};
@@ -170,7 +170,7 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         &app.cfg.public_url,
         &vow.vow_id,
         &npub,
-        &utc_date(now_unix()),
+        &utc_date(service_now()),
     );
     Ok(bytes_response(
         StatusCode::OK,
@@ -187,7 +187,7 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         Problem::invalid(vec![FieldError::at("/npub", format!("not an npub: {e}"))])
     })?;
     let (vow, wallet) = signed_vow(app, &req.vow_id).await?;
-    let now = now_unix();
+    let now = service_now();
     let text = bind_message(&app.cfg.public_url, &vow.vow_id, &npub, &utc_date(now));
 
     // The vow's wallet (EIP-191).

@@ -1,4 +1,4 @@
-//! Prepared transactions (spec 4.6, library/PREPARE.md): `GET /prepare` (the index of every
+//! Prepared transactions (library/PREPARE.md): `GET /prepare` (the index of every
 //! on-chain action, its contract, function and arguments) and `GET|POST /prepare/<action>`
 //! (the unsigned transactions to sign in order and the preconditions to check first). The
 //! catalogue, the calldata and the live reads are `conduct_indexer::chain::prepare`'s; this
@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, App};
+use crate::app::{service_now, App};
 use crate::reply::{json_response, Problem};
 
 /// The type of `GET /prepare`'s answer.
@@ -263,7 +263,7 @@ pub fn arg_problem(errors: Vec<ArgError>, source: Source, rename: &[(&str, &str)
 /// The answer of one prepared action.
 pub fn answer(app: &App, action: &Action, p: Prepared) -> Result<WarpResponse, Problem> {
     let mut read_at = serde_json::to_value(&p.read_at).unwrap_or(Value::Null);
-    read_at["at"] = json!(conduct_core::time::rfc3339(now_unix()));
+    read_at["at"] = json!(conduct_core::time::rfc3339(service_now()));
     let doc = json!({
         "type": PREPARED_TYPE,
         "action": p.action,

@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, App};
+use crate::app::{service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{json_response, Problem};
@@ -22,7 +22,7 @@ const BLOCKING_THRESHOLD: usize = 64 * 1024;
 
 /// `POST /demo/profile`: parse, validate, meter, build; unsigned.
 pub async fn demo(body: Bytes, headers: &HeaderMap) -> Result<WarpResponse, Problem> {
-    let issued_at = now_unix();
+    let issued_at = service_now();
     let work = move || score(&body, issued_at, None);
     let bytes = if body_len_hint(headers) > BLOCKING_THRESHOLD {
         tokio::task::spawn_blocking(work).await.map_err(|e| {
@@ -101,7 +101,7 @@ pub async fn paid(
     let parsed = Arc::new(ParsedProfile::checked(body)?);
     let request = parsed.request();
     let url = format!("{}{}", app.cfg.public_url, path);
-    let now = now_unix();
+    let now = service_now();
     let call = PaidCall {
         route: "profile",
         request,

@@ -82,7 +82,7 @@ pub fn spawn_readings(
                 let mut value = interpret(&client, &cfg, &input).await.to_value();
                 value["covers_seq"] = Value::from(seq);
                 let (text, id) = (value.to_string(), vow.clone());
-                let now = crate::app::now_unix();
+                let now = crate::app::service_now();
                 let kept =
                     tokio::task::spawn_blocking(move || store.put_reading(&id, seq, &text, now))
                         .await;

@@ -1,4 +1,4 @@
-//! The reputation record's lookups (spec 4.5, library/REPUTATION.md): `GET /reputation/{address}`
+//! The reputation record's lookups (library/REPUTATION.md): `GET /reputation/{address}`
 //! (the mirror's score and `meets`, checked against a live `eth_call`) and
 //! `GET /reputation/holders?q=&limit=&sort=` (the thin query route over the holders snapshot
 //! the site publishes; without a query it serves that snapshot). `/reputation` itself is a
@@ -16,7 +16,7 @@ use conduct_renderer::snapshot::signed_bytes;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App};
+use crate::app::{query_param, service_now, App};
 use crate::reply::{json_response, Problem};
 use crate::static_site::Variant;
 use crate::vows::blocking;
@@ -70,7 +70,7 @@ fn with_input<T>(
         status: &status,
         events,
         probe: probe.as_ref(),
-        now: now_unix(),
+        now: service_now(),
     };
     f(&input)
 }

@@ -13,7 +13,7 @@ use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
 use conduct_indexer::vows::{DonatedTraces, VowReader};
 use conduct_renderer::publish::Publisher;
 
-use crate::app::{dispatch, now_unix, App, Parts, Request};
+use crate::app::{dispatch, service_now, App, Parts, Request};
 use crate::config::{Config, PRICE_USD};
 use crate::error::Error;
 use crate::payment::Rails;
@@ -69,7 +69,7 @@ pub fn hive(cfg: &Config, key: &ServiceKey) -> Result<Vec<(String, Vec<u8>)>, Er
         &cfg.data,
         &nostr,
         &content,
-        conduct_indexer::clock::wall_unix(),
+        conduct_indexer::clock::wall_now(),
     )?;
     Ok(conduct_renderer::hive::hive_files(
         &event,
@@ -139,7 +139,7 @@ pub fn render_site(
     publisher
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
-    publisher.write_manifest(key, conduct_indexer::clock::wall_unix(), cfg.manifest_ttl)?;
+    publisher.write_manifest(key, conduct_indexer::clock::wall_now(), cfg.manifest_ttl)?;
     Ok((publisher, count))
 }
 
@@ -279,7 +279,7 @@ pub fn filter(
 async fn flush_caps(app: Arc<App>) {
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        let (a, now) = (app.clone(), now_unix());
+        let (a, now) = (app.clone(), service_now());
         if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
             tracing::warn!(error = %e, "writing the free-tier counters failed; retried");
         }
@@ -355,7 +355,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     ];
     let infos = routes::infos();
     let posted = labor_price(&cfg, &labor_rails.accepts);
-    let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, now_unix());
+    let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
     let mut publisher = live::static_tree(&input, &cfg.site)?;
@@ -426,11 +426,11 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     };
     let limits = conn::Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));
-    app.caps.restore(&app.store, now_unix())?;
+    app.caps.restore(&app.store, service_now())?;
     tokio::spawn(flush_caps(app.clone()));
     let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app.clone())));
     conn::run(listener, service, limits, shutdown_signal()).await;
-    let (caps_app, now) = (app.clone(), now_unix());
+    let (caps_app, now) = (app.clone(), service_now());
     let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
     Ok(())
 }

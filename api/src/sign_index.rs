@@ -1,4 +1,4 @@
-//! `GET /prepare/sign`: the index of every owner message (spec 4.6, 5 "Owner";
+//! `GET /prepare/sign`: the index of every owner message (library/PREPARE.md, "Owner messages";
 //! library/PREPARE.md, "Owner messages"): for each, the action, where its exact text is served
 //! and where the signature is sent. Built from [`conduct_core::owner::Kind::ALL`], the one
 //! list every message builder speaks (so the index cannot drift from the texts), and from

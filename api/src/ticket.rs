@@ -1,4 +1,4 @@
-//! Ticket copies (spec 4.6, library/PREPARE.md "Tickets"): `GET /ticket/{game}/prepare` (the
+//! Ticket copies (library/PREPARE.md "Tickets"): `GET /ticket/{game}/prepare` (the
 //! `buy_ticket` action for the game: approve with `skip_if`, then buy), `GET
 //! /ticket/{game}/message?wallet=` (the exact EIP-191 text a holder signs,
 //! [`conduct_core::ticket::holder_message`]) and `POST /ticket/{game}/entitle {wallet,
@@ -24,7 +24,7 @@ use serde_json::Value;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App};
+use crate::app::{query_param, service_now, App};
 use crate::prepare::{query_pairs, run, signed_answer, Source};
 use crate::reply::{bytes_response, Problem};
 
@@ -136,7 +136,7 @@ pub async fn message(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResp
         &app.cfg.public_url,
         &game,
         &address_text(&wallet),
-        now_unix(),
+        service_now(),
     );
     let mut resp = bytes_response(
         StatusCode::OK,
@@ -199,7 +199,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
         conduct_core::trace::parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let wallet = wallet_of(&b.wallet, "/wallet")?;
     let wallet_text = address_text(&wallet);
-    let now = now_unix();
+    let now = service_now();
     let text = holder_message(&app.cfg.public_url, &game, &wallet_text, now);
     match owner::recover(owner::Kind::ProveHolder, &text, &b.signature) {
         Ok(addr) if addr == wallet.into_array() => {}

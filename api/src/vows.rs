@@ -1,4 +1,4 @@
-//! The vow endpoints (spec 4.2): `GET /vow/message`, `POST /vow`, `POST /vow/report/demo`
+//! The vow endpoints (library/VOWS.md): `GET /vow/message`, `POST /vow`, `POST /vow/report/demo`
 //! (free), `POST /vow/report` (paid through the x402 gate) and `GET /vow/{id}/verify_text`.
 //! Reads of vows are static snapshots kept current by the live site (`conduct_renderer::live`).
 //!
@@ -22,7 +22,7 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App};
+use crate::app::{query_param, service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::{self, Resource};
 use crate::reply::{bytes_response, json_response, Problem};
@@ -121,7 +121,7 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
         return Err(Problem::invalid(errs));
     }
     let agent = vow::normalize_agent(&agent);
-    let today = conduct_core::time::utc_date(now_unix());
+    let today = conduct_core::time::utc_date(service_now());
     let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed, &today);
     Ok(bytes_response(
         StatusCode::OK,
@@ -144,7 +144,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
             &checked.agent,
             req.cadence_hours,
             checked.sealed,
-            &conduct_core::time::utc_date(now_unix()),
+            &conduct_core::time::utc_date(service_now()),
         );
         let failed = match owner::recover(Kind::TakeVow, &msg, sig) {
             Ok(addr) if &addr == wallet => None,
@@ -191,7 +191,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         signed_message_sha256: signed_message,
         sealed: checked.sealed,
         sandbox_reason: sandbox_reason.clone(),
-        at: now_unix(),
+        at: service_now(),
     };
     let appended = app
         .seq
@@ -275,7 +275,7 @@ fn proof_for(
         &hex::encode(trace_sha256),
         req.note.as_deref(),
         req.donate_trace.unwrap_or(false),
-        &conduct_core::time::utc_date(now_unix()),
+        &conduct_core::time::utc_date(service_now()),
     );
     let want = vow::parse_wallet(wallet).unwrap_or_default();
     match owner::recover(Kind::ReportIn, &msg, sig) {
@@ -339,7 +339,7 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
         &trace,
         note.as_deref(),
         donate,
-        &conduct_core::time::utc_date(now_unix()),
+        &conduct_core::time::utc_date(service_now()),
     );
     Ok(bytes_response(
         StatusCode::OK,
@@ -380,7 +380,7 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
             note: req.note.clone(),
             attested,
             trace_donated: donate,
-            at: now_unix(),
+            at: service_now(),
             proof,
         };
         let len = entry
@@ -561,7 +561,7 @@ pub async fn report_paid(
         })
     };
     gate(
-        app.gate_parts(now_unix()),
+        app.gate_parts(service_now()),
         headers,
         call,
         Ok,

@@ -40,7 +40,7 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{now_unix, query_param, App};
+use crate::app::{query_param, service_now, App};
 use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
@@ -245,7 +245,7 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         &app.cfg.public_url,
         &vow.vow_id,
         &limits,
-        &utc_date(now_unix()),
+        &utc_date(service_now()),
     );
     Ok(bytes_response(
         StatusCode::OK,
@@ -261,7 +261,7 @@ pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem
     let input: Vec<LimitInput> = req.limits.into_iter().map(Into::into).collect();
     let limits = normalize_limits(&input, "/limits").map_err(Problem::invalid)?;
     let (vow, wallet) = signed_vow(app, &req.vow_id).await?;
-    let now = now_unix();
+    let now = service_now();
     let text = pledge_message(&app.cfg.public_url, &vow.vow_id, &limits, &utc_date(now));
     let Some(sig) = req.signature.filter(|s| !s.is_empty()) else {
         return Err(pledge_signature(
@@ -356,7 +356,7 @@ pub async fn reading(
         .await
         .map_err(|e| chain_unreachable(format!("the chain did not answer: {e}")))?;
     let url = format!("{}{}", app.cfg.public_url, path);
-    let now = now_unix();
+    let now = service_now();
     let call = PaidCall {
         route: "witness-reading",
         // The reading depends on the vow's pledge, the window and the block it is taken at.

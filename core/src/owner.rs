@@ -1,4 +1,4 @@
-//! Owner messages (spec 5, "Owner"; library/PREPARE.md, "Owner messages"): the exact texts an
+//! Owner messages (library/PREPARE.md, "Owner messages"): the exact texts an
 //! address signs with EIP-191 `personal_sign` to prove itself, one shape for all of them, and
 //! the index `GET /prepare/sign` is built from.
 //!

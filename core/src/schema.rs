@@ -11,9 +11,9 @@
 
 use serde_json::{Map, Value};
 
-/// JSON Schema of a trace (spec 2.1).
+/// JSON Schema of a trace (library/METER.md).
 pub const TRACE_SCHEMA: &str = include_str!("../schemas/trace.json");
-/// JSON Schema of an attestation (spec 2.2, library/ATTESTATION.md).
+/// JSON Schema of an attestation (library/ATTESTATION.md).
 pub const ATTESTATION_SCHEMA: &str = include_str!("../schemas/attestation.json");
 
 /// An EIP-191 signature as every owner-signed write takes it (`vow::eip191::canonical`): 65

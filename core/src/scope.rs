@@ -1,4 +1,4 @@
-//! The scope statement (spec section 1): four keys that travel inside every response body and
+//! The scope statement (library/ATTESTATION.md): four keys that travel inside every response body and
 //! inside the signed body wherever the body is signed. It must never be stripped.
 
 use std::sync::LazyLock;

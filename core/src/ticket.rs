@@ -1,4 +1,4 @@
-//! Ticket copies (spec 4.6, library/PREPARE.md "Tickets"): the exact EIP-191 text a holder
+//! Ticket copies (library/PREPARE.md "Tickets"): the exact EIP-191 text a holder
 //! signs to prove its wallet (`GET /ticket/{game}/message`), and the signed entitlement
 //! `POST /ticket/{game}/entitle` answers with (`conduct.ticket-entitlement/v1`).
 //!

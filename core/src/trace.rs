@@ -1,4 +1,4 @@
-//! The trace model (spec 2.1), its parser and its validator.
+//! The trace model (library/METER.md, library/ATTESTATION.md), its parser and its validator.
 //!
 //! Parsing borrows strings from the request body wherever JSON escapes allow it, so the hot
 //! path allocates little. Every rejection names the JSON pointer of the offending value
@@ -357,7 +357,7 @@ fn too_long(s: &str) -> Option<usize> {
     (n > MAX_STRING_CHARS).then_some(n)
 }
 
-/// Check every rule of spec 2.1 and every trace limit (README.md, METER.md section 8) on a
+/// Check every rule of a trace and every trace limit (README.md, METER.md section 8) on a
 /// parsed trace.
 ///
 /// Returns all violations found (at most [`MAX_REPORTED_ERRORS`] plus a summary line).

@@ -3,7 +3,8 @@
 //! windows, the quest board's 14-day lapse, renders) reads this clock, so a test can start the
 //! service days ahead and watch a deadline pass without waiting for it. The log's checkpoints
 //! and the site manifest keep the wall clock (their readers check them against their own).
-//! A shifted clock is logged at start and shown in `/health` (ARCHITECTURE.md, "Time").
+//! A shifted clock is logged at start and shown in `/health` (ARCHITECTURE.md, "The two
+//! clocks").
 
 use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -23,13 +24,13 @@ pub fn offset() -> i64 {
 }
 
 /// The wall clock in unix seconds (0 before 1970).
-pub fn wall_unix() -> u64 {
+pub fn wall_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
 
 /// The service's now: the wall clock plus [`offset`].
-pub fn now_unix() -> u64 {
-    wall_unix().saturating_add_signed(offset())
+pub fn service_now() -> u64 {
+    wall_now().saturating_add_signed(offset())
 }

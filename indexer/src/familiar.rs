@@ -7,6 +7,7 @@
 //! sandbox) with the owner's wallet. Rows of `familiar` keep each record by its id.
 
 use conduct_core::familiar::record::Familiar;
+use conduct_core::record::Logged;
 use conduct_core::signing::ServiceKey;
 
 use crate::ledger::append::{FamiliarIndex, OwnerRecord, Signatures};

@@ -1,8 +1,11 @@
-//! conduct-indexer: everything that writes state.
+//! conduct-indexer: everything that writes state (ARCHITECTURE.md, "indexer").
 //!
-//! Today: the service signing key store, durable file writes, and the SQLite store (payment
-//! claims, idempotency), and the transparency-log ledger with its group-commit sequencer. The
-//! chain indexer joins here.
+//! The service signing key store, durable file writes, the store (`store/`: SQLite, a module
+//! per table group, and the append seam's implementation), the transparency-log ledger with
+//! its group-commit sequencer and the append seam (`ledger/`), the features' jobs (vows, the
+//! quest board, Nostr bindings, the witness, familiars), the service clock, the SSRF-safe
+//! fetcher, and the chain indexer (`chain/`: the follower, the manifest verifier, payment
+//! checks, prepared transactions).
 
 pub mod chain;
 pub mod clock;

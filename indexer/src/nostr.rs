@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use conduct_core::nostr::record::Binding;
 use conduct_core::nostr::{npub_encode, profile_content, Event, KIND_METADATA};
+use conduct_core::record::Logged;
 use conduct_core::signing::ServiceKey;
 use serde_json::json;
 
@@ -285,6 +286,7 @@ mod tests {
     use crate::store::Store;
     use crate::vows::VowReader;
     use conduct_core::nostr::{sign_prehash, text_digest};
+    use conduct_core::record::OwnerSigned;
 
     #[test]
     fn the_key_is_created_once_0600_and_refused_when_open() {
@@ -364,7 +366,7 @@ mod tests {
             nostr_signature: String::new(),
             at,
         };
-        let sig = sign_prehash(&sk, &text_digest(&b.message()), &[0; 32]).unwrap();
+        let sig = sign_prehash(&sk, &text_digest(&b.message_at(&b.origin)), &[0; 32]).unwrap();
         b.nostr_signature = hex::encode(sig);
         b
     }

@@ -1,4 +1,4 @@
-//! `/hive/profile` and `/hive/mark.svg`: the service's Nostr profile (spec 4.5), written at
+//! `/hive/profile` and `/hive/mark.svg`: the service's Nostr profile (library/NOSTR.md), written at
 //! startup (`conduct serve`, `conduct render`) beside the static pages.
 //!
 //! `hive/profile.json` is the canonical kind-0 event exactly as NIP-01 defines it (`id`,

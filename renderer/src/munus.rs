@@ -270,7 +270,7 @@ fn walls(list: &Value) -> Vec<(String, String)> {
     })
 }
 
-/// The counts of spec 2.6 under their names, in the list's order.
+/// The counts of the quest list (library/MUNUS.md) under their names, in the list's order.
 const COUNT_NAMES: [&str; 7] = [
     "open",
     "claimed",

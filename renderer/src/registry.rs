@@ -1,4 +1,4 @@
-//! The registry view (spec 2.7): the signed list `/registry` of the ERC-8257 tools the chain
+//! The registry view (library/REGISTRY.md): the signed list `/registry` of the ERC-8257 tools the chain
 //! follower read, each with what the chain says, what its manifest claims (never vouched for)
 //! and what the manifest check found; one page per tool (`/registry/tool/<id>`); the public
 //! record of a handle (`/who?handle=`); chain onboarding (`/rh`); and the recipe for

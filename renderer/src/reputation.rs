@@ -1,4 +1,4 @@
-//! The reputation record's pages (spec 2.8, library/REPUTATION.md): the signed status
+//! The reputation record's pages (library/REPUTATION.md): the signed status
 //! `/reputation` and the holders board `/reputation/holders` (a static signed snapshot; the
 //! api's thin query route filters the same rows), both JSON and HTML, and the body of
 //! `/reputation/{address}`.
@@ -158,7 +158,7 @@ fn mirror_block(input: &ReputationInput<'_>, mirror: &Mirror) -> Value {
     })
 }
 
-/// The body of `/reputation` (spec 2.8), unsigned.
+/// The body of `/reputation` (library/REPUTATION.md), unsigned.
 pub fn status_doc(input: &ReputationInput<'_>) -> Value {
     let mirror = fold(input.events);
     let state = input.state();

@@ -1,6 +1,6 @@
 //! The quest board's pages through the live source (`conduct_renderer::live::munus`): over a
 //! real store whose board records were appended through the sequencer, the list `/munus` is
-//! signed and carries every field of spec 2.6, a claimed quest shows its claim, each paid row's
+//! signed and carries every field library/MUNUS.md lists, a claimed quest shows its claim, each paid row's
 //! flag (true, false, null) is shown as it is in JSON and in words in HTML, a malformed quest
 //! file is named in `claims_file_error` while the good quests stay listed, user text is escaped,
 //! a retired quest is off the board and its page says retired, and a claim lapses at exactly

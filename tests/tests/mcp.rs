@@ -16,7 +16,7 @@ use conduct_core::signing::{verify_object, PinnedKey};
 use conduct_tests::{client, conduct_bin, python, trace, Server};
 use serde_json::{json, Value};
 
-/// The eight tools of spec 4.3.
+/// The eight tools (library/MCP.md).
 const TOOLS: [&str; 8] = [
     "about",
     "ask",

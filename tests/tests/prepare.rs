@@ -1,4 +1,4 @@
-//! Prepared transactions and tickets (issue 16, spec 4.6, library/PREPARE.md) end to end: a
+//! Prepared transactions and tickets (issue 16, library/PREPARE.md) end to end: a
 //! real anvil running TestUSD, our ToolRegistry, ValidationRegistry and TicketCopies; the real
 //! `conduct` binary with every address configured, reading the chain through a TCP relay the
 //! test cuts; a second server on the same chain with no address configured. Every prepared

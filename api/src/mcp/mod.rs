@@ -1,4 +1,4 @@
-//! `POST /mcp`: the Model Context Protocol over streamable HTTP, stateless (spec 4.3).
+//! `POST /mcp`: the Model Context Protocol over streamable HTTP, stateless (library/MCP.md).
 //!
 //! The transport is the official Rust SDK's ([`rmcp`]) `StreamableHttpService`, mounted on the
 //! route table like any dynamic route: no sessions (any replica answers any request), one JSON

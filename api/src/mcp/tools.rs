@@ -1,4 +1,4 @@
-//! The eight tools of `/mcp` (spec 4.3) and the MCP server handler that lists and calls them.
+//! The eight tools of `/mcp` (library/MCP.md) and the MCP server handler that lists and calls them.
 //!
 //! A tool is a thin door onto one HTTP route: its arguments are checked against its input
 //! schema, turned into the route's request (method, path, JSON body), and dispatched through

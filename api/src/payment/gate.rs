@@ -106,7 +106,7 @@ struct Idem {
 }
 
 /// The idempotency key of a paid call to `route`: the `Idempotency-Key` header when given,
-/// else `request` itself (spec 4.1: `sha256(trace)` with its `context_key`, and what else the
+/// else `request` itself (library/PAYMENTS.md: `sha256(trace)` with its `context_key`, and what else the
 /// result depends on). `request` is also the fingerprint a reused key is checked against.
 fn idempotency_key(headers: &HeaderMap, route: &str, request: &str) -> Result<Idem, Problem> {
     let given = match headers.get("idempotency-key") {

@@ -1,6 +1,6 @@
 //! Familiars (library/FAMILIARS.md): a hosted familiar is a recorded labor order with an owner,
 //! summoned by a paid call at the posted labor price. It holds no wallet (`wallet: null`), has a
-//! faucet cap of `0`, moves no funds, signs nothing and runs no code of the caller's (spec 4.6
+//! faucet cap of `0`, moves no funds, signs nothing and runs no code of the caller's (library/PREPARE.md
 //! rule 6: the service never asks for a private key).
 //!
 //! - **The order** ([`Order`], [`parse_order`], [`order_sha256`]): bounded text, `title` and

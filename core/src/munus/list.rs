@@ -1,4 +1,4 @@
-//! The body of the quest list (`GET /munus`, spec 2.6): every quest with its derived status
+//! The body of the quest list (`GET /munus`, library/MUNUS.md): every quest with its derived status
 //! and claim, the counts, the paid ledger with each row's flag as re-read from the chain
 //! (`true`, `false` or `null`; never a missing row, never `null` turned into `false`), the
 //! file errors, and the fixed texts (`walls`, `done_is_not_settled`, `how_verified`, `docs`,

@@ -1,4 +1,4 @@
-//! The quest board's pure logic (munus; spec 2.6, 3, 4.4, 8; library/MUNUS.md): the operator's
+//! The quest board's pure logic (munus; library/MUNUS.md): the operator's
 //! quest and payment files and their forgiving parsers, the exact EIP-191 texts of
 //! `GET /play/message` for a claim and a submit, the signed log records of the board
 //! (`conduct.munus-claim/v1`, `-delivery/v1`, `-lapse/v1`, `-payment/v1`), and the quest
@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// Seconds a claim may sit idle (no claim or delivery by its claimant) before it lapses
-/// (spec 8: 14 days).
+/// (library/MUNUS.md: 14 days).
 pub const LAPSE_SECONDS: u64 = 14 * 86_400;
 /// Most characters in a quest id (`[a-z0-9-]`, starting with a letter or digit).
 pub const MAX_QUEST_ID: usize = 64;
@@ -56,7 +56,7 @@ impl Check {
     }
 }
 
-/// One quest of the operator's file (the fields of spec 2.6 the operator writes; `status` and
+/// One quest of the operator's file (the fields of library/MUNUS.md the operator writes; `status` and
 /// the claim are derived from the log, never written).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! The quest state machine (spec 3, library/MUNUS.md "States") as a pure fold over the
+//! The quest state machine (library/MUNUS.md "States") as a pure fold over the
 //! board's log records at an injected instant `now`, with the payment flags re-read from the
 //! chain passed in. Open -> claimed (first come; one claim per vow per UTC day) -> a delivery
 //! on the record (still claimed) -> done and settled when a payment row the chain confirms
@@ -171,7 +171,7 @@ impl SubmitRefusal {
     }
 }
 
-/// The counts of spec 2.6.
+/// The counts of the quest list (library/MUNUS.md).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Listed quests nobody holds.
@@ -479,7 +479,7 @@ impl Board {
             .unwrap_or(0)
     }
 
-    /// The counts of spec 2.6.
+    /// The counts of the quest list (library/MUNUS.md).
     pub fn counts(&self) -> Counts {
         let mut c = Counts::default();
         for q in &self.quests {

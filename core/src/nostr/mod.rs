@@ -1,4 +1,4 @@
-//! Nostr identity (library/NOSTR.md; spec 4.5 `/hive/profile`, 4.7 `/card?key=npub1…`): the
+//! Nostr identity (library/NOSTR.md: `/hive/profile`, `/card?key=npub1…`): the
 //! pure parts.
 //!
 //! - **Events** (NIP-01): the id is the SHA-256 of the UTF-8 compact JSON

@@ -1,4 +1,4 @@
-//! The vow ledger's pure logic (spec 2.3–2.5, library/VOWS.md): vow and report-in
+//! The vow ledger's pure logic (library/VOWS.md): vow and report-in
 //! requests and their validation, the exact EIP-191 text a wallet signs, the signed record
 //! formats `conduct.vow/v1` and `conduct.entry/v1`, the declared-purpose match, report-in
 //! windows, chain verification, trajectories and readings (the rule-based interpretation and
@@ -27,7 +27,7 @@ use crate::trace::{FieldError, TraceRef, Turn};
 pub const MAX_VOW_TEXT: usize = 4000;
 /// Most characters in an agent name.
 pub const MAX_AGENT: usize = 64;
-/// Most characters in a report-in's public note (spec section 6).
+/// Most characters in a report-in's public note (library/VOWS.md).
 pub const MAX_NOTE: usize = 1000;
 /// Shortest declared cadence, hours (36 seconds).
 pub const MIN_CADENCE_HOURS: f64 = 0.01;

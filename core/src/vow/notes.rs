@@ -1,5 +1,6 @@
-//! Notes compared with the numbers (spec 4.2: "the oracle compares [the note] with the
-//! numbers"). Pure and deterministic: the same reading input gives the same findings.
+//! Notes compared with the numbers (library/VOWS.md, "Readings": each report-in's public note
+//! is checked against the numbers it came with). Pure and deterministic: the same reading input
+//! gives the same findings.
 //!
 //! Two steps:
 //!

@@ -1,4 +1,4 @@
-//! Trajectory stats of a vow (spec 2.5): the coupling series, `y_consistency`, the window
+//! Trajectory stats of a vow (library/VOWS.md): the coupling series, `y_consistency`, the window
 //! state, and the result of verifying the vow's chain locally.
 //!
 //! [`Track`] is built incrementally: it takes the vow record, then each entry once, keeping

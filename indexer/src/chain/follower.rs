@@ -76,11 +76,6 @@ enum Step {
     Idle,
 }
 
-/// The service's clock (`synced_at` is compared with the render instant, which is on it).
-fn unix_now() -> u64 {
-    crate::clock::now_unix()
-}
-
 impl Follower {
     /// A follower of `cfg` writing to `db`, publishing its state in `status` and telling
     /// `on_change` of each change.
@@ -218,7 +213,7 @@ impl Follower {
             .copied()
             .collect();
         let Some(start) = followed.iter().map(|(_, b)| *b).min() else {
-            self.db.synced(unix_now()).map_err(db)?;
+            self.db.synced(crate::clock::service_now()).map_err(db)?;
             return Ok(Step::Idle);
         };
         let addresses: Vec<alloy::primitives::Address> = followed.iter().map(|(a, _)| *a).collect();
@@ -227,7 +222,7 @@ impl Follower {
         let target = head.saturating_sub(self.cfg.confirmations);
         let from = cursor.as_ref().map_or(start, |c| c.number + 1);
         if from > target {
-            self.db.synced(unix_now()).map_err(db)?;
+            self.db.synced(crate::clock::service_now()).map_err(db)?;
             return Ok(Step::Idle);
         }
         loop {
@@ -286,7 +281,13 @@ impl Follower {
             });
             let (touched, wallets) = self
                 .db
-                .apply_all(&events, &rep, to, &b256_text(&hash), unix_now())
+                .apply_all(
+                    &events,
+                    &rep,
+                    to,
+                    &b256_text(&hash),
+                    crate::clock::service_now(),
+                )
                 .map_err(db)?;
             if std::mem::take(&mut self.refused) {
                 // The widest span that worked after a refusal.
@@ -338,7 +339,10 @@ impl Follower {
         // The creators of what the rewind may remove, read before it is gone.
         let before = self.db.tools().map_err(db)?;
         let rep_before = self.db.reputation_events().map_err(db)?.len();
-        let (touched, wallets) = self.db.rewind(ancestor, unix_now()).map_err(db)?;
+        let (touched, wallets) = self
+            .db
+            .rewind(ancestor, crate::clock::service_now())
+            .map_err(db)?;
         let rep_changed = self.db.reputation_events().map_err(db)?.len() != rep_before;
         if !touched.is_empty() || rep_changed {
             let creators = before

@@ -11,7 +11,7 @@
 //! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
 //! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
 //! - [`prepare`]: the unsigned transactions of `/prepare` (the action catalogue, argument
-//!   checks, calldata) and the live reads of their preconditions (spec 4.6).
+//!   checks, calldata) and the live reads of their preconditions (library/PREPARE.md).
 //! - [`verify`]: the manifest verifier (fetch with [`crate::fetch`], rules in
 //!   `conduct_core::erc8257`).
 //!

@@ -1,4 +1,4 @@
-//! The quest board's payment check (spec 2.6, library/MUNUS.md "How a quest is paid"): a paid
+//! The quest board's payment check (library/MUNUS.md "How a quest is paid"): a paid
 //! row is re-read from the chain each time, never trusted from the file. Its flag is
 //! `Some(true)` when the transaction succeeded and holds an ERC-20 `Transfer` log of the
 //! row's token to `to` for exactly `amount`; `Some(false)` when the chain answered and it does

@@ -76,12 +76,6 @@ pub struct Verifier {
     wake: Arc<Notify>,
 }
 
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// The stable reason of a fetch failure.
 fn fail_reason(kind: FailKind) -> &'static str {
     match kind {
@@ -206,7 +200,7 @@ impl Verifier {
         // Per tool, the commitment the index held at this task's last fetch of it.
         let mut fetched_for: HashMap<u64, (String, String)> = HashMap::new();
         loop {
-            let now = unix_now();
+            let now = crate::clock::wall_now();
             let (due, next) = self.due(now, &fetched_for);
             for chunk in due.chunks(self.policy.concurrency.max(1)) {
                 let checks = chunk.iter().map(|t| self.check(t));
@@ -226,7 +220,7 @@ impl Verifier {
                 continue;
             }
             let wait = next.map_or(Duration::from_secs(3600), |n| {
-                Duration::from_secs(n.saturating_sub(unix_now()).max(1))
+                Duration::from_secs(n.saturating_sub(crate::clock::wall_now()).max(1))
             });
             let _ = tokio::time::timeout(wait, self.wake.notified()).await;
         }
@@ -234,7 +228,7 @@ impl Verifier {
 
     /// Check tool `t` now.
     pub async fn check(&self, t: &Tool) -> Check {
-        let now = unix_now();
+        let now = crate::clock::wall_now();
         let mut c = Check {
             uri: t.metadata_uri.clone(),
             hash: t.manifest_hash.clone(),

@@ -40,12 +40,6 @@ pub struct WriterFailure {
     pub files_behind: bool,
 }
 
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// How often a failing writer retries by itself.
 const RECOVER_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -289,7 +283,10 @@ fn record_failure(set: &SetHead<'_>, ledger: &Ledger, e: &LedgerError) {
     let stopped = ledger.is_poisoned();
     let behind = ledger.publish_behind();
     set(&|g| {
-        let since = g.failing.as_ref().map_or_else(unix_now, |f| f.since);
+        let since = g
+            .failing
+            .as_ref()
+            .map_or_else(crate::clock::wall_now, |f| f.since);
         g.failing = Some(WriterFailure {
             error: error.clone(),
             stopped,
@@ -305,7 +302,7 @@ fn update_files(g: &mut LogHead, ledger: &Ledger) {
         g.failing = Some(WriterFailure {
             error: "the log's files could not be written; retrying".into(),
             stopped: false,
-            since: unix_now(),
+            since: crate::clock::wall_now(),
             files_behind: true,
         });
     }

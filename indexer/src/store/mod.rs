@@ -601,7 +601,7 @@ pub enum Idempotent {
     Reused,
 }
 
-/// How long an idempotency key holds: 24 hours (spec section 8).
+/// How long an idempotency key holds: 24 hours (library/PAYMENTS.md).
 pub const IDEMPOTENCY_WINDOW: u64 = 24 * 3600;
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

@@ -1,6 +1,7 @@
 //! The witness's tables (`witness_pledge`, `witness_signature`): a pledge's row inside the
 //! append transaction, and [`VowReader::pledge`] (the latest pledge of a vow wins).
 
+use conduct_core::record::Logged;
 use conduct_core::witness::record::Pledge;
 use rusqlite::{params, Connection, OptionalExtension};
 

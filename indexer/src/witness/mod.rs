@@ -11,6 +11,7 @@
 
 pub mod chain;
 
+use conduct_core::record::Logged;
 use conduct_core::signing::ServiceKey;
 use conduct_core::witness::record::Pledge;
 

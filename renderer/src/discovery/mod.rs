@@ -32,7 +32,7 @@ pub(super) const NOT_YET: &str = "not on this instance yet";
 /// The path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
 
-/// The tools of `POST /mcp` (spec 4.3), each with the route it answers as. The discovery
+/// The tools of `POST /mcp` (library/MCP.md), each with the route it answers as. The discovery
 /// documents name them; the api's MCP server serves exactly these, in this order (its tests
 /// check).
 pub const MCP_TOOLS: [(&str, &str); 8] = [

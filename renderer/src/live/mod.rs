@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
+use conduct_indexer::clock::service_now;
 
 use crate::publish::Publisher;
 use crate::vows::Files;
@@ -138,11 +139,6 @@ pub struct LiveSite {
 /// served while the tree catches up).
 const BACKLOG_SLICE: usize = 16;
 
-/// The service's now, at which documents are rendered ([`conduct_indexer::clock`]).
-fn unix_now() -> u64 {
-    conduct_indexer::clock::now_unix()
-}
-
 /// Write the static pages of `input` into `site` (after removing temporaries a crash left
 /// there); the publisher of the tree from now on. Its manifest is not written here.
 pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, RenderError> {
@@ -218,7 +214,7 @@ impl LiveSite {
         mut sources: Vec<Box<dyn Source>>,
         listed: bool,
     ) -> Result<LiveSite, RenderError> {
-        let now = unix_now();
+        let now = service_now();
         let mut backlog = Vec::new();
         for (i, s) in sources.iter_mut().enumerate() {
             let known = |_: &str| None;
@@ -232,7 +228,7 @@ impl LiveSite {
             }
         }
         if listed || backlog.is_empty() {
-            let wall = conduct_indexer::clock::wall_unix();
+            let wall = conduct_indexer::clock::wall_now();
             publisher.write_manifest(&key, wall, manifest_ttl)?;
         }
         let catch_up = (!backlog.is_empty()).then_some(listed);
@@ -433,7 +429,7 @@ impl Engine {
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
         loop {
-            let now = unix_now();
+            let now = service_now();
             let until = |at: Option<Instant>| {
                 at.map_or(Duration::from_secs(3600), |d| {
                     d.saturating_duration_since(Instant::now())
@@ -483,7 +479,7 @@ impl Engine {
                     Msg::DerivedWritten => {}
                 }
             }
-            let now = unix_now();
+            let now = service_now();
             // Keys that fell due, a few per source per round.
             for (i, s) in self.sources.iter_mut().enumerate() {
                 let due = s.take_due(now, DUE_SLICE);
@@ -535,7 +531,7 @@ impl Engine {
     fn write_manifest(&self) {
         if let Err(e) = lock(&self.publisher).write_manifest(
             &self.key,
-            conduct_indexer::clock::wall_unix(),
+            conduct_indexer::clock::wall_now(),
             self.manifest_ttl,
         ) {
             tracing::error!(error = %e, "writing the manifest failed");

@@ -1,4 +1,4 @@
-//! Prepared transactions (spec 4.6, library/PREPARE.md): the catalogue of every on-chain action
+//! Prepared transactions (library/PREPARE.md): the catalogue of every on-chain action
 //! the service knows, the checks of a caller's arguments, the exact calldata of each
 //! transaction, and the live reads of the preconditions to check before signing.
 //!
