@@ -4,13 +4,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use conduct_indexer::chain::db::ChainDb;
 use conduct_indexer::chain::follower::{Change, Follower};
 use conduct_indexer::chain::reputation::{self, Probe};
 use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::chain::verify::{Verifier, VerifyPolicy};
 use conduct_indexer::chain::{ChainError, ChainStatus};
 use conduct_indexer::fetch::FetchPolicy;
+use conduct_indexer::store::chain::ChainDb;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 

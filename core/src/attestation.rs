@@ -19,31 +19,7 @@ use crate::trace::{validate, Disclosure, FieldError, TraceRef};
 /// The attestation format name.
 pub const ATTESTATION_TYPE: &str = "conduct.attestation/v1";
 
-/// A posted band: a quantity clears it when its chance-corrected coupling (`adjusted`, bits)
-/// is at most `max_adjusted_bits`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Band {
-    /// Band name as posted at `/predicates`.
-    pub name: &'static str,
-    /// Inclusive ceiling on `adjusted`, in bits.
-    pub max_adjusted_bits: f64,
-}
-
-/// The posted bands, tightest first.
-pub const BANDS: [Band; 3] = [
-    Band {
-        name: "under_0.01",
-        max_adjusted_bits: 0.01,
-    },
-    Band {
-        name: "under_0.05",
-        max_adjusted_bits: 0.05,
-    },
-    Band {
-        name: "under_0.10",
-        max_adjusted_bits: 0.10,
-    },
-];
+pub use crate::limits::{Band, BANDS};
 
 /// The `/predicates` document body (unsigned; the renderer signs it).
 pub fn predicates_doc() -> Value {

@@ -15,6 +15,7 @@ pub mod erc8004;
 pub mod erc8257;
 pub mod familiar;
 pub mod leaf;
+pub mod limits;
 pub mod manifest;
 pub mod meter;
 pub mod munus;

@@ -23,6 +23,13 @@
 //! message recovers to another address over any other message: it is refused everywhere else.
 //! Each endpoint also accepts a signature once (its own replay table).
 
+/// Most deliveries one claim takes per UTC day (each is a permanent leaf; library/MUNUS.md).
+pub const MAX_DELIVERIES_PER_DAY: u64 = 10;
+/// Most npub bindings one vow makes per UTC day (library/NOSTR.md).
+pub const MAX_BINDINGS_PER_DAY: u64 = 10;
+/// Most pledges one vow makes per UTC day (library/WITNESS.md).
+pub const MAX_PLEDGES_PER_DAY: u64 = 10;
+
 /// Every kind of owner message, with where its text is served and where its signature goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -160,7 +167,7 @@ impl Kind {
                 signature_fields: "vow_id, link, signature",
                 proves: "the claimant's wallet puts this delivery link on the record today",
                 record: Some(RecordRule::new("the delivery", BOARD_REPLAYED).per_day(
-                    crate::munus::MAX_DELIVERIES_PER_DAY as u64,
+                    MAX_DELIVERIES_PER_DAY,
                     "deliveries on one claim",
                 )),
             },
@@ -172,7 +179,7 @@ impl Kind {
                 signature_fields: "wallet_signature (EIP-191), nostr_signature (BIP-340 over sha256 of the text)",
                 proves: "the vow's wallet and the npub's key both bind the npub to the vow today",
                 record: Some(RecordRule::new("the binding", BINDING_REPLAYED).per_day(
-                    crate::nostr::record::MAX_BINDINGS_PER_DAY,
+                    MAX_BINDINGS_PER_DAY,
                     "bindings of one vow",
                 )),
             },
@@ -193,7 +200,7 @@ impl Kind {
                 signature_fields: "signature",
                 proves: "the sworn vow's wallet pledges these limits to the witness today",
                 record: Some(RecordRule::new("the pledge", PLEDGE_REPLAYED).per_day(
-                    crate::witness::record::MAX_PLEDGES_PER_DAY,
+                    MAX_PLEDGES_PER_DAY,
                     "pledges of one vow",
                 )),
             },

@@ -39,26 +39,26 @@ pub const HEX_DATA: &str = "^0x([0-9a-f]{2})*$";
 /// A quest delivery link: `https://` and printable ASCII.
 pub const HTTPS_LINK: &str = "^https://[\\x21-\\x7e]+$";
 
-/// A vow id: [`crate::vow::VOW_ID_LEN`] lowercase hex digits.
+/// A vow id: [`crate::limits::VOW_ID_LEN`] lowercase hex digits.
 pub fn vow_id() -> String {
-    format!("^[0-9a-f]{{{}}}$", crate::vow::VOW_ID_LEN)
+    format!("^[0-9a-f]{{{}}}$", crate::limits::VOW_ID_LEN)
 }
 
 /// A token amount in base units (`witness::amount`): a decimal string without leading zeros
-/// of at most [`crate::witness::MAX_AMOUNT_DIGITS`] digits (the parser also checks 2^256 - 1).
+/// of at most [`crate::limits::MAX_AMOUNT_DIGITS`] digits (the parser also checks 2^256 - 1).
 pub fn amount() -> String {
     format!(
         "^(0|[1-9][0-9]{{0,{}}})$",
-        crate::witness::MAX_AMOUNT_DIGITS - 1
+        crate::limits::MAX_AMOUNT_DIGITS - 1
     )
 }
 
-/// A NIP-19 npub: `npub1` and bech32 characters, [`crate::nostr::NPUB_LEN`] in all (written in
+/// A NIP-19 npub: `npub1` and bech32 characters, [`crate::limits::NPUB_LEN`] in all (written in
 /// capitals, it is read the same).
 pub fn npub() -> String {
     format!(
         "^npub1[02-9ac-hj-np-z]{{{}}}$",
-        crate::nostr::NPUB_LEN - "npub1".len()
+        crate::limits::NPUB_LEN - "npub1".len()
     )
 }
 
@@ -131,14 +131,12 @@ pub use derived::*;
 
 #[cfg(feature = "schemars")]
 mod derived {
-    use std::borrow::Cow;
     use std::sync::LazyLock;
 
-    use schemars::{JsonSchema, Schema, SchemaGenerator};
+    use schemars::{Schema, SchemaGenerator};
     use serde_json::{json, Value};
 
     use super::{inline_defs, TRACE_SCHEMA};
-    use crate::trace::TraceDoc;
 
     /// The published trace schema, inlined (`false`, which accepts nothing, if it did not
     /// parse; a unit test parses it).
@@ -162,17 +160,6 @@ mod derived {
     /// The schema of a body's `turns`: the trace's, as published.
     pub fn turns(_: &mut SchemaGenerator) -> Schema {
         trace_member("turns")
-    }
-
-    /// A bare trace is the published trace schema (component `Trace`).
-    impl JsonSchema for TraceDoc<'_> {
-        fn schema_name() -> Cow<'static, str> {
-            "Trace".into()
-        }
-
-        fn json_schema(_: &mut SchemaGenerator) -> Schema {
-            Schema::try_from(trace()).unwrap_or_else(|_| false.into())
-        }
     }
 
     /// An object whose members are alternatives: exactly one of them, each required in its

@@ -152,7 +152,7 @@ pub struct PredicateRequest {
     #[cfg_attr(feature = "schemars", schemars(extend("enum" = crate::meter::QUANTITY_KEYS)))]
     pub metric: String,
     /// A posted band name.
-    #[cfg_attr(feature = "schemars", schemars(extend("enum" = crate::attestation::BANDS.map(|b| b.name))))]
+    #[cfg_attr(feature = "schemars", schemars(extend("enum" = crate::limits::BANDS.map(|b| b.name))))]
     pub band: String,
 }
 
@@ -448,6 +448,18 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
         Ok(())
     } else {
         Err(errs)
+    }
+}
+
+/// A bare trace is the published trace schema (component `Trace`; [`crate::schema::trace`]).
+#[cfg(feature = "schemars")]
+impl schemars::JsonSchema for TraceDoc<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Trace".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::Schema::try_from(crate::schema::trace()).unwrap_or_else(|_| false.into())
     }
 }
 

@@ -29,10 +29,10 @@ use std::time::{Duration, Instant};
 use alloy::primitives::{keccak256, Address};
 use alloy::providers::{Provider, RootProvider};
 use alloy::rpc::types::{Filter, Log};
-use conduct_indexer::chain::db::ChainDb;
 use conduct_indexer::chain::follower::Follower;
 use conduct_indexer::chain::registry::{self, register_tool_calldata, topics};
 use conduct_indexer::chain::{ChainConfig, ChainStatus, ContractConfig};
+use conduct_indexer::store::chain::ChainDb;
 use serde_json::{json, Value};
 
 /// anvil's first development account (unlocked; a public test value).

@@ -235,7 +235,7 @@ pub fn profile_event(
 }
 
 /// Most bindings one vow makes per UTC day.
-pub const MAX_BINDINGS_PER_DAY: u64 = 10;
+pub use conduct_core::owner::MAX_BINDINGS_PER_DAY;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///

@@ -4,10 +4,12 @@
 //! mirror manifest. Pure given its input: the same state and `as_of` give the same bytes.
 
 pub mod chart;
+pub mod contract;
 pub mod discovery;
 pub mod docs;
 pub mod familiar;
 pub mod hive;
+pub mod input;
 pub mod live;
 pub mod mark;
 pub mod munus;
@@ -24,7 +26,8 @@ pub mod tree;
 pub mod vow_html;
 pub mod vows;
 
-pub use site::{render, PostedPrice, RouteInfo, SiteInput};
+pub use input::{PostedPrice, RouteInfo, SiteInput};
+pub use site::render;
 pub use tree::Tree;
 
 /// Why a render failed.

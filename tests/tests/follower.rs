@@ -6,10 +6,10 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use conduct_indexer::chain::db::ChainDb;
 use conduct_indexer::chain::follower::Follower;
 use conduct_indexer::chain::registry::register_tool_calldata;
 use conduct_indexer::chain::{ChainConfig, ChainStatus, ContractConfig};
+use conduct_indexer::store::chain::ChainDb;
 use conduct_tests::{Anvil, ANVIL_ACCOUNT_0};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -27,7 +27,7 @@ pub const MAX_QUEST_TEXT: usize = 4000;
 /// Most characters in a delivery link.
 pub const MAX_LINK: usize = 512;
 /// Deliveries one claim may put on the record per UTC day (each is a permanent log leaf).
-pub const MAX_DELIVERIES_PER_DAY: usize = 10;
+pub const MAX_DELIVERIES_PER_DAY: usize = crate::owner::MAX_DELIVERIES_PER_DAY as usize;
 /// Most decimal digits in an amount (a uint256 has at most 78).
 pub const MAX_AMOUNT_DIGITS: usize = 78;
 

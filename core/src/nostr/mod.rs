@@ -33,8 +33,7 @@ pub const KIND_METADATA: u64 = 0;
 pub const NPUB_HRP: &str = "npub";
 /// The `Action:` line of the binding text.
 pub const BIND_ACTION: &str = "bind_npub";
-/// Characters of an npub: `npub1`, 52 data characters (32 bytes), 6 of checksum.
-pub const NPUB_LEN: usize = 63;
+pub use crate::limits::NPUB_LEN;
 
 /// Why an npub, a key, a signature or an event is refused (the text says what, as the
 /// answers and verify-site show it).

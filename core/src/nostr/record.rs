@@ -27,7 +27,7 @@ date) (library/NOSTR.md). wallet_signature: EIP-191 personal_sign of the text by
 nostr_signature: BIP-340 by pubkey over the 32 bytes sha256(UTF-8 text).";
 
 /// Most bindings one vow makes per UTC day (library/NOSTR.md).
-pub const MAX_BINDINGS_PER_DAY: u64 = 10;
+pub use crate::owner::MAX_BINDINGS_PER_DAY;
 
 /// A binding of an npub to a signed vow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -401,8 +401,7 @@ fn clip(s: &str) -> String {
     s.chars().take(40).collect()
 }
 
-/// Length of a vow id in hex digits.
-pub const VOW_ID_LEN: usize = 16;
+pub use crate::limits::VOW_ID_LEN;
 
 /// True when `s` has the shape of a vow id.
 pub fn is_vow_id(s: &str) -> bool {

@@ -26,8 +26,7 @@ use crate::trace::FieldError;
 pub const PLEDGE_ACTION: &str = "pledge_limits";
 /// Most limits one pledge holds (one per asset).
 pub const MAX_LIMITS: usize = 16;
-/// Most decimal digits of an amount (2^256 - 1 has 78).
-pub const MAX_AMOUNT_DIGITS: usize = 78;
+pub use crate::limits::MAX_AMOUNT_DIGITS;
 /// A reading's window when the request names none, in UTC days.
 pub const DEFAULT_WINDOW_DAYS: u64 = 7;
 /// The longest window of a reading, in UTC days.

@@ -26,7 +26,7 @@ limits, date) (library/WITNESS.md). wallet_signature: EIP-191 personal_sign of t
 wallet.";
 
 /// Most pledges one vow makes per UTC day (library/WITNESS.md).
-pub const MAX_PLEDGES_PER_DAY: u64 = 10;
+pub use crate::owner::MAX_PLEDGES_PER_DAY;
 
 /// A vow's pledge of portfolio limits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -17,11 +17,11 @@ use alloy::primitives::B256;
 use alloy::rpc::types::Filter;
 use conduct_core::sync::lock;
 
-use super::db::ChainDb;
 use super::registry::{self, b256_text};
 use super::reputation::{self, ReputationEvent};
 use super::rpc::{Rpc, RpcFailure};
 use super::{ChainConfig, ChainError, ChainStatus};
+use crate::store::chain::ChainDb;
 
 /// What changed in one step, for the pages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -8,7 +8,8 @@
 //! - [`payment`]: the quest board's payment check (a receipt with the matching ERC-20
 //!   `Transfer`: true, false, or None when no RPC answered).
 //! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
-//! - [`db`]: the chain database (events, cursor, anchors, manifest checks).
+//! - the chain database (events, cursor, anchors, manifest checks) is the store's
+//!   [`crate::store::chain`].
 //! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
 //! - [`prepare`]: the unsigned transactions of `/prepare` (the action catalogue, argument
 //!   checks, calldata) and the live reads of their preconditions (library/PREPARE.md).
@@ -25,10 +26,6 @@ pub mod registry;
 pub mod reputation;
 pub mod rpc;
 pub mod verify;
-
-/// The chain database (`<data>/chain.sqlite3`): its SQL lives with the store's
-/// ([`crate::store::chain`]).
-pub use crate::store::chain as db;
 
 use serde::Deserialize;
 

@@ -30,11 +30,11 @@ use conduct_core::erc8257;
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-use super::db::{ChainDb, Check};
 use super::registry::{b256_text, parse_address, IToolRegistry, Tool, ToolState};
 use super::rpc::Rpc;
 use super::{ChainConfig, ChainError};
 use crate::fetch::{FailKind, FetchOutcome, FetchPolicy, Fetcher};
+use crate::store::chain::{ChainDb, Check};
 
 /// How often manifests are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

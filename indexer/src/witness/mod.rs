@@ -21,7 +21,7 @@ use crate::ledger::{Job, Refusal};
 pub use crate::store::witness::PledgeRow;
 
 /// Most pledges one vow makes per UTC day.
-pub const MAX_PLEDGES_PER_DAY: u64 = 10;
+pub use conduct_core::owner::MAX_PLEDGES_PER_DAY;
 
 /// The job that appends `rec`, refused (nothing written) when, inside the append transaction:
 ///

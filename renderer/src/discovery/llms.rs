@@ -5,7 +5,7 @@ use conduct_core::scope::scope_line;
 
 use super::{has_route, needs_query, HOW_TO_VERIFY, MCP_PATH, MCP_TOOLS};
 use crate::docs;
-use crate::site::SiteInput;
+use crate::input::SiteInput;
 
 const SUMMARY: &str = "conduct measures how an agent's reasoning and actions couple to a \
 context flag (being monitored, say) and signs the reading with Ed25519, so anyone can verify \

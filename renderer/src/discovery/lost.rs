@@ -6,8 +6,8 @@ use conduct_core::scope::{scope_line, scope_value};
 use serde_json::{json, Value};
 
 use super::{endpoint, has_route, want, LostEndpoint, Want, HOW_TO_VERIFY};
+use crate::input::SiteInput;
 use crate::pages::PageHead;
-use crate::site::SiteInput;
 use crate::snapshot::signed_bytes;
 use crate::RenderError;
 

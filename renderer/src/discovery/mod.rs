@@ -24,7 +24,7 @@ pub use cards::{
 pub use lost::{lost_questions, LostPage, LostQuestion, DOES_NOT_KNOW, LOST_TYPE};
 
 use crate::docs;
-use crate::site::{RouteInfo, SiteInput};
+use crate::input::{RouteInfo, SiteInput};
 use crate::RenderError;
 
 pub(super) const NOT_YET: &str = "not on this instance yet";
@@ -113,7 +113,7 @@ pub(super) fn find_route<'r>(routes: &'r [RouteInfo], w: &Want) -> Option<&'r Ro
         .or_else(|| {
             routes
                 .iter()
-                .find(|r| r.method == w.method && crate::site::route_matches(r.path, w.path))
+                .find(|r| r.method == w.method && crate::input::route_matches(r.path, w.path))
         })
 }
 

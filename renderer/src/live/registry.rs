@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
-use conduct_indexer::chain::db::{ChainDb, Check};
 use conduct_indexer::chain::registry::Tool;
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
+use conduct_indexer::store::chain::{ChainDb, Check};
 use conduct_indexer::vows::{VowReader, VowRow};
 
 use super::{Known, Source};

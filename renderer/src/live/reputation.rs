@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
-use conduct_indexer::chain::db::ChainDb;
 use conduct_indexer::chain::reputation::Probe;
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
+use conduct_indexer::store::chain::ChainDb;
 
 use super::{Known, Source};
 use crate::publish::Publisher;
