@@ -313,3 +313,22 @@ fn no_test_or_script_reads_outside_the_repository() {
     offenders.retain(|o| !o.contains("tests/tests/cli.rs"));
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
+
+/// Architecture invariant (ARCHITECTURE.md, "Invariants"): no import circle between the
+/// modules of a crate, as `tests/tools/circles.py` finds them.
+#[test]
+fn no_import_circle_between_the_modules_of_a_crate() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new("python3")
+        .arg(root.join("tests/tools/circles.py"))
+        .arg(&root)
+        .args(["core", "indexer", "renderer", "verify"])
+        .output()
+        .expect("python3 runs tests/tools/circles.py");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.trim_end().ends_with("total circles: 0"),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
