@@ -1,5 +1,7 @@
-//! The running service: shared state, request dispatch over the route table, and the dynamic
-//! handlers (profile, demo profile, health). Static reads go to [`crate::static_site`].
+//! The running service: request dispatch over the route table, and the dynamic handlers
+//! (profile, demo profile, health). The shared state is [`crate::state`]; what handlers share
+//! with the dispatcher is in [`crate::request`] and [`crate::sources`] (re-exported here).
+//! Static reads go to [`crate::static_site`].
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -7,153 +9,24 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes, BytesMut};
 use conduct_core::scope::scope_value;
-use conduct_core::signing::ServiceKey;
-use conduct_indexer::store::Store;
 use futures_util::{Stream, StreamExt};
 use serde_json::json;
 use warp::http::{header, HeaderMap, Method, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::config::{Config, MAX_BODY};
-use crate::payment::Rails;
+use crate::config::MAX_BODY;
 use crate::profile;
-use crate::ratelimit::{Caps, DailyCap, Take, Ticket};
+use crate::ratelimit::{DailyCap, Take, Ticket};
 use crate::reply::{finish, json_response, preflight, Problem};
 use crate::routes::{self, Dynamic};
 use crate::static_site::{self, Found, Variant};
 
+pub use crate::request::{query_param, Request};
+pub use crate::sources::{service_now, FAMILIARS, MUNUS, REGISTRY, REPUTATION, VOWS};
+pub use crate::state::{App, Parts};
+
 /// An oversized body is read and discarded up to this many bytes before the 413 is sent.
 const DRAIN_LIMIT: usize = 4 * MAX_BODY;
-
-/// The vows, the live site's first source of change.
-pub const VOWS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(0);
-/// The registry source's id (the second source).
-pub const REGISTRY: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(1);
-/// The quest board's source id (the third source).
-pub const MUNUS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(2);
-/// The reputation record's source id (the fourth source).
-pub const REPUTATION: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(3);
-/// The familiars' source id (the fifth source).
-pub const FAMILIARS: conduct_renderer::live::SourceId = conduct_renderer::live::SourceId(4);
-
-/// Shared state of a running service.
-pub struct App {
-    /// Resolved configuration.
-    pub cfg: Config,
-    /// The signing key.
-    pub key: ServiceKey,
-    /// Configured payment rails.
-    pub rails: Rails,
-    /// The same rails at the posted labor price (`POST /familiar/summon`).
-    pub labor_rails: Rails,
-    /// The durable store (payment claims, idempotency).
-    pub store: Arc<Store>,
-    /// The free per-IP daily counters (`/demo/profile`, `POST /vow`, `/vow/report/demo`).
-    pub caps: Caps,
-    /// Reads of the transparency log (proofs).
-    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
-    /// Appends to the log (group commit).
-    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
-    /// Reads of vows and their chains.
-    pub vows: Arc<conduct_indexer::vows::VowReader>,
-    /// Donated raw traces, kept apart.
-    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
-    /// Keeps the vow pages current.
-    pub site: conduct_renderer::live::LiveSite,
-    /// What the chain follower knows (none configured: never changes).
-    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
-    /// Idempotency keys of paid calls in progress.
-    pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
-    /// Start instant, for uptime.
-    pub started: Instant,
-    /// The MCP endpoint (`POST /mcp`).
-    pub mcp: crate::mcp::Endpoint,
-    /// The quest board's keeper (its records, flags and lapses).
-    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
-    /// The chain database, the live reputation read and the RPC (reputation lookups).
-    pub chain_parts: Arc<crate::chain::ChainParts>,
-}
-
-/// The stateful parts an [`App`] is built from.
-pub struct Parts {
-    /// Configured payment rails.
-    pub rails: Rails,
-    /// The same rails at the posted labor price.
-    pub labor_rails: Rails,
-    /// The durable store.
-    pub store: Arc<Store>,
-    /// Log reads.
-    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
-    /// Log appends.
-    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
-    /// Vow reads.
-    pub vows: Arc<conduct_indexer::vows::VowReader>,
-    /// Donated traces.
-    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
-    /// The vow render thread.
-    pub site: conduct_renderer::live::LiveSite,
-    /// The chain follower's status.
-    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
-    /// The quest board's keeper.
-    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
-    /// The chain parts.
-    pub chain_parts: Arc<crate::chain::ChainParts>,
-}
-
-impl App {
-    /// State for a configuration, key and opened parts.
-    pub fn new(cfg: Config, key: ServiceKey, parts: Parts) -> Self {
-        App {
-            caps: Caps::new(
-                cfg.demo_daily_cap,
-                cfg.vow_daily_cap,
-                cfg.report_demo_daily_cap,
-                cfg.oracle_daily_cap,
-                cfg.owner_daily_cap,
-                cfg.lookup_daily_cap,
-            ),
-            log: parts.log,
-            rails: parts.rails,
-            labor_rails: parts.labor_rails,
-            store: parts.store,
-            seq: parts.seq,
-            vows: parts.vows,
-            donated: parts.donated,
-            site: parts.site,
-            chain: parts.chain,
-            munus: parts.munus,
-            chain_parts: parts.chain_parts,
-            mcp: crate::mcp::Endpoint::new(&cfg),
-            cfg,
-            key,
-            inflight: Default::default(),
-            started: Instant::now(),
-        }
-    }
-}
-
-impl App {
-    /// What the payment gate needs, as of `now`.
-    pub fn gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
-        crate::payment::gate::GateParts {
-            rails: &self.rails,
-            store: &self.store,
-            inflight: &self.inflight,
-            now,
-        }
-    }
-
-    /// What the payment gate needs for a call paid at the posted labor price (its own rails'
-    /// `accepts`, so its 402 challenge carries the labor price).
-    pub fn labor_gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
-        crate::payment::gate::GateParts {
-            rails: &self.labor_rails,
-            store: &self.store,
-            inflight: &self.inflight,
-            now,
-        }
-    }
-}
 
 /// Reserve one call from a free daily cap, or refuse with 429 and `Retry-After`. The call
 /// counts only if the ticket is kept (the request was served).
@@ -209,25 +82,6 @@ fn counted(ticket: Ticket<'_>, r: Result<WarpResponse, Problem>) -> Result<WarpR
         ticket.keep();
     }
     r
-}
-
-/// The service's clock (ARCHITECTURE.md, "The two clocks").
-pub use conduct_indexer::clock::service_now;
-
-/// One request as the dispatcher sees it.
-pub struct Request<S> {
-    /// Method.
-    pub method: Method,
-    /// Path (not decoded).
-    pub path: String,
-    /// Raw query string (may be empty).
-    pub query: String,
-    /// Headers.
-    pub headers: HeaderMap,
-    /// Peer address.
-    pub remote: Option<SocketAddr>,
-    /// Body stream.
-    pub body: S,
 }
 
 /// Answer one request. Never panics on input; every refusal is problem+json.
@@ -351,7 +205,15 @@ where
             }
             Dynamic::Mcp => {
                 let body = read_body(&req.headers, req.body).await?;
-                crate::mcp::serve(app, &req.path, req.headers, req.remote, body).await
+                crate::mcp::serve(
+                    &app.mcp,
+                    tool_dispatch(app),
+                    &req.path,
+                    req.headers,
+                    req.remote,
+                    body,
+                )
+                .await
             }
             Dynamic::ReputationHolders => {
                 let accept = req
@@ -472,6 +334,12 @@ async fn missing(app: &Arc<App>, path: &str) -> Problem {
     not_found(path)
 }
 
+/// What the MCP tools dispatch their requests through: [`dispatch`] over this service.
+fn tool_dispatch(app: &Arc<App>) -> crate::mcp::Dispatch {
+    let app = app.clone();
+    Arc::new(move |req: Request<crate::mcp::ToolBody>| Box::pin(dispatch(app.clone(), req)))
+}
+
 fn not_found(path: &str) -> Problem {
     Problem::new(
         StatusCode::NOT_FOUND,
@@ -491,18 +359,6 @@ fn method_not_allowed(allowed: &[&str]) -> Problem {
         format!("this path answers {}", allow.join(", ")),
     )
     .with_header(header::ALLOW, allow.join(", "))
-}
-
-/// The first value of a query parameter, percent-decoded.
-pub fn query_param(query: &str, name: &str) -> Option<String> {
-    query.split('&').find_map(|kv| {
-        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-        (k == name).then(|| {
-            percent_encoding::percent_decode_str(&v.replace('+', " "))
-                .decode_utf8_lossy()
-                .into_owned()
-        })
-    })
 }
 
 /// The client address a free cap counts: the TCP peer, or behind `trusted_proxies` proxies
@@ -627,7 +483,7 @@ where
                 std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| {
                     e.source()
                 })
-                .find_map(|e| e.downcast_ref::<crate::serve::BodyTimeout>());
+                .find_map(|e| e.downcast_ref::<crate::serve::conn::BodyTimeout>());
             match timeout {
                 Some(t) => Problem::new(
                     StatusCode::REQUEST_TIMEOUT,

@@ -1,7 +1,7 @@
 //! The quest board's keeper as a task of the running service: once a second it re-renders
 //! the board when the operator edited `quests.json`, imports new rows of `paid.json`, appends the lapse of every claim idle for 14 days (at that moment, with
 //! no request arriving), and every `[munus] recheck_seconds` re-reads each payment from the
-//! chain; whatever changed is re-rendered ([`crate::app::MUNUS`]). See
+//! chain; whatever changed is re-rendered ([`crate::sources::MUNUS`]). See
 //! [`conduct_indexer::munus::keeper`].
 
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use conduct_indexer::munus::keeper::Keeper;
 use conduct_renderer::live::munus::quest_key;
 use conduct_renderer::live::LiveSite;
 
-use crate::app::{service_now, MUNUS};
+use crate::sources::{service_now, MUNUS};
 
 /// Seconds between the keeper's rounds (a lapse is recorded at most this late).
 const TICK: Duration = Duration::from_secs(1);

@@ -13,8 +13,9 @@ use conduct_renderer::discovery::{card_files, card_stem, normalize_key};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, App};
 use crate::reply::{bytes_response, Problem};
+use crate::request::query_param;
+use crate::state::App;
 use crate::static_site::{file_response, lookup, negotiate, Found, Variant};
 
 /// The representations a card has.

@@ -1,6 +1,6 @@
 //! The chain side of the running service: opens the chain database, starts the follower and
 //! the manifest verifier as tokio tasks, and turns what they change into renders of the
-//! registry source ([`crate::app::REGISTRY`]).
+//! registry source ([`crate::sources::REGISTRY`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -14,9 +14,9 @@ use conduct_indexer::store::chain::ChainDb;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 
-use crate::app::{service_now, REGISTRY, REPUTATION};
 use crate::config::Config;
 use crate::error::Error;
+use crate::sources::{service_now, REGISTRY, REPUTATION};
 
 /// The chain database (none without `[chain]`), the follower's status, and the live view of
 /// the reputation contract.

@@ -20,11 +20,12 @@ use conduct_core::trace::{parse_json, validate, FieldError};
 use warp::http::{HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::profile::{replay_from_record, replay_record};
 use crate::reply::{json_response, Problem};
+use crate::sources::service_now;
+use crate::state::App;
 
 self_cell::self_cell!(
     /// A validation request parsed once, borrowing the body it came from.

@@ -2,7 +2,7 @@
 //! wallet signs) and `POST /familiar/summon` (paid at the posted labor price, a price of its
 //! own, through the one payment gate: its 402 challenge carries the labor price on every rail).
 //! The familiar's page `/familiar/<id>` and the list `/familiars` are static files the live
-//! site keeps current (source [`crate::app::FAMILIARS`]).
+//! site keeps current (source [`crate::sources::FAMILIARS`]).
 //!
 //! Everything that needs no money is checked first (the body, the order, the owner, the owner's
 //! EIP-191 signature over the exact text, the signature not used before): a bad signature is
@@ -39,11 +39,13 @@ use serde::Deserialize;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App, FAMILIARS};
 use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{bytes_response, json_response, Problem};
+use crate::request::query_param;
+use crate::sources::{service_now, FAMILIARS};
+use crate::state::App;
 use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The owner of a summon body: exactly one of the two.

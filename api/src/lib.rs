@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod board;
+pub mod bodies;
 pub mod card;
 pub mod chain;
 pub mod config;
@@ -23,11 +24,15 @@ pub mod prepare;
 pub mod profile;
 pub mod ratelimit;
 pub mod reading;
+mod refusal;
 pub mod reply;
 pub mod reputation;
+pub mod request;
 pub mod routes;
 pub mod serve;
 pub mod sign_index;
+pub mod sources;
+pub mod state;
 pub mod static_site;
 pub mod ticket;
 pub mod vows;

@@ -1,7 +1,7 @@
 //! The quest board's endpoints (library/MUNUS.md): `GET /play/message` (the exact
 //! EIP-191 text of a claim or a submit), `POST /munus/{id}/claim` and `POST /munus/{id}/submit`.
 //! The list and the quest pages are static files the live site keeps current (source
-//! [`crate::app::MUNUS`]); what runs by itself (payments, flags, lapses) is the keeper's
+//! [`crate::sources::MUNUS`]); what runs by itself (payments, flags, lapses) is the keeper's
 //! ([`crate::board`]).
 //!
 //! Every check that needs no write runs first (the quest, the vow, the signature); the board's
@@ -30,9 +30,11 @@ use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App, MUNUS};
 use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
+use crate::request::query_param;
+use crate::sources::{service_now, MUNUS};
+use crate::state::App;
 use crate::vows::{blocking, created, find_vow, with_render_state};
 
 /// The body of `POST /munus/{id}/claim`.

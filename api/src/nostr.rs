@@ -28,9 +28,11 @@ use serde::Deserialize;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App, REGISTRY, VOWS};
 use crate::error::ledger_problem;
 use crate::reply::{bytes_response, Problem};
+use crate::request::query_param;
+use crate::sources::{service_now, REGISTRY, VOWS};
+use crate::state::App;
 use crate::vows::{created, find_vow, with_render_state};
 
 /// The body of `POST /nostr/bind`. The signatures are optional here so that a missing one is

@@ -19,8 +19,8 @@ use serde_json::{json, Map, Value};
 use warp::http::{header, HeaderValue};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::App;
 use crate::reply::{json_response, Problem};
+use crate::state::App;
 
 pub use conduct_renderer::passages::MAX_QUESTION_CHARS;
 /// Passages retrieved for a question.

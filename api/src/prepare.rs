@@ -19,8 +19,9 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{service_now, App};
 use crate::reply::{json_response, Problem};
+use crate::sources::service_now;
+use crate::state::App;
 
 /// The type of `GET /prepare`'s answer.
 pub const INDEX_TYPE: &str = "conduct.prepare-index/v1";

@@ -12,10 +12,11 @@ use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{json_response, Problem};
+use crate::sources::service_now;
+use crate::state::App;
 
 /// Bodies above this size are scored on the blocking pool instead of a runtime worker.
 const BLOCKING_THRESHOLD: usize = 64 * 1024;

@@ -82,14 +82,14 @@ pub fn spawn_readings(
                 let mut value = interpret(&client, &cfg, &input).await.to_value();
                 value["covers_seq"] = Value::from(seq);
                 let (text, id) = (value.to_string(), vow.clone());
-                let now = crate::app::service_now();
+                let now = crate::sources::service_now();
                 let kept =
                     tokio::task::spawn_blocking(move || store.put_reading(&id, seq, &text, now))
                         .await;
                 match kept {
                     Ok(Ok(())) => {
                         // Not waited for: the engine writes it in its next round.
-                        drop(site.start_render(crate::app::VOWS, &vow, false));
+                        drop(site.start_render(crate::sources::VOWS, &vow, false));
                     }
                     Ok(Err(e)) => {
                         tracing::error!(vow, error = %e, "keeping a model reading failed")

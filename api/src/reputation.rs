@@ -2,7 +2,7 @@
 //! (the mirror's score and `meets`, checked against a live `eth_call`) and
 //! `GET /reputation/holders?q=&limit=&sort=` (the thin query route over the holders snapshot
 //! the site publishes; without a query it serves that snapshot). `/reputation` itself is a
-//! static page of the live site ([`crate::app::REPUTATION`]).
+//! static page of the live site ([`crate::sources::REPUTATION`]).
 
 use std::sync::Arc;
 
@@ -16,8 +16,10 @@ use conduct_renderer::snapshot::signed_bytes;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App};
 use crate::reply::{json_response, Problem};
+use crate::request::query_param;
+use crate::sources::service_now;
+use crate::state::App;
 use crate::static_site::Variant;
 use crate::vows::blocking;
 

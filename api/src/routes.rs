@@ -465,15 +465,11 @@ const TICKET_MESSAGE: &[Param] = &[
     Param::query("wallet", true, ADDRESS, "The holder's wallet."),
 ];
 
-// The request bodies a handler parses into a type: their schemas are derived from the type.
-/// `POST /profile` and `POST /demo/profile`.
-pub const PROFILE_BODY: Schema = Schema::of::<conduct_core::trace::ProfileRequest<'static>>();
+// The request bodies a handler parses into a type: their schemas are derived from the type
+// (those the MCP tools share are in `crate::bodies`).
+pub use crate::bodies::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
 /// `POST /erc8004/validation`.
 const ERC8004_BODY: Schema = Schema::of::<conduct_core::erc8004::ValidationRequest<'static>>();
-/// `POST /vow`.
-pub const VOW_BODY: Schema = Schema::of::<conduct_core::vow::VowRequest>();
-/// `POST /vow/report` and `POST /vow/report/demo`.
-pub const REPORT_BODY: Schema = Schema::of::<conduct_core::vow::ReportRequest<'static>>();
 const CLAIM_BODY: Schema = Schema::of::<crate::munus::ClaimBody>();
 const SUBMIT_BODY: Schema = Schema::of::<crate::munus::SubmitBody>();
 const BIND_BODY: Schema = Schema::of::<crate::nostr::BindBody>();

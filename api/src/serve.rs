@@ -13,11 +13,14 @@ use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
 use conduct_indexer::vows::{DonatedTraces, VowReader};
 use conduct_renderer::publish::Publisher;
 
-use crate::app::{dispatch, service_now, App, Parts, Request};
+use crate::app::dispatch;
 use crate::config::{Config, PRICE_USD};
 use crate::error::Error;
 use crate::payment::Rails;
+use crate::request::Request;
 use crate::routes;
+use crate::sources::service_now;
+use crate::state::{App, Parts};
 use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
 use conduct_indexer::munus::{MunusReader, PaymentFlags};
@@ -165,7 +168,7 @@ fn payment_chain(cfg: &Config) -> Result<Option<PaymentChain>, Error> {
     }))
 }
 
-/// The reputation source of `cfg` (the live site's [`crate::app::REPUTATION`]).
+/// The reputation source of `cfg` (the live site's [`crate::sources::REPUTATION`]).
 fn reputation_source(
     cfg: &Config,
     key: &ServiceKey,
@@ -180,7 +183,7 @@ fn reputation_source(
     )
 }
 
-/// The registry source of `cfg` (the live site's [`crate::app::REGISTRY`]).
+/// The registry source of `cfg` (the live site's [`crate::sources::REGISTRY`]).
 fn registry_source(
     cfg: &Config,
     key: &ServiceKey,

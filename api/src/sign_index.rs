@@ -10,8 +10,8 @@ use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::App;
 use crate::reply::{json_response, Problem};
+use crate::state::App;
 
 /// Format name of the index.
 pub const SIGN_INDEX_TYPE: &str = "conduct.sign-index/v1";

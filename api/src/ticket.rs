@@ -24,9 +24,11 @@ use serde_json::Value;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App};
 use crate::prepare::{query_pairs, run, signed_answer, Source};
 use crate::reply::{bytes_response, Problem};
+use crate::request::query_param;
+use crate::sources::service_now;
+use crate::state::App;
 
 /// The body of `POST /ticket/{game}/entitle`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -22,21 +22,14 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App};
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::{self, Resource};
 use crate::reply::{bytes_response, json_response, Problem};
+use crate::request::query_param;
+use crate::sources::service_now;
+use crate::state::App;
 
-/// 503 `store-unavailable`: the ledger could not be written or read now (`what`: the step).
-pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
-    Problem::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "store-unavailable",
-        "The ledger could not be written or read now",
-        format!("{what}: {e}"),
-    )
-    .with_header(header::RETRY_AFTER, "1")
-}
+pub(crate) use crate::error::unavailable;
 
 pub(crate) async fn blocking<T: Send + 'static>(
     what: &'static str,
@@ -205,16 +198,19 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .unwrap_or_default();
     // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
     // is retried by the render thread until the pages catch up.
-    let rendered = app.site.render(crate::app::VOWS, &id, true).await;
+    let rendered = app.site.render(crate::sources::VOWS, &id, true).await;
     // The handle's public record and, for a signed vow, the creator records of the tools its
     // wallet registered.
     let who = conduct_renderer::live::registry::who_key;
     drop(
         app.site
-            .start_render(crate::app::REGISTRY, &who(&checked.agent), false),
+            .start_render(crate::sources::REGISTRY, &who(&checked.agent), false),
     );
     if let Some(w) = new_wallet {
-        drop(app.site.start_render(crate::app::REGISTRY, &who(&w), true));
+        drop(
+            app.site
+                .start_render(crate::sources::REGISTRY, &who(&w), true),
+        );
     }
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
@@ -448,7 +444,7 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         if r.is_ok() {
             let _ = rendered_tx.send((
                 std::time::Instant::now(),
-                site.start_render(crate::app::VOWS, &id, false),
+                site.start_render(crate::sources::VOWS, &id, false),
             ));
         }
     });

@@ -14,8 +14,9 @@ use conduct_renderer::registry::{who_files, who_stem};
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, App};
 use crate::reply::Problem;
+use crate::request::query_param;
+use crate::state::App;
 use crate::static_site::Variant;
 
 /// The representations a record has.

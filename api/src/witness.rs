@@ -40,11 +40,13 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::{query_param, service_now, App};
 use crate::error::ledger_problem;
 use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
 use crate::payment::Resource;
 use crate::reply::{bytes_response, json_response, Problem};
+use crate::request::query_param;
+use crate::sources::service_now;
+use crate::state::App;
 use crate::vows::{blocking, created, find_vow};
 
 /// Most transfers one reading lists (all pledged assets together).

@@ -30,6 +30,7 @@
 //!   with `isError` is not held to the output schema by the protocol, but the TypeScript SDK
 //!   validates any `structuredContent` it finds against it.
 
+mod kind;
 mod schemas;
 mod tools;
 
@@ -44,11 +45,11 @@ use serde_json::json;
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::app::App;
 use crate::config::{Config, MAX_BODY};
 use crate::reply::{bytes_response, Problem};
 
 use tools::{Caller, Tools};
+pub use tools::{Dispatch, ToolBody};
 
 /// The MCP endpoint of one service: rmcp's stateless streamable-HTTP service and its tools.
 pub struct Endpoint {
@@ -113,17 +114,18 @@ fn allowed(public_url: &str) -> (Vec<String>, Vec<String>) {
     (hosts, origins)
 }
 
-/// Answer one `POST /mcp` whose body was read: hand it to rmcp with the caller attached, and
-/// shape rmcp's answer like the service's.
+/// Answer one `POST /mcp` whose body was read: hand it to rmcp with the caller attached (its
+/// tools' requests go through `dispatch`), and shape rmcp's answer like the service's.
 pub async fn serve(
-    app: &Arc<App>,
+    endpoint: &Endpoint,
+    dispatch: Dispatch,
     path: &str,
     headers: HeaderMap,
     remote: Option<SocketAddr>,
     body: Bytes,
 ) -> Result<WarpResponse, Problem> {
     let caller = Caller {
-        app: app.clone(),
+        dispatch,
         remote,
         forwarded: headers.get_all("x-forwarded-for").iter().cloned().collect(),
     };
@@ -142,7 +144,7 @@ pub async fn serve(
     *request.uri_mut() = path.parse().unwrap_or_default();
     *request.headers_mut() = headers;
     request.extensions_mut().insert(caller);
-    let answer = app.mcp.service.handle(request).await;
+    let answer = endpoint.service.handle(request).await;
     let (parts, body_out) = answer.into_parts();
     let bytes = match body_out.collect().await {
         Ok(c) => c.to_bytes(),

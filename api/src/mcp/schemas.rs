@@ -17,8 +17,8 @@ use conduct_renderer::vows::{CHAIN_PAGE_TYPE, CHAIN_TYPE, READING_TYPE, VOWS_TYP
 use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
-use super::tools::Kind;
-use crate::routes::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
+use super::kind::Kind;
+use crate::bodies::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
 
 /// The schemas of one tool, and the compiled check of its arguments.
 struct ToolSchemas {

@@ -2,7 +2,7 @@
 //!
 //! A tool is a thin door onto one HTTP route: its arguments are checked against its input
 //! schema, turned into the route's request (method, path, JSON body), and dispatched through
-//! [`crate::app::dispatch`] with the caller's address and forwarding headers, so the route's
+//! the dispatcher ([`crate::app::dispatch`], handed in as a [`Dispatch`]) with the caller's address and forwarding headers, so the route's
 //! own code answers it under the same free per-IP caps. The answer becomes the tool result: a
 //! 2xx JSON object is the `structuredContent`, and the same bytes are the text block (the
 //! signed JSON as the route served it); a refusal (RFC 9457 problem+json) is a result with
@@ -22,89 +22,27 @@ use rmcp::model::{
 };
 use rmcp::{tool_handler, ErrorData, ServerHandler};
 use warp::http::request::Parts;
-use warp::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 
+use super::kind::Kind;
 use super::schemas;
-use crate::app::{dispatch, App, Request};
 use crate::reply::Problem;
+use crate::request::Request;
 
-/// One tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `about`: the service card.
-    About,
-    /// `take_vow`: a sandbox vow.
-    TakeVow,
-    /// `report_in`: a free report-in.
-    ReportIn,
-    /// `read_ledger`: a vow's chain.
-    ReadLedger,
-    /// `list_vows`: the index of vows.
-    ListVows,
-    /// `get_reading`: a vow's reading.
-    GetReading,
-    /// `demo_profile`: an unsigned profile.
-    DemoProfile,
-    /// `ask`: the oracle.
-    Ask,
-}
+/// A tool's request body: its one JSON chunk.
+pub type ToolBody = futures_util::stream::Once<std::future::Ready<Result<Bytes, warp::Error>>>;
 
-impl Kind {
-    /// Every tool, in the order they are documented.
-    pub const ALL: &'static [Kind] = &[
-        Kind::About,
-        Kind::TakeVow,
-        Kind::ReportIn,
-        Kind::ReadLedger,
-        Kind::ListVows,
-        Kind::GetReading,
-        Kind::DemoProfile,
-        Kind::Ask,
-    ];
-
-    /// The tool's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::About => "about",
-            Kind::TakeVow => "take_vow",
-            Kind::ReportIn => "report_in",
-            Kind::ReadLedger => "read_ledger",
-            Kind::ListVows => "list_vows",
-            Kind::GetReading => "get_reading",
-            Kind::DemoProfile => "demo_profile",
-            Kind::Ask => "ask",
-        }
-    }
-
-    /// The HTTP request a call with (checked) `args` is: method, path and JSON body.
-    fn request(self, args: &JsonObject) -> (Method, String, Option<Vec<u8>>) {
-        let body = || serde_json::to_vec(args).ok();
-        let vow = || args.get("vow_id").and_then(|v| v.as_str()).unwrap_or("");
-        match self {
-            Kind::About => (Method::GET, "/".into(), None),
-            Kind::TakeVow => (Method::POST, "/vow".into(), body()),
-            Kind::ReportIn => (Method::POST, "/vow/report/demo".into(), body()),
-            Kind::ReadLedger => {
-                let path = match args.get("page").and_then(|p| p.as_u64()) {
-                    Some(k) => format!("/vow/{}/chain/{k}", vow()),
-                    None => format!("/vow/{}/chain", vow()),
-                };
-                (Method::GET, path, None)
-            }
-            Kind::ListVows => (Method::GET, "/vows".into(), None),
-            Kind::GetReading => (Method::GET, format!("/vow/{}/reading", vow()), None),
-            Kind::DemoProfile => (Method::POST, "/demo/profile".into(), body()),
-            Kind::Ask => (Method::POST, "/oracle/ask".into(), body()),
-        }
-    }
-}
+/// The dispatcher a tool's request goes through: [`crate::app::dispatch`] over the running
+/// service, handed in by the `/mcp` route (so this module imports neither).
+pub type Dispatch =
+    Arc<dyn Fn(Request<ToolBody>) -> BoxFuture<'static, warp::reply::Response> + Send + Sync>;
 
 /// Who is calling: what a tool needs to answer as the HTTP route would. Put into the
 /// extensions of the HTTP request handed to the MCP service, which passes them to the tool.
 #[derive(Clone)]
 pub struct Caller {
-    /// The running service.
-    pub app: Arc<App>,
+    /// Dispatches the tool's request through the running service.
+    pub dispatch: Dispatch,
     /// The TCP peer.
     pub remote: Option<SocketAddr>,
     /// The request's `X-Forwarded-For` values, in order (read by the caps only under
@@ -191,9 +129,9 @@ async fn run(kind: Kind, caller: Option<Caller>, args: JsonObject) -> CallToolRe
         query: String::new(),
         headers,
         remote: caller.remote,
-        body: futures_util::stream::once(async move { Ok::<Bytes, warp::Error>(body) }),
+        body: futures_util::stream::once(std::future::ready(Ok::<Bytes, warp::Error>(body))),
     };
-    let resp = dispatch(caller.app.clone(), request).await;
+    let resp = (caller.dispatch)(request).await;
     let ok = resp.status().is_success();
     let bytes = match resp.into_body().collect().await {
         Ok(c) => c.to_bytes(),
@@ -385,6 +323,7 @@ impl ServerHandler for Tools {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use warp::http::Method;
 
     #[test]
     fn the_tools_are_the_ones_discovery_names() {

@@ -1,0 +1,131 @@
+//! Shared state of a running service ([`App`]) and the parts it is built from: what every
+//! handler reads, importing no handler (the dispatcher is [`crate::app`]).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use conduct_core::signing::ServiceKey;
+use conduct_indexer::store::Store;
+
+use crate::config::Config;
+use crate::payment::Rails;
+use crate::ratelimit::Caps;
+
+/// Shared state of a running service.
+pub struct App {
+    /// Resolved configuration.
+    pub cfg: Config,
+    /// The signing key.
+    pub key: ServiceKey,
+    /// Configured payment rails.
+    pub rails: Rails,
+    /// The same rails at the posted labor price (`POST /familiar/summon`).
+    pub labor_rails: Rails,
+    /// The durable store (payment claims, idempotency).
+    pub store: Arc<Store>,
+    /// The free per-IP daily counters (`/demo/profile`, `POST /vow`, `/vow/report/demo`).
+    pub caps: Caps,
+    /// Reads of the transparency log (proofs).
+    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
+    /// Appends to the log (group commit).
+    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
+    /// Reads of vows and their chains.
+    pub vows: Arc<conduct_indexer::vows::VowReader>,
+    /// Donated raw traces, kept apart.
+    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    /// Keeps the vow pages current.
+    pub site: conduct_renderer::live::LiveSite,
+    /// What the chain follower knows (none configured: never changes).
+    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
+    /// Idempotency keys of paid calls in progress.
+    pub inflight: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Start instant, for uptime.
+    pub started: Instant,
+    /// The MCP endpoint (`POST /mcp`).
+    pub mcp: crate::mcp::Endpoint,
+    /// The quest board's keeper (its records, flags and lapses).
+    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
+    /// The chain database, the live reputation read and the RPC (reputation lookups).
+    pub chain_parts: Arc<crate::chain::ChainParts>,
+}
+
+/// The stateful parts an [`App`] is built from.
+pub struct Parts {
+    /// Configured payment rails.
+    pub rails: Rails,
+    /// The same rails at the posted labor price.
+    pub labor_rails: Rails,
+    /// The durable store.
+    pub store: Arc<Store>,
+    /// Log reads.
+    pub log: Arc<conduct_indexer::ledger::LedgerReader>,
+    /// Log appends.
+    pub seq: Arc<conduct_indexer::ledger::Sequencer>,
+    /// Vow reads.
+    pub vows: Arc<conduct_indexer::vows::VowReader>,
+    /// Donated traces.
+    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    /// The vow render thread.
+    pub site: conduct_renderer::live::LiveSite,
+    /// The chain follower's status.
+    pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
+    /// The quest board's keeper.
+    pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
+    /// The chain parts.
+    pub chain_parts: Arc<crate::chain::ChainParts>,
+}
+
+impl App {
+    /// State for a configuration, key and opened parts.
+    pub fn new(cfg: Config, key: ServiceKey, parts: Parts) -> Self {
+        App {
+            caps: Caps::new(
+                cfg.demo_daily_cap,
+                cfg.vow_daily_cap,
+                cfg.report_demo_daily_cap,
+                cfg.oracle_daily_cap,
+                cfg.owner_daily_cap,
+                cfg.lookup_daily_cap,
+            ),
+            log: parts.log,
+            rails: parts.rails,
+            labor_rails: parts.labor_rails,
+            store: parts.store,
+            seq: parts.seq,
+            vows: parts.vows,
+            donated: parts.donated,
+            site: parts.site,
+            chain: parts.chain,
+            munus: parts.munus,
+            chain_parts: parts.chain_parts,
+            mcp: crate::mcp::Endpoint::new(&cfg),
+            cfg,
+            key,
+            inflight: Default::default(),
+            started: Instant::now(),
+        }
+    }
+}
+
+impl App {
+    /// What the payment gate needs, as of `now`.
+    pub fn gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
+        crate::payment::gate::GateParts {
+            rails: &self.rails,
+            store: &self.store,
+            inflight: &self.inflight,
+            now,
+        }
+    }
+
+    /// What the payment gate needs for a call paid at the posted labor price (its own rails'
+    /// `accepts`, so its 402 challenge carries the labor price).
+    pub fn labor_gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
+        crate::payment::gate::GateParts {
+            rails: &self.labor_rails,
+            store: &self.store,
+            inflight: &self.inflight,
+            now,
+        }
+    }
+}
