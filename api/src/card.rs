@@ -70,7 +70,7 @@ pub async fn card(
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
     let key = card_key(query).ok_or_else(missing_key)?;
-    serve_card(app, key, query, accept).await
+    serve_card(app, key, format(query)?, accept).await
 }
 
 /// Answer `GET /card/{key}`: the key is the path's last segment, percent-decoded.
@@ -82,8 +82,8 @@ pub async fn card_at(
 ) -> Result<WarpResponse, Problem> {
     // A file of the tree under card/ (a rendered card, or one of its twins by name) is
     // served as it is; anything else is a key.
-    let format_given = format(query)?;
-    if let Found::File(p, negotiated) = lookup(&app.cfg.site, path, accept, format_given).await {
+    let asked = format(query)?;
+    if let Found::File(p, negotiated) = lookup(&app.cfg.site, path, accept, asked).await {
         if let Some(resp) = file_response(&p, negotiated, false).await {
             return Ok(resp);
         }
@@ -94,16 +94,16 @@ pub async fn card_at(
     if key.is_empty() {
         return Err(missing_key());
     }
-    serve_card(app, key, query, accept).await
+    serve_card(app, key, asked, accept).await
 }
 
+/// The card of `key` in the representation asked (`format`, else `accept`).
 async fn serve_card(
     app: &Arc<App>,
     key: String,
-    query: &str,
+    format: Option<Variant>,
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
-    let format = format(query)?;
     let stem = card_stem(&key);
     serve_lookup(
         app,

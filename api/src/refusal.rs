@@ -3,6 +3,7 @@
 //! [`crate::error`], which the handlers import.
 
 use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
+use conduct_core::munus::MAX_DELIVERIES_PER_DAY;
 use conduct_indexer::ledger::append::OwnerRecord;
 use conduct_indexer::ledger::Refusal;
 use conduct_indexer::nostr::MAX_BINDINGS_PER_DAY;
@@ -75,7 +76,10 @@ impl From<Refusal> for Problem {
                 StatusCode::TOO_MANY_REQUESTS,
                 "munus-delivery-daily-limit",
                 "Too many deliveries today",
-                "a claim takes at most 10 deliveries per UTC day (each is a permanent record); send the final link tomorrow",
+                format!(
+                    "a claim takes at most {MAX_DELIVERIES_PER_DAY} deliveries per UTC day (each \
+                     is a permanent record); send the final link tomorrow"
+                ),
             ),
             Refusal::NostrBindReplayed => Problem::new(
                 StatusCode::CONFLICT,

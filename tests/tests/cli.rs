@@ -277,6 +277,12 @@ fn conduct_quest_edits_the_board_files_and_never_rewrites_a_broken_one() {
 fn no_test_or_script_reads_outside_the_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut offenders = Vec::new();
+    // Spelled in parts, so this file is not one of its own finds.
+    let needles = [
+        ["..", "shared"].join("/"),
+        ["", "work", "shared"].join("/"),
+        ["shared", "vectors"].join("/"),
+    ];
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -296,21 +302,19 @@ fn no_test_or_script_reads_outside_the_repository() {
                 .iter()
                 .any(|ext| name.ends_with(ext))
                 || name == "run";
-            if !code || path.ends_with("core/tests/meter_vectors.rs") {
+            if !code {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            for needle in ["../shared", "/work/shared", "shared/vectors"] {
+            for needle in &needles {
                 if text.contains(needle) {
                     offenders.push(format!("{}: {needle}", path.display()));
                 }
             }
         }
     }
-    // This file names the needles, and only here.
-    offenders.retain(|o| !o.contains("tests/tests/cli.rs"));
     assert!(offenders.is_empty(), "{offenders:#?}");
 }
 
