@@ -61,7 +61,7 @@ static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(crate::reading::client)
 static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MODEL_SLOTS);
 
 /// Index the library now (at start) rather than on the first question.
-pub fn prepare() {
+pub fn warm_up() {
     LazyLock::force(&INDEX);
 }
 

@@ -3,14 +3,14 @@
 //! and [`interpret`], which asks the primary, then the fallback, and falls back to the
 //! rule-based interpretation of [`conduct_core::vow::interpret`] when neither answers.
 //!
-//! The model sees only what [`ReadingInput`] holds: numbers, the vow text (withheld when
+//! The model sees only what [`InterpretationInput`] holds: numbers, the vow text (withheld when
 //! sealed), declared purposes and public notes; never reasoning or actions. API keys are read
 //! from environment variables named in the config and never logged or echoed; failed attempts
 //! are recorded as short reasons (status code or error kind) and published with the reading.
 
 use std::time::Duration;
 
-use conduct_core::vow::interpret::{prompt, rule_based, ReadingInput};
+use conduct_core::vow::interpret::{prompt, rule_based, InterpretationInput};
 pub use conduct_core::vow::interpret::{Interpretation, SEES};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -67,7 +67,7 @@ pub fn spawn_readings(
     cfg: ReadingConfig,
     store: std::sync::Arc<conduct_indexer::store::Store>,
     site: conduct_renderer::live::LiveSite,
-    mut asks: tokio::sync::mpsc::UnboundedReceiver<(String, u64, ReadingInput)>,
+    mut asks: tokio::sync::mpsc::UnboundedReceiver<(String, u64, InterpretationInput)>,
 ) {
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(4));
     tokio::spawn(async move {
@@ -84,7 +84,7 @@ pub fn spawn_readings(
                 let (text, id) = (value.to_string(), vow.clone());
                 let now = crate::sources::service_now();
                 let kept =
-                    tokio::task::spawn_blocking(move || store.put_reading(&id, seq, &text, now))
+                    tokio::task::spawn_blocking(move || store.put_interpretation(&id, seq, &text, now))
                         .await;
                 match kept {
                     Ok(Ok(())) => {
@@ -280,7 +280,7 @@ const READING_MAX_TOKENS: u32 = 400;
 pub async fn interpret(
     client: &reqwest::Client,
     cfg: &ReadingConfig,
-    input: &ReadingInput,
+    input: &InterpretationInput,
 ) -> Interpretation {
     let mut attempts = Vec::new();
     if uses_model(cfg) {
@@ -372,8 +372,8 @@ mod tests {
 
     const TEXT: &str = "I will help travellers book quokka-ferry tickets honestly";
 
-    fn input(sealed: bool) -> ReadingInput {
-        ReadingInput {
+    fn input(sealed: bool) -> InterpretationInput {
+        InterpretationInput {
             vow_id: "0123456789abcdef".into(),
             agent: "bot".into(),
             text: if sealed { None } else { Some(TEXT.into()) },

@@ -28,7 +28,7 @@ use conduct_renderer::live::familiar::FamiliarSource;
 use conduct_renderer::live::munus::MunusSource;
 use conduct_renderer::live::registry::RegistrySource;
 use conduct_renderer::live::reputation::ReputationSource;
-use conduct_renderer::live::vows::{AskReading, VowSource};
+use conduct_renderer::live::vows::{AskInterpretation, VowSource};
 use conduct_renderer::live::{self, LiveSite, Source};
 
 pub mod conn;
@@ -330,10 +330,10 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // The live site: the whole tree rendered now, then kept current by the engine. Model
     // readings are asked for through a channel whose consumer needs the engine's handle.
     let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
-    let ask: Option<AskReading> = crate::reading::uses_model(&cfg.reading).then(|| {
+    let ask: Option<AskInterpretation> = crate::reading::uses_model(&cfg.reading).then(|| {
         Box::new(move |vow: String, seq: u64, input| {
             let _ = ask_tx.send((vow, seq, input));
-        }) as AskReading
+        }) as AskInterpretation
     });
     let chain = crate::chain::open(&cfg)?;
     let flags = Arc::new(PaymentFlags::default());
@@ -386,8 +386,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         cfg.munus.recheck_seconds,
     ));
     phase("live site started (index pages rendered, backlog queued)");
-    conduct_core::meter::prepare();
-    crate::oracle::prepare();
+    conduct_core::meter::warm_up();
+    crate::oracle::warm_up();
     println!(
         "conduct listening on http://{local} (public URL {}, key id {}, site {})",
         cfg.public_url,

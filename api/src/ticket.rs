@@ -11,7 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use conduct_core::owner;
 use conduct_core::scope::scope_value;
-use conduct_core::ticket::{entitlement_doc, holder_message, Reading};
+use conduct_core::ticket::{entitlement_doc, holder_message, BalanceAt};
 use conduct_core::trace::FieldError;
 use conduct_core::vow::eip191;
 use conduct_indexer::chain::prepare::args::{check, is_secret_name, Arg};
@@ -257,7 +257,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
     let holder_signature =
         eip191::canonical(&b.signature).unwrap_or_else(|_| b.signature.to_ascii_lowercase());
     let contract_text = address_text(&contract);
-    let reading = Reading {
+    let reading = BalanceAt {
         origin: &app.cfg.public_url,
         game: &game,
         wallet: &wallet_text,

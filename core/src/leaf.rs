@@ -15,7 +15,7 @@ use crate::canonical::jcs;
 use crate::record::{OwnerSigned, Parts};
 use crate::signing::{verify_object, PinnedKey};
 use crate::time::utc_day;
-use crate::vow::chain::ChainError;
+use crate::vow::links::LinkError;
 use crate::vow::record::VOW_TYPE;
 
 /// The vows recorded so far: for each id, the wallet of a signed vow, `None` for a sandbox
@@ -140,10 +140,10 @@ pub trait LeafCheck {
     fn wants(&self, bytes: &[u8]) -> bool;
 
     /// Check the leaf at `index` (`bytes`, parsed as `v`). Leaves of other types are ignored.
-    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError>;
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError>;
 
     /// After the last leaf: what only the whole log shows (the board's replay).
-    fn finish(&self) -> Result<(), ChainError> {
+    fn finish(&self) -> Result<(), LinkError> {
         Ok(())
     }
 
@@ -185,9 +185,9 @@ impl<T: OwnerSigned> LeafCheck for OwnerChecker<T> {
         has_type(bytes, VOW_TYPE) || has_type(bytes, T::TYPE)
     }
 
-    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
         if self.vows.note(v) || ty != T::TYPE {
             return Ok(());
         }

@@ -20,7 +20,7 @@
 //!
 //! The vow and its report-ins (`vow::record`) are owner-signed too, but their records cannot
 //! rebuild their text (a sealed vow publishes only its text's hash, and neither record keeps
-//! the origin the text names): they are hash chains, checked by `vow::chain::ChainChecker`.
+//! the origin the text names): they are hash chains, checked by `vow::links::LinkChecker`.
 
 use serde_json::{json, Map, Value};
 

@@ -48,7 +48,7 @@ pub fn holder_message(origin: &str, game: &str, wallet: &str, now: u64) -> Strin
 
 /// The facts of one entitlement reading.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reading<'a> {
+pub struct BalanceAt<'a> {
     /// The service's public URL (the text's origin).
     pub origin: &'a str,
     /// The game (decimal token id).
@@ -72,7 +72,7 @@ pub struct Reading<'a> {
 }
 
 /// The entitlement document (unsigned: the service signs it like every object it serves).
-pub fn entitlement_doc(r: &Reading<'_>, scope: Value) -> Value {
+pub fn entitlement_doc(r: &BalanceAt<'_>, scope: Value) -> Value {
     json!({
         "type": ENTITLEMENT_TYPE,
         "entitled": r.balance != "0",
@@ -127,7 +127,7 @@ mod tests {
 
     #[test]
     fn entitled_is_a_positive_balance() {
-        let r = Reading {
+        let r = BalanceAt {
             origin: "https://conduct.example",
             game: "1",
             wallet: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(d["entitled"], false);
         assert_eq!(d["type"], ENTITLEMENT_TYPE);
         let d = entitlement_doc(
-            &Reading {
+            &BalanceAt {
                 balance: "2",
                 ..r.clone()
             },

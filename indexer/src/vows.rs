@@ -10,7 +10,7 @@ use conduct_core::vow::record::{
     entry_record, record_hash, vow_record, DeclaredY, EntryFields, Proof, VowFields,
 };
 
-use crate::ledger::append::{ChainHead, PutVow, VowIndex};
+use crate::ledger::append::{VowHead, PutVow, VowIndex};
 use crate::ledger::{Job, Refusal};
 
 pub use crate::store::vows::{DonatedTraces, Records, VowReader, VowRow};
@@ -150,7 +150,7 @@ pub fn entry_job(key: ServiceKey, entry: NewEntry) -> Job {
         let seq = head.seq + 1;
         let leaf = entry_record(&key, &fields, seq, &head.hash, index)
             .map_err(|e| Refusal::Invalid(e.0))?;
-        let moved = ChainHead {
+        let moved = VowHead {
             seq,
             hash: record_hash(&leaf),
             at: fields.at,

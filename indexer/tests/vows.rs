@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use conduct_core::signing::{PinnedKey, ServiceKey};
-use conduct_core::vow::chain::ChainChecker;
+use conduct_core::vow::links::LinkChecker;
 use conduct_core::vow::record::declared_ys;
 use conduct_indexer::ledger::{Ledger, LedgerError, Refusal, Sequencer};
 use conduct_indexer::store::Store;
@@ -102,10 +102,10 @@ fn chains_are_built_in_the_log_transaction() {
     }
 
     let reader = VowReader::open(&store).unwrap();
-    let (row, records) = reader.chain(&id).unwrap().unwrap();
+    let (row, records) = reader.links(&id).unwrap().unwrap();
     assert_eq!(row.head_seq, 200);
     assert_eq!(records.len(), 201);
-    let mut checker = ChainChecker::new(
+    let mut checker = LinkChecker::new(
         PinnedKey::parse(&key().vkey()).unwrap(),
         Some(ORIGIN.into()),
     );

@@ -177,7 +177,7 @@ pub struct VowPage<'a> {
 /// The HTML twin of `/vow/<id>/reading`.
 #[derive(Template)]
 #[template(path = "reading.html")]
-pub struct ReadingPage<'a> {
+pub struct InterpretationPage<'a> {
     /// Title, description, scope line and key id.
     pub head: PageHead<'a>,
     /// Vow id.
@@ -231,7 +231,7 @@ pub struct PageRow {
 /// The HTML twin of `/vow/<id>/chain`.
 #[derive(Template)]
 #[template(path = "chain.html")]
-pub struct ChainPage<'a> {
+pub struct LinksPage<'a> {
     /// Title, description, scope line and key id.
     pub head: PageHead<'a>,
     /// Vow id.

@@ -52,7 +52,7 @@ name last), then by tool id. Never ranked.";
 const ORDERING_WALL: &str = "No conduct record, vow, payment or check result changes the order \
 or the presence of an entry. A creator record is a pointer, never a score and never an \
 endorsement.";
-const READING_AN_ENTRY: &str = "creator, metadataURI, manifestHash and accessPredicate are what \
+const HOW_TO_READ_AN_ENTRY: &str = "creator, metadataURI, manifestHash and accessPredicate are what \
 the chain says. claims are what the manifest says, written by the registrant, bounded and \
 stripped of control and bidi characters, never vouched for. verification.status says whether \
 the served bytes hash to the on-chain commitment and bind to their creator and origin: \
@@ -315,7 +315,7 @@ pub fn registry_doc(input: &RegistryInput<'_>) -> Value {
         },
         "counts": counts,
         "order": ORDER,
-        "reading_an_entry": READING_AN_ENTRY,
+        "reading_an_entry": HOW_TO_READ_AN_ENTRY,
         "ordering_wall": ORDERING_WALL,
         "publish_here": publish_here(),
         "reachable": input.chain.is_some() && input.status.reachable,
@@ -452,7 +452,7 @@ pub fn registry_files(input: &RegistryInput<'_>) -> Result<Files, RenderError> {
         counts,
         order: ORDER,
         wall: ORDERING_WALL,
-        reading: READING_AN_ENTRY,
+        reading: HOW_TO_READ_AN_ENTRY,
         rows,
     }
     .render()?;
@@ -471,7 +471,7 @@ pub fn tool_files(input: &RegistryInput<'_>, t: &Tool) -> Result<Files, RenderEr
         "as_of": rfc3339(input.now),
         "chain": chain_block(input),
         "registry": {"address": input.registry_address(), "interface": format!("IToolRegistry (ERC-165 {INTERFACE_ID})")},
-        "reading_an_entry": READING_AN_ENTRY,
+        "reading_an_entry": HOW_TO_READ_AN_ENTRY,
         "current_state": "/registry (reachable, cached_seconds_ago)",
         "tool": entry.clone(),
         "scope": scope_value(),
@@ -502,7 +502,7 @@ pub fn tool_files(input: &RegistryInput<'_>, t: &Tool) -> Result<Files, RenderEr
         endpoint: entry["claims"]["endpoint"].as_str().map(str::to_owned),
         records,
         claims_note: CLAIMS_NOTE,
-        reading: READING_AN_ENTRY,
+        reading: HOW_TO_READ_AN_ENTRY,
         row: row(&entry),
     }
     .render()?;

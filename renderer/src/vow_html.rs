@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
-    ChainPage, EntryRow, PageHead, PageRow, ReadingPage, RecordRow, VowPage, VowRowView, VowsPage,
+    LinksPage, EntryRow, PageHead, PageRow, InterpretationPage, RecordRow, VowPage, VowRowView, VowsPage,
 };
 use crate::RenderError;
 
@@ -189,7 +189,7 @@ pub fn vow_html(
 
 /// The HTML twin of `/vow/<id>/reading`, with `note_check` (the notes compared with the
 /// numbers) in words.
-pub fn reading_html(
+pub fn interpretation_html(
     key: &ServiceKey,
     id: &str,
     track: &Track,
@@ -215,7 +215,7 @@ pub fn reading_html(
         .collect();
     let title = format!("Reading of the vow of {agent}");
     let as_of_text = rfc3339(as_of);
-    Ok(ReadingPage {
+    Ok(InterpretationPage {
         head: PageHead::new(
             key,
             &title,
@@ -237,7 +237,7 @@ pub fn reading_html(
 
 /// The HTML twin of `/vow/<id>/chain`: the pinned pages and the tail (records from chain
 /// position `tail_from`).
-pub fn chain_html(
+pub fn links_html(
     key: &ServiceKey,
     id: &str,
     track: &Track,
@@ -292,7 +292,7 @@ pub fn chain_html(
         })
         .collect();
     let title = format!("Chain of vow {id}");
-    Ok(ChainPage {
+    Ok(LinksPage {
         head: PageHead::new(
             key,
             &title,

@@ -1,6 +1,6 @@
 //! The vow snapshots of the static tree: `/vow/<id>` (the vow, its chain in brief, trajectory
 //! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning immutable pages of
-//! [`CHAIN_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
+//! [`LINKS_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
 //! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance, and
 //! `note_check`, each note's claim compared with the numbers) and `/vows` (the public index).
 //!
@@ -14,7 +14,7 @@ use conduct_core::canonical::{jcs_map_with_raw, sha256_hex};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
-use conduct_core::vow::interpret::ReadingInput;
+use conduct_core::vow::interpret::InterpretationInput;
 use conduct_core::vow::notes;
 use conduct_core::vow::record::text_sha256;
 use conduct_core::vow::trajectory::{Track, SERIES_LIMIT};
@@ -23,23 +23,23 @@ use conduct_indexer::vows::VowRow;
 use serde_json::{json, Map, Value};
 
 use crate::snapshot::{signed_bytes, signed_raw};
-use crate::vow_html::{chain_html, feed_atom, feed_path, reading_html, vow_html, vow_html_path};
+use crate::vow_html::{links_html, feed_atom, feed_path, interpretation_html, vow_html, vow_html_path};
 use crate::RenderError;
 
 /// Type of `/vow/<id>`.
 pub const VOW_PAGE_TYPE: &str = "conduct.vow_page/v1";
 /// Type of `/vow/<id>/chain`.
-pub const CHAIN_TYPE: &str = "conduct.chain/v1";
+pub const LINKS_TYPE: &str = "conduct.chain/v1";
 /// Type of `/vow/<id>/reading`.
-pub const READING_TYPE: &str = "conduct.reading/v1";
+pub const INTERPRETATION_TYPE: &str = "conduct.reading/v1";
 /// Type of `/vows`.
 pub const VOWS_TYPE: &str = "conduct.vows/v1";
 
 /// Records per immutable page of a vow's chain (`/vow/<id>/chain/<k>`).
-pub const CHAIN_PAGE_SIZE: usize = 32;
+pub const LINKS_PAGE_SIZE: usize = 32;
 
 /// Type of `/vow/<id>/chain/<k>`.
-pub const CHAIN_PAGE_TYPE: &str = "conduct.chain_page/v1";
+pub const LINKS_PAGE_TYPE: &str = "conduct.chain_page/v1";
 
 /// Rendered files as (relative path, bytes).
 pub type Files = Vec<(String, Vec<u8>)>;
@@ -53,17 +53,17 @@ pub fn vow_path(id: &str) -> String {
 }
 
 /// Path of a vow's chain head.
-pub fn chain_path(id: &str) -> String {
+pub fn links_path(id: &str) -> String {
     format!("vow/{id}/chain.json")
 }
 
 /// Path of page `k` of a vow's chain.
-pub fn chain_page_path(id: &str, k: usize) -> String {
+pub fn links_page_path(id: &str, k: usize) -> String {
     format!("vow/{id}/chain/{k}.json")
 }
 
 /// Path of a vow's reading.
-pub fn reading_path(id: &str) -> String {
+pub fn interpretation_path(id: &str) -> String {
     format!("vow/{id}/reading.json")
 }
 
@@ -109,7 +109,7 @@ pub struct Rendered {
     /// The window state at the render instant.
     pub windows: Windows,
     /// What an interpreter sees.
-    pub input: ReadingInput,
+    pub input: InterpretationInput,
 }
 
 /// One vow's published state, kept between renders: its [`Track`] and the hashes of its
@@ -143,7 +143,7 @@ impl VowDocs {
 
     /// Chain position of the first record not in a full page.
     pub fn tail_from(&self) -> usize {
-        self.pages.len() * CHAIN_PAGE_SIZE
+        self.pages.len() * LINKS_PAGE_SIZE
     }
 
     /// Records taken so far (the vow record and its entries).
@@ -191,13 +191,13 @@ impl VowDocs {
             self.track
                 .push(*index, leaf, pos < trusted)
                 .map_err(RenderError::from)?;
-            if (pos + 1) % CHAIN_PAGE_SIZE == 0 {
-                let k = pos / CHAIN_PAGE_SIZE;
-                let path = chain_page_path(&self.id, k);
+            if (pos + 1) % LINKS_PAGE_SIZE == 0 {
+                let k = pos / LINKS_PAGE_SIZE;
+                let path = links_page_path(&self.id, k);
                 let sha = match known(&path) {
                     Some(sha) => sha,
                     None => {
-                        let first = k * CHAIN_PAGE_SIZE;
+                        let first = k * LINKS_PAGE_SIZE;
                         let records = &read[first - from..=pos - from];
                         let bytes = self.page_doc(key, k, records)?;
                         let sha = sha256_hex(&bytes);
@@ -218,16 +218,16 @@ impl VowDocs {
         records: &Records,
     ) -> Result<Vec<u8>, RenderError> {
         let mut m = Map::new();
-        m.insert("type".into(), json!(CHAIN_PAGE_TYPE));
+        m.insert("type".into(), json!(LINKS_PAGE_TYPE));
         m.insert("vow_id".into(), json!(self.id));
         m.insert("page".into(), json!(k));
-        m.insert("from_position".into(), json!(k * CHAIN_PAGE_SIZE));
+        m.insert("from_position".into(), json!(k * LINKS_PAGE_SIZE));
         m.insert("head".into(), json!(format!("/vow/{}/chain", self.id)));
         m.insert("scope".into(), scope_value());
         Ok(signed_raw(key, m, &[("records", &leaf_array(records))])?)
     }
 
-    fn chain_doc(&self, key: &ServiceKey, tail: &Records) -> Result<Vec<u8>, RenderError> {
+    fn links_doc(&self, key: &ServiceKey, tail: &Records) -> Result<Vec<u8>, RenderError> {
         let id = &self.id;
         let pages: Vec<Value> = self
             .pages
@@ -236,18 +236,18 @@ impl VowDocs {
             .map(|(k, sha)| {
                 json!({
                     "href": format!("/vow/{id}/chain/{k}"),
-                    "from_position": k * CHAIN_PAGE_SIZE,
-                    "records": CHAIN_PAGE_SIZE,
+                    "from_position": k * LINKS_PAGE_SIZE,
+                    "records": LINKS_PAGE_SIZE,
                     "sha256": sha,
                 })
             })
             .collect();
         let mut m = Map::new();
-        m.insert("type".into(), json!(CHAIN_TYPE));
+        m.insert("type".into(), json!(LINKS_TYPE));
         m.insert("vow_id".into(), json!(id));
         m.insert("length".into(), json!(self.track.entries()));
         m.insert("head_sha256".into(), json!(self.track.head_sha256()));
-        m.insert("page_size".into(), json!(CHAIN_PAGE_SIZE));
+        m.insert("page_size".into(), json!(LINKS_PAGE_SIZE));
         m.insert("pages".into(), Value::Array(pages));
         m.insert("tail_from_position".into(), json!(self.tail_from()));
         m.insert("how_to_verify".into(), json!(HOW_TO_VERIFY));
@@ -266,7 +266,7 @@ impl VowDocs {
         read: &Records,
         from: usize,
         as_of: u64,
-        interpretation: impl FnOnce(&ReadingInput) -> Value,
+        interpretation: impl FnOnce(&InterpretationInput) -> Value,
     ) -> Result<Rendered, RenderError> {
         let tail = read
             .get(self.tail_from().saturating_sub(from)..)
@@ -280,7 +280,7 @@ impl VowDocs {
         let id = &self.id;
         let w = self.track.windows(as_of);
         let stats = self.track.stats(&w)?;
-        let input = self.track.reading_input(&w);
+        let input = self.track.interpretation_input(&w);
 
         let mut chain = Map::new();
         chain.insert("length".into(), json!(self.track.entries()));
@@ -323,7 +323,7 @@ impl VowDocs {
         let interp_copy = interp.clone();
         let findings = notes::check_notes(&input.entries);
         let mut reading = Map::new();
-        reading.insert("type".into(), json!(READING_TYPE));
+        reading.insert("type".into(), json!(INTERPRETATION_TYPE));
         reading.insert("vow_id".into(), json!(id));
         reading.insert("as_of".into(), json!(rfc3339(as_of)));
         reading.insert("covers_seq".into(), json!(self.track.entries()));
@@ -336,7 +336,7 @@ impl VowDocs {
         reading.insert("scope".into(), scope_value());
         let reading = signed_raw(key, reading, &[("trajectory", &stats)])?;
 
-        let reading_page = reading_html(
+        let reading_page = interpretation_html(
             key,
             id,
             &self.track,
@@ -352,20 +352,20 @@ impl VowDocs {
                     vow_html_path(id),
                     vow_html(key, public_url, id, &self.track, &w, as_of)?,
                 ),
-                (chain_path(id), self.chain_doc(key, tail)?),
+                (links_path(id), self.links_doc(key, tail)?),
                 (
                     format!("vow/{id}/chain.html"),
-                    chain_html(
+                    links_html(
                         key,
                         id,
                         &self.track,
                         &self.pages,
-                        CHAIN_PAGE_SIZE,
+                        LINKS_PAGE_SIZE,
                         tail,
                         self.tail_from(),
                     )?,
                 ),
-                (reading_path(id), reading),
+                (interpretation_path(id), reading),
                 (format!("vow/{id}/reading.html"), reading_page),
                 (feed_path(id), feed_atom(public_url, id, &self.track)),
                 (
@@ -438,7 +438,7 @@ mod tests {
         serde_json::from_slice(bytes).unwrap()
     }
 
-    fn rule(_: &ReadingInput) -> Value {
+    fn rule(_: &InterpretationInput) -> Value {
         json!({"kind": "test"})
     }
 
@@ -456,10 +456,10 @@ mod tests {
     /// The chain as a reader gets it: every page's records (pins checked), then the tail.
     fn served_chain(files: &Files, id: &str) -> Vec<Value> {
         let get = |p: &str| files.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone());
-        let head = parse(&get(&chain_path(id)).unwrap());
+        let head = parse(&get(&links_path(id)).unwrap());
         let mut out = Vec::new();
         for (k, page) in head["pages"].as_array().unwrap().iter().enumerate() {
-            let bytes = get(&chain_page_path(id, k)).unwrap();
+            let bytes = get(&links_page_path(id, k)).unwrap();
             assert_eq!(sha256_hex(&bytes), page["sha256"].as_str().unwrap());
             out.extend(parse(&bytes)["records"].as_array().unwrap().iter().cloned());
         }
@@ -530,7 +530,7 @@ mod tests {
             .render(&key, URL, &read, 0, 2_000_000, rule)
             .unwrap()
             .files;
-        let chain = head.iter().find(|(p, _)| *p == chain_path(&id)).unwrap();
+        let chain = head.iter().find(|(p, _)| *p == links_path(&id)).unwrap();
         assert_eq!(parse(&chain.1)["pages"][0]["sha256"], sha.as_str());
     }
 
@@ -583,7 +583,7 @@ mod tests {
         let (id, read) = noted_records(&key);
         let (_, _, files) = whole(&key, &id, &read);
         let get = |p: &str| files.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone());
-        let reading = parse(&get(&reading_path(&id)).unwrap());
+        let reading = parse(&get(&interpretation_path(&id)).unwrap());
         let check = reading["note_check"].as_array().unwrap();
         let series = reading["trajectory"]["coupling_series"].as_array().unwrap();
         assert_eq!(reading["note_check_method"], notes::METHOD);
@@ -626,7 +626,7 @@ mod tests {
         let reading = parse(
             &files
                 .iter()
-                .find(|(p, _)| *p == reading_path(&id))
+                .find(|(p, _)| *p == interpretation_path(&id))
                 .unwrap()
                 .1,
         );

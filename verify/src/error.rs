@@ -96,7 +96,7 @@ pub enum Error {
         /// Entries the checkpoint needs there.
         needed: u16,
     },
-    /// A vow chain in the log is broken (see `conduct_core::vow::chain`).
+    /// A vow chain in the log is broken (see `conduct_core::vow::links`).
     #[error("vow chain: {reason}")]
     Chain {
         /// The log index of the leaf at fault.

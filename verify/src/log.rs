@@ -7,7 +7,7 @@
 //! - every entry bundle, each decoding and covering exactly the checkpoint's size;
 //! - every vow chain in the entries: each `conduct.vow/v1` and `conduct.entry/v1` record is
 //!   canonical, signed by the pinned key, names its own log index, and links to the previous
-//!   record of its vow by `seq` and `prev` (see `conduct_core::vow::chain`);
+//!   record of its vow by `seq` and `prev` (see `conduct_core::vow::links`);
 //! - every quest-board record (`conduct_core::munus::verify`) and every npub binding
 //!   (`conduct_core::nostr::verify`: signed by the pinned key in the exact format, naming an
 //!   earlier signed vow with its wallet, each signature used once, at most 10 a vow a UTC day,
@@ -37,7 +37,7 @@ use conduct_core::tlog::note::Verifier;
 use conduct_core::tlog::tiles::{build_tiles, decode_bundle, entries_path, root_from_tiles};
 use conduct_core::tlog::tlog_proof::TlogProof;
 use conduct_core::tlog::{leaf_hash, root, Hash};
-use conduct_core::vow::chain::ChainChecker;
+use conduct_core::vow::links::LinkChecker;
 use conduct_core::witness::verify::PledgeChecker;
 
 use crate::files::{open, Files};
@@ -156,7 +156,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     // Entries, bundle by bundle, and every vow chain in them.
     let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
-    let mut chains = ChainChecker::new(pinned.clone(), Some(cp.origin.clone()));
+    let mut chains = LinkChecker::new(pinned.clone(), Some(cp.origin.clone()));
     let mut records = record_checks(&pinned);
     let mut n = 0u64;
     while (n * 256) < cp.size {

@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock};
 use conduct_core::trace::FieldError;
 use conduct_core::vow::VOW_ID_LEN;
 use conduct_renderer::openapi::{standalone, Schema};
-use conduct_renderer::vows::{CHAIN_PAGE_TYPE, CHAIN_TYPE, READING_TYPE, VOWS_TYPE};
+use conduct_renderer::vows::{LINKS_PAGE_TYPE, LINKS_TYPE, INTERPRETATION_TYPE, VOWS_TYPE};
 use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
@@ -143,7 +143,7 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
                 },
             }),
             snapshot(
-                &[CHAIN_TYPE, CHAIN_PAGE_TYPE],
+                &[LINKS_TYPE, LINKS_PAGE_TYPE],
                 &["vow_id"],
                 "The vow's chain (GET /vow/{id}/chain) or one of its pages.",
             ),
@@ -160,7 +160,7 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
                 "properties": {"vow_id": vow_id()},
             }),
             snapshot(
-                &[READING_TYPE],
+                &[INTERPRETATION_TYPE],
                 &["vow_id"],
                 "The signed reading of GET /vow/{id}/reading.",
             ),

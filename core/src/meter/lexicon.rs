@@ -160,7 +160,7 @@ static BOTH: LazyLock<dense::DFA<Vec<u32>>> = LazyLock::new(|| {
 });
 
 /// Build every compiled lexicon now (servers call this at start, so no request pays for it).
-pub fn prepare() {
+pub fn warm_up() {
     LazyLock::force(&ANY_STEM);
     LazyLock::force(&BOTH);
 }

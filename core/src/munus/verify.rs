@@ -1,5 +1,5 @@
 //! Offline checks of the board's records in a log (for `conduct-verify`'s verify-log, beside
-//! `vow::chain::ChainChecker`): every board record is the RFC 8785 form of an object the
+//! `vow::links::LinkChecker`): every board record is the RFC 8785 form of an object the
 //! service signed, in exactly the record format, at the position its `log_index` names; a
 //! claim names a signed (not sandbox) vow recorded earlier, with that vow's wallet; and the
 //! records replayed through the state machine break no rule (first come, one claim per vow
@@ -19,7 +19,7 @@ use super::record::{BoardRecord, TYPES};
 use super::state::Board;
 use crate::leaf::{has_type, signed_record, sworn, LeafCheck, SwornVows};
 use crate::signing::PinnedKey;
-use crate::vow::chain::ChainError;
+use crate::vow::links::LinkError;
 use crate::vow::record::VOW_TYPE;
 
 /// Streams leaves and checks the board's records in them.
@@ -51,10 +51,10 @@ impl LeafCheck for BoardChecker {
     }
 
     /// Leaves that are neither vows nor board records are ignored (the vow chains are
-    /// `ChainChecker`'s business).
-    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+    /// `LinkChecker`'s business).
+    fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
         if self.vows.note(v) {
             return Ok(());
         }
@@ -96,11 +96,11 @@ impl LeafCheck for BoardChecker {
     }
 
     /// Replay the records through the state machine: every rule break, by leaf.
-    fn finish(&self) -> Result<(), ChainError> {
+    fn finish(&self) -> Result<(), LinkError> {
         let last = self.records.last().map_or(0, |(_, r)| r.at());
         let board = Board::fold(&[], &self.records, &|_| None, last);
         match board.anomalies.first() {
-            Some(a) => Err(ChainError(a.clone())),
+            Some(a) => Err(LinkError(a.clone())),
             None => Ok(()),
         }
     }
@@ -134,7 +134,7 @@ mod tests {
         })
     }
 
-    fn run(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<BoardChecker, ChainError> {
+    fn run(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<BoardChecker, LinkError> {
         let mut c = BoardChecker::new(PinnedKey::parse(&key.vkey()).unwrap());
         for (i, l) in leaves.iter().enumerate() {
             let v: Value = serde_json::from_slice(l).unwrap();

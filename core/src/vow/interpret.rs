@@ -1,5 +1,5 @@
 //! The interpretation part of a vow's reading (`GET /vow/{id}/reading`), pure side: the
-//! owned input a reader sees ([`ReadingInput`]), built from the vow record, its entries and
+//! owned input a reader sees ([`InterpretationInput`]), built from the vow record, its entries and
 //! its trajectory stats ([`from_stats`], [`from_parts`]); the rule-based interpretation used when no language
 //! model answers ([`rule_based`]); and the deterministic prompt sent to a language model
 //! ([`prompt`]). Both are given the same comparison of the notes with the numbers
@@ -54,7 +54,7 @@ impl Interpretation {
 
     /// The rule-based interpretation of `input`, as published; `pending_model` marks one a
     /// configured language model has yet to replace.
-    pub fn rule_based_value(input: &ReadingInput, pending_model: bool) -> Value {
+    pub fn rule_based_value(input: &InterpretationInput, pending_model: bool) -> Value {
         let mut v = Interpretation {
             kind: "rule-based",
             provider: None,
@@ -92,7 +92,7 @@ pub const LOW_Y_CONSISTENCY: f64 = 0.3;
 /// Everything an interpreter (rule or language model) may see about one vow. Owned data; it has
 /// no field for reasoning (M) or actions (D), which are never stored.
 #[derive(Debug, Clone, Serialize)]
-pub struct ReadingInput {
+pub struct InterpretationInput {
     /// The vow id.
     pub vow_id: String,
     /// Public agent name.
@@ -116,7 +116,7 @@ pub struct ReadingInput {
     /// Mean `y_consistency` over all entries, when any entry has one.
     pub y_consistency_mean: Option<f64>,
     /// The vow's chain of records verified locally.
-    pub chain_ok: bool,
+    pub links_ok: bool,
 }
 
 /// The first `n` characters of `s`.
@@ -160,7 +160,7 @@ fn entry_view(e: &Value, sealed: bool) -> EntryView {
 
 /// The chain-wide numbers a reading sees besides its recent entries.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ChainCounts {
+pub struct LinkCounts {
     /// The last closed window was missed.
     pub overdue: bool,
     /// Closed windows with no report-in.
@@ -170,20 +170,20 @@ pub struct ChainCounts {
     /// Mean `y_consistency` over all entries.
     pub y_consistency_mean: Option<f64>,
     /// The chain verified locally.
-    pub chain_ok: bool,
+    pub links_ok: bool,
 }
 
 /// Build a reading's input from the vow record JSON (see [`from_stats`]), the views of its
 /// most recent entries (oldest first; only the last [`MAX_ENTRIES`] are kept) and the
 /// chain-wide counts. When the vow says it is sealed, its text and every declared purpose are
 /// dropped even if present.
-pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: ChainCounts) -> ReadingInput {
+pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: LinkCounts) -> InterpretationInput {
     let sealed = vow["sealed"].as_bool().unwrap_or(false);
     entries.drain(..entries.len().saturating_sub(MAX_ENTRIES));
     if sealed {
         entries.iter_mut().for_each(|e| e.declared_y.clear());
     }
-    ReadingInput {
+    InterpretationInput {
         vow_id: vow["vow_id"].as_str().unwrap_or_default().to_owned(),
         agent: vow["agent"].as_str().unwrap_or_default().to_owned(),
         text: if sealed {
@@ -199,7 +199,7 @@ pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: ChainCounts)
         missed_windows: counts.missed_windows,
         closed_windows: counts.closed_windows,
         y_consistency_mean: counts.y_consistency_mean,
-        chain_ok: counts.chain_ok,
+        links_ok: counts.links_ok,
     }
 }
 
@@ -213,7 +213,7 @@ pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: ChainCounts)
 /// bounded; the window counts and the `y_consistency` mean still cover the whole chain. When
 /// the vow says it is sealed, the text and every declared purpose are dropped even if present.
 /// Missing or mistyped fields become `None`, `0`, `false` or empty; this never fails.
-pub fn from_stats(vow: &Value, entries: &[Value], stats: &Value) -> ReadingInput {
+pub fn from_stats(vow: &Value, entries: &[Value], stats: &Value) -> InterpretationInput {
     let sealed = vow["sealed"].as_bool().unwrap_or(false);
     let mut sorted: Vec<&Value> = entries.iter().collect();
     sorted.sort_by_key(|e| e["seq"].as_u64().unwrap_or(0));
@@ -222,12 +222,12 @@ pub fn from_stats(vow: &Value, entries: &[Value], stats: &Value) -> ReadingInput
         .iter()
         .map(|e| entry_view(e, sealed))
         .collect();
-    let counts = ChainCounts {
+    let counts = LinkCounts {
         overdue: stats["overdue"].as_bool().unwrap_or(false),
         missed_windows: stats["windows"]["missed"].as_u64().unwrap_or(0),
         closed_windows: stats["windows"]["closed"].as_u64().unwrap_or(0),
         y_consistency_mean: stats["y_consistency"]["mean"].as_f64(),
-        chain_ok: stats["chain_verification"]["ok"].as_bool().unwrap_or(false),
+        links_ok: stats["chain_verification"]["ok"].as_bool().unwrap_or(false),
     };
     from_parts(vow, views, counts)
 }
@@ -256,7 +256,7 @@ fn entries_list(seqs: &[u64]) -> String {
 
 /// The notes lines of [`rule_based`]: the notes compared with the numbers
 /// ([`notes::check_notes`]).
-fn note_lines(input: &ReadingInput, lines: &mut Vec<String>) {
+fn note_lines(input: &InterpretationInput, lines: &mut Vec<String>) {
     let noted = input.entries.iter().filter(|e| e.note.is_some()).count();
     if noted == 0 {
         return;
@@ -335,7 +335,7 @@ fn note_lines(input: &ReadingInput, lines: &mut Vec<String>) {
 /// | Rule | When | Line says |
 /// |------|------|-----------|
 /// | header | always | this is a rule-based interpretation (no language model) |
-/// | chain | `chain_ok` is false | the chain did not verify; treat the numbers with caution |
+/// | chain | `links_ok` is false | the chain did not verify; treat the numbers with caution |
 /// | no entries | `entries` is empty | no report-ins yet, nothing to read but the vow |
 /// | behaviour | latest entry: adjusted I(C;D) or I(C;M) ≥ [`COUPLING_BITS`] with its p < [`COUPLING_P`] | behaviour shifts with the context flag |
 /// | switch | latest entry: adjusted I(C;M\|D clean) ≥ [`COUPLING_BITS`] (its p is not part of the entry view, so bits alone) while I(C;D) is not coupled | reasoning shifts with context while actions look clean |
@@ -353,10 +353,10 @@ fn note_lines(input: &ReadingInput, lines: &mut Vec<String>) {
 /// | sandbox | `sandbox` | no wallet signed the vow, so it binds no identity |
 /// | sealed | `sealed` | [`SEALED_CAVEAT`] |
 /// | guidance | always, last | [`GUIDANCE_SENTENCE`] |
-pub fn rule_based(input: &ReadingInput) -> String {
+pub fn rule_based(input: &InterpretationInput) -> String {
     let mut lines: Vec<String> =
         vec!["Rule-based interpretation (no language model was used):".to_owned()];
-    if !input.chain_ok {
+    if !input.links_ok {
         lines.push(
             "- The vow's chain of records did not verify locally; treat these numbers with \
              caution."
@@ -471,7 +471,7 @@ const NUMBER_GUIDE: &str = "What the numbers mean:
 - y_consistency: share of the declared-purpose words that occur in the vow text, 0 to 1; a word match, not meaning.
 - y_consistency_mean: its mean over all report-ins.
 - missed_windows / closed_windows: closed report-in windows with no report-in / all closed windows; overdue: the last closed window was missed.
-- cadence_hours: the declared report-in cadence; attested: paid report-in (false = free tier); sandbox: no wallet signed the vow; sealed: only the hash of the vow text is public; chain_ok: the signed records verified.
+- cadence_hours: the declared report-in cadence; attested: paid report-in (false = free tier); sandbox: no wallet signed the vow; sealed: only the hash of the vow text is public; links_ok: the signed records verified.
 - Adjusted bits are mutual information minus its expectation under independence; null means too few turns to measure.";
 
 /// The chat prompt for a language-model interpretation: `(system, user)`. The system prompt
@@ -482,7 +482,7 @@ const NUMBER_GUIDE: &str = "What the numbers mean:
 /// with the numbers ([`notes::check_notes`]: the method, each finding in words, and the
 /// `note_check` array exactly as the reading publishes it).
 /// Deterministic: the same input gives the same strings.
-pub fn prompt(input: &ReadingInput) -> (String, String) {
+pub fn prompt(input: &InterpretationInput) -> (String, String) {
     let mut system = String::from(
         "You write the interpretation part of a public reading of an AI agent's vow on the \
          conduct vow ledger. The agent declared a purpose (the vow) and reports in; each \
@@ -577,7 +577,7 @@ mod tests {
         assert_eq!(input.entries[0].declared_y, ["help users book trains"]);
         assert_eq!(input.y_consistency_mean, Some(0.2));
         assert_eq!(input.closed_windows, 5);
-        assert!(input.chain_ok);
+        assert!(input.links_ok);
         assert!(input.text.is_some());
     }
 
@@ -671,13 +671,13 @@ mod tests {
         }
     }
 
-    fn with_entries(entries: Vec<EntryView>) -> ReadingInput {
+    fn with_entries(entries: Vec<EntryView>) -> InterpretationInput {
         from_parts(
             &vow(false),
             entries,
-            ChainCounts {
-                chain_ok: true,
-                ..ChainCounts::default()
+            LinkCounts {
+                links_ok: true,
+                ..LinkCounts::default()
             },
         )
     }
@@ -786,15 +786,15 @@ mod tests {
                     es
                 }),
             sealed in any::<bool>(), sandbox in any::<bool>(), overdue in any::<bool>(),
-            chain_ok in any::<bool>(), missed in any::<u64>(), closed in any::<u64>(),
+            links_ok in any::<bool>(), missed in any::<u64>(), closed in any::<u64>(),
             mean in opt_f64(), cadence in any::<f64>(),
         ) {
-            let input = ReadingInput {
+            let input = InterpretationInput {
                 vow_id: "v".into(), agent: "a".into(),
                 text: if sealed { None } else { Some("t".into()) },
                 sealed, sandbox, cadence_hours: cadence, entries, overdue,
                 missed_windows: missed, closed_windows: closed,
-                y_consistency_mean: mean, chain_ok,
+                y_consistency_mean: mean, links_ok,
             };
             let r = rule_based(&input);
             prop_assert!(r.ends_with(GUIDANCE_SENTENCE));

@@ -4,7 +4,7 @@
 //! windows, chain verification, trajectories and readings (the rule-based interpretation and
 //! the notes compared with the numbers).
 
-pub mod chain;
+pub mod links;
 pub mod consistency;
 #[cfg(feature = "wallet")]
 pub mod eip191;

@@ -13,9 +13,9 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::chain::{ChainChecker, Fields, Leaf};
+use super::links::{LinkChecker, Fields, Leaf};
 use super::consistency;
-use super::interpret::{from_parts, visible_ys, ChainCounts, EntryView, ReadingInput, MAX_ENTRIES};
+use super::interpret::{from_parts, visible_ys, LinkCounts, EntryView, InterpretationInput, MAX_ENTRIES};
 use super::record::{record_hash, ENTRY_TYPE};
 use super::windows::{windows, Windows};
 use crate::canonical::{jcs, jcs_map_with_raw, CanonicalError};
@@ -155,7 +155,7 @@ pub struct Point {
 /// One vow's chain, read so far, with everything its pages publish about it.
 #[derive(Debug)]
 pub struct Track {
-    checker: ChainChecker,
+    checker: LinkChecker,
     vow: Value,
     sealed: bool,
     start: u64,
@@ -188,23 +188,23 @@ impl Track {
         index: u64,
         leaf: &[u8],
         trusted: bool,
-    ) -> Result<Track, super::chain::ChainError> {
-        use super::chain::ChainError;
+    ) -> Result<Track, super::links::LinkError> {
+        use super::links::LinkError;
         let vow: Value = serde_json::from_slice(leaf)
-            .map_err(|e| ChainError(format!("vow record {index}: {e}")))?;
+            .map_err(|e| LinkError(format!("vow record {index}: {e}")))?;
         let start = vow["at"]
             .as_str()
             .and_then(parse_rfc3339)
-            .ok_or_else(|| ChainError(format!("vow record {index}: no `at`")))?;
+            .ok_or_else(|| LinkError(format!("vow record {index}: no `at`")))?;
         let hours = vow["cadence_hours"]
             .as_f64()
-            .ok_or_else(|| ChainError(format!("vow record {index}: no cadence")))?;
-        let mut checker = ChainChecker::new(pinned.clone(), Some(origin.to_owned()));
+            .ok_or_else(|| LinkError(format!("vow record {index}: no cadence")))?;
+        let mut checker = LinkChecker::new(pinned.clone(), Some(origin.to_owned()));
         let checked = checker
             .record(index, leaf, &vow, trusted)
             .and_then(|l| match l {
                 Leaf::Vow(_) => Ok(()),
-                _ => Err(super::chain::ChainError(format!(
+                _ => Err(super::links::LinkError(format!(
                     "leaf {index}: not a vow record"
                 ))),
             });
@@ -267,7 +267,7 @@ impl Track {
         trusted: bool,
         position: usize,
     ) -> Result<(), String> {
-        if !trusted && view.fields().is_chain_record() {
+        if !trusted && view.fields().is_linked_record() {
             let v: Value =
                 serde_json::from_slice(leaf).map_err(|e| format!("leaf {index}: {e}"))?;
             self.checker.authentic(index, leaf, &v).map_err(|e| e.0)?;
@@ -452,13 +452,13 @@ impl Track {
     }
 
     /// What an interpreter sees of this vow with window state `w`.
-    pub fn reading_input(&self, w: &Windows) -> ReadingInput {
-        let counts = ChainCounts {
+    pub fn interpretation_input(&self, w: &Windows) -> InterpretationInput {
+        let counts = LinkCounts {
             overdue: w.overdue,
             missed_windows: w.missed(),
             closed_windows: w.closed,
             y_consistency_mean: self.y_mean(),
-            chain_ok: self.failure.is_none(),
+            links_ok: self.failure.is_none(),
         };
         from_parts(&self.vow, self.recent.iter().cloned().collect(), counts)
     }
@@ -520,8 +520,8 @@ mod tests {
         let brief: Value = serde_json::from_slice(&t.brief()).unwrap();
         assert_eq!(brief[5]["record_sha256"], record_hash(&leaves[6]).as_str());
         assert_eq!(brief[1]["note"], "note \u{e9} 2 \"quoted\"");
-        let input = t.reading_input(&w);
-        assert!(input.chain_ok);
+        let input = t.interpretation_input(&w);
+        assert!(input.links_ok);
         assert_eq!(input.entries.len(), 6);
         assert_eq!(input.entries[0].declared_y, ["billing questions", "other"]);
     }
@@ -553,7 +553,7 @@ mod tests {
         assert_eq!(t.entries(), 5);
         let stats: Value = serde_json::from_slice(&t.stats(&t.windows(0)).unwrap()).unwrap();
         assert_eq!(stats["chain_verification"]["ok"], false);
-        assert!(!t.reading_input(&t.windows(0)).chain_ok);
+        assert!(!t.interpretation_input(&t.windows(0)).links_ok);
     }
 
     #[test]
@@ -574,7 +574,7 @@ mod tests {
         let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
         let leaves = chain(&key, 3, true);
         let t = track(&key, &leaves, 0);
-        let input = t.reading_input(&t.windows(0));
+        let input = t.interpretation_input(&t.windows(0));
         assert!(input.sealed && input.text.is_none());
         assert!(input.entries.iter().all(|e| e.declared_y.is_empty()));
     }
@@ -603,7 +603,7 @@ mod tests {
         let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
         let leaves = chain(&key, MAX_ENTRIES as u64 + 5, false);
         let t = track(&key, &leaves, 0);
-        let input = t.reading_input(&t.windows(0));
+        let input = t.interpretation_input(&t.windows(0));
         assert_eq!(input.entries.len(), MAX_ENTRIES);
         assert_eq!(input.entries[0].seq, 6);
     }

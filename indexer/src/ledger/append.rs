@@ -209,13 +209,13 @@ pub trait Append {
     fn put_vow(&mut self, vow: &VowIndex<'_>) -> Result<PutVow, StoreError>;
 
     /// The head of vow `vow_id`'s chain (`None`: no such vow).
-    fn vow_head(&mut self, vow_id: &str) -> Result<Option<ChainHead>, StoreError>;
+    fn vow_head(&mut self, vow_id: &str) -> Result<Option<VowHead>, StoreError>;
 
     /// Move vow `vow_id`'s head to `head` and index its entry `head.seq` at `log_index`.
     fn move_head(
         &mut self,
         vow_id: &str,
-        head: &ChainHead,
+        head: &VowHead,
         log_index: u64,
     ) -> Result<(), StoreError>;
 
@@ -330,7 +330,7 @@ pub enum PutVow {
 
 /// The head of a vow's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainHead {
+pub struct VowHead {
     /// Entries in the chain (0: the vow record alone).
     pub seq: u64,
     /// Hash of the last record.

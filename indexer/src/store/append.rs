@@ -9,7 +9,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::vows::is_constraint;
 use super::{familiar, munus, nostr, vows, witness, StoreError};
 use crate::ledger::append::{
-    Append, BindingIndex, BoardIndex, ChainHead, Daily, FamiliarIndex, PledgeIndex, PutVow,
+    Append, BindingIndex, BoardIndex, VowHead, Daily, FamiliarIndex, PledgeIndex, PutVow,
     Signatures, Sworn, VowIndex,
 };
 
@@ -39,14 +39,14 @@ impl Append for SqliteAppend<'_> {
         vows::put_vow(self.conn, vow)
     }
 
-    fn vow_head(&mut self, vow_id: &str) -> Result<Option<ChainHead>, StoreError> {
+    fn vow_head(&mut self, vow_id: &str) -> Result<Option<VowHead>, StoreError> {
         vows::vow_head(self.conn, vow_id)
     }
 
     fn move_head(
         &mut self,
         vow_id: &str,
-        head: &ChainHead,
+        head: &VowHead,
         log_index: u64,
     ) -> Result<(), StoreError> {
         vows::move_head(self.conn, vow_id, head, log_index)

@@ -526,7 +526,7 @@ impl Store {
 
     /// Keep the model interpretation of vow `vow_id`'s reading covering chain position
     /// `covers_seq` (JSON text), unless one covering a later position is already kept.
-    pub fn put_reading(
+    pub fn put_interpretation(
         &self,
         vow_id: &str,
         covers_seq: u64,
@@ -712,11 +712,11 @@ mod tests {
     fn a_reading_is_kept_unless_a_later_one_is() {
         let dir = tempfile::tempdir().unwrap();
         let s = Store::open(dir.path()).unwrap();
-        s.put_reading("v", 3, "{\"t\":3}", 1).unwrap();
-        s.put_reading("v", 2, "{\"t\":2}", 2).unwrap();
+        s.put_interpretation("v", 3, "{\"t\":3}", 1).unwrap();
+        s.put_interpretation("v", 2, "{\"t\":2}", 2).unwrap();
         let r = crate::vows::VowReader::open(&s).unwrap();
         assert_eq!(r.reading("v").unwrap(), Some((3, "{\"t\":3}".to_owned())));
-        s.put_reading("v", 4, "{\"t\":4}", 3).unwrap();
+        s.put_interpretation("v", 4, "{\"t\":4}", 3).unwrap();
         assert_eq!(r.reading("v").unwrap(), Some((4, "{\"t\":4}".to_owned())));
         assert_eq!(r.reading("w").unwrap(), None);
     }

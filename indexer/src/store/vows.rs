@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use super::{Store, StoreError};
-use crate::ledger::append::{ChainHead, PutVow, Sworn, VowIndex};
+use crate::ledger::append::{VowHead, PutVow, Sworn, VowIndex};
 
 pub(super) fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
@@ -49,13 +49,13 @@ pub(super) fn put_vow(conn: &Connection, vow: &VowIndex<'_>) -> Result<PutVow, S
     }
 }
 
-pub(super) fn vow_head(conn: &Connection, vow_id: &str) -> Result<Option<ChainHead>, StoreError> {
+pub(super) fn vow_head(conn: &Connection, vow_id: &str) -> Result<Option<VowHead>, StoreError> {
     Ok(conn
         .query_row(
             "SELECT head_seq, head_hash, head_at FROM vow WHERE vow_id = ?1",
             params![vow_id],
             |r| {
-                Ok(ChainHead {
+                Ok(VowHead {
                     seq: r.get::<_, i64>(0)? as u64,
                     hash: r.get(1)?,
                     at: r.get::<_, i64>(2)? as u64,
@@ -68,7 +68,7 @@ pub(super) fn vow_head(conn: &Connection, vow_id: &str) -> Result<Option<ChainHe
 pub(super) fn move_head(
     conn: &Connection,
     vow_id: &str,
-    head: &ChainHead,
+    head: &VowHead,
     log_index: u64,
 ) -> Result<(), StoreError> {
     conn.execute(
@@ -269,8 +269,8 @@ impl VowReader {
 
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
-    pub fn chain(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
-        self.chain_from(vow_id, 0)
+    pub fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
+        self.links_from(vow_id, 0)
     }
 
     /// The kept model interpretation of a vow's reading (JSON text) and the chain position it
@@ -288,7 +288,7 @@ impl VowReader {
 
     /// Like [`Self::chain`], but only the records from chain position `from` on (position 0
     /// is the vow record, position n is entry seq n).
-    pub fn chain_from(
+    pub fn links_from(
         &self,
         vow_id: &str,
         from: u64,

@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
-use conduct_core::vow::interpret::{Interpretation, ReadingInput};
+use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_indexer::vows::{VowReader, VowRow};
 use serde_json::Value;
 
@@ -24,7 +24,7 @@ use crate::vows::{vows_index, Files, VowDocs};
 use crate::RenderError;
 
 /// Asks for a language-model interpretation of vow `.0`'s reading at chain position `.1`.
-pub type AskReading = Box<dyn Fn(String, u64, ReadingInput) + Send>;
+pub type AskInterpretation = Box<dyn Fn(String, u64, InterpretationInput) + Send>;
 
 /// Most bytes of vow state kept between renders.
 const CACHE_BYTES: usize = 64 << 20;
@@ -38,7 +38,7 @@ pub struct VowSource {
     public_url: String,
     reader: Arc<VowReader>,
     /// Asks a configured model for readings; `None`: rule-based readings only.
-    ask: Option<AskReading>,
+    ask: Option<AskInterpretation>,
     /// The site's fixed HTML pages (from the route table), for the sitemap.
     pages: Vec<String>,
     boundaries: BTreeSet<(u64, String)>,
@@ -55,7 +55,7 @@ impl VowSource {
         key: ServiceKey,
         public_url: &str,
         reader: Arc<VowReader>,
-        ask: Option<AskReading>,
+        ask: Option<AskInterpretation>,
         pages: Vec<String>,
     ) -> VowSource {
         VowSource {
@@ -176,7 +176,7 @@ struct RenderedVow {
     stale: bool,
     files: Files,
     next: u64,
-    input: ReadingInput,
+    input: InterpretationInput,
     verified: usize,
 }
 
@@ -204,7 +204,7 @@ struct Shared<'a> {
 fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)>, RenderError> {
     let Job { id, docs, trusted } = job;
     let from = docs.as_ref().map_or(0, VowDocs::tail_from);
-    let Some((_, read)) = sh.reader.chain_from(&id, from as u64)? else {
+    let Some((_, read)) = sh.reader.links_from(&id, from as u64)? else {
         return Ok(None);
     };
     let fail = |e: RenderError| RenderError::Input(format!("vow {id}: {e}"));
@@ -224,7 +224,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
         .model
         .then(|| kept_interpretation(sh.reader, &id))
         .flatten();
-    let interpretation = |input: &ReadingInput| {
+    let interpretation = |input: &InterpretationInput| {
         kept.as_ref().map_or_else(
             || Interpretation::rule_based_value(input, sh.model),
             |(_, v)| v.clone(),

@@ -1,4 +1,4 @@
-//! Chain verification: every vow is a hash chain inside the log. [`ChainChecker`] takes log
+//! Chain verification: every vow is a hash chain inside the log. [`LinkChecker`] takes log
 //! leaves in index order (the whole log, or one vow's records) and checks each vow record and
 //! entry: canonical bytes, the service signature, its `log_index`, the vow id derivation,
 //! `seq` continuity, the `prev` hash link, and non-decreasing `at`.
@@ -37,11 +37,11 @@ pub struct Head {
 /// Why a record breaks its chain (names the leaf, its type and what is wrong).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct ChainError(pub String);
+pub struct LinkError(pub String);
 
 /// Streams leaves and checks every vow chain in them.
 #[derive(Debug)]
-pub struct ChainChecker {
+pub struct LinkChecker {
     pinned: PinnedKey,
     origin: Option<String>,
     heads: HashMap<String, Head>,
@@ -53,10 +53,10 @@ pub struct ChainChecker {
     pub other: u64,
 }
 
-impl ChainChecker {
+impl LinkChecker {
     /// A checker for records signed by `pinned`; vow ids are re-derived when `origin` is known.
     pub fn new(pinned: PinnedKey, origin: Option<String>) -> Self {
-        ChainChecker {
+        LinkChecker {
             pinned,
             origin,
             heads: HashMap::new(),
@@ -72,7 +72,7 @@ impl ChainChecker {
     }
 
     /// Check the leaf at `index`.
-    pub fn leaf(&mut self, index: u64, bytes: &[u8]) -> Result<Leaf, ChainError> {
+    pub fn leaf(&mut self, index: u64, bytes: &[u8]) -> Result<Leaf, LinkError> {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => self.record(index, bytes, &v, false),
             Err(_) => {
@@ -91,18 +91,18 @@ impl ChainChecker {
         bytes: &[u8],
         v: &Value,
         trusted: bool,
-    ) -> Result<Leaf, ChainError> {
+    ) -> Result<Leaf, LinkError> {
         let fields = Fields::of(v);
-        if !trusted && fields.is_chain_record() {
+        if !trusted && fields.is_linked_record() {
             self.authentic(index, bytes, v)?;
         }
         self.link(index, bytes, &fields)
     }
 
     /// Check that `bytes` are the RFC 8785 form of `v` and that the service signed it.
-    pub fn authentic(&self, index: u64, bytes: &[u8], v: &Value) -> Result<(), ChainError> {
+    pub fn authentic(&self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
         if jcs(v).map_err(|e| at(&e.0))? != bytes {
             return Err(at("the leaf is not the RFC 8785 form of its record"));
         }
@@ -112,13 +112,13 @@ impl ChainChecker {
     /// Check the chain links of the record at `index` (leaf `bytes`, fields `f`): its
     /// `log_index`, the vow id derivation, `seq` continuity, the `prev` hash and `at` order.
     /// Signatures are [`Self::authentic`]'s business.
-    pub fn link(&mut self, index: u64, bytes: &[u8], f: &Fields<'_>) -> Result<Leaf, ChainError> {
-        if !f.is_chain_record() {
+    pub fn link(&mut self, index: u64, bytes: &[u8], f: &Fields<'_>) -> Result<Leaf, LinkError> {
+        if !f.is_linked_record() {
             self.other += 1;
             return Ok(Leaf::Other);
         }
         let ty = f.ty;
-        let at = |m: &str| ChainError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
         if f.log_index != Some(index) {
             return Err(at("log_index does not name the leaf's position"));
         }
@@ -236,7 +236,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A vow record or an entry.
-    pub fn is_chain_record(&self) -> bool {
+    pub fn is_linked_record(&self) -> bool {
         self.ty == VOW_TYPE || self.ty == ENTRY_TYPE
     }
 }
@@ -253,8 +253,8 @@ mod tests {
         (key, leaves)
     }
 
-    fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), ChainError> {
-        let mut c = ChainChecker::new(
+    fn check(key: &ServiceKey, leaves: &[Vec<u8>]) -> Result<(), LinkError> {
+        let mut c = LinkChecker::new(
             PinnedKey::parse(&key.vkey()).unwrap(),
             Some(EXAMPLE_ORIGIN.into()),
         );
