@@ -11,12 +11,66 @@ use std::marker::PhantomData;
 
 use serde_json::Value;
 
-use crate::canonical::jcs;
-use crate::record::{OwnerSigned, Parts};
-use crate::signing::{verify_object, PinnedKey};
+use crate::canonical::{jcs, CanonicalError};
+use crate::record::{OwnerSigned, Parts, RecordError};
+use crate::signing::{verify_object, PinnedKey, VerifyError};
 use crate::time::utc_day;
 use crate::vow::links::LinkError;
 use crate::vow::record::VOW_TYPE;
+
+/// Why verify-log refused one of the service's own records ([`signed_record`],
+/// [`owner_rules`]); a checker prefixes the leaf (`leaf <n> (<type>): `). A record names its
+/// party as `who` ("the claim", "the binding", ...: its kind's `owner::RecordRule`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeafError {
+    /// The leaf's JSON could not be canonicalized.
+    #[error("{}", .0 .0)]
+    Canonical(CanonicalError),
+    /// The leaf's bytes are not the RFC 8785 form of the record they hold.
+    #[error("the leaf is not the RFC 8785 form of its record")]
+    NotCanonical,
+    /// The service's signature of the record does not verify under the pinned key.
+    #[error("signature: {0}")]
+    Signature(VerifyError),
+    /// The record is not exactly in its format, or its kind's own checks refused it.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The leaf is not a record of the kind named (`"a board record"`, a `type`).
+    #[error("not {0}")]
+    NotOfKind(&'static str),
+    /// The record's `log_index` is not the leaf's position.
+    #[error("log_index does not name the leaf's position")]
+    WrongPosition,
+    /// The vow the record names was not recorded before it.
+    #[error("{who} names no vow recorded before it")]
+    NoVow {
+        /// The record, as its rule names it.
+        who: &'static str,
+    },
+    /// The vow the record names is a sandbox vow.
+    #[error("{who} names a sandbox vow")]
+    SandboxVow {
+        /// The record, as its rule names it.
+        who: &'static str,
+    },
+    /// The record's wallet is not its vow's.
+    #[error("{who}'s wallet is not its vow's wallet")]
+    NotVowWallet {
+        /// The record, as its rule names it.
+        who: &'static str,
+    },
+    /// A signature of the record was used by an earlier record: its rule's refusal.
+    #[error("{0}")]
+    Replayed(&'static str),
+    /// The kind's daily limit is exceeded.
+    #[error("more than {limit} {what} in one UTC day")]
+    OverDailyLimit {
+        /// Records allowed a UTC day.
+        limit: u64,
+        /// What they are counted as.
+        what: &'static str,
+    },
+}
 
 /// The vows recorded so far: for each id, the wallet of a signed vow, `None` for a sandbox
 /// vow.
@@ -40,11 +94,11 @@ impl SwornVows {
 
     /// `vow_id` names a signed (not sandbox) vow recorded earlier whose wallet is `wallet`;
     /// else why not, naming the record as `who` ("the claim", "the binding", ...).
-    pub fn check(&self, vow_id: &str, wallet: &str, who: &str) -> Result<(), String> {
+    pub fn check(&self, vow_id: &str, wallet: &str, who: &'static str) -> Result<(), LeafError> {
         match self.0.get(vow_id) {
-            None => Err(format!("{who} names no vow recorded before it")),
-            Some(None) => Err(format!("{who} names a sandbox vow")),
-            Some(Some(w)) if w != wallet => Err(format!("{who}'s wallet is not its vow's wallet")),
+            None => Err(LeafError::NoVow { who }),
+            Some(None) => Err(LeafError::SandboxVow { who }),
+            Some(Some(w)) if w != wallet => Err(LeafError::NotVowWallet { who }),
             Some(Some(_)) => Ok(()),
         }
     }
@@ -58,16 +112,16 @@ pub fn signed_record<T>(
     bytes: &[u8],
     v: &Value,
     pinned: &PinnedKey,
-    what: &str,
-    parse: impl FnOnce(&Value) -> Result<Option<(u64, T)>, String>,
-) -> Result<T, String> {
-    if jcs(v).map_err(|e| e.0)? != bytes {
-        return Err("the leaf is not the RFC 8785 form of its record".into());
+    what: &'static str,
+    parse: impl FnOnce(&Value) -> Result<Option<(u64, T)>, RecordError>,
+) -> Result<T, LeafError> {
+    if jcs(v).map_err(LeafError::Canonical)? != bytes {
+        return Err(LeafError::NotCanonical);
     }
-    verify_object(v, pinned).map_err(|e| format!("signature: {e}"))?;
-    let (log_index, rec) = parse(v)?.ok_or_else(|| format!("not {what}"))?;
+    verify_object(v, pinned).map_err(LeafError::Signature)?;
+    let (log_index, rec) = parse(v)?.ok_or(LeafError::NotOfKind(what))?;
     if log_index != index {
-        return Err("log_index does not name the leaf's position".into());
+        return Err(LeafError::WrongPosition);
     }
     Ok(rec)
 }
@@ -93,7 +147,7 @@ pub struct Spent {
 
 /// A vow that `rec` names with a wallet is a signed vow recorded earlier with that wallet
 /// (`vows`); else why not, naming the record as its rule's `who`.
-pub fn sworn<T: OwnerSigned>(rec: &T, vows: &SwornVows) -> Result<(), String> {
+pub fn sworn<T: OwnerSigned>(rec: &T, vows: &SwornVows) -> Result<(), LeafError> {
     match rec.parts() {
         Parts {
             vow_id: Some(vow_id),
@@ -112,13 +166,13 @@ pub fn owner_rules<T: OwnerSigned>(
     rec: &T,
     vows: &SwornVows,
     spent: &mut Spent,
-) -> Result<(), String> {
+) -> Result<(), LeafError> {
     rec.check_record()?;
     sworn(rec, vows)?;
     let rule = T::rule();
     for sig in rec.signatures() {
         if !spent.signatures.insert(sig.to_ascii_lowercase()) {
-            return Err(rule.replayed.into());
+            return Err(LeafError::Replayed(rule.replayed));
         }
     }
     if let (Some((limit, what)), Some(key)) = (rule.per_day, rec.daily_key()) {
@@ -126,7 +180,7 @@ pub fn owner_rules<T: OwnerSigned>(
         let n = spent.days.entry((T::TYPE, key, day)).or_default();
         *n += 1;
         if *n > limit {
-            return Err(format!("more than {limit} {what} in one UTC day"));
+            return Err(LeafError::OverDailyLimit { limit, what });
         }
     }
     Ok(())
@@ -187,13 +241,12 @@ impl<T: OwnerSigned> LeafCheck for OwnerChecker<T> {
 
     fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: LeafError| LinkError(format!("leaf {index} ({ty}): {m}"));
         if self.vows.note(v) || ty != T::TYPE {
             return Ok(());
         }
-        let rec =
-            signed_record(index, bytes, v, &self.pinned, T::TYPE, T::parse).map_err(|e| at(&e))?;
-        owner_rules(&rec, &self.vows, &mut self.spent).map_err(|e| at(&e))?;
+        let rec = signed_record(index, bytes, v, &self.pinned, T::TYPE, T::parse).map_err(at)?;
+        owner_rules(&rec, &self.vows, &mut self.spent).map_err(at)?;
         self.count += 1;
         Ok(())
     }

@@ -25,10 +25,115 @@
 use serde_json::{json, Map, Value};
 
 use crate::canonical::{jcs_map, CanonicalError};
-use crate::owner::{Kind, RecordRule};
+use crate::nostr::record::BindingError;
+use crate::owner::{Kind, RecordRule, RecoverError};
 use crate::scope::scope_value;
 use crate::signing::{ServiceKey, KEY_ID_FIELD, SIGNATURE_FIELD};
 use crate::time::{parse_rfc3339, rfc3339, utc_date};
+
+/// The shape a member read back must have ([`RecordError::Missing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A JSON string.
+    String,
+    /// A JSON integer (unsigned, 64 bits).
+    Integer,
+    /// A JSON object.
+    Object,
+}
+
+impl std::fmt::Display for Shape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Shape::String => "a string",
+            Shape::Integer => "an integer",
+            Shape::Object => "an object",
+        })
+    }
+}
+
+/// Why a logged record was refused: read back ([`Logged::parse`], naming its type and the
+/// member), by its kind's own checks ([`OwnerSigned::check_record`]), or by its owner's
+/// signature ([`OwnerSigned::signer_at`], [`OwnerSigned::check_wallet`]). The texts are the
+/// ones verify-log and the api show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The value is not a JSON object.
+    #[error("not an object")]
+    NotAnObject,
+    /// Member `member` of a `ty` record is missing or not of its shape.
+    #[error("{ty}: `{member}` is missing or not {shape}")]
+    Missing {
+        /// The record's `type`.
+        ty: &'static str,
+        /// The member.
+        member: String,
+        /// The shape it must have.
+        shape: Shape,
+    },
+    /// Member `member` of a `ty` record is not an RFC 3339 UTC instant.
+    #[error("{ty}: `{member}` is not an RFC 3339 UTC instant")]
+    NotInstant {
+        /// The record's `type`.
+        ty: &'static str,
+        /// The member.
+        member: String,
+    },
+    /// A `ty` record's shape is wrong in a way its kind names ([`Fields::malformed`]).
+    #[error("{ty}: {why}")]
+    WrongShape {
+        /// The record's `type`.
+        ty: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// A member of the `ty` record at `log_index` breaks its kind's rules
+    /// ([`Fields::refused`]).
+    #[error("{ty} at log index {log_index}: {why}")]
+    Refused {
+        /// The record's `type`.
+        ty: &'static str,
+        /// Its `log_index`.
+        log_index: u64,
+        /// What is wrong.
+        why: String,
+    },
+    /// The `ty` record at `log_index` is not exactly what its kind writes.
+    #[error("{ty} at log index {log_index}: members differ from the record format")]
+    NotExact {
+        /// The record's `type`.
+        ty: &'static str,
+        /// Its `log_index`.
+        log_index: u64,
+    },
+    /// An npub binding's own check failed ([`crate::nostr::record::Binding::check_nostr`]).
+    #[error(transparent)]
+    Binding(#[from] BindingError),
+    /// The owner's signature (member `signature`) recovers no address.
+    #[error("{signature}: {why}")]
+    BadSignature {
+        /// The member holding the owner's signature.
+        signature: &'static str,
+        /// Why nothing was recovered.
+        why: RecoverError,
+    },
+    /// The owner's signature (member `signature`) recovers to another address than the
+    /// record's wallet.
+    #[error("{signature} does not recover to the record's wallet")]
+    WrongSigner {
+        /// The member holding the owner's signature.
+        signature: &'static str,
+    },
+    /// A `ty` record keeps no origin or no wallet, so [`OwnerSigned::check_wallet`] cannot run.
+    #[error(
+        "a {ty} record does not keep its origin and wallet; recover its signer at the \
+         service's public URL (signer_at)"
+    )]
+    NoOriginOrWallet {
+        /// The record's `type`.
+        ty: &'static str,
+    },
+}
 
 /// Sign `obj` with the service's key; its leaf bytes (RFC 8785).
 pub fn signed_leaf(
@@ -46,7 +151,7 @@ pub trait Logged: Sized + Clone + Default {
 
     /// Visit its members after `type` and before `log_index`, in order: the one list that
     /// writes them and reads them back (a blank record, `Default`, is read into).
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String>;
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError>;
 
     /// The unsigned object (without `key_id` and `signature`) at `log_index`.
     fn to_object(&self, log_index: u64) -> Map<String, Value> {
@@ -68,15 +173,19 @@ pub trait Logged: Sized + Clone + Default {
     /// its `log_index`. Refuses an object that is not exactly what [`Logged::to_object`]
     /// writes (plus `key_id`, `signature`, and `scope` as written: the service's wording of its
     /// day); the service's signature is checked by the caller (`signing::verify_object`).
-    fn parse(v: &Value) -> Result<Option<(u64, Self)>, String> {
+    fn parse(v: &Value) -> Result<Option<(u64, Self)>, RecordError> {
         if v.get("type").and_then(Value::as_str) != Some(Self::TYPE) {
             return Ok(None);
         }
-        let obj = v.as_object().ok_or("not an object")?;
+        let obj = v.as_object().ok_or(RecordError::NotAnObject)?;
         let log_index = obj
             .get("log_index")
             .and_then(Value::as_u64)
-            .ok_or_else(|| format!("{}: `log_index` is missing or not an integer", Self::TYPE))?;
+            .ok_or_else(|| RecordError::Missing {
+                ty: Self::TYPE,
+                member: "log_index".into(),
+                shape: Shape::Integer,
+            })?;
         let r = Fields {
             ty: Self::TYPE,
             obj,
@@ -91,7 +200,10 @@ pub trait Logged: Sized + Clone + Default {
             }
         }
         if &rebuilt != obj {
-            return Err(r.refused("members differ from the record format"));
+            return Err(RecordError::NotExact {
+                ty: Self::TYPE,
+                log_index,
+            });
         }
         Ok(Some((log_index, rec)))
     }
@@ -113,8 +225,8 @@ impl Members<'_> {
         k: &str,
         v: &mut T,
         write: impl FnOnce(&T) -> Value,
-        read: impl FnOnce(&Fields<'_>) -> Result<T, String>,
-    ) -> Result<(), String> {
+        read: impl FnOnce(&Fields<'_>) -> Result<T, RecordError>,
+    ) -> Result<(), RecordError> {
         match &mut self.0 {
             Direction::Write(m) => {
                 m.insert(k.into(), write(v));
@@ -125,17 +237,17 @@ impl Members<'_> {
     }
 
     /// A string member.
-    pub fn text(&mut self, k: &str, v: &mut String) -> Result<(), String> {
+    pub fn text(&mut self, k: &str, v: &mut String) -> Result<(), RecordError> {
         self.member(k, v, |v| json!(v), |r| r.str(k))
     }
 
     /// An integer member.
-    pub fn int(&mut self, k: &str, v: &mut u64) -> Result<(), String> {
+    pub fn int(&mut self, k: &str, v: &mut u64) -> Result<(), RecordError> {
         self.member(k, v, |v| json!(v), |r| r.u64(k))
     }
 
     /// An instant member (unix seconds, written RFC 3339 UTC).
-    pub fn instant(&mut self, k: &str, v: &mut u64) -> Result<(), String> {
+    pub fn instant(&mut self, k: &str, v: &mut u64) -> Result<(), RecordError> {
         self.member(k, v, |v| json!(rfc3339(*v)), |r| r.instant(k))
     }
 
@@ -149,7 +261,7 @@ impl Members<'_> {
 
     /// What every owner-signed record but a familiar writes alike: `wallet_signature` (the
     /// owner's, canonical), `at` and `date` (its UTC date, the one the text names).
-    pub fn signed(&mut self, signature: &mut String, at: &mut u64) -> Result<(), String> {
+    pub fn signed(&mut self, signature: &mut String, at: &mut u64) -> Result<(), RecordError> {
         self.text("wallet_signature", signature)?;
         self.instant("at", at)?;
         self.computed("date", json!(utc_date(*at)));
@@ -157,7 +269,7 @@ impl Members<'_> {
     }
 
     /// What a record a sworn vow's wallet signed names: `vow_id` and `wallet` (EIP-55).
-    pub fn sworn(&mut self, vow_id: &mut String, wallet: &mut String) -> Result<(), String> {
+    pub fn sworn(&mut self, vow_id: &mut String, wallet: &mut String) -> Result<(), RecordError> {
         self.text("vow_id", vow_id)?;
         self.text("wallet", wallet)
     }
@@ -178,46 +290,63 @@ impl<'a> Fields<'a> {
     }
 
     /// String member `k`.
-    pub fn str(&self, k: &str) -> Result<String, String> {
+    pub fn str(&self, k: &str) -> Result<String, RecordError> {
         self.obj
             .get(k)
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .ok_or_else(|| self.malformed(format!("`{k}` is missing or not a string")))
+            .ok_or_else(|| self.missing(k, Shape::String))
     }
 
     /// Integer member `k`.
-    pub fn u64(&self, k: &str) -> Result<u64, String> {
+    pub fn u64(&self, k: &str) -> Result<u64, RecordError> {
         self.obj
             .get(k)
             .and_then(Value::as_u64)
-            .ok_or_else(|| self.malformed(format!("`{k}` is missing or not an integer")))
+            .ok_or_else(|| self.missing(k, Shape::Integer))
     }
 
     /// Instant member `k` (RFC 3339 UTC), unix seconds.
-    pub fn instant(&self, k: &str) -> Result<u64, String> {
-        parse_rfc3339(&self.str(k)?)
-            .ok_or_else(|| self.malformed(format!("`{k}` is not an RFC 3339 UTC instant")))
+    pub fn instant(&self, k: &str) -> Result<u64, RecordError> {
+        parse_rfc3339(&self.str(k)?).ok_or_else(|| RecordError::NotInstant {
+            ty: self.ty,
+            member: k.into(),
+        })
     }
 
     /// Object member `k`, read the same way.
-    pub fn object(&self, k: &str) -> Result<Fields<'a>, String> {
+    pub fn object(&self, k: &str) -> Result<Fields<'a>, RecordError> {
         let obj = self
             .obj
             .get(k)
             .and_then(Value::as_object)
-            .ok_or_else(|| self.malformed(format!("`{k}` is missing or not an object")))?;
+            .ok_or_else(|| self.missing(k, Shape::Object))?;
         Ok(Fields { obj, ..*self })
     }
 
+    fn missing(&self, k: &str, shape: Shape) -> RecordError {
+        RecordError::Missing {
+            ty: self.ty,
+            member: k.into(),
+            shape,
+        }
+    }
+
     /// A refusal of this record: `<type> at log index <n>: <why>`.
-    pub fn refused(&self, why: impl std::fmt::Display) -> String {
-        format!("{} at log index {}: {why}", self.ty, self.log_index)
+    pub fn refused(&self, why: impl std::fmt::Display) -> RecordError {
+        RecordError::Refused {
+            ty: self.ty,
+            log_index: self.log_index,
+            why: why.to_string(),
+        }
     }
 
     /// A refusal of this record's shape: `<type>: <why>`.
-    pub fn malformed(&self, why: impl std::fmt::Display) -> String {
-        format!("{}: {why}", self.ty)
+    pub fn malformed(&self, why: impl std::fmt::Display) -> RecordError {
+        RecordError::WrongShape {
+            ty: self.ty,
+            why: why.to_string(),
+        }
     }
 }
 
@@ -296,7 +425,7 @@ pub trait OwnerSigned: Logged {
 
     /// The kind's own offline checks of the record, beyond its exact form (what needs no
     /// wallet library: an npub binding's BIP-340 signature).
-    fn check_record(&self) -> Result<(), String> {
+    fn check_record(&self) -> Result<(), RecordError> {
         Ok(())
     }
 
@@ -321,34 +450,32 @@ pub trait OwnerSigned: Logged {
     /// The address whose key signed the text at `origin` (EIP-55), recovered through
     /// [`crate::owner::recover`].
     #[cfg(feature = "wallet")]
-    fn signer_at(&self, origin: &str) -> Result<String, String> {
+    fn signer_at(&self, origin: &str) -> Result<String, RecordError> {
         let text = self.message_at(origin);
         crate::owner::recover(Self::KIND, &text, self.parts().signature)
             .map(|a| crate::vow::record::checksum_address(&a))
-            .map_err(|e| format!("{}: {e}", Self::rule().signature))
+            .map_err(|why| RecordError::BadSignature {
+                signature: Self::rule().signature,
+                why,
+            })
     }
 
     /// Check that the owner's signature recovers to the record's wallet over the text rebuilt
     /// from the record alone (at its own origin).
     #[cfg(feature = "wallet")]
-    fn check_wallet(&self) -> Result<(), String> {
+    fn check_wallet(&self) -> Result<(), RecordError> {
         let Parts {
             origin: Some(origin),
             wallet: Some(wallet),
             ..
         } = self.parts()
         else {
-            return Err(format!(
-                "a {} record does not keep its origin and wallet; recover its signer at the \
-                 service's public URL (signer_at)",
-                Self::TYPE
-            ));
+            return Err(RecordError::NoOriginOrWallet { ty: Self::TYPE });
         };
         if self.signer_at(origin)? != wallet {
-            return Err(format!(
-                "{} does not recover to the record's wallet",
-                Self::rule().signature
-            ));
+            return Err(RecordError::WrongSigner {
+                signature: Self::rule().signature,
+            });
         }
         Ok(())
     }

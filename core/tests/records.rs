@@ -159,7 +159,7 @@ fn parse_any(v: &Value) -> String {
     };
     match r {
         Ok(()) => "ok".into(),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     }
 }
 

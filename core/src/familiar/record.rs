@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::{familiar_id, order_sha256, parse_order, Order, Owner};
 use crate::owner::Kind;
-use crate::record::{Fields, Logged, Members, OwnerSigned, Parts};
+use crate::record::{Fields, Logged, Members, OwnerSigned, Parts, RecordError};
 
 /// Type of a familiar record.
 pub const FAMILIAR_TYPE: &str = "conduct.familiar/v1";
@@ -110,7 +110,7 @@ impl Logged for Familiar {
     /// The order is read back by its rules ([`parse_order`]); the exact form then holds
     /// `wallet` to `null`, `faucet_cap` to `"0"`, and `familiar_id` and `order_sha256` to what
     /// they recompute to.
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.instant("summoned_at", &mut self.at)?;
         m.member("owner", &mut self.owner, owner_value, read_owner)?;
         m.member("order", &mut self.order, Order::to_value, |r| {
@@ -144,7 +144,7 @@ fn owner_value(owner: &Owner) -> Value {
 }
 
 /// The record's `owner` read back.
-fn read_owner(r: &Fields<'_>) -> Result<Owner, String> {
+fn read_owner(r: &Fields<'_>) -> Result<Owner, RecordError> {
     let o = r.object("owner")?;
     let wallet = o.str("wallet")?;
     match o.get("form").and_then(Value::as_str) {

@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use super::Action;
 use crate::canonical::CanonicalError;
 use crate::owner::Kind;
-use crate::record::{signed_leaf, Logged, Members, OwnerSigned, Parts};
+use crate::record::{signed_leaf, Logged, Members, OwnerSigned, Parts, RecordError};
 use crate::signing::ServiceKey;
 
 /// Type of a claim record.
@@ -161,11 +161,11 @@ impl BoardRecord {
 
     /// Read a logged object back: `Ok(None)` when it is not a board record, else the record and
     /// its `log_index`, read by its kind's [`Logged::parse`] (exactly the written form).
-    pub fn parse(v: &Value) -> Result<Option<(u64, BoardRecord)>, String> {
+    pub fn parse(v: &Value) -> Result<Option<(u64, BoardRecord)>, RecordError> {
         fn read<T: Logged>(
             v: &Value,
             wrap: fn(T) -> BoardRecord,
-        ) -> Result<Option<(u64, BoardRecord)>, String> {
+        ) -> Result<Option<(u64, BoardRecord)>, RecordError> {
             Ok(T::parse(v)?.map(|(i, r)| (i, wrap(r))))
         }
         match v.get("type").and_then(Value::as_str) {
@@ -181,7 +181,7 @@ impl BoardRecord {
 impl Logged for Claim {
     const TYPE: &'static str = CLAIM_TYPE;
 
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.text("quest_id", &mut self.quest_id)?;
         m.signed(&mut self.wallet_signature, &mut self.at)?;
         m.sworn(&mut self.vow_id, &mut self.wallet)
@@ -204,7 +204,7 @@ impl OwnerSigned for Claim {
 impl Logged for Delivery {
     const TYPE: &'static str = DELIVERY_TYPE;
 
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.text("quest_id", &mut self.quest_id)?;
         m.signed(&mut self.wallet_signature, &mut self.at)?;
         m.text("vow_id", &mut self.vow_id)?;
@@ -238,7 +238,7 @@ impl OwnerSigned for Delivery {
 impl Logged for Lapse {
     const TYPE: &'static str = LAPSE_TYPE;
 
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.text("quest_id", &mut self.quest_id)?;
         m.instant("at", &mut self.at)?;
         m.text("vow_id", &mut self.vow_id)?;
@@ -251,7 +251,7 @@ impl Logged for Payment {
     const TYPE: &'static str = PAYMENT_TYPE;
 
     /// `claim` is `null` when no claim was live.
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.text("quest_id", &mut self.quest_id)?;
         m.instant("at", &mut self.at)?;
         let claim = |c: &Option<u64>| c.map_or(Value::Null, |c| json!(c));

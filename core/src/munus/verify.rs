@@ -54,7 +54,7 @@ impl LeafCheck for BoardChecker {
     /// `LinkChecker`'s business).
     fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
-        let at = |m: &str| LinkError(format!("leaf {index} ({ty}): {m}"));
+        let at = |m: &dyn std::fmt::Display| LinkError(format!("leaf {index} ({ty}): {m}"));
         if self.vows.note(v) {
             return Ok(());
         }
@@ -71,11 +71,11 @@ impl LeafCheck for BoardChecker {
         )
         .map_err(|e| at(&e))?;
         if !super::is_quest_id(rec.quest_id()) {
-            return Err(at("quest_id is not a quest id"));
+            return Err(at(&"quest_id is not a quest id"));
         }
         match &rec {
-            BoardRecord::Claim(c) => sworn(c, &self.vows),
-            BoardRecord::Delivery(d) => super::check_link(&d.link),
+            BoardRecord::Claim(c) => sworn(c, &self.vows).map_err(|e| at(&e)),
+            BoardRecord::Delivery(d) => super::check_link(&d.link).map_err(|e| at(&e)),
             BoardRecord::Lapse(_) => Ok(()),
             BoardRecord::Payment(p) => {
                 if super::is_address(&p.to)
@@ -85,11 +85,10 @@ impl LeafCheck for BoardChecker {
                 {
                     Ok(())
                 } else {
-                    Err("a payment field is malformed".into())
+                    Err(at(&"a payment field is malformed"))
                 }
             }
-        }
-        .map_err(|e| at(&e))?;
+        }?;
         self.counts[kind] += 1;
         self.records.push((index, rec));
         Ok(())

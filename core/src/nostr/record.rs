@@ -15,8 +15,9 @@
 
 use serde_json::json;
 
+use super::NostrError;
 use crate::owner::Kind;
-use crate::record::{Logged, Members, OwnerSigned, Parts};
+use crate::record::{Logged, Members, OwnerSigned, Parts, RecordError};
 
 /// Type of a binding record.
 pub const BINDING_TYPE: &str = "conduct.npub-binding/v1";
@@ -28,6 +29,23 @@ nostr_signature: BIP-340 by pubkey over the 32 bytes sha256(UTF-8 text).";
 
 /// Most bindings one vow makes per UTC day (library/NOSTR.md).
 pub use crate::owner::MAX_BINDINGS_PER_DAY;
+
+/// Why a binding's own check ([`Binding::check_nostr`]) refused it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BindingError {
+    /// `npub` is not an npub.
+    #[error("npub: {0}")]
+    Npub(NostrError),
+    /// `npub` is not written in its canonical lowercase form.
+    #[error("npub is not in its canonical lowercase form")]
+    NotCanonical,
+    /// `pubkey` is not the key `npub` encodes.
+    #[error("pubkey is not the key the npub encodes")]
+    WrongPubkey,
+    /// `nostr_signature` is not the npub key's BIP-340 signature of the text.
+    #[error("nostr_signature: {0}")]
+    NostrSignature(NostrError),
+}
 
 /// A binding of an npub to a signed vow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,23 +72,23 @@ impl Binding {
     /// Check what needs no wallet library: the npub is canonical and encodes `pubkey`, and
     /// `nostr_signature` is the npub key's BIP-340 signature over `sha256` of the text. (The
     /// EIP-191 `wallet_signature` needs the `wallet` feature: [`OwnerSigned::check_wallet`].)
-    pub fn check_nostr(&self) -> Result<(), String> {
-        let pk = super::npub_decode(&self.npub).map_err(|e| format!("npub: {e}"))?;
+    pub fn check_nostr(&self) -> Result<(), BindingError> {
+        let pk = super::npub_decode(&self.npub).map_err(BindingError::Npub)?;
         if super::npub_encode(&pk) != self.npub {
-            return Err("npub is not in its canonical lowercase form".into());
+            return Err(BindingError::NotCanonical);
         }
         if hex::encode(pk) != self.pubkey {
-            return Err("pubkey is not the key the npub encodes".into());
+            return Err(BindingError::WrongPubkey);
         }
         super::verify_text(&pk, &self.message_at(&self.origin), &self.nostr_signature)
-            .map_err(|e| format!("nostr_signature: {e}"))
+            .map_err(BindingError::NostrSignature)
     }
 }
 
 impl Logged for Binding {
     const TYPE: &'static str = BINDING_TYPE;
 
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.signed(&mut self.wallet_signature, &mut self.at)?;
         m.text("origin", &mut self.origin)?;
         m.sworn(&mut self.vow_id, &mut self.wallet)?;
@@ -95,8 +113,8 @@ impl OwnerSigned for Binding {
     }
 
     /// The npub encodes `pubkey`, which signed the text (BIP-340, no wallet library).
-    fn check_record(&self) -> Result<(), String> {
-        self.check_nostr()
+    fn check_record(&self) -> Result<(), RecordError> {
+        Ok(self.check_nostr()?)
     }
 
     fn parts(&self) -> Parts<'_> {

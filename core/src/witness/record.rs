@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 use super::{Limit, LimitInput};
 use crate::owner::Kind;
-use crate::record::{Logged, Members, OwnerSigned, Parts};
+use crate::record::{Logged, Members, OwnerSigned, Parts, RecordError};
+use crate::trace::FieldError;
 
 /// Type of a pledge record.
 pub const PLEDGE_TYPE: &str = "conduct.witness-pledge/v1";
@@ -49,7 +50,7 @@ impl Logged for Pledge {
     const TYPE: &'static str = PLEDGE_TYPE;
 
     /// The limits are read back normalized ([`limits_of`]).
-    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), String> {
+    fn fields(&mut self, m: &mut Members<'_>) -> Result<(), RecordError> {
         m.signed(&mut self.wallet_signature, &mut self.at)?;
         let write = |l: &Vec<Limit>| json!(l.iter().map(Limit::to_value).collect::<Vec<_>>());
         m.member("limits", &mut self.limits, write, |r| {
@@ -76,9 +77,30 @@ impl OwnerSigned for Pledge {
     }
 }
 
+/// Why a record's `limits` were refused ([`limits_of`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitsError {
+    /// `limits` is missing or not an array.
+    #[error("not an array")]
+    NotArray,
+    /// The limits break the pledge's rules (`normalize_limits`): each reason, `; ` between.
+    #[error("{}", join(.0))]
+    Invalid(Vec<FieldError>),
+    /// The limits are not written as `normalize_limits` writes them.
+    #[error("not in the normalized form (EIP-55 assets by address, null for unset)")]
+    NotNormalized,
+}
+
+fn join(errs: &[FieldError]) -> String {
+    errs.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Limits as a record holds them, checked to be normalized (re-normalizing gives the same).
-pub fn limits_of(v: Option<&Value>) -> Result<Vec<Limit>, String> {
-    let arr = v.and_then(Value::as_array).ok_or("not an array")?;
+pub fn limits_of(v: Option<&Value>) -> Result<Vec<Limit>, LimitsError> {
+    let arr = v.and_then(Value::as_array).ok_or(LimitsError::NotArray)?;
     let mut input = Vec::with_capacity(arr.len());
     for l in arr {
         let opt = |k: &str| l.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -88,15 +110,10 @@ pub fn limits_of(v: Option<&Value>) -> Result<Vec<Limit>, String> {
             max_outflow_per_day: opt("max_outflow_per_day"),
         });
     }
-    let limits = super::normalize_limits(&input, "").map_err(|errs| {
-        errs.iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
+    let limits = super::normalize_limits(&input, "").map_err(LimitsError::Invalid)?;
     let written: Vec<Value> = limits.iter().map(Limit::to_value).collect();
     if &written != arr {
-        return Err("not in the normalized form (EIP-55 assets by address, null for unset)".into());
+        return Err(LimitsError::NotNormalized);
     }
     Ok(limits)
 }
