@@ -62,10 +62,24 @@ pub fn npub() -> String {
     )
 }
 
+/// Why a schema could not be inlined ([`inline`], [`inline_defs`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    /// The published schema is not JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// A reference names no definition: `no <prefix><name>`.
+    #[error("no {0}")]
+    NoDefinition(String),
+    /// References nest deeper than 16 (`prefix` names the definitions).
+    #[error("{0} nests too deep")]
+    TooDeep(String),
+}
+
 /// Replace every `{"$ref": "<prefix>X", ...}` of `v` by the definition `X` of `defs` (its
 /// sibling keywords kept, the definition's own references replaced too), and drop `$schema`,
 /// `$id` and `$defs`. Refuses a reference to a missing definition and nesting deeper than 16.
-pub fn inline(v: &Value, defs: &Map<String, Value>, prefix: &str) -> Result<Value, String> {
+pub fn inline(v: &Value, defs: &Map<String, Value>, prefix: &str) -> Result<Value, SchemaError> {
     inline_at(v, defs, prefix, 0)
 }
 
@@ -74,9 +88,9 @@ fn inline_at(
     defs: &Map<String, Value>,
     prefix: &str,
     depth: u8,
-) -> Result<Value, String> {
+) -> Result<Value, SchemaError> {
     if depth > 16 {
-        return Err(format!("{prefix} nests too deep"));
+        return Err(SchemaError::TooDeep(prefix.into()));
     }
     Ok(match v {
         Value::Object(m) => {
@@ -86,7 +100,9 @@ fn inline_at(
                 .and_then(|r| r.strip_prefix(prefix));
             let mut out = match target {
                 Some(name) => {
-                    let def = defs.get(name).ok_or_else(|| format!("no {prefix}{name}"))?;
+                    let def = defs
+                        .get(name)
+                        .ok_or_else(|| SchemaError::NoDefinition(format!("{prefix}{name}")))?;
                     match inline_at(def, defs, prefix, depth + 1)? {
                         Value::Object(d) => d,
                         _ => Map::new(),
@@ -116,8 +132,8 @@ fn inline_at(
 
 /// A published schema with its `$defs` inlined and `$schema`, `$id` and `$defs` dropped, so
 /// it can stand inside another document.
-pub fn inline_defs(schema: &str) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+pub fn inline_defs(schema: &str) -> Result<Value, SchemaError> {
+    let v: Value = serde_json::from_str(schema)?;
     let defs = v
         .get("$defs")
         .and_then(Value::as_object)
@@ -204,12 +220,12 @@ mod tests {
         );
         let a = inline_defs(ATTESTATION_SCHEMA).unwrap();
         assert!(!a.to_string().contains("$defs"));
-        assert!(inline(
+        let missing = inline(
             &serde_json::json!({"$ref": "#/$defs/x"}),
             &Map::new(),
-            "#/$defs/"
-        )
-        .is_err());
+            "#/$defs/",
+        );
+        assert_eq!(missing.unwrap_err().to_string(), "no #/$defs/x");
     }
 
     /// The schema of a bare trace is the published one, and a body's trace members are its.

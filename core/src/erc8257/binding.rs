@@ -11,6 +11,51 @@ use super::{ManifestError, MAX_METADATA_URI_BYTES};
 /// The path prefix of a tool's manifest.
 const WELL_KNOWN: &str = "/.well-known/ai-tool/";
 
+/// Why a URL was refused ([`parse_url`], [`parse_https`]); the text follows the URL's name
+/// ("metadataURI has no scheme").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UrlError {
+    /// Whitespace or a control character.
+    #[error("holds the character U+{:04X}", *.0 as u32)]
+    Character(char),
+    /// No `:`.
+    #[error("has no scheme")]
+    NoScheme,
+    /// A scheme that is not a letter then letters, digits, `+`, `-` or `.`.
+    #[error("has no valid scheme")]
+    BadScheme,
+    /// No `//` after the scheme.
+    #[error("has no authority (//host)")]
+    NoAuthority,
+    /// User information (`@`) in the authority.
+    #[error("holds user information (@)")]
+    UserInfo,
+    /// A port that is not a decimal number up to 65535.
+    #[error("has an invalid port {0:?}")]
+    Port(String),
+    /// `[` without `]`.
+    #[error("has an unclosed IPv6 literal")]
+    UnclosedIpv6,
+    /// Something other than `:port` after `]`.
+    #[error("has characters after the IPv6 literal")]
+    AfterIpv6,
+    /// An empty host.
+    #[error("has an empty host")]
+    EmptyHost,
+    /// A U-label host (G3).
+    #[error("host {0:?} is a U-label: it must be given as an A-label (xn--)")]
+    ULabel(String),
+    /// A bracketed host that is not an IPv6 literal.
+    #[error("has an invalid IPv6 literal {0:?}")]
+    Ipv6(String),
+    /// A host with an empty label or a character a host cannot hold.
+    #[error("has an invalid host {0:?}")]
+    Host(String),
+    /// A scheme other than `https`.
+    #[error("scheme is {0:?}, not https")]
+    NotHttps(String),
+}
+
 /// An absolute URL split into its parts, scheme and host lower-cased (G1), port 443 of `https`
 /// elided (G2).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,13 +78,11 @@ impl Url<'_> {
 /// Parse an absolute `scheme://host[:port][path][?query][#fragment]` URL. Refused: no `//`
 /// authority, user information (`@`), an empty or non-ASCII host (a U-label, G3), characters a
 /// host cannot hold, a bad port, whitespace or control characters anywhere.
-pub(crate) fn parse_url(s: &str) -> Result<Url<'_>, String> {
+pub(crate) fn parse_url(s: &str) -> Result<Url<'_>, UrlError> {
     if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("holds the character U+{:04X}", c as u32));
+        return Err(UrlError::Character(c));
     }
-    let (scheme, rest) = s
-        .split_once(':')
-        .ok_or_else(|| "has no scheme".to_string())?;
+    let (scheme, rest) = s.split_once(':').ok_or(UrlError::NoScheme)?;
     let scheme_ok = scheme
         .as_bytes()
         .first()
@@ -48,29 +91,26 @@ pub(crate) fn parse_url(s: &str) -> Result<Url<'_>, String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
     if !scheme_ok {
-        return Err("has no valid scheme".into());
+        return Err(UrlError::BadScheme);
     }
     let scheme = scheme.to_ascii_lowercase();
-    let rest = rest
-        .strip_prefix("//")
-        .ok_or_else(|| "has no authority (//host)".to_string())?;
+    let rest = rest.strip_prefix("//").ok_or(UrlError::NoAuthority)?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
     if authority.contains('@') {
-        return Err("holds user information (@)".into());
+        return Err(UrlError::UserInfo);
     }
     let (host, port) = split_port(authority)?;
     let host = normalize_host(host)?;
     let port = match port {
         None | Some("") => None,
         Some(p) => {
+            let bad = || UrlError::Port(p.to_owned());
             if p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(format!("has an invalid port {p:?}"));
+                return Err(bad());
             }
-            let n: u32 = p
-                .parse()
-                .map_err(|_| format!("has an invalid port {p:?}"))?;
-            let n = u16::try_from(n).map_err(|_| format!("has an invalid port {p:?}"))?;
+            let n: u32 = p.parse().map_err(|_| bad())?;
+            let n = u16::try_from(n).map_err(|_| bad())?;
             (!(scheme == "https" && n == 443)).then_some(n)
         }
     };
@@ -93,18 +133,16 @@ pub(crate) fn parse_url(s: &str) -> Result<Url<'_>, String> {
 }
 
 /// Split `host[:port]`, where host may be a bracketed IPv6 literal.
-fn split_port(authority: &str) -> Result<(&str, Option<&str>), String> {
+fn split_port(authority: &str) -> Result<(&str, Option<&str>), UrlError> {
     if authority.starts_with('[') {
-        let close = authority
-            .find(']')
-            .ok_or_else(|| "has an unclosed IPv6 literal".to_string())?;
+        let close = authority.find(']').ok_or(UrlError::UnclosedIpv6)?;
         let (host, after) = authority.split_at(close + 1);
         return match after {
             "" => Ok((host, None)),
             a => a
                 .strip_prefix(':')
                 .map(|p| (host, Some(p)))
-                .ok_or_else(|| "has characters after the IPv6 literal".to_string()),
+                .ok_or(UrlError::AfterIpv6),
         };
     }
     Ok(match authority.rsplit_once(':') {
@@ -115,14 +153,12 @@ fn split_port(authority: &str) -> Result<(&str, Option<&str>), String> {
 
 /// Lower-case an ASCII host (G1); a U-label is refused (G3), as is anything but letters,
 /// digits, `-` and `.` in non-empty labels (one trailing dot allowed), or an IPv6 literal.
-fn normalize_host(host: &str) -> Result<String, String> {
+fn normalize_host(host: &str) -> Result<String, UrlError> {
     if host.is_empty() {
-        return Err("has an empty host".into());
+        return Err(UrlError::EmptyHost);
     }
     if !host.is_ascii() {
-        return Err(format!(
-            "host {host:?} is a U-label: it must be given as an A-label (xn--)"
-        ));
+        return Err(UrlError::ULabel(host.into()));
     }
     if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         let ok = !inner.is_empty()
@@ -132,7 +168,7 @@ fn normalize_host(host: &str) -> Result<String, String> {
         return if ok {
             Ok(host.to_ascii_lowercase())
         } else {
-            Err(format!("has an invalid IPv6 literal {host:?}"))
+            Err(UrlError::Ipv6(host.into()))
         };
     }
     let labels = host.strip_suffix('.').unwrap_or(host);
@@ -140,16 +176,16 @@ fn normalize_host(host: &str) -> Result<String, String> {
         .split('.')
         .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
     if !ok {
-        return Err(format!("has an invalid host {host:?}"));
+        return Err(UrlError::Host(host.into()));
     }
     Ok(host.to_ascii_lowercase())
 }
 
 /// Parse an `https` URL (after G1-G3); the reason names what is wrong.
-pub(crate) fn parse_https(s: &str) -> Result<Url<'_>, String> {
+pub(crate) fn parse_https(s: &str) -> Result<Url<'_>, UrlError> {
     let url = parse_url(s)?;
     if url.scheme != "https" {
-        return Err(format!("scheme is {:?}, not https", url.scheme));
+        return Err(UrlError::NotHttps(url.scheme));
     }
     Ok(url)
 }
@@ -314,6 +350,30 @@ mod tests {
         assert!(reason(META, "https://tools.example.com:-1/").contains("port"));
         assert!(reason(META, " https://tools.example.com").contains("U+0020"));
         assert!(reason(META, "https:tools.example.com").contains("authority"));
+    }
+
+    #[test]
+    fn url_refusals_keep_their_words() {
+        let said = |s: &str| parse_https(s).unwrap_err().to_string();
+        assert_eq!(said(" https://a.example"), "holds the character U+0020");
+        assert_eq!(
+            said("https://a.example:99999/"),
+            "has an invalid port \"99999\""
+        );
+        assert_eq!(
+            said("https://café.example"),
+            "host \"café.example\" is a U-label: it must be given as an A-label (xn--)"
+        );
+        assert_eq!(said("http://a.example"), "scheme is \"http\", not https");
+        assert_eq!(said("https://[::1/"), "has an unclosed IPv6 literal");
+        assert_eq!(
+            said("https://[zz]/"),
+            "has an invalid IPv6 literal \"[zz]\""
+        );
+        assert_eq!(
+            said("https://a_b.example/"),
+            "has an invalid host \"a_b.example\""
+        );
     }
 
     #[test]

@@ -196,7 +196,7 @@ fn https(path: String, s: &str) -> Result<(), ManifestError> {
     }
     parse_https(s)
         .map(|_| ())
-        .map_err(|r| ManifestError::invalid(path, r))
+        .map_err(|r| ManifestError::invalid(path, r.to_string()))
 }
 
 /// A hex field: `0x` and lower-case hex digits, `min..=max` digits, an even count when `even`.
@@ -580,7 +580,7 @@ pub fn validate_manifest(value: &Value) -> Result<Manifest, ManifestError> {
     let description = m.str("description")?;
     text(m.at("description"), description, DESCRIPTION_MAX, true)?;
     let endpoint = m.str("endpoint")?;
-    parse_https(endpoint).map_err(|r| ManifestError::invalid(m.at("endpoint"), r))?;
+    parse_https(endpoint).map_err(|r| ManifestError::invalid(m.at("endpoint"), r.to_string()))?;
     let (inputs, outputs) = schemas(&m)?;
     let creator = m.str("creatorAddress")?;
     let bytes = hex_field(m.at("creatorAddress"), creator, 40, 40, false)?;
