@@ -1,6 +1,143 @@
-//! The signed mirror manifest (library/MIRRORS.md): `manifest.json` lists every file of the
-//! rendered tree with its SHA-256 and length. The renderer writes it and `conduct verify-site`
-//! checks it; both name its format by the one constant here.
+//! The signed mirror manifest (library/MIRRORS.md, "The manifest"): a 16-way trie of signed
+//! bins that together list every file of the rendered tree with its SHA-256 and length.
+//! `manifest.json` is the root (the only bin with `as_of` and `expires`); each other bin is
+//! `manifest/<prefix>.json` and lists either the files whose [`key`] starts with its prefix or
+//! its non-empty children. The renderer writes it and `conduct verify-site` checks it; both
+//! take the format's names and rules from here.
 
-/// Manifest format name (its `type`).
+use sha2::{Digest, Sha256};
+
+/// The format name of the single-file manifest this trie replaces (`verify-site` reads it
+/// until it reads the trie).
 pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
+
+/// The root's format name (the `type` of `manifest.json`).
+pub const ROOT_TYPE: &str = "conduct.manifest/v2";
+
+/// The format name of every other bin (`manifest/<prefix>.json`).
+pub const BIN_TYPE: &str = "conduct.manifest-bin/v1";
+
+/// The root's path in the tree.
+pub const ROOT_PATH: &str = "manifest.json";
+
+/// The directory holding every bin but the root.
+pub const BIN_DIR: &str = "manifest";
+
+/// Hex digits of a [`key`]: the trie is at most this deep.
+pub const KEY_DIGITS: usize = 64;
+
+/// The unit of a file: its path up to the second `/` or the first `.` after its first
+/// component. A unit's files always share a bin (`vow/<id>.json`, `vow/<id>.html` and
+/// `vow/<id>/chain/3.json` are all `vow/<id>`; `index.html` is `index`).
+pub fn unit(path: &str) -> &str {
+    match path.find('/') {
+        Some(i) => {
+            let rest = &path[i + 1..];
+            let end = rest.find(['/', '.']).unwrap_or(rest.len());
+            &path[..i + 1 + end]
+        }
+        None => {
+            // A leading dot belongs to the name (the tree has no such root file, but the
+            // rule must not give an empty unit).
+            let end = path
+                .char_indices()
+                .skip(1)
+                .find(|&(_, c)| c == '.')
+                .map_or(path.len(), |(i, _)| i);
+            &path[..end]
+        }
+    }
+}
+
+/// A file's bin key: the lower-case hex SHA-256 of its [`unit`]. A bin with prefix `p` holds
+/// exactly the files whose key starts with `p`.
+pub fn key(path: &str) -> String {
+    hex::encode(Sha256::digest(unit(path).as_bytes()))
+}
+
+/// The path of the bin with `prefix` (`""` is the root, `manifest.json`).
+pub fn bin_path(prefix: &str) -> String {
+    if prefix.is_empty() {
+        ROOT_PATH.to_owned()
+    } else {
+        format!("{BIN_DIR}/{prefix}.json")
+    }
+}
+
+/// The prefix a bin path names: `Some("")` for the root, `Some(p)` for
+/// `manifest/<p>.json` with `p` one to [`KEY_DIGITS`] lower-case hex digits, else `None`.
+pub fn bin_prefix(path: &str) -> Option<&str> {
+    if path == ROOT_PATH {
+        return Some("");
+    }
+    let p = path
+        .strip_prefix(BIN_DIR)?
+        .strip_prefix('/')?
+        .strip_suffix(".json")?;
+    let hex = p.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    (hex && !p.is_empty() && p.len() <= KEY_DIGITS).then_some(p)
+}
+
+/// Whether `path` belongs to the manifest itself (the root or anything under `manifest/`),
+/// which lists no file of its own.
+pub fn is_manifest_path(path: &str) -> bool {
+    path == ROOT_PATH
+        || path
+            .strip_prefix(BIN_DIR)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The hex digits, in order.
+pub const DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_group_a_vows_files() {
+        for (p, u) in [
+            ("vow/ab12/chain/3.json", "vow/ab12"),
+            ("vow/ab12.json", "vow/ab12"),
+            ("vow/ab12.html", "vow/ab12"),
+            ("vow/ab12/feed.atom", "vow/ab12"),
+            ("index.html", "index"),
+            ("index.json", "index"),
+            ("robots.txt", "robots"),
+            ("sitemap", "sitemap"),
+            (".well-known/x402.json", ".well-known/x402"),
+            ("library/METER.md", "library/METER"),
+            ("registry/tool/7.json", "registry/tool"),
+            (".x", ".x"),
+        ] {
+            assert_eq!(unit(p), u, "{p}");
+        }
+        assert_eq!(key("vow/ab12.json"), key("vow/ab12/chain/0.json"));
+        assert_ne!(key("vow/ab12.json"), key("vow/ab13.json"));
+        assert_eq!(
+            key("index.html"),
+            "1bc04b5291c26a46d918139138b992d2de976d6851d0893b0476b85bfbdfc6e6"
+        );
+    }
+
+    #[test]
+    fn bin_paths_round_trip() {
+        assert_eq!(bin_path(""), "manifest.json");
+        assert_eq!(bin_path("a0"), "manifest/a0.json");
+        for p in ["", "a", "0f3", &"f".repeat(64)] {
+            assert_eq!(bin_prefix(&bin_path(p)), Some(p));
+        }
+        for bad in [
+            "manifest/.json",
+            "manifest/A.json",
+            "manifest/g.json",
+            "manifest/a.jso",
+            "manifest/a/b.json",
+            &format!("manifest/{}.json", "0".repeat(65)),
+        ] {
+            assert_eq!(bin_prefix(bad), None, "{bad}");
+        }
+        assert!(is_manifest_path("manifest.json") && is_manifest_path("manifest/x"));
+        assert!(!is_manifest_path("manifests/x") && !is_manifest_path("manifest"));
+    }
+}

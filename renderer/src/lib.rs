@@ -11,6 +11,7 @@ pub mod familiar;
 pub mod hive;
 pub mod input;
 pub mod live;
+pub mod manifest;
 pub mod mark;
 pub mod munus;
 pub mod openapi;

@@ -1,35 +1,56 @@
 //! Incremental publishing into the site directory: writes only files whose bytes changed,
-//! keeps the hash and length of every file for the signed manifest, and re-signs the manifest
-//! on demand. One `Publisher` is the only writer of the tree outside `log/`.
+//! keeps the signed manifest (a trie of bins, [`crate::manifest`]; library/MIRRORS.md) in step
+//! with them, and re-signs it on demand. One `Publisher` is the only writer of the tree
+//! outside `log/`.
 //!
-//! Signing the manifest of a large tree takes tens of milliseconds, so a running service hands
-//! it to a [`ManifestSigner`] thread that keeps its own copy of the file list (fed by every
-//! change) and signs when asked, never holding up a render.
+//! Memory is the manifest's shape and a bounded cache of bin listings, never the file list: a
+//! changed file marks its leaf bin, and a round re-signs the marked leaves, their ancestors and
+//! the root. A running service signs rounds on a thread of its own, never holding up a render.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::Mutex;
 
-use conduct_core::signing::ServiceKey;
+use conduct_core::manifest::{bin_path, bin_prefix, is_manifest_path, BIN_DIR, ROOT_PATH};
+use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
+use conduct_core::sync::lock;
 use conduct_indexer::durable::replace_atomic;
 use sha2::{Digest, Sha256};
 
+use crate::manifest::{parse_bin, Body, Round, Sha, SignState, SignerThread, Trie, SPLIT_AT};
 use crate::parallel::map_on_every_core;
-use crate::site::{manifest_bytes, manifest_files};
 use crate::tree::Tree;
 use crate::RenderError;
+
+/// Most entries of leaf listings kept in memory once written (about 130 bytes each).
+const CACHE_ENTRIES: usize = 1 << 18;
+
+/// Changed entries after which a long render writes its bins before the manifest is asked for
+/// (the root follows with the next [`Publisher::write_manifest`]), so its memory stays bounded.
+const FLUSH_ENTRIES: usize = 1 << 19;
+
+/// Where rounds are signed.
+#[derive(Debug)]
+enum Signing {
+    /// On the caller's thread; `state` once a key is known, `failed` a round to retry.
+    Inline {
+        state: Option<Box<SignState>>,
+        failed: Option<Round>,
+        done: u64,
+    },
+    /// On a [`SignerThread`].
+    Thread(SignerThread),
+}
 
 /// The site directory and what the manifest says about it.
 #[derive(Debug)]
 pub struct Publisher {
     root: PathBuf,
-    files: BTreeMap<String, (String, u64)>,
-    /// Entries taken from the previous signed manifest ([`Publisher::seed_from_manifest`]),
-    /// not yet compared with what is on disk.
-    seeded: std::collections::BTreeSet<String>,
-    dirty: bool,
-    signer: Option<ManifestSigner>,
+    trie: Mutex<Trie>,
+    signing: Signing,
+    /// The last round taken.
+    round: u64,
+    key: Option<ServiceKey>,
     writes: usize,
 }
 
@@ -37,82 +58,167 @@ impl Publisher {
     /// A publisher for `root` whose files are exactly `tree` (just written by
     /// [`Tree::write_to`]).
     pub fn from_tree(root: &Path, tree: &Tree) -> Self {
+        Self::from_tree_split_at(root, tree, SPLIT_AT)
+    }
+
+    /// [`Self::from_tree`] with leaves that split above `split_at` files (tests).
+    pub fn from_tree_split_at(root: &Path, tree: &Tree, split_at: usize) -> Self {
+        let mut trie = Trie::new(root, split_at);
+        for (path, bytes) in &tree.files {
+            if !is_manifest_path(path) && !path.starts_with("log/") {
+                trie.insert(path, Sha256::digest(bytes).into(), bytes.len() as u64);
+            }
+        }
         Publisher {
             root: root.to_path_buf(),
-            files: manifest_files(tree),
-            seeded: Default::default(),
-            dirty: false,
-            signer: None,
+            trie: Mutex::new(trie),
+            signing: Signing::Inline {
+                state: None,
+                failed: None,
+                done: 0,
+            },
+            round: 0,
+            key: None,
             writes: 0,
         }
     }
 
-    /// Whether `rel` already holds `bytes` (SHA-256 `sha`). A file this publisher has not
-    /// written yet is compared with the bytes on disk, and recorded when equal.
-    fn holds(&mut self, rel: &str, bytes: &[u8], sha: &str) -> bool {
-        let len = bytes.len() as u64;
-        // A seeded entry is only the previous manifest's word: compare with the disk once.
-        let seeded = self.seeded.remove(rel);
-        if let Some((h, l)) = self.files.get(rel).filter(|_| !seeded) {
-            return h == sha && *l == len;
+    fn trie(&mut self) -> &mut Trie {
+        self.trie.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sign with `key` from now on: a long render then writes its bins as it goes instead of
+    /// holding every changed listing until [`Self::write_manifest`].
+    pub fn sign_with(&mut self, key: &ServiceKey) -> Result<(), RenderError> {
+        if let Signing::Inline {
+            state: s @ None, ..
+        } = &mut self.signing
+        {
+            *s = Some(Box::new(SignState::fresh(&self.root, key)?));
         }
-        let path = self.root.join(rel);
+        let pinned = PinnedKey::parse(&key.vkey())
+            .map_err(|e| RenderError::Input(format!("the key: {e}")))?;
+        self.trie().set_pinned(pinned);
+        self.key = Some(key.clone());
+        Ok(())
+    }
+
+    /// Whether `rel` already holds `bytes` (SHA-256 `sha`): the listing says so and the disk
+    /// agrees. A file the listing does not name is compared with the disk, and listed when
+    /// equal; a listed file is still compared with the disk (the listing may be a previous
+    /// run's word).
+    fn holds(trie: &mut Trie, root: &Path, rel: &str, bytes: &[u8], sha: &Sha) -> bool {
+        let len = bytes.len() as u64;
+        let listed = trie.get(rel);
+        if listed.is_some_and(|l| l != (*sha, len)) {
+            return false;
+        }
+        let path = root.join(rel);
         let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
             && std::fs::read(&path).is_ok_and(|old| old == bytes);
-        if on_disk {
-            self.record(rel, sha.to_owned(), len);
+        if on_disk && listed.is_none() {
+            trie.insert(rel, *sha, len);
         }
         on_disk
     }
 
-    /// Take the files the previous signed manifest of this tree lists (its signature checked
-    /// against `key`), where their length on disk still matches, as this publisher's listing,
-    /// so a restarted service can re-sign a manifest that covers the whole tree before it has
-    /// re-rendered every file. Each such entry is compared with the disk the first time its
-    /// file is put. Returns how many entries were taken; none when the manifest is missing or
-    /// does not verify.
+    /// Take the manifest on disk (its root's signature checked against `key`) as this
+    /// publisher's listing, so a restarted service can re-sign a manifest that covers the
+    /// whole tree before it has re-rendered every file: the root is read now, each bin when a
+    /// file under it is first put or looked up, and every listed file is still compared with
+    /// the disk before a write is skipped. Bins a crash left newer than the root are
+    /// reconciled first. A `conduct.manifest/v1` manifest (one file listing everything) is
+    /// taken once, entry by entry where the length on disk matches, and replaced by the trie
+    /// at the next signing. Files put before this call stay listed. Returns how many files
+    /// are listed; none when the manifest is missing or does not verify.
     pub fn seed_from_manifest(&mut self, key: &ServiceKey) -> usize {
-        let Ok(bytes) = std::fs::read(self.root.join("manifest.json")) else {
+        if self.round > 0 {
+            tracing::warn!("the manifest was signed already; not seeded from the disk");
+            return 0;
+        }
+        let Ok(bytes) = std::fs::read(self.root.join(ROOT_PATH)) else {
             return 0;
         };
-        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        let Ok(pinned) = PinnedKey::parse(&key.vkey()) else {
             return 0;
         };
-        let Ok(pinned) = conduct_core::signing::PinnedKey::parse(&key.vkey()) else {
+        if let Ok(Body::Bins(children)) = parse_bin(&bytes, "", &pinned) {
+            return self.seed_trie(key, pinned, children);
+        }
+        self.seed_v1(key, &bytes, &pinned)
+    }
+
+    fn seed_trie(
+        &mut self,
+        key: &ServiceKey,
+        pinned: PinnedKey,
+        children: crate::manifest::Children,
+    ) -> usize {
+        let Ok(mut state) = SignState::seeded(&self.root, key, children.clone()) else {
             return 0;
         };
-        if conduct_core::signing::verify_snapshot(&doc, &pinned).is_err() {
+        let before = self.trie().entries();
+        let split_at = self.trie().split_at();
+        let mut trie = Trie::seeded(&self.root, split_at, &children, pinned);
+        for lost in state.repair(newer_bins(&self.root)) {
+            trie.touch(&lost);
+        }
+        for (path, sha, len) in before {
+            trie.insert(&path, sha, len);
+        }
+        let total = trie.total() as usize;
+        *self.trie() = trie;
+        self.signing = Signing::Inline {
+            state: Some(Box::new(state)),
+            failed: None,
+            done: 0,
+        };
+        self.key = Some(key.clone());
+        total
+    }
+
+    fn seed_v1(&mut self, key: &ServiceKey, bytes: &[u8], pinned: &PinnedKey) -> usize {
+        let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+            return 0;
+        };
+        if doc["type"] != "conduct.manifest/v1" || verify_snapshot(&doc, pinned).is_err() {
             return 0;
         }
         let Some(files) = doc["files"].as_object() else {
             return 0;
         };
+        let root = self.root.clone();
         let mut taken = 0;
         for (rel, f) in files {
-            if self.files.contains_key(rel) {
-                continue;
-            }
             let (Some(sha), Some(len)) = (f["sha256"].as_str(), f["len"].as_u64()) else {
                 continue;
             };
-            if std::fs::metadata(self.root.join(rel)).is_ok_and(|m| m.is_file() && m.len() == len) {
-                self.files.insert(rel.clone(), (sha.to_owned(), len));
-                self.seeded.insert(rel.clone());
+            let mut s = [0u8; 32];
+            if hex::decode_to_slice(sha, &mut s).is_err() || self.trie().get(rel).is_some() {
+                continue;
+            }
+            if std::fs::metadata(root.join(rel)).is_ok_and(|m| m.is_file() && m.len() == len) {
+                self.trie().insert(rel, s, len);
                 taken += 1;
             }
+        }
+        if self.sign_with(key).is_err() {
+            return 0;
         }
         taken
     }
 
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
     pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
-        let sha = hex::encode(Sha256::digest(bytes));
-        if self.holds(rel, bytes, &sha) {
+        let sha: Sha = Sha256::digest(bytes).into();
+        let root = self.root.clone();
+        if Self::holds(self.trie(), &root, rel, bytes, &sha) {
             return Ok(false);
         }
-        replace_atomic(&self.root.join(rel), bytes, 0o644, "pub")?;
-        self.record(rel, sha, bytes.len() as u64);
+        replace_atomic(&root.join(rel), bytes, 0o644, "pub")?;
+        self.trie().insert(rel, sha, bytes.len() as u64);
         self.writes += 1;
+        self.after_puts();
         Ok(true)
     }
 
@@ -120,14 +226,17 @@ impl Publisher {
     /// changes several files of its vow; each write is a file creation and a rename). Returns
     /// how many were written.
     pub fn put_many(&mut self, files: Vec<(String, Vec<u8>)>) -> io::Result<usize> {
+        let root = self.root.clone();
         let mut changed = Vec::with_capacity(files.len());
-        for (rel, bytes) in files {
-            let sha = hex::encode(Sha256::digest(&bytes));
-            if !self.holds(&rel, &bytes, &sha) {
-                changed.push((rel, bytes, sha));
+        {
+            let trie = self.trie();
+            for (rel, bytes) in files {
+                let sha: Sha = Sha256::digest(&bytes).into();
+                if !Self::holds(trie, &root, &rel, &bytes, &sha) {
+                    changed.push((rel, bytes, sha));
+                }
             }
         }
-        let root = &self.root;
         let written = map_on_every_core(
             changed.iter().collect(),
             |(rel, bytes, _)| replace_atomic(&root.join(rel), bytes, 0o644, "pub"),
@@ -138,7 +247,7 @@ impl Publisher {
         for ((rel, bytes, sha), result) in changed.into_iter().zip(written) {
             match result {
                 Ok(()) => {
-                    self.record(&rel, sha, bytes.len() as u64);
+                    self.trie().insert(&rel, sha, bytes.len() as u64);
                     self.writes += 1;
                     n += 1;
                 }
@@ -147,26 +256,103 @@ impl Publisher {
                 }
             }
         }
+        self.after_puts();
         first_error.map_or(Ok(n), Err)
     }
 
-    fn record(&mut self, rel: &str, sha: String, len: u64) {
-        if let Some(s) = &self.signer {
-            let _ = s.tx.send(SignerMsg::File(rel.to_owned(), sha.clone(), len));
+    /// Keep memory bounded: write the bins of a long render's changes once they are many
+    /// (when a key is known), and forget listings already on disk beyond the cache.
+    fn after_puts(&mut self) {
+        if self.trie().dirty_entries() > FLUSH_ENTRIES && self.key.is_some() {
+            if let Err(e) = self.send_round(None) {
+                tracing::warn!(error = %e, "writing manifest bins failed; kept in memory");
+            }
         }
-        self.files.insert(rel.to_owned(), (sha, len));
-        self.dirty = true;
+        let done = self.done();
+        self.trie().evict(done, CACHE_ENTRIES);
     }
 
-    /// From now on sign the manifest on a thread of its own ([`ManifestSigner`]):
-    /// [`Self::write_manifest`] then only asks for it.
-    pub fn sign_off_thread(&mut self, key: &ServiceKey, ttl: u64) -> io::Result<()> {
-        self.signer = Some(ManifestSigner::spawn(
-            self.root.clone(),
-            key.clone(),
-            ttl,
-            self.files.clone(),
-        )?);
+    /// The last round on disk.
+    fn done(&self) -> u64 {
+        match &self.signing {
+            Signing::Inline { done, .. } => *done,
+            Signing::Thread(t) => t.done(),
+        }
+    }
+
+    /// Take the changes into a new round and sign it (root: as of, ttl), here or on the
+    /// signer thread.
+    fn send_round(&mut self, root: Option<(u64, u64)>) -> Result<(), RenderError> {
+        self.round += 1;
+        let no = self.round;
+        let (leaves, fresh) = self.trie().take_round(no);
+        let round = Round {
+            leaves: leaves.into_iter().collect(),
+            fresh,
+            root,
+        };
+        match &mut self.signing {
+            Signing::Thread(t) => t.send(no, round),
+            Signing::Inline {
+                state,
+                failed,
+                done,
+            } => {
+                let Some(state) = state else {
+                    return Err(RenderError::Input("no key to sign the manifest".into()));
+                };
+                let round = match failed.take() {
+                    Some(mut earlier) => {
+                        earlier.merge(round);
+                        earlier
+                    }
+                    None => round,
+                };
+                match state.process(&round) {
+                    Ok(_) => {
+                        *done = no;
+                        Ok(())
+                    }
+                    Err(e) => {
+                        *failed = Some(round);
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    /// From now on sign the manifest on a thread of its own ([`SignerThread`]):
+    /// [`Self::write_manifest`] then only asks for it. (`ttl` is given with each request.)
+    pub fn sign_off_thread(&mut self, key: &ServiceKey, _ttl: u64) -> io::Result<()> {
+        if matches!(self.signing, Signing::Thread(_)) {
+            return Ok(());
+        }
+        self.sign_with(key).map_err(io::Error::other)?;
+        let Signing::Inline {
+            state,
+            failed,
+            done,
+        } = std::mem::replace(
+            &mut self.signing,
+            Signing::Inline {
+                state: None,
+                failed: None,
+                done: 0,
+            },
+        )
+        else {
+            return Ok(());
+        };
+        let Some(state) = state else {
+            return Err(io::Error::other("no manifest signer state"));
+        };
+        let thread = SignerThread::spawn(*state)?;
+        if let Some(r) = failed {
+            // Retried first, on the thread.
+            thread.send(done, r).map_err(io::Error::other)?;
+        }
+        self.signing = Signing::Thread(thread);
         Ok(())
     }
 
@@ -180,32 +366,56 @@ impl Publisher {
         self.writes += n;
     }
 
-    /// The SHA-256 (hex) of the file at `rel` as published, if this publisher knows it.
+    /// The SHA-256 (hex) of the file at `rel` as the manifest lists it, if it does.
     pub fn sha256_of(&self, rel: &str) -> Option<String> {
-        self.files.get(rel).map(|(sha, _)| sha.clone())
+        lock(&self.trie).get(rel).map(|(sha, _)| hex::encode(sha))
     }
 
     /// True when files changed since the manifest was last signed.
     pub fn dirty(&self) -> bool {
-        self.dirty
+        lock(&self.trie).is_dirty()
     }
 
     /// Files the manifest covers.
     pub fn len(&self) -> usize {
-        self.files.len()
+        lock(&self.trie).total() as usize
     }
 
     /// True when no file is published.
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.len() == 0
     }
 
     /// Wait for the signer thread (if any) to sign what it was asked to, and sign on this
-    /// thread from now on.
+    /// thread from now on (over the manifest on disk).
     pub fn stop_signing_off_thread(&mut self) {
-        if let Some(s) = self.signer.take() {
-            drop(s.tx);
-            let _ = s.thread.join();
+        if let Signing::Thread(_) = self.signing {
+            let Signing::Thread(t) = std::mem::replace(
+                &mut self.signing,
+                Signing::Inline {
+                    state: None,
+                    failed: None,
+                    done: 0,
+                },
+            ) else {
+                return;
+            };
+            let done = t.done();
+            t.stop();
+            // The thread owned the interiors; a later round reads them back from the disk.
+            let state = self.key.as_ref().and_then(|key| {
+                let pinned = PinnedKey::parse(&key.vkey()).ok()?;
+                let bytes = std::fs::read(self.root.join(ROOT_PATH)).ok()?;
+                match parse_bin(&bytes, "", &pinned).ok()? {
+                    Body::Bins(children) => SignState::seeded(&self.root, key, children).ok(),
+                    Body::Files(_) => None,
+                }
+            });
+            self.signing = Signing::Inline {
+                state: state.map(Box::new),
+                failed: None,
+                done: self.round.max(done),
+            };
         }
     }
 
@@ -217,87 +427,30 @@ impl Publisher {
         as_of: u64,
         ttl: u64,
     ) -> Result<(), RenderError> {
-        match &self.signer {
-            Some(s) => {
-                s.tx.send(SignerMsg::Sign(as_of))
-                    .map_err(|_| RenderError::Input("the manifest signer stopped".into()))?
-            }
-            None => write_manifest(&self.root, key, &self.files, as_of, ttl)?,
+        if self.key.is_none() {
+            self.sign_with(key)?;
         }
-        self.dirty = false;
+        self.send_round(Some((as_of, ttl)))?;
+        let done = self.done();
+        self.trie().evict(done, CACHE_ENTRIES);
         Ok(())
     }
 }
 
-fn write_manifest(
-    root: &Path,
-    key: &ServiceKey,
-    files: &BTreeMap<String, (String, u64)>,
-    as_of: u64,
-    ttl: u64,
-) -> Result<(), RenderError> {
-    let bytes = manifest_bytes(key, files, as_of, ttl)?;
-    replace_atomic(&root.join("manifest.json"), &bytes, 0o644, "manifest")
-        .map_err(|e| RenderError::Input(format!("writing the manifest: {e}")))
-}
-
-enum SignerMsg {
-    File(String, String, u64),
-    Sign(u64),
-}
-
-/// A thread that owns a copy of the manifest's file list and signs `manifest.json` on request.
-/// Requests that queue up while it signs are answered by one signature. It stops when the
-/// [`Publisher`] holding it is dropped.
-#[derive(Debug)]
-pub struct ManifestSigner {
-    tx: mpsc::Sender<SignerMsg>,
-    thread: std::thread::JoinHandle<()>,
-}
-
-impl ManifestSigner {
-    fn spawn(
-        root: PathBuf,
-        key: ServiceKey,
-        ttl: u64,
-        mut files: BTreeMap<String, (String, u64)>,
-    ) -> io::Result<ManifestSigner> {
-        let (tx, rx) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("manifest-sign".into())
-            .spawn(move || {
-                // A manifest that could not be written (a full disk) is retried every
-                // second until it is, with the newest file list.
-                let mut pending: Option<u64> = None;
-                loop {
-                    let first = match pending {
-                        None => match rx.recv() {
-                            Ok(m) => Some(m),
-                            Err(_) => break,
-                        },
-                        Some(_) => match rx.recv_timeout(std::time::Duration::from_secs(1)) {
-                            Ok(m) => Some(m),
-                            Err(mpsc::RecvTimeoutError::Timeout) => None,
-                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                        },
-                    };
-                    let mut sign = pending.take();
-                    for m in first.into_iter().chain(rx.try_iter()) {
-                        match m {
-                            SignerMsg::File(p, sha, len) => {
-                                files.insert(p, (sha, len));
-                            }
-                            SignerMsg::Sign(at) => sign = Some(at),
-                        }
-                    }
-                    if let Some(at) = sign {
-                        if let Err(e) = write_manifest(&root, &key, &files, at, ttl) {
-                            tracing::error!(error = %e, "signing the manifest failed; retried every second");
-                            pending = Some(at);
-                        }
-                    }
-                }
-            })?;
-        Ok(ManifestSigner { tx, thread })
-    }
+/// The bins under `manifest/` written after the root (a round a crash cut before its root).
+fn newer_bins(site: &Path) -> Vec<String> {
+    let Ok(root) = std::fs::metadata(site.join(ROOT_PATH)).and_then(|m| m.modified()) else {
+        return Vec::new();
+    };
+    let Ok(dir) = std::fs::read_dir(site.join(BIN_DIR)) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
+            let p = bin_prefix(&name)?.to_owned();
+            let t = e.metadata().ok()?.modified().ok()?;
+            (t > root && bin_path(&p) == name).then_some(p)
+        })
+        .collect()
 }

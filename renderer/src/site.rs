@@ -9,7 +9,6 @@ use conduct_core::attestation::predicates_doc;
 use conduct_core::schema::{ATTESTATION_SCHEMA, TRACE_SCHEMA};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::ServiceKey;
-use conduct_core::time::rfc3339;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -17,14 +16,11 @@ use crate::docs;
 use crate::pages::{
     CardPage, CatalogPage, DocPage, DocRow, EndpointRow, LibraryPage, PageHead, PubkeyPage,
 };
-use crate::snapshot::{signed_bytes, signed_extension_bytes, signed_raw};
+use crate::snapshot::{signed_bytes, signed_extension_bytes};
 use crate::tree::Tree;
 use crate::RenderError;
 
 pub use crate::input::{route_matches, PostedPrice, RouteInfo, SiteInput};
-
-/// Manifest format name (one constant, in conduct-core, for the renderer and verify-site).
-pub use conduct_core::manifest::MANIFEST_TYPE;
 
 const WHAT: &str = "conduct measures how an agent's reasoning and actions couple to a context \
 flag (being monitored, say) and signs the reading, so anyone can verify it offline.";
@@ -397,15 +393,19 @@ fn put_discovery(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderErr
     Ok(())
 }
 
-/// The signed manifest of every file put so far.
+/// The signed manifest of every file put so far: its root and bins (built at once, as the
+/// publisher grows them).
 fn put_manifest(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
-    let manifest = manifest_bytes(
+    let bins = crate::manifest::build(
         input.key,
         &manifest_files(tree),
         input.as_of,
         input.manifest_ttl,
+        crate::manifest::SPLIT_AT,
     )?;
-    tree.put("manifest.json", manifest);
+    for (path, bytes) in bins {
+        tree.put(path, bytes);
+    }
     Ok(())
 }
 
@@ -414,45 +414,7 @@ fn put_manifest(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderErro
 pub fn manifest_files(tree: &Tree) -> std::collections::BTreeMap<String, (String, u64)> {
     tree.files
         .iter()
-        .filter(|(p, _)| p.as_str() != "manifest.json" && !p.starts_with("log/"))
+        .filter(|(p, _)| !conduct_core::manifest::is_manifest_path(p) && !p.starts_with("log/"))
         .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
         .collect()
-}
-
-/// The signed manifest of files given as path -> (hex SHA-256, length), as file bytes. The
-/// `files` object is written straight from the map (it has tens of thousands of members on a
-/// large tree), in RFC 8785 member order.
-pub fn manifest_bytes(
-    key: &ServiceKey,
-    files: &std::collections::BTreeMap<String, (String, u64)>,
-    as_of: u64,
-    ttl: u64,
-) -> Result<Vec<u8>, RenderError> {
-    use conduct_core::canonical::{utf16_cmp, write_string, write_u64};
-    let mut order: Vec<(&String, &(String, u64))> = files.iter().collect();
-    if !files.keys().all(|p| p.is_ascii()) {
-        // UTF-16 order differs from the map's byte order only beyond ASCII.
-        order.sort_by(|a, b| utf16_cmp(a.0, b.0));
-    }
-    let mut raw = Vec::with_capacity(files.len() * 120);
-    raw.push(b'{');
-    for (i, (path, (sha, len))) in order.into_iter().enumerate() {
-        if i > 0 {
-            raw.push(b',');
-        }
-        write_string(&mut raw, path);
-        raw.extend_from_slice(b":{\"len\":");
-        write_u64(&mut raw, *len)?;
-        raw.extend_from_slice(b",\"sha256\":");
-        write_string(&mut raw, sha);
-        raw.push(b'}');
-    }
-    raw.push(b'}');
-    let mut m = serde_json::Map::new();
-    m.insert("type".into(), json!(MANIFEST_TYPE));
-    m.insert("version".into(), json!(as_of));
-    m.insert("as_of".into(), json!(rfc3339(as_of)));
-    m.insert("expires".into(), json!(rfc3339(as_of.saturating_add(ttl))));
-    m.insert("scope".into(), scope_value());
-    Ok(signed_raw(key, m, &[("files", &raw)])?)
 }

@@ -14,7 +14,7 @@ use conduct_indexer::durable::write_atomic;
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
 /// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), the Nostr profile and
 /// mark (`hive/`, written at startup from the indexer's key), the familiars (`/familiars` and
-/// `/familiar/<id>`), sitemap and the manifest (the publisher's).
+/// `/familiar/<id>`), sitemap and the manifest and its bins (the publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -36,6 +36,7 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "familiar/",
     "sitemap.xml",
     "manifest.json",
+    "manifest/",
 ];
 
 /// A rendered static tree.

@@ -1,8 +1,10 @@
 //! Two renders of the same state and `as_of` are byte-identical; every JSON file is a signed
-//! snapshot that verifies (`/openapi.json` under its `x-` members); the manifest covers every
-//! other file with its hash and length.
+//! snapshot that verifies (`/openapi.json` under its `x-` members); the manifest's bins cover
+//! every other file with its hash and length.
 
+use conduct_core::manifest::bin_path;
 use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
+use conduct_renderer::manifest::{parse_bin, BinRef, Body};
 use conduct_renderer::{render, RouteInfo, SiteInput};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -72,15 +74,37 @@ fn every_json_file_is_signed_and_the_manifest_covers_the_tree() {
         }
     }
     let manifest: Value = serde_json::from_slice(&tree.files["manifest.json"]).unwrap();
+    assert_eq!(manifest["type"], "conduct.manifest/v2");
     assert_eq!(manifest["as_of"], "2026-11-21T12:00:00Z");
     assert_eq!(manifest["expires"], "2026-11-21T13:00:00Z");
-    let files = manifest["files"].as_object().unwrap();
-    assert_eq!(files.len(), tree.files.len() - 1);
-    for (path, entry) in files {
-        let bytes = &tree.files[path];
-        assert_eq!(entry["len"], bytes.len());
-        assert_eq!(entry["sha256"], hex::encode(Sha256::digest(bytes)));
+    // Every file but the manifest's own, once, through the bins from the root down.
+    let mut listed = 0;
+    let mut bins = 0;
+    let mut stack = vec![(String::new(), None::<BinRef>)];
+    while let Some((prefix, want)) = stack.pop() {
+        let bytes = &tree.files[&bin_path(&prefix)];
+        let body = parse_bin(bytes, &prefix, &pinned).unwrap();
+        bins += 1;
+        if let Some(want) = want {
+            assert_eq!(BinRef::of(bytes, body.files()), want, "{prefix}");
+        }
+        match body {
+            Body::Files(files) => {
+                for (path, (sha, len)) in files {
+                    let bytes = &tree.files[&path];
+                    assert_eq!(len, bytes.len() as u64, "{path}");
+                    assert_eq!(sha, <[u8; 32]>::from(Sha256::digest(bytes)), "{path}");
+                    listed += 1;
+                }
+            }
+            Body::Bins(children) => {
+                for (d, r) in children {
+                    stack.push((format!("{prefix}{}", d as char), Some(r)));
+                }
+            }
+        }
     }
+    assert_eq!(listed + bins, tree.files.len());
 }
 
 #[test]

@@ -145,11 +145,13 @@ pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, Rend
     sweep(site)?;
     let mut tree = render(input)?;
     // The manifest, which must cover every source's files too, is the publisher's.
-    tree.files.remove("manifest.json");
+    tree.files
+        .retain(|p, _| !conduct_core::manifest::is_manifest_path(p));
     let report = tree
         .write_to(site)
         .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
     let mut publisher = Publisher::from_tree(site, &tree);
+    publisher.sign_with(input.key)?;
     publisher.count_writes(report.written.len());
     Ok(publisher)
 }

@@ -1,0 +1,360 @@
+//! The signer's side of the manifest: each interior bin's children (read from disk as first
+//! needed), and a round: the changed leaves written, then each ancestor, deepest first, then
+//! the root, so a bin is on disk before any bin that names it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use conduct_core::manifest::{bin_path, bin_prefix, BIN_DIR, DIGITS};
+use conduct_core::signing::{PinnedKey, ServiceKey};
+use conduct_indexer::durable::replace_atomic;
+
+use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
+use crate::RenderError;
+
+/// What one round signs.
+#[derive(Debug, Default)]
+pub struct Round {
+    /// Changed leaves and their listings.
+    pub leaves: BTreeMap<String, Arc<Listing>>,
+    /// Prefixes whose bins were replaced (split: `true`; rebuilt as a leaf: `false`), in order.
+    pub fresh: Vec<(String, bool)>,
+    /// Sign the root as of `.0`, valid `.1` seconds; `None`: write the bins only (a publisher
+    /// freeing memory in the middle of a long render).
+    pub root: Option<(u64, u64)>,
+}
+
+impl Round {
+    /// Fold a later round into this one.
+    pub fn merge(&mut self, later: Round) {
+        for (f, _) in &later.fresh {
+            // A replaced prefix's earlier leaves are in the later round's new bins.
+            self.leaves.retain(|p, _| !p.starts_with(f.as_str()));
+        }
+        self.fresh.extend(later.fresh);
+        self.leaves.extend(later.leaves);
+        if later.root.is_some() {
+            self.root = later.root;
+        }
+    }
+}
+
+/// What a round wrote.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Written {
+    /// Bins written, the root included.
+    pub bins: usize,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+/// The interior bins as the signer knows them.
+#[derive(Debug)]
+pub struct SignState {
+    site: PathBuf,
+    key: ServiceKey,
+    pinned: PinnedKey,
+    /// Interior bins read or written so far (the root is `""`): their children.
+    interiors: HashMap<String, Children>,
+    /// Interior bins to re-sign in the next round (a child on disk differs from what they say).
+    pending: BTreeSet<String>,
+    /// Prefixes under which bins that nothing names are removed once the next root is written.
+    sweep: Vec<String>,
+}
+
+impl SignState {
+    /// The signer of a manifest built from nothing: once its first root is written, every
+    /// other bin file under `manifest/` is removed.
+    pub fn fresh(site: &Path, key: &ServiceKey) -> Result<SignState, RenderError> {
+        let mut interiors = HashMap::new();
+        interiors.insert(String::new(), Children::new());
+        Ok(SignState {
+            site: site.to_path_buf(),
+            key: key.clone(),
+            pinned: pinned(key)?,
+            interiors,
+            pending: BTreeSet::new(),
+            sweep: vec![String::new()],
+        })
+    }
+
+    /// The signer of the manifest on disk whose root lists `children`.
+    pub fn seeded(
+        site: &Path,
+        key: &ServiceKey,
+        children: Children,
+    ) -> Result<SignState, RenderError> {
+        let mut s = SignState::fresh(site, key)?;
+        s.interiors.insert(String::new(), children);
+        s.sweep.clear();
+        Ok(s)
+    }
+
+    /// Reconcile the bins `suspects` (written after the root on disk: a round that a crash
+    /// cut before its root) with what their parents say: a bin that no parent names is
+    /// removed; a parent that names another version of it is re-signed in the next round.
+    /// Returns the named bins that do not verify (for the publisher to rebuild).
+    pub fn repair(&mut self, mut suspects: Vec<String>) -> Vec<String> {
+        suspects.sort_by_key(String::len);
+        let mut lost = Vec::new();
+        for s in suspects {
+            let (parent, d) = s.split_at(s.len() - 1);
+            let d = d.as_bytes()[0];
+            let named = match self.try_load(parent) {
+                Ok(true) => self.interiors.get(parent).and_then(|c| c.get(&d)).copied(),
+                Ok(false) => None,
+                Err(e) => {
+                    tracing::warn!(bin = %bin_path(parent), error = %e, "manifest bin unreadable");
+                    continue;
+                }
+            };
+            let Some(named) = named else {
+                let _ = std::fs::remove_file(self.site.join(bin_path(&s)));
+                continue;
+            };
+            match self.read(&s) {
+                Ok((bytes, body)) => {
+                    let actual = BinRef::of(&bytes, body.files());
+                    if actual != named {
+                        self.set_child(parent, d, actual);
+                    }
+                }
+                Err(_) => lost.push(s),
+            }
+        }
+        lost
+    }
+
+    fn set_child(&mut self, parent: &str, d: u8, r: BinRef) {
+        if let Some(c) = self.interiors.get_mut(parent) {
+            c.insert(d, r);
+            self.pending.insert(parent.to_owned());
+        }
+    }
+
+    fn read(&self, prefix: &str) -> Result<(Vec<u8>, Body), String> {
+        let path = self.site.join(bin_path(prefix));
+        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let body = parse_bin(&bytes, prefix, &self.pinned)?;
+        Ok((bytes, body))
+    }
+
+    /// Read the interior bin `q` and its ancestors, each checked against what its parent
+    /// says (a newer bin a crash left is taken, and its parent re-signed). `Ok(false)` when
+    /// `q` is not an interior bin of the trie (its parent does not name it, or it is a leaf).
+    fn try_load(&mut self, q: &str) -> Result<bool, String> {
+        for depth in 1..=q.len() {
+            let r = &q[..depth];
+            if self.interiors.contains_key(r) {
+                continue;
+            }
+            let (parent, d) = r.split_at(depth - 1);
+            let d = d.as_bytes()[0];
+            let Some(named) = self.interiors.get(parent).and_then(|c| c.get(&d)).copied() else {
+                return Ok(false);
+            };
+            let (bytes, body) = self.read(r)?;
+            let Body::Bins(children) = body else {
+                return Ok(false);
+            };
+            let actual = BinRef::of(&bytes, children.values().map(|c| c.files).sum());
+            if actual != named {
+                self.set_child(parent, d, actual);
+            }
+            self.interiors.insert(r.to_owned(), children);
+        }
+        Ok(self.interiors.contains_key(q))
+    }
+
+    fn write(&self, prefix: &str, bytes: &[u8], w: &mut Written) -> Result<(), RenderError> {
+        let path = bin_path(prefix);
+        replace_atomic(&self.site.join(&path), bytes, 0o644, "manifest")
+            .map_err(|e| RenderError::Input(format!("writing {path}: {e}")))?;
+        w.bins += 1;
+        w.bytes += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Sign and write `round`: its leaves, every ancestor of a changed bin (deepest first),
+    /// then the root when asked. A failed round can be run again (merged with later ones).
+    pub fn process(&mut self, round: &Round) -> Result<Written, RenderError> {
+        for (f, interior) in &round.fresh {
+            self.interiors.retain(|k, _| !k.starts_with(f.as_str()));
+            self.pending.retain(|k| !k.starts_with(f.as_str()));
+            if *interior {
+                self.interiors.insert(f.clone(), Children::new());
+            }
+            self.sweep.push(f.clone());
+        }
+        let mut w = Written::default();
+        let mut changed: HashMap<String, BinRef> = HashMap::new();
+        let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        for (p, files) in &round.leaves {
+            let bytes = leaf_bytes(&self.key, p, files)?;
+            self.write(p, &bytes, &mut w)?;
+            changed.insert(p.clone(), BinRef::of(&bytes, files.len() as u64));
+            todo.entry(p.len() - 1)
+                .or_default()
+                .insert(p[..p.len() - 1].to_owned());
+        }
+        for q in &self.pending {
+            todo.entry(q.len()).or_default().insert(q.clone());
+        }
+        while let Some((depth, qs)) = todo.pop_last() {
+            for q in qs {
+                if !self.try_load(&q).map_err(RenderError::Input)? {
+                    return Err(RenderError::Input(format!(
+                        "{}: not an interior bin of the manifest",
+                        bin_path(&q)
+                    )));
+                }
+                let Some(children) = self.interiors.get_mut(&q) else {
+                    continue;
+                };
+                for &d in DIGITS {
+                    if let Some(r) = changed.get(&format!("{q}{}", d as char)) {
+                        children.insert(d, *r);
+                    }
+                }
+                if depth == 0 {
+                    continue; // The root, below.
+                }
+                let bytes = interior_bytes(&self.key, &q, children)?;
+                let files = children.values().map(|r| r.files).sum();
+                self.write(&q, &bytes, &mut w)?;
+                changed.insert(q.clone(), BinRef::of(&bytes, files));
+                todo.entry(depth - 1)
+                    .or_default()
+                    .insert(q[..depth - 1].to_owned());
+            }
+        }
+        self.pending.clear();
+        if let Some((as_of, ttl)) = round.root {
+            let children = self.interiors.entry(String::new()).or_default();
+            let bytes = root_bytes(&self.key, children, as_of, ttl)?;
+            self.write("", &bytes, &mut w)?;
+            for s in std::mem::take(&mut self.sweep) {
+                self.sweep_orphans(&s);
+            }
+        }
+        Ok(w)
+    }
+
+    /// Remove the bin files under `s` (a prefix whose every bin this signer wrote) that
+    /// nothing names.
+    fn sweep_orphans(&self, s: &str) {
+        let Ok(dir) = std::fs::read_dir(self.site.join(BIN_DIR)) else {
+            return;
+        };
+        for e in dir.flatten() {
+            let name = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
+            let Some(p) = bin_prefix(&name) else {
+                continue;
+            };
+            if p.len() <= s.len() || !p.starts_with(s) {
+                continue;
+            }
+            let named = (s.len()..p.len()).all(|n| {
+                self.interiors
+                    .get(&p[..n])
+                    .is_some_and(|c| c.contains_key(&p.as_bytes()[n]))
+            });
+            if !named {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+fn pinned(key: &ServiceKey) -> Result<PinnedKey, RenderError> {
+    PinnedKey::parse(&key.vkey()).map_err(|e| RenderError::Input(format!("the key: {e}")))
+}
+
+/// A thread that owns the [`SignState`] and runs rounds as they are sent. Rounds that queue
+/// up while it signs are merged into one; a round whose write failed (a full disk) is retried
+/// every second, merged with whatever came since. It stops when its sender is dropped.
+#[derive(Debug)]
+pub struct SignerThread {
+    tx: mpsc::Sender<(u64, Round)>,
+    thread: std::thread::JoinHandle<()>,
+    done: Arc<AtomicU64>,
+}
+
+impl SignerThread {
+    /// Start the thread over `state`.
+    pub fn spawn(mut state: SignState) -> std::io::Result<SignerThread> {
+        let (tx, rx) = mpsc::channel::<(u64, Round)>();
+        let done = Arc::new(AtomicU64::new(0));
+        let finished = done.clone();
+        let thread = std::thread::Builder::new()
+            .name("manifest-sign".into())
+            .spawn(move || {
+                let mut failed: Option<(u64, Round)> = None;
+                loop {
+                    let first = match failed {
+                        None => match rx.recv() {
+                            Ok(m) => Some(m),
+                            Err(_) => break,
+                        },
+                        Some(_) => match rx.recv_timeout(Duration::from_secs(1)) {
+                            Ok(m) => Some(m),
+                            Err(mpsc::RecvTimeoutError::Timeout) => None,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        },
+                    };
+                    let mut work = failed.take();
+                    for (no, r) in first.into_iter().chain(rx.try_iter()) {
+                        match &mut work {
+                            None => work = Some((no, r)),
+                            Some((n, w)) => {
+                                *n = no;
+                                w.merge(r);
+                            }
+                        }
+                    }
+                    let Some((no, round)) = work else {
+                        continue;
+                    };
+                    let started = Instant::now();
+                    match state.process(&round) {
+                        Ok(w) => {
+                            finished.store(no, Ordering::Release);
+                            tracing::debug!(
+                                bins = w.bins,
+                                bytes = w.bytes,
+                                leaves = round.leaves.len(),
+                                micros = started.elapsed().as_micros() as u64,
+                                "manifest signed"
+                            );
+                        }
+                        Err(e) => {
+                            tracing::error!(error = %e, "signing the manifest failed; retried every second");
+                            failed = Some((no, round));
+                        }
+                    }
+                }
+            })?;
+        Ok(SignerThread { tx, thread, done })
+    }
+
+    /// Ask for round `no`.
+    pub fn send(&self, no: u64, round: Round) -> Result<(), RenderError> {
+        self.tx
+            .send((no, round))
+            .map_err(|_| RenderError::Input("the manifest signer stopped".into()))
+    }
+
+    /// The last round written.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Wait for every round sent to be signed (or to fail), and stop.
+    pub fn stop(self) {
+        drop(self.tx);
+        let _ = self.thread.join();
+    }
+}

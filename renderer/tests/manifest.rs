@@ -1,0 +1,332 @@
+//! The manifest as a trie of bins (library/MIRRORS.md, "The manifest"): one changed file
+//! rewrites a bounded number of manifest bytes however large the tree, a leaf splits when it
+//! grows, the trie a publisher grows is the one built at once, and a restart takes the trie on
+//! disk back (reconciling a round a crash cut before its root).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use conduct_core::manifest::{bin_path, is_manifest_path};
+use conduct_core::signing::{PinnedKey, ServiceKey};
+use conduct_renderer::manifest::{build, parse_bin, BinRef, Body};
+use conduct_renderer::publish::Publisher;
+use conduct_renderer::Tree;
+use sha2::{Digest, Sha256};
+
+const AS_OF: u64 = 1_800_000_000;
+
+fn key() -> ServiceKey {
+    ServiceKey::from_seed(&[7; 32], "example.org/log")
+}
+
+/// `vows` vows of ten files each (page, HTML, chain head and seven chain pages): one unit each.
+fn vow_files(vows: usize, tag: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::with_capacity(vows * 10);
+    for v in 0..vows {
+        let id = format!("{:016x}", (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        out.push((
+            format!("vow/{id}.json"),
+            format!("{{\"v\":{v},\"t\":\"{tag}\"}}\n").into_bytes(),
+        ));
+        out.push((
+            format!("vow/{id}.html"),
+            format!("<p>{v} {tag}</p>").into_bytes(),
+        ));
+        out.push((
+            format!("vow/{id}/chain.json"),
+            format!("{{\"c\":{v}}}\n").into_bytes(),
+        ));
+        for k in 0..7 {
+            out.push((
+                format!("vow/{id}/chain/{k}.json"),
+                format!("{{\"p\":{k}}}\n").into_bytes(),
+            ));
+        }
+    }
+    out
+}
+
+/// Every bin from the root down, each checked against what its parent says and the key: the
+/// listed files (path -> (hex SHA-256, length)), each present on disk with those bytes, and
+/// nothing else on disk outside `log/` and the manifest. A short text names what is wrong.
+fn walk(dir: &Path, key: &ServiceKey) -> Result<BTreeMap<String, (String, u64)>, String> {
+    let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+    let mut listed = BTreeMap::new();
+    let mut bins = 0usize;
+    let mut stack: Vec<(String, Option<BinRef>)> = vec![(String::new(), None)];
+    while let Some((prefix, want)) = stack.pop() {
+        let path = bin_path(&prefix);
+        let bytes = std::fs::read(dir.join(&path)).map_err(|e| format!("{path}: {e}"))?;
+        let body = parse_bin(&bytes, &prefix, &pinned).map_err(|e| format!("{path}: {e}"))?;
+        bins += 1;
+        if let Some(want) = want {
+            if BinRef::of(&bytes, body.files()) != want {
+                return Err(format!("{path}: not the bin its parent names"));
+            }
+        }
+        match body {
+            Body::Files(files) => {
+                for (p, (sha, len)) in files {
+                    let b = std::fs::read(dir.join(&p)).map_err(|e| format!("{p}: {e}"))?;
+                    if <[u8; 32]>::from(Sha256::digest(&b)) != sha || b.len() as u64 != len {
+                        return Err(format!("{p}: not the listed bytes"));
+                    }
+                    listed.insert(p, (hex::encode(sha), len));
+                }
+            }
+            Body::Bins(children) => {
+                for (d, r) in children {
+                    stack.push((format!("{prefix}{}", d as char), Some(r)));
+                }
+            }
+        }
+    }
+    let mut on_disk = 0usize;
+    let mut bin_files = 0usize;
+    for e in walkdir::WalkDir::new(dir).min_depth(1) {
+        let e = e.unwrap();
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let rel = e
+            .path()
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel.starts_with("log/") {
+            continue;
+        }
+        if is_manifest_path(&rel) {
+            bin_files += 1;
+        } else {
+            on_disk += 1;
+            if !listed.contains_key(&rel) {
+                return Err(format!("{rel}: not listed"));
+            }
+        }
+    }
+    if bin_files != bins {
+        return Err(format!("{bin_files} manifest files on disk, {bins} named"));
+    }
+    assert_eq!(on_disk, listed.len());
+    Ok(listed)
+}
+
+/// The manifest's files on disk: path -> bytes.
+fn manifest_snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(dir).min_depth(1) {
+        let e = e.unwrap();
+        let rel = e
+            .path()
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if e.file_type().is_file() && (rel == "manifest.json" || rel.starts_with("manifest/")) {
+            out.insert(rel, std::fs::read(e.path()).unwrap());
+        }
+    }
+    out
+}
+
+/// Bytes of the manifest files that are new or changed from `before` to `after`.
+fn rewritten(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> usize {
+    after
+        .iter()
+        .filter(|(p, b)| before.get(*p) != Some(*b))
+        .map(|(_, b)| b.len())
+        .sum()
+}
+
+#[test]
+fn one_changed_file_in_a_large_tree_rewrites_a_bounded_part_of_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let files = vow_files(5_000, "a");
+    p.put_many(files.clone()).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    assert_eq!(p.len(), 50_000);
+    let before = manifest_snapshot(dir.path());
+    let total: usize = before.values().map(Vec::len).sum();
+    assert!(
+        total > 5_000_000,
+        "the manifest lists 50,000 files: {total} bytes"
+    );
+
+    // One report-in: the vow's page changes.
+    let (path, _) = &files[10 * 1234];
+    p.put(path, b"{\"v\":1234,\"t\":\"b\"}\n").unwrap();
+    p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
+    let after = manifest_snapshot(dir.path());
+    let bytes = rewritten(&before, &after);
+    assert!(
+        bytes <= 256 * 1024,
+        "one changed file rewrote {bytes} bytes of a {total}-byte manifest"
+    );
+    let listed = walk(dir.path(), &key).unwrap();
+    assert_eq!(listed.len(), 50_000);
+    assert_eq!(
+        listed[path.as_str()].0,
+        hex::encode(Sha256::digest(b"{\"v\":1234,\"t\":\"b\"}\n"))
+    );
+
+    // A refresh before expiry re-signs the root alone.
+    let before = after;
+    p.write_manifest(&key, AS_OF + 2, 3600).unwrap();
+    let after = manifest_snapshot(dir.path());
+    let changed: Vec<&String> = after
+        .keys()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .collect();
+    assert_eq!(changed, vec!["manifest.json"]);
+}
+
+#[test]
+fn a_growing_leaf_splits_and_the_grown_trie_is_the_one_built_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let files = vow_files(30, "a");
+    // One file at a time, signed after each, so every split happens on a signed trie.
+    for (path, bytes) in &files {
+        p.put(path, bytes).unwrap();
+        p.write_manifest(&key, AS_OF, 3600).unwrap();
+        walk(dir.path(), &key).unwrap_or_else(|e| panic!("after {path}: {e}"));
+    }
+    let on_disk = manifest_snapshot(dir.path());
+    // 300 files in 30 units: the root's children split once they hold more than 16 files.
+    let interior: Vec<&String> = on_disk
+        .iter()
+        .filter(|(p, b)| p.len() == "manifest/0.json".len() && b.starts_with(b"{\"bins\""))
+        .map(|(p, _)| p)
+        .collect();
+    assert!(!interior.is_empty(), "no bin split: {:?}", on_disk.keys());
+    assert!(on_disk.keys().any(|p| p.len() == "manifest/00.json".len()));
+    // Built at once from the same files, the trie is byte for byte the same.
+    let listing: BTreeMap<String, (String, u64)> = files
+        .iter()
+        .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
+        .collect();
+    let built: BTreeMap<String, Vec<u8>> = build(&key, &listing, AS_OF, 3600, 16)
+        .unwrap()
+        .into_iter()
+        .collect();
+    assert_eq!(built, on_disk);
+    // A unit never parts: 40 files of one unit stay in one leaf, however full.
+    let dir = tempfile::tempdir().unwrap();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let one: Vec<(String, Vec<u8>)> = (0..40)
+        .map(|i| (format!("registry/tool/{i}.json"), vec![b'x'; i + 1]))
+        .collect();
+    p.put_many(one).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    let on_disk = manifest_snapshot(dir.path());
+    assert_eq!(on_disk.len(), 2, "{:?}", on_disk.keys());
+    assert_eq!(walk(dir.path(), &key).unwrap().len(), 40);
+}
+
+#[test]
+fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let files = vow_files(400, "a");
+    {
+        let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+        p.put_many(files.clone()).unwrap();
+        p.write_manifest(&key, AS_OF, 3600).unwrap();
+    }
+    walk(dir.path(), &key).unwrap();
+    let before = manifest_snapshot(dir.path());
+
+    // Restarted: the static pages are put first, then the manifest on disk is taken back.
+    let mut statics = Tree::default();
+    statics.put("index.html", b"<p>home</p>".to_vec());
+    statics.write_to(dir.path()).unwrap();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &statics, 64);
+    assert_eq!(p.seed_from_manifest(&key), 4_001);
+    assert_eq!(p.len(), 4_001);
+    let (path, bytes) = &files[123];
+    assert_eq!(p.sha256_of(path), Some(hex::encode(Sha256::digest(bytes))));
+    // Re-putting the same bytes writes nothing.
+    assert!(!p.put(path, bytes).unwrap());
+    p.write_manifest(&key, AS_OF + 10, 3600).unwrap();
+    let after = manifest_snapshot(dir.path());
+    assert!(rewritten(&before, &after) < 64 * 1024);
+    let listed = walk(dir.path(), &key).unwrap();
+    assert_eq!(listed.len(), 4_001);
+    assert!(listed.contains_key("index.html"));
+
+    // A file changed on disk behind the listing's back is rewritten, not trusted.
+    let (path, bytes) = &files[3_000];
+    std::fs::write(dir.path().join(path), b"tampered").unwrap();
+    assert!(p.put(path, bytes).unwrap());
+    p.write_manifest(&key, AS_OF + 11, 3600).unwrap();
+    walk(dir.path(), &key).unwrap();
+
+    // A round a crash cut before its root: its bins are on disk, the root is the old one.
+    let root_before = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    let (path, _) = &files[777];
+    p.put(path, b"{\"changed\":true}\n").unwrap();
+    p.write_manifest(&key, AS_OF + 12, 3600).unwrap();
+    drop(p);
+    std::fs::write(dir.path().join("manifest.json"), &root_before).unwrap();
+    let past = SystemTime::now() - Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(dir.path().join("manifest.json"))
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    let e = walk(dir.path(), &key).expect_err("the cut round leaves bins the root does not name");
+    assert!(e.contains("not the bin its parent names"), "{e}");
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+    assert_eq!(p.seed_from_manifest(&key), 4_001);
+    p.write_manifest(&key, AS_OF + 13, 3600).unwrap();
+    let listed = walk(dir.path(), &key).unwrap();
+    assert_eq!(
+        listed[path.as_str()].0,
+        hex::encode(Sha256::digest(b"{\"changed\":true}\n"))
+    );
+
+    // A lost bin is rebuilt from the files on disk when a file under it is next put.
+    let leaf = manifest_snapshot(dir.path())
+        .into_iter()
+        .find(|(_, b)| b.starts_with(b"{\"files\""))
+        .map(|(p, _)| p)
+        .unwrap();
+    std::fs::write(dir.path().join(&leaf), b"{}").unwrap();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+    assert_eq!(p.seed_from_manifest(&key), 4_001);
+    let prefix = conduct_core::manifest::bin_prefix(&leaf)
+        .unwrap()
+        .to_owned();
+    let (victim, bytes) = files
+        .iter()
+        .find(|(f, _)| conduct_core::manifest::key(f).starts_with(&prefix))
+        .unwrap();
+    assert!(!p.put(victim, bytes).unwrap());
+    p.write_manifest(&key, AS_OF + 14, 3600).unwrap();
+    assert_eq!(walk(dir.path(), &key).unwrap().len(), 4_001);
+}
+
+#[test]
+fn a_fresh_render_over_an_old_tree_leaves_no_stale_bin() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    p.put_many(vow_files(60, "a")).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    drop(p);
+    // Fewer files now (a vow's files gone): a publisher that starts from nothing.
+    for (path, _) in vow_files(60, "a").into_iter().skip(100) {
+        std::fs::remove_file(dir.path().join(path)).unwrap();
+    }
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    p.put_many(vow_files(10, "a")).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    assert_eq!(walk(dir.path(), &key).unwrap().len(), 100);
+}
