@@ -207,6 +207,18 @@ impl Server {
         format!("{}{}", self.url, path)
     }
 
+    /// What the served manifest says of `path`, found through its bins ([`manifest_entry`]).
+    pub fn manifest_entry(&self, path: &str) -> Option<serde_json::Value> {
+        let c = client();
+        manifest_entry(
+            |p| {
+                let r = c.get(self.at(&format!("/{p}"))).send().ok()?;
+                r.status().is_success().then(|| r.bytes().ok())?.map(|b| b.to_vec())
+            },
+            path,
+        )
+    }
+
     /// Kill the process with SIGKILL (no chance to clean up) and reap it.
     pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -239,6 +251,28 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.terminate();
     }
+}
+
+/// What a manifest says of `path` (its `{"len", "sha256"}` entry), found from the root down
+/// through the bin whose prefix its key starts with (library/MIRRORS.md, "The manifest");
+/// `get` reads a file of the tree by its path. `None` when `path` is not listed (or a bin on
+/// its way cannot be read). Nothing is verified here: `conduct verify-site` does that.
+pub fn manifest_entry(
+    get: impl Fn(&str) -> Option<Vec<u8>>,
+    path: &str,
+) -> Option<serde_json::Value> {
+    use conduct_core::manifest::{bin_path, key, ROOT_PATH};
+    let key = key(path);
+    let mut bin = ROOT_PATH.to_owned();
+    for depth in 1..=key.len() {
+        let doc: serde_json::Value = serde_json::from_slice(&get(&bin)?).ok()?;
+        if let Some(files) = doc.get("files") {
+            return files.get(path).cloned();
+        }
+        bin = bin_path(&key[..depth]);
+        doc.get("bins")?.get(&bin)?;
+    }
+    None
 }
 
 /// A blocking HTTP client with a generous timeout.

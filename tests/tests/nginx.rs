@@ -669,7 +669,7 @@ fn the_mirror_procedure_of_the_library_copies_a_tree_that_verifies() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let (opts, cmds) = mirror_commands();
-    assert_eq!(cmds.len(), 5, "{cmds:#?}");
+    assert_eq!(cmds.len(), 6, "{cmds:#?}");
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join("site");
     std::fs::create_dir_all(&dst).unwrap();
@@ -707,18 +707,23 @@ fn the_mirror_procedure_of_the_library_copies_a_tree_that_verifies() {
             "step 1 copied {f}"
         );
     }
-    // 2: everything but the manifest and the checkpoint.
+    // 2: everything but the manifest (root and bins) and the checkpoint.
     run(&cmds[1]);
     assert!(!dst.join("manifest.json").exists() && !dst.join("log/checkpoint").exists());
+    assert!(!dst.join("manifest").exists());
     assert!(dst.join("index.json").exists());
-    // 3, 4: the manifest, then the checkpoint.
+    // 3, 4, 5: the bins, the root, then the checkpoint.
     run(&cmds[2]);
-    assert!(dst.join("manifest.json").exists() && !dst.join("log/checkpoint").exists());
+    assert!(dst.join("manifest").is_dir() && !dst.join("manifest.json").exists());
     run(&cmds[3]);
-    // 5: cleanup transfers nothing, deletes what the origin does not have.
-    std::fs::write(dst.join("stale.json"), "{}").unwrap();
-    std::fs::write(s.site.join("brand-new.json"), "{}").unwrap();
+    assert!(dst.join("manifest.json").exists() && !dst.join("log/checkpoint").exists());
     run(&cmds[4]);
+    // 6: cleanup transfers nothing, deletes what the origin does not have.
+    std::fs::write(dst.join("stale.json"), "{}").unwrap();
+    std::fs::write(dst.join("manifest/0000.json"), "{}").unwrap();
+    std::fs::write(s.site.join("brand-new.json"), "{}").unwrap();
+    run(&cmds[5]);
+    assert!(!dst.join("manifest/0000.json").exists());
     assert!(!dst.join("stale.json").exists());
     assert!(!dst.join("brand-new.json").exists());
     std::fs::remove_file(s.site.join("brand-new.json")).unwrap();
