@@ -12,6 +12,12 @@
 //! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest, every listed file's
 //!   hash and signature, no unlisted file, and its log.
 //!
+//! Audits stream: their memory does not grow with the log's entries (what grows is what the
+//! checks need of each vow). While one runs with standard error on a terminal, it shows its
+//! progress there (done of total, rate, time left; [`progress`]); a finished audit carries its
+//! duration and the process's peak memory, and its `Display` ends with a line saying its
+//! throughput.
+//!
 //! The formats are in the repository's `library/` (ATTESTATION.md, VOWS.md, MIRRORS.md); the
 //! `conduct verify`, `verify-log` and `verify-site` commands are thin wrappers over this crate.
 //!
@@ -27,7 +33,9 @@ pub mod attestation;
 mod error;
 pub mod files;
 pub mod log;
+pub mod progress;
 pub mod site;
+mod stream;
 
 pub use attestation::{pinned_key, verify_attestation, verify_signed};
 pub use conduct_core::signing::{PinnedKey, VerifyError};

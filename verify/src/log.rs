@@ -25,6 +25,13 @@
 //!
 //! Any changed byte in any file fails one of these checks. The log's format is C2SP
 //! tlog-tiles with signed-note checkpoints (library/VOWS.md, library/MIRRORS.md).
+//!
+//! The audit streams: entries are read bundle by bundle, and each hash tile is rebuilt and
+//! compared as soon as its last hash is known (`crate::stream`), so what it holds does not grow
+//! with the log's entries; what grows with the log is what its checks need of each vow (the
+//! head of its links, the wallet it was sworn with). A failure is still reported in the order
+//! above (a tile that differs is reported after the root, at the lowest level first). On a
+//! terminal, the entries done, their rate and the time left are shown on standard error.
 
 use base64::Engine;
 use conduct_core::familiar::verify::FamiliarChecker;
@@ -34,13 +41,15 @@ use conduct_core::nostr::verify::BindingChecker;
 use conduct_core::signing::PinnedKey;
 use conduct_core::tlog::checkpoint::{open_checkpoint, Checkpoint};
 use conduct_core::tlog::note::Verifier;
-use conduct_core::tlog::tiles::{build_tiles, decode_bundle, entries_path, root_from_tiles};
+use conduct_core::tlog::tiles::{decode_bundle, entries_path, root_from_tiles, Tile};
 use conduct_core::tlog::tlog_proof::TlogProof;
-use conduct_core::tlog::{leaf_hash, root, Hash};
+use conduct_core::tlog::{empty_root, leaf_hash, Hash};
 use conduct_core::vow::links::LinkChecker;
 use conduct_core::witness::verify::PledgeChecker;
 
 use crate::files::{open, Files};
+use crate::progress::{peak_text, throughput, Progress, Run};
+use crate::stream::TileStream;
 use crate::Error;
 
 /// What a successful audit found.
@@ -68,6 +77,8 @@ pub struct LogAudit {
     pub familiars: u64,
     /// Leaves that are not vow-chain records (not checked as chains).
     pub other: u64,
+    /// How long the audit took, and the peak memory.
+    pub run: Run,
 }
 
 impl std::fmt::Display for LogAudit {
@@ -88,6 +99,12 @@ impl std::fmt::Display for LogAudit {
             self.pledges,
             self.familiars,
             self.other
+        )?;
+        write!(
+            f,
+            "\nverified {}{}",
+            throughput(self.size, "entries", self.run.elapsed),
+            peak_text(self.run.peak_memory)
         )
     }
 }
@@ -105,7 +122,7 @@ pub fn verify_log_at(location: &str, vkey: &str) -> Result<LogAudit, Error> {
 
 /// Audit the log whose files `files` yields against the pinned log key `vkey`.
 pub fn verify_log<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<LogAudit, Error> {
-    audit(files, vkey).map(|(audit, _)| audit)
+    audit(files, vkey, None).map(|(audit, _)| audit)
 }
 
 /// [`verify_log`], then check that `older`, a signed checkpoint of the same log kept from
@@ -120,9 +137,8 @@ pub fn verify_log_extends<F: Files + ?Sized>(
     let old = open_checkpoint(older, &[log_verifier(vkey)?])
         .map_err(Error::Checkpoint)?
         .checkpoint;
-    let (audit, hashes) = audit(files, vkey)?;
-    let prefix = usize::try_from(old.size).ok().and_then(|n| hashes.get(..n));
-    if prefix.is_none_or(|p| root(p) != old.root) {
+    let (audit, prefix) = audit(files, vkey, Some(old.size))?;
+    if prefix != Some(old.root) {
         return Err(Error::NotAPrefix {
             old_size: old.size,
             size: audit.size,
@@ -143,8 +159,13 @@ pub fn verify_inclusion(proof: &str, entry: &[u8], vkey: &str) -> Result<Checkpo
         .map_err(Error::Proof)
 }
 
-/// The audit, and the leaf hashes it recomputed.
-fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash>), Error> {
+/// The audit, and the root of its first `prefix` entries when it has that many.
+fn audit<F: Files + ?Sized>(
+    files: &F,
+    vkey: &str,
+    prefix: Option<u64>,
+) -> Result<(LogAudit, Option<Hash>), Error> {
+    let start = std::time::Instant::now();
     let verifier = log_verifier(vkey)?;
     let text = String::from_utf8(files.read("checkpoint")?).map_err(|_| Error::NotUtf8 {
         path: "checkpoint".into(),
@@ -153,11 +174,14 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
     let cp = signed.checkpoint;
     let mut checked = 1usize;
 
-    // Entries, bundle by bundle, and every vow chain in them.
-    let mut hashes = Vec::with_capacity(usize::try_from(cp.size).unwrap_or(0));
+    // Entries, bundle by bundle, and every vow chain in them; each hash tile as it completes.
+    let mut tiles = TileStream::default();
+    let mut tile_checks = TileChecks::default();
+    let mut prefix_root = (prefix == Some(0)).then(empty_root);
     let pinned = PinnedKey::parse(vkey).map_err(|e| Error::PinnedKey(e.to_string()))?;
     let mut chains = LinkChecker::new(pinned.clone(), Some(cp.origin.clone()));
     let mut records = record_checks(&pinned);
+    let mut progress = Progress::start("log", "entries", Some(cp.size));
     let mut n = 0u64;
     while (n * 256) < cp.size {
         let width = (cp.size - n * 256).min(256) as u16;
@@ -167,6 +191,7 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
             path: rel.clone(),
             source,
         })?;
+        drop(bytes);
         if entries.len() != usize::from(width) {
             return Err(Error::BundleWidth {
                 path: rel,
@@ -190,26 +215,32 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
                     .record(index, e, v)
                     .map_err(|reason| (r.fail)(reason.0))?;
             }
+            tiles.push(leaf_hash(e), |tile, want| {
+                tile_checks.check(files, tile, want);
+                Ok::<(), Error>(())
+            })?;
+            if prefix == Some(tiles.size()) {
+                prefix_root = Some(tiles.root());
+            }
         }
-        hashes.extend(entries.iter().map(|e| leaf_hash(e)));
         checked += 1;
         n += 1;
+        progress.add(u64::from(width));
     }
+    drop(progress);
     for r in &records {
         r.check.finish().map_err(|reason| (r.fail)(reason.0))?;
     }
-    if root(&hashes) != cp.root {
+    if tiles.root() != cp.root {
         return Err(Error::EntriesRoot);
     }
 
-    // Every tile, byte for byte.
-    for (tile, want) in build_tiles(&hashes) {
-        let rel = tile.path();
-        if files.read(&rel)? != want {
-            return Err(Error::TileMismatch { path: rel });
-        }
-        checked += 1;
+    // Every tile, byte for byte: the full ones were compared as they completed, the partial
+    // ones now; the first that failed, lowest level first, is the audit's failure.
+    for (tile, want) in tiles.partial() {
+        tile_checks.check(files, tile, want);
     }
+    checked += tile_checks.finish()?;
 
     // And the root through the tiles alone, as a tile-reading client sees it.
     let via_tiles = root_from_tiles(cp.size, |t| files.read(&t.path()))
@@ -229,12 +260,47 @@ fn audit<F: Files + ?Sized>(files: &F, vkey: &str) -> Result<(LogAudit, Vec<Hash
         pledges: 0,
         familiars: 0,
         other: chains.other,
+        run: Run::since(start),
     };
     let audit = records.iter().fold(audit, |mut a, r| {
         *(r.count)(&mut a) = r.check.count();
         a
     });
-    Ok((audit, hashes))
+    Ok((audit, prefix_root))
+}
+
+/// The comparisons of the log's hash tiles with the tiles rebuilt from its entries, made as
+/// each tile is rebuilt and reported once the entries are checked: a failure (a tile that
+/// differs or cannot be read) is kept for its level, the first one of each level, and no tile
+/// of that level or above is read after it (the lowest level's is the one reported).
+#[derive(Default)]
+struct TileChecks {
+    /// Tiles that matched.
+    matched: usize,
+    /// The first failure and its level, the lowest level failed so far.
+    failed: Option<(u8, Error)>,
+}
+
+impl TileChecks {
+    fn check<F: Files + ?Sized>(&mut self, files: &F, tile: Tile, want: &[u8]) {
+        if self.failed.as_ref().is_some_and(|(l, _)| *l <= tile.level) {
+            return;
+        }
+        let rel = tile.path();
+        match files.read(&rel) {
+            Ok(got) if got == want => self.matched += 1,
+            Ok(_) => self.failed = Some((tile.level, Error::TileMismatch { path: rel })),
+            Err(e) => self.failed = Some((tile.level, e)),
+        }
+    }
+
+    /// The tiles that matched, or the failure to report.
+    fn finish(self) -> Result<usize, Error> {
+        match self.failed {
+            Some((_, e)) => Err(e),
+            None => Ok(self.matched),
+        }
+    }
 }
 
 /// One kind of record verify-log checks beside the vow chains: its checker, the error its

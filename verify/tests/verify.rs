@@ -75,6 +75,45 @@ fn a_log_verifies_with_its_chains_and_any_changed_byte_fails() {
     assert!(e.to_string().starts_with("tile/0/000: "), "{e}");
 }
 
+/// Tiles are compared as the audit streams, but failures are reported in the audit's order:
+/// entries that do not hash to the signed root before any tile, then the lowest level's tile.
+#[test]
+fn failures_are_reported_in_the_audits_order() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let k = key();
+    let vkey = k.vkey();
+    write_log(d.path(), &k, &leaves(&k, 5, 294), 300);
+    // A leaf that is no vow record changed in its bundle (the bundle still decodes): the
+    // entries' root, not the first tile (which differs too), is the failure.
+    let bundle = d.path().join("tile/entries/000");
+    let orig = std::fs::read(&bundle).expect("read");
+    let mut entries = conduct_core::tlog::decode_bundle(&orig).expect("bundle");
+    let e = String::from_utf8(entries[100].clone()).expect("utf-8");
+    assert!(e.contains("\"i\":94"), "{e}");
+    entries[100] = e.replace("\"i\":94", "\"i\":95").into_bytes();
+    let changed = conduct_core::tlog::encode_bundle(&entries).expect("encode");
+    std::fs::write(&bundle, changed).expect("write");
+    let e = verify_log(d.path(), &vkey).expect_err("changed leaf");
+    assert!(matches!(e, Error::EntriesRoot), "{e}");
+    std::fs::write(&bundle, orig).expect("restore");
+    // Two tiles differ: the one of the lowest level is named, whichever was rebuilt first.
+    for (first, second) in [
+        ("tile/1/000.p/1", "tile/0/001.p/44"),
+        ("tile/0/001.p/44", "tile/0/000"),
+    ] {
+        let e = flipped(&d.path().join(first), || {
+            flipped(&d.path().join(second), || verify_log(d.path(), &vkey))
+        })
+        .expect_err("two tiles");
+        let want = if first.starts_with("tile/0/000") || second.starts_with("tile/0/000") {
+            "tile/0/000: "
+        } else {
+            "tile/0/001.p/44: "
+        };
+        assert!(e.to_string().starts_with(want), "{e}");
+    }
+}
+
 #[test]
 fn a_broken_vow_chain_fails_even_under_a_good_signature() {
     let d = tempfile::tempdir().expect("tempdir");

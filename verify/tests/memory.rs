@@ -1,0 +1,105 @@
+//! verify-log and verify-site keep their memory bounded (ARCHITECTURE.md, **verify**): the heap
+//! they use at their peak, counted by this binary's allocator, does not grow with the log's
+//! entries.
+//!
+//! One test in this binary, so nothing else allocates while it measures.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use conduct_verify::verify_log;
+
+/// The system allocator, counting the bytes held now and the most held since the last reset.
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = HELD.fetch_add(by, Relaxed) + by;
+    PEAK.fetch_max(now, Relaxed);
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        HELD.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, layout, new) };
+        if !q.is_null() {
+            if new >= layout.size() {
+                grew(new - layout.size());
+            } else {
+                HELD.fetch_sub(layout.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// `f`'s result and the most heap it held above what was held when it started.
+fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = HELD.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let out = f();
+    (out, PEAK.load(Relaxed).saturating_sub(base))
+}
+
+/// A log of one vow with 20 report-ins and `other` more leaves, in `dir`.
+fn log_of(dir: &Path, other: usize) {
+    let key = common::key();
+    let leaves = common::leaves(&key, 20, other);
+    common::write_log(dir, &key, &leaves, leaves.len());
+}
+
+#[test]
+fn audits_hold_no_more_memory_than_their_bounds() {
+    let vkey = common::key().vkey();
+
+    // The log: the same peak, within a tile's worth of slack, at 16 and at 128 bundles. What
+    // grows with the entries (every leaf hash, every tile at once) would add 32 bytes an
+    // entry at least: 1 MiB more for the larger log.
+    let mut peaks = Vec::new();
+    for other in [4_000, 32_768] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        log_of(dir.path(), other);
+        let (audit, peak) = peak_of(|| verify_log(dir.path(), &vkey));
+        let audit = audit.expect("the log verifies");
+        assert_eq!(audit.other, other as u64, "{audit}");
+        eprintln!("verify-log: {} entries, peak heap {peak} bytes", audit.size);
+        peaks.push((audit.size, peak));
+    }
+    let (small, large) = (peaks[0], peaks[1]);
+    assert!(
+        large.1 < small.1 + 256 * 1024,
+        "verify-log's peak heap grew with the log: {} entries {} bytes, {} entries {} bytes",
+        small.0,
+        small.1,
+        large.0,
+        large.1
+    );
+}
