@@ -1,6 +1,7 @@
 //! Where the files to verify come from: a directory ([`Path`]), an http(s) base URL
 //! ([`HttpFiles`], with the `http` feature), or your own [`Files`].
 
+use std::io::Read;
 use std::path::Path;
 
 use crate::Error;
@@ -10,6 +11,12 @@ use crate::Error;
 pub trait Files {
     /// The bytes of the file at `rel`.
     fn read(&self, rel: &str) -> Result<Vec<u8>, Error>;
+
+    /// The file at `rel` as a stream, for files read without holding them (the manifest, a
+    /// listed file being hashed). By default, [`Files::read`]'s bytes.
+    fn reader(&self, rel: &str) -> Result<Box<dyn Read + '_>, Error> {
+        Ok(Box::new(std::io::Cursor::new(self.read(rel)?)))
+    }
 }
 
 impl Files for Path {
@@ -18,6 +25,14 @@ impl Files for Path {
             path: rel.to_owned(),
             source,
         })
+    }
+
+    fn reader(&self, rel: &str) -> Result<Box<dyn Read + '_>, Error> {
+        let file = std::fs::File::open(self.join(rel)).map_err(|source| Error::Read {
+            path: rel.to_owned(),
+            source,
+        })?;
+        Ok(Box::new(file))
     }
 }
 
@@ -89,25 +104,37 @@ mod http {
         }
     }
 
+    impl HttpFiles {
+        /// The answer to `GET base/rel`, when it is a success.
+        fn get(&self, rel: &str) -> Result<(String, ureq::http::Response<ureq::Body>), Error> {
+            let url = format!("{}/{}", self.base, encode_path(rel));
+            let resp = self.agent.get(&url).call().map_err(|e| Error::Fetch {
+                url: url.clone(),
+                reason: e.to_string(),
+            })?;
+            if !resp.status().is_success() {
+                let reason = format!("HTTP {}", resp.status());
+                return Err(Error::Fetch { url, reason });
+            }
+            Ok((url, resp))
+        }
+    }
+
     impl Files for HttpFiles {
         fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
-            let url = format!("{}/{}", self.base, encode_path(rel));
-            let fail = |reason: String| Error::Fetch {
-                url: url.clone(),
-                reason,
-            };
-            let mut resp = self
-                .agent
-                .get(&url)
-                .call()
-                .map_err(|e| fail(e.to_string()))?;
-            if !resp.status().is_success() {
-                return Err(fail(format!("HTTP {}", resp.status())));
-            }
+            let (url, mut resp) = self.get(rel)?;
             resp.body_mut()
                 .with_config()
                 .read_to_vec()
-                .map_err(|e| fail(e.to_string()))
+                .map_err(|e| Error::Fetch {
+                    url,
+                    reason: e.to_string(),
+                })
+        }
+
+        fn reader(&self, rel: &str) -> Result<Box<dyn std::io::Read + '_>, Error> {
+            let (_, resp) = self.get(rel)?;
+            Ok(Box::new(resp.into_body().into_reader()))
         }
     }
 
@@ -141,16 +168,28 @@ impl Files for std::path::PathBuf {
     fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
         self.as_path().read(rel)
     }
+
+    fn reader(&self, rel: &str) -> Result<Box<dyn Read + '_>, Error> {
+        self.as_path().reader(rel)
+    }
 }
 
 impl<F: Files + ?Sized> Files for Box<F> {
     fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
         (**self).read(rel)
     }
+
+    fn reader(&self, rel: &str) -> Result<Box<dyn Read + '_>, Error> {
+        (**self).reader(rel)
+    }
 }
 
 impl<F: Files + ?Sized> Files for &F {
     fn read(&self, rel: &str) -> Result<Vec<u8>, Error> {
         (**self).read(rel)
+    }
+
+    fn reader(&self, rel: &str) -> Result<Box<dyn Read + '_>, Error> {
+        (**self).reader(rel)
     }
 }

@@ -12,11 +12,11 @@
 //! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest, every listed file's
 //!   hash and signature, no unlisted file, and its log.
 //!
-//! Audits stream: their memory does not grow with the log's entries (what grows is what the
-//! checks need of each vow). While one runs with standard error on a terminal, it shows its
-//! progress there (done of total, rate, time left; [`progress`]); a finished audit carries its
-//! duration and the process's peak memory, and its `Display` ends with a line saying its
-//! throughput.
+//! Audits stream: their memory does not grow with the log's entries or the tree's bytes (what
+//! grows is what the checks need of each vow, and the manifest's file list, kept as one compact
+//! row a file). While one runs with standard error on a terminal, it shows its progress there
+//! (done of total, rate, time left; [`progress`]); a finished audit carries its duration and
+//! the process's peak memory, and its `Display` ends with a line saying its throughput.
 //!
 //! The formats are in the repository's `library/` (ATTESTATION.md, VOWS.md, MIRRORS.md); the
 //! `conduct verify`, `verify-log` and `verify-site` commands are thin wrappers over this crate.
@@ -33,6 +33,7 @@ pub mod attestation;
 mod error;
 pub mod files;
 pub mod log;
+mod manifest;
 pub mod progress;
 pub mod site;
 mod stream;

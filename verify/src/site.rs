@@ -19,14 +19,22 @@
 //!    that is exactly the prefix of the verified current one (a log keeps the partial tiles of
 //!    its earlier sizes for clients holding older checkpoints), so no byte of the copy goes
 //!    unchecked.
+//!
+//! Memory stays bounded whatever the size of the tree: the manifest is read as a stream into
+//! one compact row per listed file (`crate::manifest`), each file is hashed as it is read (a
+//! JSON file is held while its signature is checked), and the log is audited as
+//! [`crate::verify_log`] does. On a terminal, each step shows its progress on standard error.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Read;
 use std::path::Path;
+use std::time::Instant;
 
-use conduct_core::signing::{verify_snapshot, PinnedKey};
+use conduct_core::canonical::utf16_cmp;
+use conduct_core::signing::{verify_snapshot, PinnedKey, VerifyError};
 use conduct_core::time::parse_rfc3339;
 use conduct_core::tlog::tiles::{
-    decode_bundle, entries_path, parse_entries_path, parse_tile_path, tile_path, tiles_for_size,
+    decode_bundle, entries_path, parse_entries_path, parse_tile_path, stored_hash_count, tile_path,
+    TILE_WIDTH,
 };
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -34,6 +42,8 @@ use sha2::{Digest, Sha256};
 use crate::error::{ManifestError, MirrorProblem};
 use crate::files::{is_url, Files};
 use crate::log::{verify_log, LogAudit};
+use crate::manifest::{self, Entry, ReadError, Streamed};
+use crate::progress::{peak_text, throughput, Progress, Run};
 use crate::{pinned_key, Error};
 
 /// The `type` a manifest carries (defined in conduct-core, shared with the renderer).
@@ -49,6 +59,8 @@ pub struct SiteAudit {
     /// Older partial tiles and bundles under `log/` found consistent with the current ones;
     /// `None` over HTTP.
     pub older_partials: Option<usize>,
+    /// How long the whole check took, and the peak memory.
+    pub run: Run,
 }
 
 /// What the checks of the tree outside `log/` found (steps 1 to 4).
@@ -65,6 +77,8 @@ pub struct TreeAudit {
     /// Files found by walking the directory (outside `log/`, the manifest included); `None`
     /// over HTTP, where there is no listing to walk.
     pub walked: Option<usize>,
+    /// How long steps 1 to 4 took, and the peak memory then.
+    pub run: Run,
 }
 
 impl std::fmt::Display for SiteAudit {
@@ -88,10 +102,18 @@ impl std::fmt::Display for SiteAudit {
             "log {} size {} root {} ({} files checked; {} vow chains, {} entries verified)",
             l.origin, l.size, l.root, l.files, l.vows, l.entries
         )?;
-        match self.older_partials {
-            Some(n) => write!(f, "; {n} older partial tiles consistent"),
-            None => Ok(()),
+        if let Some(n) = self.older_partials {
+            write!(f, "; {n} older partial tiles consistent")?;
         }
+        // The second line: the throughput of each part.
+        write!(
+            f,
+            "\nverified {}, {}; {} in all{}",
+            throughput(t.listed as u64 + 1, "files", t.run.elapsed),
+            throughput(l.size, "entries", l.run.elapsed),
+            crate::progress::duration_text(self.run.elapsed),
+            peak_text(self.run.peak_memory)
+        )
     }
 }
 
@@ -128,16 +150,13 @@ pub fn verify_site_settled(
     settle: std::time::Duration,
 ) -> Result<SiteAudit, Error> {
     let base = location.trim_end_matches('/');
-    let manifest = || -> Option<Vec<u8>> {
-        if is_url(base) {
-            #[cfg(feature = "http")]
-            return crate::files::HttpFiles::new(base)
-                .read("manifest.json")
-                .ok();
-            #[cfg(not(feature = "http"))]
-            return None;
-        }
-        std::fs::read(Path::new(base).join("manifest.json")).ok()
+    // The manifest's SHA-256, read as a stream (a manifest may be large).
+    let manifest = || -> Option<[u8; 32]> {
+        let files = crate::files::open(base).ok()?;
+        let mut reader = files.reader("manifest.json").ok()?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut reader, &mut hasher).ok()?;
+        Some(hasher.finalize().into())
     };
     let mut settles = 0;
     loop {
@@ -165,6 +184,7 @@ pub const MAX_SETTLES: usize = 5;
 
 /// Check a copy of the tree in the directory `dir` (all six steps) at `now` (unix seconds).
 pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
+    let start = Instant::now();
     if !dir.is_dir() {
         return Err(Error::NotADirectory(dir.display().to_string()));
     }
@@ -176,6 +196,7 @@ pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, 
         tree,
         log,
         older_partials,
+        run: Run::since(start),
     })
 }
 
@@ -184,6 +205,7 @@ pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, 
 #[cfg(feature = "http")]
 pub fn verify_site_url(base: &str, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
     use crate::files::HttpFiles;
+    let start = Instant::now();
     let base = base.trim_end_matches('/');
     let tree = verify_tree(&HttpFiles::new(base), None, pubkey, now)?;
     let log = verify_log(&HttpFiles::new(&format!("{base}/log")), pubkey)
@@ -192,6 +214,7 @@ pub fn verify_site_url(base: &str, pubkey: &str, now: u64) -> Result<SiteAudit, 
         tree,
         log,
         older_partials: None,
+        run: Run::since(start),
     })
 }
 
@@ -208,12 +231,17 @@ pub fn verify_site_url(base: &str, _pubkey: &str, _now: u64) -> Result<SiteAudit
 /// or bundle that is a byte prefix of the current one at its position (and, for a bundle,
 /// holds exactly its width of entries). Returns how many older partials were checked.
 pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, Error> {
-    let current: HashMap<(u8, u64), u16> = tiles_for_size(size)
-        .into_iter()
-        .map(|t| ((t.level, t.index), t.width))
-        .collect();
+    // The width tile `index` of `level` has at `size`, if the log serves it.
+    let current = |level: u8, index: u64| -> Option<u16> {
+        let count = stored_hash_count(level, size);
+        let first = index.checked_mul(u64::from(TILE_WIDTH))?;
+        let width = count.saturating_sub(first).min(u64::from(TILE_WIDTH));
+        (width > 0).then_some(width as u16)
+    };
     let mut older = 0usize;
+    let mut progress = Progress::start("log files", "files", None);
     for entry in walkdir::WalkDir::new(log).min_depth(1) {
+        progress.add(1);
         let entry = entry.map_err(|e| walk_error(log, e))?;
         let rel = relative(log, entry.path())?;
         let shown = format!("log/{rel}");
@@ -236,10 +264,10 @@ pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, Error> {
         }
         // (current file, entry count when a bundle) of the position `rel` names.
         let (now_rel, width, bundle) = if let Some((index, width)) = parse_entries_path(&rel) {
-            let w = current.get(&(0, index)).copied();
+            let w = current(0, index);
             (w.map(|w| entries_path(index, w)), width, true)
         } else if let Some(t) = parse_tile_path(&rel) {
-            let w = current.get(&(t.level, t.index)).copied();
+            let w = current(t.level, t.index);
             (w.map(|w| tile_path(t.level, t.index, w)), t.width, false)
         } else {
             return Err(problem(MirrorProblem::NotALogFile));
@@ -298,50 +326,58 @@ pub fn verify_tree<F: Files + ?Sized>(
     pubkey: &str,
     now: u64,
 ) -> Result<TreeAudit, Error> {
+    let start = Instant::now();
     let pinned = pinned_key(pubkey)?;
 
-    // 1. The manifest.
-    let bytes = files.read("manifest.json")?;
-    let manifest = signed_json("manifest.json", &bytes, &pinned)?;
-    let (as_of, expires, listed) = read_manifest(&manifest, now).map_err(Error::Manifest)?;
+    // 1. The manifest, read as a stream.
+    let manifest = read_streamed(files)?;
+    manifest::verify(&manifest, &pinned).map_err(|source| Error::Signature {
+        path: "manifest.json".into(),
+        source,
+    })?;
+    let (as_of, expires, listed) = read_manifest(manifest, now).map_err(Error::Manifest)?;
 
     // 2. Every listed file, by length and hash. The signature of each JSON file (step 4) is
     // checked from the same read; its failure is reported after step 3.
     let mut signed = 1usize;
     let mut unsigned: Option<Error> = None;
-    for (path, (sha, len)) in &listed {
-        let bytes = files.read(path)?;
-        if bytes.len() as u64 != *len {
+    let mut progress = Progress::start("files", "files", Some(listed.len() as u64));
+    let mut buf = vec![0u8; 1 << 16];
+    for f in &listed {
+        let path = &*f.path;
+        let json = path == NOSTR_PROFILE || path.ends_with(".json");
+        let (len, sha, bytes) = read_hashed(files, path, json.then_some(f.len), &mut buf)?;
+        if len != f.len {
             return Err(Error::Length {
-                path: path.clone(),
-                len: bytes.len() as u64,
-                listed: *len,
+                path: path.to_owned(),
+                len,
+                listed: f.len,
             });
         }
-        let got = hex::encode(Sha256::digest(&bytes));
-        if got != *sha {
+        if sha != f.sha256 {
             return Err(Error::Hash {
-                path: path.clone(),
-                sha256: got,
-                listed: sha.clone(),
+                path: path.to_owned(),
+                sha256: hex::encode(sha),
+                listed: hex::encode(f.sha256),
             });
         }
-        if path == NOSTR_PROFILE {
-            match nostr_profile(path, &bytes) {
-                Ok(()) => signed += 1,
-                Err(e) => {
-                    unsigned.get_or_insert(e);
-                }
-            }
-        } else if path.ends_with(".json") {
-            match signed_json(path, &bytes, &pinned) {
-                Ok(_) => signed += 1,
-                Err(e) => {
-                    unsigned.get_or_insert(e);
-                }
+        let checked = if path == NOSTR_PROFILE {
+            nostr_profile(path, &bytes)
+        } else if json {
+            signed_json(path, &bytes, &pinned).map(|_| ())
+        } else {
+            Ok(())
+        };
+        match checked {
+            Ok(()) if json => signed += 1,
+            Ok(()) => {}
+            Err(e) => {
+                unsigned.get_or_insert(e);
             }
         }
+        progress.add(1);
     }
+    drop(progress);
 
     // 3. Nothing unlisted (a directory only).
     let walked = match walk {
@@ -359,11 +395,81 @@ pub fn verify_tree<F: Files + ?Sized>(
         listed: listed.len(),
         signed,
         walked,
+        run: Run::since(start),
     })
 }
 
-/// A manifest's file list: path -> (hex SHA-256, length).
-type Listing = BTreeMap<String, (String, u64)>;
+/// Read `manifest.json` from `files` as a stream (its listed files counted on a terminal).
+fn read_streamed<F: Files + ?Sized>(files: &F) -> Result<Streamed, Error> {
+    const PATH: &str = "manifest.json";
+    let mut progress = Progress::start("manifest", "files", None);
+    let reader = files.reader(PATH)?;
+    manifest::read(reader, &mut progress).map_err(|e| match e {
+        ReadError::Json(source) if source.is_io() => Error::Read {
+            path: PATH.into(),
+            source: source.into(),
+        },
+        ReadError::Json(source) => Error::NotJson {
+            path: PATH.into(),
+            source,
+        },
+        ReadError::NotAnObject => Error::Signature {
+            path: PATH.into(),
+            source: VerifyError::NotAnObject,
+        },
+    })
+}
+
+/// Read the file at `rel` through `buf`, hashing it as it comes: its length, its SHA-256, and,
+/// when `keep` gives its listed length, its bytes (those past that length are not kept: the
+/// length check fails anyway).
+fn read_hashed<F: Files + ?Sized>(
+    files: &F,
+    rel: &str,
+    keep: Option<u64>,
+    buf: &mut [u8],
+) -> Result<(u64, [u8; 32], Vec<u8>), Error> {
+    let fail = |source| Error::Read {
+        path: rel.to_owned(),
+        source,
+    };
+    let mut reader = files.reader(rel)?;
+    let mut hasher = Sha256::new();
+    let cap = keep.map_or(0, |n| usize::try_from(n).unwrap_or(0).min(1 << 24));
+    let mut kept = Vec::with_capacity(cap);
+    let mut len = 0u64;
+    loop {
+        let n = match reader.read(buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(fail(e)),
+        };
+        hasher.update(&buf[..n]);
+        len += n as u64;
+        if keep.is_some_and(|listed| len <= listed) {
+            kept.extend_from_slice(&buf[..n]);
+        }
+    }
+    Ok((len, hasher.finalize().into(), kept))
+}
+
+/// One file a manifest lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Listed {
+    path: Box<str>,
+    sha256: [u8; 32],
+    len: u64,
+}
+
+/// A manifest's file list, sorted by path in RFC 8785 order (UTF-16 code units), one row a
+/// path.
+type Listing = Vec<Listed>;
+
+/// The row of `path` in `listing`, if listed.
+fn position(listing: &Listing, path: &str) -> Option<usize> {
+    listing.binary_search_by(|f| utf16_cmp(&f.path, path)).ok()
+}
 
 /// The path of the service's Nostr profile, the one JSON file of the tree that is a Nostr event
 /// rather than a signed snapshot.
@@ -400,7 +506,8 @@ fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Er
 
 /// Check a verified manifest's type and expiry at `now`; returns its `as_of`, `expires` and
 /// file list.
-fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), ManifestError> {
+fn read_manifest(streamed: Streamed, now: u64) -> Result<(String, String, Listing), ManifestError> {
+    let m = &streamed.members;
     let ty = m.get("type").and_then(Value::as_str);
     if ty != Some(MANIFEST_TYPE) {
         return Err(ManifestError::Type(ty.map(str::to_owned)));
@@ -427,23 +534,26 @@ fn read_manifest(m: &Value, now: u64) -> Result<(String, String, Listing), Manif
             now,
         });
     }
-    let listed = m
-        .get("files")
-        .and_then(Value::as_object)
-        .ok_or(ManifestError::NoFiles)?;
-    let mut out = Listing::new();
-    for (path, entry) in listed {
-        check_path(path)?;
-        let sha = entry
-            .get("sha256")
-            .and_then(Value::as_str)
-            .filter(|s| s.len() == 64 && s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')))
-            .ok_or_else(|| ManifestError::NoSha256(path.clone()))?;
-        let len = entry
-            .get("len")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| ManifestError::NoLen(path.clone()))?;
-        out.insert(path.clone(), (sha.to_owned(), len));
+    let rows = streamed.files.ok_or(ManifestError::NoFiles)?;
+    let mut out = Listing::with_capacity(rows.len());
+    for (path, entry) in rows {
+        check_path(&path)?;
+        let (sha256, len) = match entry {
+            Entry::Compact { sha256, len } => (sha256, len),
+            Entry::Odd(v) => {
+                let sha = v
+                    .get("sha256")
+                    .and_then(Value::as_str)
+                    .and_then(manifest::sha256_hex)
+                    .ok_or_else(|| ManifestError::NoSha256(path.to_string()))?;
+                let len = v
+                    .get("len")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| ManifestError::NoLen(path.to_string()))?;
+                (sha, len)
+            }
+        };
+        out.push(Listed { path, sha256, len });
     }
     Ok((as_of, expires, out))
 }
@@ -472,8 +582,10 @@ fn is_dot_segment(seg: &str) -> bool {
 /// a dotfile segment. Returns how many files were walked.
 fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, Error> {
     let mirror = |path: String, problem| Error::Mirror { path, problem };
-    let mut seen = BTreeSet::new();
+    // One flag a listed file: walked or not.
+    let mut seen = vec![false; listed.len()];
     let mut walked = 0usize;
+    let mut progress = Progress::start("walk", "files", Some(listed.len() as u64 + 1));
     let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
     while let Some(entry) = it.next() {
         let entry = entry.map_err(|e| walk_error(dir, e))?;
@@ -494,17 +606,18 @@ fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, Error> {
             return Err(mirror(rel, MirrorProblem::NotRegular));
         }
         walked += 1;
+        progress.add(1);
         if rel == "manifest.json" {
             continue;
         }
-        if !listed.contains_key(&rel) {
+        let Some(i) = position(listed, &rel) else {
             return Err(mirror(rel, MirrorProblem::Unlisted));
-        }
-        seen.insert(rel);
+        };
+        seen[i] = true;
     }
     // Step 2 read every listed file; a listed path that is not a plain file is caught here.
-    if let Some(missing) = listed.keys().find(|p| !seen.contains(*p)) {
-        return Err(mirror(missing.clone(), MirrorProblem::Missing));
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(mirror(listed[i].path.to_string(), MirrorProblem::Missing));
     }
     Ok(walked)
 }

@@ -285,10 +285,17 @@ fn a_mirror_verifies_with_its_log_and_older_partials() {
     assert_eq!(a.older_partials, Some(8));
     let shown = a.to_string();
     assert!(shown.starts_with("manifest of "), "{shown}");
+    // The summary, then a line of throughput: files and entries a second, peak memory.
+    let (summary, rate) = shown.split_once('\n').expect("two lines");
     assert!(
-        shown.ends_with("; 8 older partial tiles consistent"),
+        summary.ends_with("; 8 older partial tiles consistent"),
         "{shown}"
     );
+    assert!(
+        rate.starts_with("verified 4 files in ") && rate.contains(" files/s), 300 entries in "),
+        "{shown}"
+    );
+    assert!(!rate.contains('\n'), "{shown}");
 
     // A log failure is reported under `log: `, and a base64 key cannot check the log.
     let e = flipped(&d.path().join("log/tile/0/001.p/44"), || {
