@@ -126,7 +126,7 @@ fn floor(key: &ServiceKey, body: &[u8]) -> usize {
 }
 
 fn profile(key: &ServiceKey, body: &[u8]) -> usize {
-    conduct_api::profile::score(body, 1_795_262_400, Some(key))
+    conduct_api::handlers::profile::score(body, 1_795_262_400, Some(key))
         .expect("score")
         .len()
 }
@@ -282,7 +282,10 @@ fn worst_allowed(key: &ServiceKey, budget: Duration, rounds: usize) {
     }
     let over = many_actions(MAX_D_SYMBOLS + 1);
     let t = measure(
-        || conduct_api::profile::score(&over, 1_795_262_400, Some(key)).map_or(0, |b| b.len()),
+        || {
+            conduct_api::handlers::profile::score(&over, 1_795_262_400, Some(key))
+                .map_or(0, |b| b.len())
+        },
         budget,
         rounds,
     );

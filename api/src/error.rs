@@ -1,10 +1,10 @@
 //! The api crate's one error for everything that is not the answer to a request: reading the
 //! configuration, starting the service, building and using payment rails, the local
 //! development chain, language-model calls. A request's answer is a
-//! [`crate::reply::Problem`] (RFC 9457), the one conversion to problem+json; a refused or
+//! [`crate::http::reply::Problem`] (RFC 9457), the one conversion to problem+json; a refused or
 //! failed append becomes one here too ([`ledger_problem`]; `From<Refusal> for Problem`, each
 //! typed refusal of the indexer its own problem, no slug matched as a string, is in
-//! `crate::refusal`).
+//! `crate::handlers::refusal`).
 
 use std::net::SocketAddr;
 
@@ -13,7 +13,7 @@ use conduct_core::trace::FieldError;
 use conduct_indexer::ledger::LedgerError;
 use warp::http::{header, StatusCode};
 
-use crate::reply::Problem;
+use crate::http::reply::Problem;
 
 /// Why the api could not do what it was asked (outside a request's answer).
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +62,7 @@ pub enum Error {
 /// Results of the api outside a request's answer.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<Error> for crate::reply::Problem {
+impl From<Error> for crate::http::reply::Problem {
     /// The one conversion of an api error into a request's answer: the service could not do
     /// its part right now (503), nothing was recorded.
     fn from(e: Error) -> Self {
@@ -77,8 +77,13 @@ impl From<Error> for crate::reply::Problem {
             ),
             _ => ("unavailable", "The service could not do this now"),
         };
-        crate::reply::Problem::new(StatusCode::SERVICE_UNAVAILABLE, kind, title, e.to_string())
-            .with_header(header::RETRY_AFTER, "5")
+        crate::http::reply::Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            kind,
+            title,
+            e.to_string(),
+        )
+        .with_header(header::RETRY_AFTER, "5")
     }
 }
 

@@ -83,9 +83,10 @@ pub fn spawn_readings(
                 value["covers_seq"] = Value::from(seq);
                 let (text, id) = (value.to_string(), vow.clone());
                 let now = crate::sources::service_now();
-                let kept =
-                    tokio::task::spawn_blocking(move || store.put_interpretation(&id, seq, &text, now))
-                        .await;
+                let kept = tokio::task::spawn_blocking(move || {
+                    store.put_interpretation(&id, seq, &text, now)
+                })
+                .await;
                 match kept {
                     Ok(Ok(())) => {
                         // Not waited for: the engine writes it in its next round.
@@ -402,7 +403,7 @@ mod tests {
             missed_windows: 0,
             closed_windows: 1,
             y_consistency_mean: Some(0.6),
-            chain_ok: true,
+            links_ok: true,
         }
     }
 

@@ -466,17 +466,17 @@ const TICKET_MESSAGE: &[Param] = &[
 ];
 
 // The request bodies a handler parses into a type: their schemas are derived from the type
-// (those the MCP tools share are in `crate::bodies`).
-pub use crate::bodies::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
+// (those the MCP tools share are in `crate::handlers::bodies`).
+pub use crate::handlers::bodies::{PROFILE_BODY, REPORT_BODY, VOW_BODY};
 /// `POST /erc8004/validation`.
 const ERC8004_BODY: Schema = Schema::of::<conduct_core::erc8004::ValidationRequest<'static>>();
-const CLAIM_BODY: Schema = Schema::of::<crate::munus::ClaimBody>();
-const SUBMIT_BODY: Schema = Schema::of::<crate::munus::SubmitBody>();
-const BIND_BODY: Schema = Schema::of::<crate::nostr::BindBody>();
-const PLEDGE_BODY: Schema = Schema::of::<crate::witness::PledgeBody>();
-const READING_BODY: Schema = Schema::of::<crate::witness::ReadingBody>();
-const SUMMON_BODY: Schema = Schema::of::<crate::familiar::SummonBody>();
-const ENTITLE_BODY: Schema = Schema::of::<crate::ticket::EntitleBody>();
+const CLAIM_BODY: Schema = Schema::of::<crate::handlers::munus::ClaimBody>();
+const SUBMIT_BODY: Schema = Schema::of::<crate::handlers::munus::SubmitBody>();
+const BIND_BODY: Schema = Schema::of::<crate::handlers::nostr::BindBody>();
+const PLEDGE_BODY: Schema = Schema::of::<crate::handlers::witness::PledgeBody>();
+const READING_BODY: Schema = Schema::of::<crate::handlers::witness::ReadingBody>();
+const SUMMON_BODY: Schema = Schema::of::<crate::handlers::familiar::SummonBody>();
+const ENTITLE_BODY: Schema = Schema::of::<crate::handlers::ticket::EntitleBody>();
 
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
@@ -940,14 +940,14 @@ mod tests {
                 schema: CLAIM_BODY,
                 body: json!({"vow_id": vow_id, "signature": sig}),
                 unknown: &[""],
-                parses: parses!(crate::munus::ClaimBody),
+                parses: parses!(crate::handlers::munus::ClaimBody),
             },
             Example {
                 schema: SUBMIT_BODY,
                 body: json!({"vow_id": vow_id, "link": "https://github.com/o/r/pull/7",
                     "signature": sig}),
                 unknown: &[""],
-                parses: parses!(crate::munus::SubmitBody),
+                parses: parses!(crate::handlers::munus::SubmitBody),
             },
             Example {
                 schema: BIND_BODY,
@@ -955,7 +955,7 @@ mod tests {
                     "npub": conduct_core::nostr::npub_encode(&[7; 32]),
                     "wallet_signature": sig, "nostr_signature": "ab".repeat(64)}),
                 unknown: &[""],
-                parses: parses!(crate::nostr::BindBody),
+                parses: parses!(crate::handlers::nostr::BindBody),
             },
             Example {
                 schema: PLEDGE_BODY,
@@ -964,13 +964,13 @@ mod tests {
                     {"asset": wallet, "max_balance": null, "max_outflow_per_day": "0"},
                 ]}),
                 unknown: &["", "/limits/0"],
-                parses: parses!(crate::witness::PledgeBody),
+                parses: parses!(crate::handlers::witness::PledgeBody),
             },
             Example {
                 schema: READING_BODY,
                 body: json!({"vow_id": vow_id, "window_days": 7}),
                 unknown: &[""],
-                parses: parses!(crate::witness::ReadingBody),
+                parses: parses!(crate::handlers::witness::ReadingBody),
             },
             Example {
                 schema: SUMMON_BODY,
@@ -980,7 +980,7 @@ mod tests {
                 unknown: &["", "/owner", "/order"],
                 // The handler parses the body, then the order by its table.
                 parses: |b| {
-                    parses!(crate::familiar::SummonBody)(b)
+                    parses!(crate::handlers::familiar::SummonBody)(b)
                         && serde_json::from_slice::<serde_json::Value>(b).is_ok_and(|v| {
                             conduct_core::familiar::parse_order(&v["order"], "/order").is_ok()
                         })
@@ -990,7 +990,7 @@ mod tests {
                 schema: ENTITLE_BODY,
                 body: json!({"wallet": wallet, "signature": sig}),
                 unknown: &[""],
-                parses: parses!(crate::ticket::EntitleBody),
+                parses: parses!(crate::handlers::ticket::EntitleBody),
             },
         ]
     }

@@ -1,5 +1,5 @@
 //! Shared state of a running service ([`App`]) and the parts it is built from: what every
-//! handler reads, importing no handler (the dispatcher is [`crate::app`]).
+//! handler reads, importing no handler (the dispatcher is [`crate::http::dispatch`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,8 +8,8 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::store::Store;
 
 use crate::config::Config;
+use crate::http::caps::Caps;
 use crate::payment::Rails;
-use crate::ratelimit::Caps;
 
 /// Shared state of a running service.
 pub struct App {
@@ -42,7 +42,7 @@ pub struct App {
     /// Start instant, for uptime.
     pub started: Instant,
     /// The MCP endpoint (`POST /mcp`).
-    pub mcp: crate::mcp::Endpoint,
+    pub mcp: crate::handlers::mcp::Endpoint,
     /// The quest board's keeper (its records, flags and lapses).
     pub munus: Arc<conduct_indexer::munus::keeper::Keeper>,
     /// The chain database, the live reputation read and the RPC (reputation lookups).
@@ -98,7 +98,7 @@ impl App {
             chain: parts.chain,
             munus: parts.munus,
             chain_parts: parts.chain_parts,
-            mcp: crate::mcp::Endpoint::new(&cfg),
+            mcp: crate::handlers::mcp::Endpoint::new(&cfg),
             cfg,
             key,
             inflight: Default::default(),

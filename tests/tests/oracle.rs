@@ -7,7 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use conduct_api::oracle::{MAX_QUESTION_CHARS, MODEL_LABEL, PASSAGES_LABEL};
+use conduct_api::handlers::oracle::{MAX_QUESTION_CHARS, MODEL_LABEL, PASSAGES_LABEL};
 use conduct_tests::{client, ModelStandIn, Server};
 use serde_json::{json, Value};
 

@@ -21,7 +21,7 @@ use alloy::primitives::{keccak256, Address, B256};
 use alloy::signers::local::PrivateKeySigner;
 use alloy::signers::SignerSync;
 use alloy::sol_types::SolCall;
-use conduct_api::dev_tls::{serve, Answer, Pki};
+use conduct_api::cmd::dev_tls::{serve, Answer, Pki};
 use conduct_tests::{client, Anvil, Relay, Server};
 use serde_json::{json, Value};
 
@@ -118,7 +118,7 @@ fn the_registry_view_follows_the_chain_and_reverifies_every_manifest() {
 
     // The manifests, served over HTTPS on loopback.
     let pki = Pki::new().unwrap();
-    let routes: conduct_api::dev_tls::Routes = Arc::new(Mutex::new(HashMap::new()));
+    let routes: conduct_api::cmd::dev_tls::Routes = Arc::new(Mutex::new(HashMap::new()));
     let tls = rt.block_on(serve(&pki, 0, routes.clone())).unwrap();
     let origin = format!("https://localhost:{}", tls.port());
     let well_known = |slug: &str| format!("{origin}/.well-known/ai-tool/{slug}.json");

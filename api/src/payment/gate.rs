@@ -17,7 +17,7 @@ use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use super::{authorize, settle, with_receipt, Authorized, Rails, Refusal, Resource};
-use crate::reply::{json_response, Problem};
+use crate::http::reply::{json_response, Problem};
 use conduct_core::trace::FieldError;
 
 /// What the gate needs of the running service.

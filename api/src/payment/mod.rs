@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::reply::Problem;
+use crate::http::reply::Problem;
 use rails::Rail;
 use wire::{accepted_matches, decode_payment, encode_settle, Payment, SettleResponse};
 

@@ -1,0 +1,354 @@
+//! `conduct serve`: load or create the key, open the store and the ledger, render the static
+//! pages, start the live site and the service's tasks, bind, and serve through the HTTP room
+//! ([`crate::http::server`]) until SIGTERM or Ctrl-C. `conduct render` is [`render_site`].
+
+use std::sync::Arc;
+
+use conduct_core::signing::ServiceKey;
+use conduct_indexer::keystore;
+use conduct_renderer::{PostedPrice, SiteInput};
+
+use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
+use conduct_indexer::vows::{DonatedTraces, VowReader};
+use conduct_renderer::publish::Publisher;
+
+use crate::config::{Config, PRICE_USD};
+use crate::error::Error;
+use crate::http::conn::Limits;
+use crate::payment::Rails;
+use crate::routes;
+use crate::sources::service_now;
+use crate::state::{App, Parts};
+use conduct_indexer::chain::rpc::Rpc;
+use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
+use conduct_indexer::munus::{MunusReader, PaymentFlags};
+use conduct_renderer::live::familiar::FamiliarSource;
+use conduct_renderer::live::munus::MunusSource;
+use conduct_renderer::live::registry::RegistrySource;
+use conduct_renderer::live::reputation::ReputationSource;
+use conduct_renderer::live::vows::{AskInterpretation, VowSource};
+use conduct_renderer::live::{self, LiveSite, Source};
+
+/// Load the key for `cfg`, creating it on first start.
+pub fn load_key(cfg: &Config) -> Result<ServiceKey, Error> {
+    let (key, created) = keystore::load_or_create(&cfg.data, &cfg.origin())?;
+    if created {
+        tracing::info!(
+            "generated a new signing key in {} (key id {})",
+            keystore::key_path(&cfg.data).display(),
+            key.key_id_hex()
+        );
+    }
+    if key.name() != cfg.origin() {
+        tracing::warn!(
+            "the log origin was fixed at first start as {} (this address would give {})",
+            key.name(),
+            cfg.origin()
+        );
+    }
+    Ok(key)
+}
+
+/// The hive files (`/hive/profile`, `/hive/mark.svg`): the Nostr key of `cfg.data` (created
+/// on first start; never logged, only its npub) signs the kind-0 profile, whose picture is the
+/// mark of `key`'s id.
+pub fn hive(cfg: &Config, key: &ServiceKey) -> Result<Vec<(String, Vec<u8>)>, Error> {
+    let (nostr, created) = conduct_indexer::nostr::load_or_create(&cfg.data)?;
+    if created {
+        tracing::info!(
+            "generated a new Nostr key in {} ({})",
+            conduct_indexer::nostr::key_path(&cfg.data).display(),
+            nostr.npub()
+        );
+    }
+    let content = conduct_indexer::nostr::service_profile_content(&cfg.public_url);
+    let event = conduct_indexer::nostr::profile_event(
+        &cfg.data,
+        &nostr,
+        &content,
+        conduct_indexer::clock::wall_now(),
+    )?;
+    Ok(conduct_renderer::hive::hive_files(
+        &event,
+        &key.key_id_hex(),
+    ))
+}
+
+/// The site input (static pages) of `cfg` as of `as_of`.
+fn site_input<'a>(
+    cfg: &'a Config,
+    key: &'a ServiceKey,
+    routes: &'a [conduct_renderer::RouteInfo],
+    accepts: &'a [serde_json::Value],
+    posted: &'a [conduct_renderer::PostedPrice<'a>],
+    as_of: u64,
+) -> SiteInput<'a> {
+    SiteInput {
+        key,
+        public_url: &cfg.public_url,
+        routes,
+        accepts,
+        price_usd: PRICE_USD,
+        posted,
+        demo_daily_cap: cfg.demo_daily_cap,
+        as_of,
+        manifest_ttl: cfg.manifest_ttl,
+    }
+}
+
+/// Render the whole tree for `cfg` into `cfg.site` as of `as_of` (`conduct render`): the
+/// static pages and every vow's pages, with rule-based readings unless a model reading is
+/// kept. Returns the publisher (it counts the files it wrote) and the number of vows.
+pub fn render_site(
+    cfg: &Config,
+    key: &ServiceKey,
+    accepts: &[serde_json::Value],
+    store: &conduct_indexer::store::Store,
+    as_of: u64,
+) -> Result<(Publisher, usize), Error> {
+    let vows = Arc::new(VowReader::open(store)?);
+    let infos = routes::infos();
+    let labor = crate::payment::Rails::advertised(&cfg.rails, &cfg.familiar.labor_price_usd)?;
+    let posted = labor_price(cfg, &labor);
+    let input = site_input(cfg, key, &infos, accepts, &posted, as_of);
+    let count = vows.all()?.len();
+    let chain = crate::chain::open(cfg)?;
+    let mut sources: Vec<Box<dyn Source>> = vec![
+        Box::new(VowSource::new(
+            key.clone(),
+            &cfg.public_url,
+            vows.clone(),
+            None,
+            routes::html_pages(),
+        )),
+        Box::new(registry_source(cfg, key, &chain, vows.clone())),
+        Box::new(MunusSource::new(
+            key.clone(),
+            &cfg.public_url,
+            &cfg.data,
+            Arc::new(MunusReader::open(store)?),
+            Arc::new(PaymentFlags::default()),
+        )),
+        Box::new(reputation_source(cfg, key, &chain)),
+        Box::new(FamiliarSource::new(key.clone(), vows)),
+    ];
+    let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
+    publisher
+        .put_many(hive(cfg, key)?)
+        .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
+    publisher.write_manifest(key, conduct_indexer::clock::wall_now(), cfg.manifest_ttl)?;
+    Ok((publisher, count))
+}
+
+/// `POST /familiar/summon` posted at the labor price, with its `accepts` at that price.
+fn labor_price<'a>(cfg: &'a Config, accepts: &'a [serde_json::Value]) -> [PostedPrice<'a>; 1] {
+    [PostedPrice {
+        path: "/familiar/summon",
+        price_usd: &cfg.familiar.labor_price_usd,
+        accepts,
+    }]
+}
+
+/// The chain payments are re-read from (none without `[chain]`).
+fn payment_chain(cfg: &Config) -> Result<Option<PaymentChain>, Error> {
+    let Some(c) = &cfg.chain else {
+        return Ok(None);
+    };
+    let timeout = std::time::Duration::from_secs(c.rpc_timeout_seconds);
+    let rpc = Rpc::new(&c.rpc, timeout).map_err(|e| Error::Config(format!("[chain] rpc: {e}")))?;
+    Ok(Some(PaymentChain {
+        chain_id: c.chain_id,
+        rpc,
+    }))
+}
+
+/// The reputation source of `cfg` (the live site's [`crate::sources::REPUTATION`]).
+fn reputation_source(
+    cfg: &Config,
+    key: &ServiceKey,
+    chain: &crate::chain::ChainParts,
+) -> ReputationSource {
+    ReputationSource::new(
+        key.clone(),
+        cfg.chain.clone(),
+        chain.db.clone(),
+        chain.status.clone(),
+        chain.probe.clone(),
+    )
+}
+
+/// The registry source of `cfg` (the live site's [`crate::sources::REGISTRY`]).
+fn registry_source(
+    cfg: &Config,
+    key: &ServiceKey,
+    chain: &crate::chain::ChainParts,
+    vows: Arc<VowReader>,
+) -> RegistrySource {
+    RegistrySource::new(
+        key.clone(),
+        &cfg.public_url,
+        cfg.chain.clone(),
+        chain.db.clone(),
+        chain.status.clone(),
+        vows,
+    )
+}
+
+/// Write the free-tier counters to the store every second (they survive a restart).
+async fn flush_caps(app: Arc<App>) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let (a, now) = (app.clone(), service_now());
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
+            tracing::warn!(error = %e, "writing the free-tier counters failed; retried");
+        }
+    }
+}
+
+/// Run the service until SIGTERM or Ctrl-C.
+pub async fn serve(cfg: Config) -> Result<(), Error> {
+    serve_with(cfg, None).await
+}
+
+/// Text printed after the listening line, given the public URL.
+pub type Banner = Box<dyn FnOnce(&str) -> String + Send>;
+
+/// Run the service, printing `banner` once it listens.
+pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), Error> {
+    let listener = tokio::net::TcpListener::bind(cfg.listen)
+        .await
+        .map_err(|source| Error::Listen {
+            addr: cfg.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| Error::Listen {
+        addr: cfg.listen,
+        source,
+    })?;
+    cfg.bound_to(local);
+    let key = load_key(&cfg)?;
+    let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
+    // The same rails at the posted labor price (the familiar's 402 challenge).
+    let labor_rails = rails.at_price(&cfg.rails, &cfg.familiar.labor_price_usd)?;
+    let t0 = std::time::Instant::now();
+    let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
+    let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
+    // Open the ledger: it publishes (or repairs) the log under site/log.
+    let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))?;
+    phase("store open, log verified and repaired");
+    let seq = Arc::new(Sequencer::spawn(
+        ledger,
+        conduct_indexer::ledger::DEFAULT_MAX_BATCH,
+    )?);
+    let log = Arc::new(LedgerReader::open(&store)?);
+    let vows = Arc::new(VowReader::open(&store)?);
+    let donated = Arc::new(DonatedTraces::open(&cfg.data)?);
+    // The live site: the whole tree rendered now, then kept current by the engine. Model
+    // readings are asked for through a channel whose consumer needs the engine's handle.
+    let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
+    let ask: Option<AskInterpretation> = crate::reading::uses_model(&cfg.reading).then(|| {
+        Box::new(move |vow: String, seq: u64, input| {
+            let _ = ask_tx.send((vow, seq, input));
+        }) as AskInterpretation
+    });
+    let chain = crate::chain::open(&cfg)?;
+    let flags = Arc::new(PaymentFlags::default());
+    let sources: Vec<Box<dyn Source>> = vec![
+        Box::new(VowSource::new(
+            key.clone(),
+            &cfg.public_url,
+            vows.clone(),
+            ask,
+            routes::html_pages(),
+        )),
+        Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
+        Box::new(MunusSource::new(
+            key.clone(),
+            &cfg.public_url,
+            &cfg.data,
+            Arc::new(MunusReader::open(&store)?),
+            flags.clone(),
+        )),
+        Box::new(reputation_source(&cfg, &key, &chain)),
+        Box::new(FamiliarSource::new(key.clone(), vows.clone())),
+    ];
+    let infos = routes::infos();
+    let posted = labor_price(&cfg, &labor_rails.accepts);
+    let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
+    // Restart fast: serve the tree already on disk (its previous manifest, checked against
+    // the key, lists it) and bring every vow's files up to date in the background.
+    let mut publisher = live::static_tree(&input, &cfg.site)?;
+    publisher
+        .put_many(hive(&cfg, &key)?)
+        .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
+    phase("static pages written");
+    let listed = publisher.seed_from_manifest(&key) > 0;
+    phase("previous manifest read");
+    let site =
+        LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
+    crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
+    crate::chain::spawn(&cfg, &chain, site.clone())?;
+    let keeper = Arc::new(Keeper::new(
+        key.clone(),
+        &cfg.data,
+        seq.clone(),
+        Arc::new(MunusReader::open(&store)?),
+        flags,
+        payment_chain(&cfg)?,
+    ));
+    tokio::spawn(crate::board::run(
+        keeper.clone(),
+        site.clone(),
+        cfg.munus.recheck_seconds,
+    ));
+    phase("live site started (index pages rendered, backlog queued)");
+    conduct_core::meter::warm_up();
+    crate::handlers::oracle::warm_up();
+    println!(
+        "conduct listening on http://{local} (public URL {}, key id {}, site {})",
+        cfg.public_url,
+        key.key_id_hex(),
+        cfg.site.display()
+    );
+    tracing::info!(
+        address = %local,
+        public_url = %cfg.public_url,
+        data = %cfg.data.display(),
+        site = %cfg.site.display(),
+        key_id = %key.key_id_hex(),
+        rails = %rails.rails.iter().map(|r| r.name.clone()).collect::<Vec<_>>().join(","),
+        "conduct serving"
+    );
+    let offset = conduct_indexer::clock::offset();
+    if offset != 0 {
+        tracing::warn!(
+            offset_seconds = offset,
+            "the service clock is shifted by {} (tests only): records, windows and lapses are dated on it",
+            conduct_indexer::clock::OFFSET_VAR
+        );
+    }
+    if let Some(b) = banner {
+        println!("{}", b(&cfg.public_url));
+    }
+    let parts = Parts {
+        rails,
+        labor_rails,
+        store,
+        log,
+        seq,
+        vows,
+        donated,
+        site,
+        chain: chain.status.clone(),
+        munus: keeper,
+        chain_parts: Arc::new(chain),
+    };
+    let limits = Limits::from_config(&cfg);
+    let app = Arc::new(App::new(cfg, key, parts));
+    app.caps.restore(&app.store, service_now())?;
+    tokio::spawn(flush_caps(app.clone()));
+    crate::http::server::run(listener, app.clone(), limits).await;
+    let (caps_app, now) = (app.clone(), service_now());
+    let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
+    Ok(())
+}

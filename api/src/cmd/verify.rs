@@ -1,0 +1,101 @@
+//! The offline checks: `conduct verify` (a signed object), `verify-log` (a copy of the log),
+//! `verify-site` (a mirror of the tree) and `manifest-hash`, through conduct-verify and core.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use conduct_verify::Error as VerifyError;
+
+/// `conduct verify FILE --pubkey`: exit 0 only when the signed object verifies.
+pub fn verify(file: PathBuf, pubkey: String) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let bytes = read_input(&file)?;
+    let pinned = match conduct_verify::pinned_key(&pubkey) {
+        Ok(k) => k,
+        Err(VerifyError::PinnedKey(e)) => return Err(e.into()),
+        Err(e) => return Err(e.to_string().into()),
+    };
+    match conduct_verify::verify_signed(&bytes, &pinned) {
+        Ok(_) => {
+            println!("OK: signature verifies");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(VerifyError::NotJson { source, .. }) => {
+            Err(format!("{}: not JSON: {source}", file.display()).into())
+        }
+        Err(VerifyError::Signature { source, .. }) => {
+            println!("FAIL: {source}");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => {
+            println!("FAIL: {}", failure(&e));
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// `conduct verify-log LOCATION --pubkey`: exit 0 only when the whole log verifies.
+pub fn verify_log(location: &str, pubkey: &str) -> ExitCode {
+    match conduct_verify::verify_log_at(location, pubkey) {
+        Ok(a) => {
+            println!("OK: {a}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("FAIL: {}", failure(&e));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `conduct verify-site LOCATION --pubkey [--settle S]`: exit 0 only when the whole tree verifies.
+pub fn verify_site(location: &str, pubkey: &str, settle: u64) -> ExitCode {
+    let settle = std::time::Duration::from_secs(settle);
+    match conduct_verify::verify_site_settled(location, pubkey, settle) {
+        Ok(a) => {
+            println!("OK: {a}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("FAIL: {}", failure(&e));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `conduct manifest-hash FILE`: the ERC-8257 `manifestHash` of a tool manifest; exit 1 when a
+/// rule it checks refuses it.
+pub fn manifest_hash(file: &Path) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let bytes = read_input(file)?;
+    match conduct_core::erc8257::manifest_hash(&bytes) {
+        Ok(hash) => {
+            println!("0x{}", hex::encode(hash));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("conduct: {}: {e}", file.display());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// The bytes of `file`, or of standard input for "-".
+fn read_input(file: &std::path::Path) -> Result<Vec<u8>, String> {
+    if file.as_os_str() == "-" {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+            .map_err(|e| format!("stdin: {e}"))?;
+        Ok(v)
+    } else {
+        std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))
+    }
+}
+
+/// A verification failure as the `verify*` commands print it: the pinned key is named by its
+/// flag, `--pubkey`.
+fn failure(e: &VerifyError) -> String {
+    match e {
+        VerifyError::PinnedKey(e) => format!("--pubkey: {e}"),
+        VerifyError::Log(e) => format!("log: {}", failure(e)),
+        e => e.to_string(),
+    }
+}

@@ -1,0 +1,222 @@
+//! `POST /erc8004/validation` (library/ERC8004.md): a signed predicate about one trace, bound to
+//! an agent subject id, and `keccak256(JCS(credential))`, the hash an ERC-8004 validation request
+//! or response carries. Paid through the one payment gate, like `POST /profile`: refused input
+//! costs nothing, the credential is issued before settlement and served only once it settled,
+//! and the same request within 24 hours is the same bytes, not charged again.
+//!
+//! The credential logic is core's (`conduct_core::erc8004`); this module parses, checks the
+//! subject against the service's state (a `vow` must exist), and runs the gate.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::attestation::{measure, Predicate};
+use conduct_core::erc8004::{
+    answer_bytes, parse_subject, predicate_only, resolve, Credential, Form, Subject,
+    ValidationRequest,
+};
+use conduct_core::signing::ServiceKey;
+use conduct_core::trace::{parse_json, validate, FieldError};
+use warp::http::{HeaderMap, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::handlers::profile::{replay_from_record, replay_record};
+use crate::http::reply::{json_response, Problem};
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::Resource;
+use crate::sources::service_now;
+use crate::state::App;
+
+self_cell::self_cell!(
+    /// A validation request parsed once, borrowing the body it came from.
+    struct Body {
+        owner: Bytes,
+        #[covariant]
+        dependent: ValidationRequest,
+    }
+);
+
+/// A request that passed every check that needs no money: the body, its predicate, its subject
+/// in normal form.
+pub struct Checked {
+    body: Body,
+    predicate: Predicate,
+    subject: Subject,
+}
+
+/// 422 `predicate-only`: the request asks for raw numbers (`errors[0]` names the member).
+fn refuse_raw(e: FieldError) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "predicate-only",
+        "A validation credential carries a predicate only",
+        e.to_string(),
+    );
+    p.errors.push(e);
+    p
+}
+
+/// 422 `invalid-subject`: an unknown form, an id that breaks its form's rule, or no such vow.
+fn refuse_subject(e: FieldError) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid-subject",
+        "The subject is not a valid id of its form",
+        e.to_string(),
+    );
+    p.errors.push(e);
+    p
+}
+
+impl Checked {
+    /// Parse and check a body: raw-number requests first (so `{"full": true}` is named as such,
+    /// not as an unknown member), then the schema, the predicate, the subject and every trace
+    /// rule.
+    pub fn new(body: Bytes) -> Result<Checked, Problem> {
+        if let Some(e) = predicate_only(&body) {
+            return Err(refuse_raw(e));
+        }
+        let body = Body::try_new(body, |b| {
+            parse_json::<ValidationRequest>(b).map_err(|e| Problem::invalid(vec![e]))
+        })?;
+        let req = body.borrow_dependent();
+        let predicate = resolve(&req.predicate).map_err(|e| Problem::invalid(vec![e]))?;
+        let subject = parse_subject(&req.subject.form, &req.subject.id).map_err(refuse_subject)?;
+        validate(req.trace.trace()).map_err(|errs| {
+            Problem::invalid(
+                errs.into_iter()
+                    .map(|mut e| {
+                        e.pointer = format!("/trace{}", e.pointer);
+                        e
+                    })
+                    .collect(),
+            )
+        })?;
+        Ok(Checked {
+            body,
+            predicate,
+            subject,
+        })
+    }
+
+    /// What the signed answer depends on: the trace hash (with its `context_key`), the
+    /// predicate and the subject in normal form. The default idempotency key.
+    fn request(&self) -> String {
+        let req = self.body.borrow_dependent();
+        let hash = conduct_core::canonical::trace_sha256(req.trace.trace());
+        format!(
+            "{}|{}/{}|{}|{}",
+            hex::encode(hash),
+            self.predicate.metric,
+            self.predicate.band.name,
+            self.subject.form.name(),
+            self.subject.id
+        )
+    }
+
+    /// The answer's bytes (`{credential, credential_hash, how_to_use, scope}`, RFC 8785) as
+    /// issued at `issued_at`.
+    fn issue(
+        &self,
+        issued_at: u64,
+        key: &ServiceKey,
+        public_url: &str,
+    ) -> Result<Vec<u8>, Problem> {
+        let req = self.body.borrow_dependent();
+        let measured = measure(req.trace.trace()).map_err(Problem::invalid)?;
+        let credential = Credential {
+            subject: &self.subject,
+            predicate: self.predicate,
+            measured: &measured,
+            context_key: &req.trace.context_key,
+            n_turns: req.trace.turns.len(),
+            issued_at_unix: issued_at,
+            issuer: public_url,
+        };
+        credential
+            .signed(key)
+            .and_then(|signed| answer_bytes(public_url, &self.subject, &signed))
+            .map_err(|e| {
+                Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "unrepresentable",
+                    "Result not representable",
+                    e.to_string(),
+                )
+            })
+    }
+}
+
+/// A `vow` subject must be a vow of this service.
+async fn vow_exists(app: &Arc<App>, subject: &Subject) -> Result<(), Problem> {
+    if subject.form != Form::Vow {
+        return Ok(());
+    }
+    match crate::handlers::vows::find_vow(app, &subject.id).await {
+        Ok(_) => Ok(()),
+        Err(p) if p.kind == "unknown-vow" => Err(refuse_subject(FieldError::at(
+            "/subject/id",
+            format!(
+                "there is no vow {:?} on this service (a vow subject is a vow of this service; \
+                 see /vows)",
+                subject.id
+            ),
+        ))),
+        Err(p) => Err(p),
+    }
+}
+
+/// `POST /erc8004/validation`: check (nothing is asked for before the request is valid), take
+/// payment, issue and sign, settle, serve (the payment gate, settling after the handler: a
+/// credential that cannot be issued is never charged).
+pub async fn paid(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    let checked = Arc::new(Checked::new(body)?);
+    vow_exists(app, &checked.subject).await?;
+    let request = checked.request();
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let now = service_now();
+    let call = PaidCall {
+        route: "erc8004-validation",
+        request,
+        resource: Resource {
+            url: &url,
+            description: "Signed ERC-8004 validation credential: a predicate about one trace \
+                          bound to an agent subject, and its keccak256(JCS) hash",
+        },
+        settle: SettleWhen::AfterHandler,
+    };
+    let (again, key, public) = (checked.clone(), app.key.clone(), app.cfg.public_url.clone());
+    let rebuild =
+        move |record: Vec<u8>| replay_from_record(&record, |at| again.issue(at, &key, &public));
+    let (key, public) = (app.key.clone(), app.cfg.public_url.clone());
+    let handler = || async move {
+        let bytes = tokio::task::spawn_blocking(move || checked.issue(now, &key, &public))
+            .await
+            .map_err(|e| {
+                Problem::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "busy",
+                    "Could not issue now",
+                    format!("issuing task failed: {e}"),
+                )
+            })??;
+        Ok(Served {
+            record: replay_record(now, &bytes),
+            response: json_response(bytes),
+        })
+    };
+    gate(
+        app.gate_parts(now),
+        headers,
+        call,
+        rebuild,
+        |_| Ok(()),
+        handler,
+    )
+    .await
+}

@@ -1,0 +1,465 @@
+//! Hosted familiars (library/FAMILIARS.md): `GET /familiar/message` (the exact text an owner's
+//! wallet signs) and `POST /familiar/summon` (paid at the posted labor price, a price of its
+//! own, through the one payment gate: its 402 challenge carries the labor price on every rail).
+//! The familiar's page `/familiar/<id>` and the list `/familiars` are static files the live
+//! site keeps current (source [`crate::sources::FAMILIARS`]).
+//!
+//! Everything that needs no money is checked first (the body, the order, the owner, the owner's
+//! EIP-191 signature over the exact text, the signature not used before): a bad signature is
+//! refused without a 402 and without a charge. A signature that summoned a familiar already is
+//! that summon sent again, answered 200 with the same record, its `Location` and
+//! `Idempotent-Replayed: true`, with no payment asked for or settled (within 24 hours, the same
+//! owner and order: [`Familiar::resent_by`]), or else refused 409 `familiar-replayed`. The
+//! payment then settles before the record is appended (a summoned familiar exists only for a
+//! settled payment); the append job re-checks the signature's single use and a vow owner's vow
+//! ([`conduct_indexer::familiar::familiar_job`]). One summon per signature is in progress at a
+//! time, so the same summon sent twice at once is never paid twice.
+//! The familiar holds no wallet (`wallet: null`) and has a faucet cap of `0` (library/FAMILIARS.md; PREPARE.md rule 6).
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use conduct_core::familiar::record::Familiar;
+use conduct_core::familiar::{
+    familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
+};
+use conduct_core::munus::utc_date;
+use conduct_core::owner::{self, Kind};
+use conduct_core::record::Logged;
+use conduct_core::schema;
+use conduct_core::trace::{parse_json, FieldError};
+use conduct_core::vow::eip191;
+use conduct_core::vow::record::checksum_address;
+use conduct_core::witness::address;
+use conduct_indexer::familiar::{familiar_job, FamiliarRow};
+use conduct_renderer::live::familiar::familiar_key;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::error::ledger_problem;
+use crate::handlers::vows::{blocking, created, find_vow, with_render_state};
+use crate::http::reply::{bytes_response, json_response, Problem};
+use crate::http::request::query_param;
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::Resource;
+use crate::sources::{service_now, FAMILIARS};
+use crate::state::App;
+
+/// The owner of a summon body: exactly one of the two.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(inline, description = "", transform = schema::exactly_one)]
+#[serde(deny_unknown_fields)]
+struct OwnerBody {
+    #[schemars(required, pattern(schema::vow_id()))]
+    vow_id: Option<String>,
+    #[schemars(required, pattern(schema::ADDRESS))]
+    wallet: Option<String>,
+}
+
+/// The body of `POST /familiar/summon`. The signature is optional here so that a missing one
+/// is refused as what it is (403 naming it), not as a malformed body; the schema says it is
+/// required. The order is read by [`parse_order`], whose table its schema is built from.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(
+    rename = "FamiliarRequest",
+    title = "POST /familiar/summon body",
+    description = ""
+)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SummonBody {
+    owner: OwnerBody,
+    #[schemars(with = "conduct_core::familiar::Order")]
+    order: serde_json::Value,
+    #[schemars(required, pattern(schema::EIP191))]
+    signature: Option<String>,
+}
+
+fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
+    p.errors.push(FieldError::at(pointer, detail));
+    p
+}
+
+pub(crate) fn sandbox_vow(id: &str) -> Problem {
+    at(
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "familiar-sandbox-vow",
+            "A sandbox vow cannot own a familiar",
+            format!(
+                "vow {id} is sandbox (no wallet signed it), so no wallet can sign for it; name a \
+                 signed vow, or {{\"wallet\": \"0x...\"}} as the owner"
+            ),
+        ),
+        "/owner/vow_id",
+        "a sandbox vow",
+    )
+}
+
+pub(crate) fn owner_signature(detail: String) -> Problem {
+    at(
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "familiar-owner-signature",
+            "The owner's wallet did not sign this summon",
+            format!("{detail}; nothing was charged"),
+        ),
+        "/signature",
+        "the owner wallet's EIP-191 signature over the text of GET /familiar/message",
+    )
+}
+
+pub(crate) fn replayed() -> Problem {
+    at(
+        Problem::new(
+            StatusCode::CONFLICT,
+            "familiar-replayed",
+            "This summon's signature was used already",
+            "an owner signature summons one familiar, and this one summoned a familiar for \
+             another owner or order, or more than 24 hours ago (the same summon within 24 hours \
+             is answered with its record); to summon another, fetch GET /familiar/message and \
+             sign it anew (the text names the UTC date); nothing was charged",
+        ),
+        "/signature",
+        "used by an earlier familiar",
+    )
+}
+
+/// Marks a summon's owner signature as in progress until dropped (in the service's set of paid
+/// calls in progress, under a key of its own): while one summon with a signature is paying,
+/// another with the same signature (whatever its `Idempotency-Key`) is refused 409 `in-flight`
+/// before anything is asked or charged, and its retry is answered with the record.
+struct Summoning<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    key: String,
+}
+
+impl<'a> Summoning<'a> {
+    fn enter(set: &'a Mutex<HashSet<String>>, signature: &str) -> Result<Self, Problem> {
+        let key = format!("familiar-signature\0{signature}");
+        if crate::lock(set).insert(key.clone()) {
+            return Ok(Summoning { set, key });
+        }
+        Err(Problem::new(
+            StatusCode::CONFLICT,
+            "in-flight",
+            "The same summon is being paid for right now",
+            "a summon with this owner signature is in progress; retry shortly and its record is \
+             returned without a second charge",
+        )
+        .with_header(header::RETRY_AFTER, "1"))
+    }
+}
+
+impl Drop for Summoning<'_> {
+    fn drop(&mut self) {
+        crate::lock(self.set).remove(&self.key);
+    }
+}
+
+/// The answer to a summon sent again: 200, the record's bytes as first served, its
+/// `Location` and `Idempotent-Replayed: true` (as a paid route's idempotent replay,
+/// library/PAYMENTS.md); nothing is asked for or charged.
+fn resent(row: FamiliarRow) -> WarpResponse {
+    let mut resp = json_response(row.leaf);
+    let h = resp.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&format!("/familiar/{}", row.familiar_id)) {
+        h.insert(header::LOCATION, v);
+    }
+    h.insert("idempotent-replayed", HeaderValue::from_static("true"));
+    resp
+}
+
+/// The owner named by `vow_id` or `wallet` (exactly one), with the wallet that signs for it;
+/// `base` is the pointer of the owner (`/owner` in a body, `?` in a query).
+async fn owner_of(
+    app: &Arc<App>,
+    vow_id: Option<String>,
+    wallet: Option<String>,
+    base: &str,
+) -> Result<Owner, Problem> {
+    match (vow_id, wallet) {
+        (Some(id), None) => {
+            let row = find_vow(app, &id).await.map_err(|mut p| {
+                if let Some(e) = p.errors.first_mut() {
+                    e.pointer = format!("{base}vow_id");
+                }
+                p
+            })?;
+            let signed = row
+                .wallet
+                .as_deref()
+                .and_then(|w| address(&w.to_ascii_lowercase()).ok());
+            match (row.sandbox, signed) {
+                (false, Some(wallet)) => Ok(Owner::Vow {
+                    vow_id: row.vow_id,
+                    wallet,
+                }),
+                _ => Err(sandbox_vow(&id)),
+            }
+        }
+        (None, Some(w)) => address(&w)
+            .map(|wallet| Owner::Wallet { wallet })
+            .map_err(|e| {
+                Problem::invalid(vec![FieldError::at(format!("{base}wallet"), e.to_string())])
+            }),
+        _ => Err(Problem::invalid(vec![FieldError::at(
+            if base.is_empty() { "/owner" } else { base },
+            "name the owner by exactly one of vow_id (a signed vow) and wallet",
+        )])),
+    }
+}
+
+/// `GET /familiar/message?vow_id=|wallet=&order=<order_sha256>`: the exact text the owner's
+/// wallet signs (`text/plain`).
+pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+    let order = query_param(query, "order")
+        .filter(|o| o.len() == 64 && o.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .ok_or_else(|| {
+            Problem::invalid(vec![FieldError::at(
+                "?order",
+                "order is the labor order's SHA-256 (64 lowercase hex digits of sha256 of its \
+                 RFC 8785 bytes)",
+            )])
+        })?;
+    let owner = owner_of(
+        app,
+        query_param(query, "vow_id"),
+        query_param(query, "wallet"),
+        "?",
+    )
+    .await?;
+    let text = familiar_message(
+        &app.cfg.public_url,
+        &owner.named(),
+        &order,
+        &utc_date(service_now()),
+    );
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        text.into_bytes(),
+    ))
+}
+
+/// A summon's body, read: the order, the owner and the signature as sent and in its one
+/// canonical spelling (a re-spelled signature is the same signature, and the same id).
+struct Summon {
+    owner: Owner,
+    order: Order,
+    sent: String,
+    signature: String,
+}
+
+/// A summon that passed every check that needs no money.
+struct Checked {
+    owner: Owner,
+    order: Order,
+    signature: String,
+    at: u64,
+}
+
+async fn read(app: &Arc<App>, body: Bytes) -> Result<Summon, Problem> {
+    let req: SummonBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    let order = parse_order(&req.order, "/order").map_err(Problem::invalid)?;
+    let owner = owner_of(app, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
+    let Some(sent) = req.signature.filter(|s| !s.is_empty()) else {
+        return Err(owner_signature(
+            "signature is missing: the owner's wallet signs the text of GET /familiar/message \
+             (EIP-191 personal_sign)"
+                .into(),
+        ));
+    };
+    let signature = eip191::canonical(&sent)
+        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
+    Ok(Summon {
+        owner,
+        order,
+        sent,
+        signature,
+    })
+}
+
+/// The familiar this summon's signature summoned already, if any: `Ok(Some)` when this is that
+/// summon sent again within 24 hours ([`Familiar::resent_by`]), 409 `familiar-replayed` for any
+/// other summon with the signature. Checked before the signature is checked against today's
+/// text (the record's text may name yesterday) and before any payment is asked for.
+async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Problem> {
+    let (reader, id) = (app.vows.clone(), familiar_id(&s.signature));
+    let seen = blocking("reading the familiars", move || {
+        reader.familiar(&id).map_err(|e| e.to_string())
+    })
+    .await?;
+    let Some(row) = seen else {
+        return Ok(None);
+    };
+    let rec = serde_json::from_slice(&row.leaf)
+        .ok()
+        .and_then(|v| Familiar::parse(&v).ok().flatten());
+    match rec {
+        Some((_, rec))
+            if rec.resent_by(
+                &app.cfg.public_url,
+                &s.owner,
+                &s.order,
+                &s.signature,
+                service_now(),
+            ) =>
+        {
+            Ok(Some(row))
+        }
+        _ => Err(replayed()),
+    }
+}
+
+/// The owner's signature over today's text (a signature not used before).
+fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
+    let Summon {
+        owner,
+        order,
+        sent,
+        signature: sig,
+    } = s;
+    let at = service_now();
+    let text = familiar_message(
+        &app.cfg.public_url,
+        &owner.named(),
+        &order_sha256(&order),
+        &utc_date(at),
+    );
+    let addr = owner::recover(Kind::SummonFamiliar, &text, &sent)
+        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
+    let signer = checksum_address(&addr);
+    if signer != owner.wallet() {
+        return Err(owner_signature(format!(
+            "signature recovers to {signer}, not the owner's wallet {}; sign the exact text of \
+             GET /familiar/message (it names the owner, the order's sha256 and today's UTC \
+             date) with the owner's wallet",
+            owner.wallet()
+        )));
+    }
+    Ok(Checked {
+        owner,
+        order,
+        signature: sig.to_ascii_lowercase(),
+        at,
+    })
+}
+
+/// `POST /familiar/summon` `{owner: {vow_id} | {wallet}, order, signature}`: check, take payment
+/// at the posted labor price (settled first), append the record, render its page: 201 and the
+/// signed `conduct.familiar/v1` record. The same summon within 24 hours (the same signature,
+/// owner and order, whatever its `Idempotency-Key`) is answered 200 with the same record and
+/// its `Location`, asks for no payment and settles none offered.
+pub async fn summon(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    let s = read(app, body).await?;
+    // Held until the answer: the look-up below and the append cannot be raced by the same
+    // signature under another idempotency key.
+    let _summoning = Summoning::enter(&app.inflight, &s.signature)?;
+    if let Some(row) = earlier(app, &s).await? {
+        return Ok(resent(row));
+    }
+    let c = check(app, s)?;
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let now = service_now();
+    let call = PaidCall {
+        route: "familiar-summon",
+        // The signature names the owner, the order and the day.
+        request: format!("familiar|{}", c.signature),
+        resource: Resource {
+            url: &url,
+            description: "A hosted familiar recorded: a labor order with an owner, wallet null \
+                          and faucet cap 0, at the posted labor price",
+        },
+        settle: SettleWhen::BeforeHandler,
+    };
+    let rec = Familiar {
+        origin: app.cfg.public_url.clone(),
+        owner: c.owner,
+        owner_signature: c.signature,
+        order: c.order,
+        labor_price_usd: app.cfg.familiar.labor_price_usd.clone(),
+        at: c.at,
+    };
+    let handler = || async move {
+        let id = rec.id();
+        let appended = app
+            .seq
+            .submit_job(familiar_job(app.key.clone(), rec))
+            .await
+            .map_err(ledger_problem)?;
+        let leaf = appended.leaf.unwrap_or_default();
+        // Committed: the answer is its acknowledgement; a failed render is retried.
+        let rendered = app.site.render(FAMILIARS, &familiar_key(&id), true).await;
+        let response = with_render_state(
+            created(leaf.clone(), &format!("/familiar/{id}")),
+            rendered.err().map(|e| e.0),
+        );
+        Ok(Served {
+            response,
+            record: leaf,
+        })
+    };
+    gate(
+        app.labor_gate_parts(now),
+        headers,
+        call,
+        Ok,
+        |_| Ok(()),
+        handler,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_name_their_field_and_say_nothing_was_charged() {
+        let p = owner_signature("x".into());
+        assert_eq!(
+            (p.status, p.kind, p.errors[0].pointer.as_str()),
+            (
+                StatusCode::FORBIDDEN,
+                "familiar-owner-signature",
+                "/signature"
+            )
+        );
+        assert!(p.detail.contains("nothing was charged"));
+        assert_eq!(replayed().status, StatusCode::CONFLICT);
+        assert_eq!(sandbox_vow("x").errors[0].pointer, "/owner/vow_id");
+    }
+
+    #[test]
+    fn a_resent_summon_is_answered_with_its_record_and_location() {
+        let resp = resent(FamiliarRow {
+            familiar_id: "00000000000000ab".into(),
+            log_index: 3,
+            at: 0,
+            leaf: b"{}".to_vec(),
+        });
+        assert_eq!(resp.status(), StatusCode::OK);
+        let h = resp.headers();
+        assert_eq!(h[header::LOCATION], "/familiar/00000000000000ab");
+        assert_eq!(h["idempotent-replayed"], "true");
+    }
+
+    #[test]
+    fn one_summon_per_signature_at_a_time() {
+        let set = Mutex::new(HashSet::new());
+        let first = Summoning::enter(&set, "0xab").unwrap();
+        let p = Summoning::enter(&set, "0xab").err().unwrap();
+        assert_eq!((p.status, p.kind), (StatusCode::CONFLICT, "in-flight"));
+        assert!(Summoning::enter(&set, "0xcd").is_ok());
+        drop(first);
+        assert!(Summoning::enter(&set, "0xab").is_ok());
+    }
+}

@@ -1,0 +1,231 @@
+//! The profile handlers: `POST /demo/profile` (free, unsigned) and `POST /profile` (paid through
+//! the x402 gate, signed, idempotent for 24 hours).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::attestation::{measure, resolve_predicate, Attestation};
+use conduct_core::signing::ServiceKey;
+use conduct_core::trace::{parse_json, validate, ProfileRequest};
+
+use sha2::{Digest, Sha256};
+use warp::http::{header, HeaderMap, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::http::reply::{json_response, Problem};
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::Resource;
+use crate::sources::service_now;
+use crate::state::App;
+
+/// Bodies above this size are scored on the blocking pool instead of a runtime worker.
+const BLOCKING_THRESHOLD: usize = 64 * 1024;
+
+/// `POST /demo/profile`: parse, validate, meter, build; unsigned.
+pub async fn demo(body: Bytes, headers: &HeaderMap) -> Result<WarpResponse, Problem> {
+    let issued_at = service_now();
+    let work = move || score(&body, issued_at, None);
+    let bytes = if body_len_hint(headers) > BLOCKING_THRESHOLD {
+        tokio::task::spawn_blocking(work).await.map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Could not score now",
+                format!("scoring task failed: {e}"),
+            )
+        })??
+    } else {
+        work()?
+    };
+    Ok(json_response(bytes))
+}
+
+fn body_len_hint(headers: &HeaderMap) -> usize {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
+self_cell::self_cell!(
+    /// A profile request parsed once, borrowing the body it came from (the paid path checks
+    /// it before asking for money, then scores the same parse).
+    pub struct ParsedProfile {
+        owner: Bytes,
+        #[covariant]
+        dependent: ProfileRequest,
+    }
+);
+
+impl ParsedProfile {
+    /// Parse and check a body: the schema, the disclosure and every trace rule.
+    pub fn checked(body: Bytes) -> Result<ParsedProfile, Problem> {
+        let parsed = ParsedProfile::try_new(body, |b| {
+            parse_json::<ProfileRequest>(b).map_err(|e| Problem::invalid(vec![e]))
+        })?;
+        let req = parsed.borrow_dependent();
+        if let Some(d) = &req.disclosure {
+            resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?;
+        }
+        validate(req.trace()).map_err(Problem::invalid)?;
+        Ok(parsed)
+    }
+
+    /// What the signed result depends on: the trace hash with its `context_key` (inside the
+    /// hash) and the disclosure. The default idempotency key.
+    fn request(&self) -> String {
+        let req = self.borrow_dependent();
+        let hash = conduct_core::canonical::trace_sha256(req.trace());
+        let disclosure = req
+            .disclosure
+            .as_ref()
+            .map(|d| format!("{}/{}", d.predicate.metric, d.predicate.band))
+            .unwrap_or_default();
+        format!("{}|{disclosure}", hex::encode(hash))
+    }
+}
+
+/// `POST /profile`: check, take payment, score and sign, settle, serve (the payment gate,
+/// settling after the handler: a read that fails is never charged).
+///
+/// The idempotency cache keeps no trace text: it records the attestation's `issued_at` and
+/// the SHA-256 of its bytes, and a replay (which carries the same trace) re-scores and re-signs
+/// (Ed25519 is deterministic), serving the identical bytes after checking their hash.
+pub async fn paid(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    // Refuse bad input before asking for money; the price never depends on the trace.
+    let parsed = Arc::new(ParsedProfile::checked(body)?);
+    let request = parsed.request();
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let now = service_now();
+    let call = PaidCall {
+        route: "profile",
+        request,
+        resource: Resource {
+            url: &url,
+            description: "Signed channel-coupling profile of a trace",
+        },
+        settle: SettleWhen::AfterHandler,
+    };
+    let (again, key) = (parsed.clone(), app.key.clone());
+    let rebuild = move |record: Vec<u8>| reproduce(again.borrow_dependent(), &record, &key);
+    let key = app.key.clone();
+    let handler = || async move {
+        let bytes = tokio::task::spawn_blocking(move || {
+            score_request(parsed.borrow_dependent(), now, Some(&key))
+        })
+        .await
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "Could not score now",
+                format!("scoring task failed: {e}"),
+            )
+        })??;
+        Ok(Served {
+            record: replay_record(now, &bytes),
+            response: json_response(bytes),
+        })
+    };
+    gate(
+        app.gate_parts(now),
+        headers,
+        call,
+        rebuild,
+        |_| Ok(()),
+        handler,
+    )
+    .await
+}
+
+/// Re-create the attestation an idempotency `record` (`{issued_at, sha256}`) describes from the
+/// same request, checking the bytes are the ones first served.
+fn reproduce(
+    req: &ProfileRequest<'_>,
+    record: &[u8],
+    key: &ServiceKey,
+) -> Result<Vec<u8>, Problem> {
+    replay_from_record(record, |issued_at| score_request(req, issued_at, Some(key)))
+}
+
+/// The idempotency record of a signed read served as `bytes` at `issued_at`: `{issued_at,
+/// sha256}`, no request text. [`replay_from_record`] turns it back into the bytes.
+pub fn replay_record(issued_at: u64, bytes: &[u8]) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({
+        "issued_at": issued_at,
+        "sha256": hex::encode(Sha256::digest(bytes)),
+    }))
+    .unwrap_or_default()
+}
+
+/// Re-create what a [`replay_record`] describes: `issue` signs the same request again at the
+/// recorded `issued_at` (Ed25519 is deterministic), and the bytes are served only when they
+/// hash to the recorded value.
+pub fn replay_from_record(
+    record: &[u8],
+    issue: impl FnOnce(u64) -> Result<Vec<u8>, Problem>,
+) -> Result<Vec<u8>, Problem> {
+    let gone = |why: &str| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "replay-unavailable",
+            "The earlier attestation could not be served again",
+            format!("{why}; send a new Idempotency-Key to buy a fresh read"),
+        )
+    };
+    let r: serde_json::Value =
+        serde_json::from_slice(record).map_err(|_| gone("its record is unreadable"))?;
+    let issued_at = r["issued_at"]
+        .as_u64()
+        .ok_or_else(|| gone("its record has no issued_at"))?;
+    let bytes = issue(issued_at)?;
+    if r["sha256"].as_str() != Some(hex::encode(Sha256::digest(&bytes)).as_str()) {
+        return Err(gone("re-scoring did not give the same bytes"));
+    }
+    Ok(bytes)
+}
+
+/// Score a body into attestation bytes (RFC 8785), signed when `key` is given.
+pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Vec<u8>, Problem> {
+    let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
+    score_request(&req, issued_at, key)
+}
+
+/// Score a parsed request into attestation bytes (RFC 8785), signed when `key` is given.
+pub fn score_request(
+    req: &ProfileRequest<'_>,
+    issued_at: u64,
+    key: Option<&ServiceKey>,
+) -> Result<Vec<u8>, Problem> {
+    let predicate = match &req.disclosure {
+        Some(d) => Some(resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?),
+        None => None,
+    };
+    let measured = measure(req.trace()).map_err(Problem::invalid)?;
+    let mut att = Attestation {
+        measured: &measured,
+        context_key: &req.context_key,
+        n_turns: req.turns.len(),
+        predicate,
+        issued_at_unix: issued_at,
+        key_id: None,
+    };
+    let bytes = match key {
+        Some(k) => att.signed(k),
+        None => att.canonical(None),
+    };
+    bytes.map_err(|e| {
+        Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unrepresentable",
+            "Result not representable",
+            e.to_string(),
+        )
+    })
+}

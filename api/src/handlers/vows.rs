@@ -1,0 +1,598 @@
+//! The vow endpoints (library/VOWS.md): `GET /vow/message`, `POST /vow`, `POST /vow/report/demo`
+//! (free), `POST /vow/report` (paid through the x402 gate) and `GET /vow/{id}/verify_text`.
+//! Reads of vows are static snapshots kept current by the live site (`conduct_renderer::live`).
+//!
+//! Every check runs before anything is written or paid for; a write is acknowledged (201)
+//! only after the log committed it and the vow's pages were re-rendered.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use conduct_core::attestation::measure;
+use conduct_core::canonical::{sha256_hex, write_trace};
+use conduct_core::owner::{self, Kind};
+use conduct_core::tlog::MAX_ENTRY_LEN;
+use conduct_core::trace::{parse_json, FieldError};
+use conduct_core::vow::consistency::y_consistency;
+use conduct_core::vow::record::{declared_ys, text_sha256, Proof};
+use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
+use conduct_indexer::ledger::LedgerError;
+use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
+use serde_json::json;
+use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::reply::Response as WarpResponse;
+
+use crate::http::reply::{bytes_response, json_response, Problem};
+use crate::http::request::query_param;
+use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
+use crate::payment::{self, Resource};
+use crate::sources::service_now;
+use crate::state::App;
+
+pub(crate) use crate::error::unavailable;
+
+pub(crate) async fn blocking<T: Send + 'static>(
+    what: &'static str,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, Problem> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(unavailable(what, e)),
+        Err(e) => Err(unavailable(what, e)),
+    }
+}
+
+/// Look a vow up, or 404 naming `/vow_id`.
+pub(crate) async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
+    let (reader, key) = (app.vows.clone(), id.to_owned());
+    let row = blocking("reading the vow", move || {
+        reader.vow(&key).map_err(|e| e.to_string())
+    })
+    .await?;
+    row.ok_or_else(|| unknown_vow(id))
+}
+
+pub(crate) fn unknown_vow(id: &str) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::NOT_FOUND,
+        "unknown-vow",
+        "No such vow",
+        format!("there is no vow {id:?}; see /vows"),
+    );
+    p.errors
+        .push(FieldError::at("/vow_id", format!("no vow {id:?}")));
+    p
+}
+
+pub(crate) fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
+    let mut resp = json_response(bytes);
+    *resp.status_mut() = StatusCode::CREATED;
+    if let Ok(v) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp
+}
+/// `GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]`: the exact EIP-191 text.
+pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
+    let mut errs = Vec::new();
+    let get = |name: &str, errs: &mut Vec<FieldError>| {
+        let v = query_param(query, name);
+        if v.is_none() {
+            errs.push(FieldError::at(
+                format!("?{name}"),
+                "missing query parameter",
+            ));
+        }
+        v.unwrap_or_default()
+    };
+    let text = get("text", &mut errs);
+    let agent = get("agent", &mut errs);
+    let cadence_raw = get("cadence_hours", &mut errs);
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let sealed = match query_param(query, "sealed").as_deref() {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(other) => {
+            return Err(Problem::invalid(vec![FieldError::at(
+                "?sealed",
+                format!("{other:?} is not true or false"),
+            )]))
+        }
+    };
+    let cadence: f64 = cadence_raw
+        .parse()
+        .map_err(|_| Problem::invalid(vec![FieldError::at("?cadence_hours", "not a number")]))?;
+    let checks = [
+        vow::check_text(&text, "?text"),
+        vow::check_agent(&agent, "?agent"),
+        vow::check_cadence(cadence, "?cadence_hours").map(|_| ()),
+    ];
+    let errs: Vec<FieldError> = checks.into_iter().filter_map(Result::err).collect();
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let agent = vow::normalize_agent(&agent);
+    let today = conduct_core::time::utc_date(service_now());
+    let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed, &today);
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        msg.into_bytes(),
+    ))
+}
+
+/// `POST /vow`: take a vow (sandbox unless a wallet signature verifies).
+pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+    let req: VowRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+    let checked = vow::check_vow(&req).map_err(Problem::invalid)?;
+    let mut signed_message = None;
+    let mut signature = None;
+    let mut sandbox_reason = None;
+    if let (Some(sig), Some(wallet)) = (&req.signature, &checked.wallet) {
+        let msg = vow::vow_message(
+            &app.cfg.public_url,
+            &req.text,
+            &checked.agent,
+            req.cadence_hours,
+            checked.sealed,
+            &conduct_core::time::utc_date(service_now()),
+        );
+        let failed = match owner::recover(Kind::TakeVow, &msg, sig) {
+            Ok(addr) if &addr == wallet => None,
+            Ok(addr) => Some(format!(
+                "the wallet signature did not verify: it recovers to 0x{}, not the wallet; \
+                 sign the exact text of GET /vow/message with these parameters (sealed={})",
+                hex::encode(addr),
+                checked.sealed
+            )),
+            Err(e) => Some(format!("the wallet signature did not verify: {e}")),
+        };
+        match failed {
+            None => {
+                signed_message = Some(sha256_hex(
+                    format!("{}\n{msg}", hex::encode(wallet)).as_bytes(),
+                ));
+                // Ok above means it parses: the canonical spelling exists.
+                signature = eip191::canonical(sig).ok();
+            }
+            // A sealed vow publishes only its hash: accepting it as an open sandbox vow
+            // would publish the text its author meant to seal, so it is refused instead.
+            Some(why) if checked.sealed => {
+                let mut p = Problem::invalid(vec![FieldError::at("/signature", why)]);
+                p.kind = "bad-signature";
+                p.title = "The wallet signature does not verify";
+                return Err(p);
+            }
+            // Spec 2.3: a vow without a valid wallet signature is accepted, sandbox for good.
+            Some(why) => sandbox_reason = Some(why),
+        }
+    }
+    let new_wallet = checked
+        .wallet
+        .filter(|_| signature.is_some() && sandbox_reason.is_none())
+        .map(|w| format!("0x{}", hex::encode(w)));
+    let new = NewVow {
+        origin: app.key.name().to_owned(),
+        agent: checked.agent.clone(),
+        text: req.text,
+        cadence_hours: req.cadence_hours,
+        cadence_seconds: checked.cadence_seconds,
+        wallet: checked.wallet.filter(|_| signature.is_some()),
+        wallet_signature: signature,
+        signed_message_sha256: signed_message,
+        sealed: checked.sealed,
+        sandbox_reason: sandbox_reason.clone(),
+        at: service_now(),
+    };
+    let appended = app
+        .seq
+        .submit_job(vow_job(app.key.clone(), new))
+        .await
+        .map_err(crate::error::ledger_problem)?;
+    let leaf = appended.leaf.unwrap_or_default();
+    let id = serde_json::from_slice::<serde_json::Value>(&leaf)
+        .ok()
+        .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
+    // is retried by the render thread until the pages catch up.
+    let rendered = app.site.render(crate::sources::VOWS, &id, true).await;
+    // The handle's public record and, for a signed vow, the creator records of the tools its
+    // wallet registered.
+    let who = conduct_renderer::live::registry::who_key;
+    drop(
+        app.site
+            .start_render(crate::sources::REGISTRY, &who(&checked.agent), false),
+    );
+    if let Some(w) = new_wallet {
+        drop(
+            app.site
+                .start_render(crate::sources::REGISTRY, &who(&w), true),
+        );
+    }
+    Ok(with_render_state(
+        created(leaf, &format!("/vow/{id}")),
+        rendered.err().map(|e| e.0),
+    ))
+}
+
+/// A report-in checked, scored and ready to append.
+struct Prepared {
+    entry: NewEntry,
+    donated: Option<Vec<u8>>,
+    /// The wallet a paid report-in's payer must be (a wallet-signed vow reported on without
+    /// a signature); the entry's proof is then the payer.
+    payer_must_be: Option<String>,
+}
+
+fn wallet_proof_required(detail: String) -> Problem {
+    let mut p = Problem::new(
+        StatusCode::FORBIDDEN,
+        "wallet-proof-required",
+        "This vow's wallet must prove the report-in",
+        detail,
+    );
+    p.errors.push(FieldError::at(
+        "/signature",
+        "sign the text of GET /vow/report/message with the vow's wallet (EIP-191)",
+    ));
+    p
+}
+
+/// The proof a report-in on `row` carries: open for a sandbox vow; for a wallet-signed vow
+/// its signature over the report-in text, or (paid route only) the payer, checked later.
+fn proof_for(
+    app: &App,
+    row: &VowRow,
+    req: &ReportRequest<'_>,
+    trace_sha256: &[u8; 32],
+    paid: bool,
+) -> Result<(Proof, Option<String>), Problem> {
+    let Some(wallet) = row.wallet.as_deref().filter(|_| !row.sandbox) else {
+        return Ok((Proof::SandboxOpen, None));
+    };
+    let Some(sig) = &req.signature else {
+        if paid {
+            return Ok((Proof::Payer(wallet.to_owned()), Some(wallet.to_owned())));
+        }
+        return Err(wallet_proof_required(format!(
+            "vow {} is signed by wallet {wallet}: a free report-in needs that wallet's EIP-191 \
+             signature over the exact text of GET /vow/report/message (which binds the trace's \
+             sha256, the note and donate_trace); a paid report-in may instead be paid by that \
+             wallet",
+            row.vow_id
+        )));
+    };
+    let msg = vow::report_message(
+        &app.cfg.public_url,
+        &row.vow_id,
+        &hex::encode(trace_sha256),
+        req.note.as_deref(),
+        req.donate_trace.unwrap_or(false),
+        &conduct_core::time::utc_date(service_now()),
+    );
+    let want = vow::parse_wallet(wallet).unwrap_or_default();
+    match owner::recover(Kind::ReportIn, &msg, sig) {
+        Ok(addr) if addr == want => {
+            // One spelling per signature, so a re-spelled replay is the same replay.
+            let canon = eip191::canonical(sig).unwrap_or_else(|_| sig.to_ascii_lowercase());
+            Ok((Proof::WalletSignature(canon), None))
+        }
+        Ok(addr) => Err(wallet_proof_required(format!(
+            "the signature recovers to 0x{}, not the vow's wallet {wallet}; sign the exact text \
+             of GET /vow/report/message for this trace, note and donate_trace",
+            hex::encode(addr)
+        ))),
+        Err(e) => Err(wallet_proof_required(format!(
+            "the signature does not verify: {e}"
+        ))),
+    }
+}
+
+/// `GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true]`: the exact
+/// EIP-191 text a wallet-signed vow's wallet signs to report in.
+pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+    let mut errs = Vec::new();
+    let vow_id = query_param(query, "vow_id").unwrap_or_default();
+    if !vow::is_vow_id(&vow_id) {
+        errs.push(FieldError::at(
+            "?vow_id",
+            "a vow id (16 lowercase hex digits) is required",
+        ));
+    }
+    let trace = query_param(query, "trace_sha256").unwrap_or_default();
+    if trace.len() != 64
+        || !trace
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        errs.push(FieldError::at(
+            "?trace_sha256",
+            "the trace's sha256 (64 lowercase hex digits; RFC 8785 of {context_key, turns}, see library/ATTESTATION.md) is required",
+        ));
+    }
+    let donate = match query_param(query, "donate_trace").as_deref() {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") => true,
+        Some(other) => {
+            errs.push(FieldError::at(
+                "?donate_trace",
+                format!("{other:?} is not true or false"),
+            ));
+            false
+        }
+    };
+    let note = query_param(query, "note");
+    if !errs.is_empty() {
+        return Err(Problem::invalid(errs));
+    }
+    let row = find_vow(app, &vow_id).await?;
+    let msg = vow::report_message(
+        &app.cfg.public_url,
+        &row.vow_id,
+        &trace,
+        note.as_deref(),
+        donate,
+        &conduct_core::time::utc_date(service_now()),
+    );
+    Ok(bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        msg.into_bytes(),
+    ))
+}
+
+/// Check and score a report-in body (everything but appending).
+async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared, Problem> {
+    let app2 = app.clone();
+    let work = move || -> Result<Prepared, Problem> {
+        let req: ReportRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
+        vow::check_report(&req).map_err(Problem::invalid)?;
+        let row = app2
+            .vows
+            .vow(&req.vow_id)
+            .map_err(|e| unavailable("reading the vow", e))?
+            .ok_or_else(|| unknown_vow(&req.vow_id))?;
+        let measured = measure(req.trace()).map_err(Problem::invalid)?;
+        let (proof, payer_must_be) =
+            proof_for(&app2, &row, &req, &measured.trace_sha256, attested)?;
+        let ys = || req.turns.iter().map(|t| t.y.as_ref());
+        let donate = req.donate_trace.unwrap_or(false);
+        let donated = donate.then(|| {
+            let mut out = Vec::new();
+            write_trace(&mut out, req.trace());
+            out
+        });
+        let entry = NewEntry {
+            vow_id: row.vow_id.clone(),
+            trace_sha256: measured.trace_sha256,
+            context_key: req.context_key.to_string(),
+            n_turns: req.turns.len(),
+            profile: measured.profile,
+            declared_y: (!row.sealed).then(|| declared_ys(ys())),
+            y_consistency: y_consistency(&row.text, ys()),
+            note: req.note.clone(),
+            attested,
+            trace_donated: donate,
+            at: service_now(),
+            proof,
+        };
+        let len = entry
+            .worst_case_len(&app2.key)
+            .map_err(|e| unavailable("signing the entry", e))?;
+        if len > MAX_ENTRY_LEN {
+            return Err(crate::error::ledger_problem(LedgerError::EntryTooLarge {
+                position: 0,
+                len,
+            }));
+        }
+        Ok(Prepared {
+            entry,
+            donated,
+            payer_must_be,
+        })
+    };
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| unavailable("scoring", e))?
+}
+
+/// Where a report-in's time went, as a W3C `Server-Timing` value: `commit` (until the entry
+/// committed), `render` (from the commit until the vow's files were written) and `total`
+/// (until the log's files were published too and both were done).
+struct Timing {
+    commit_ms: f64,
+    render_ms: f64,
+    total_ms: f64,
+    /// Why the vow's pages are not written yet (the render thread retries them).
+    render_error: Option<String>,
+}
+
+impl Timing {
+    fn header(&self) -> String {
+        format!(
+            "commit;dur={:.2}, render;dur={:.2};desc=\"after commit\", total;dur={:.2}",
+            self.commit_ms, self.render_ms, self.total_ms
+        )
+    }
+}
+
+/// Append a prepared report-in and re-render its vow; the signed entry bytes and where the
+/// time went.
+async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Problem> {
+    let vow_id = p.entry.vow_id.clone();
+    if let Some(trace) = p.donated {
+        let (d, v, h, at) = (
+            app.donated.clone(),
+            vow_id.clone(),
+            hex::encode(p.entry.trace_sha256),
+            p.entry.at,
+        );
+        blocking("keeping the donated trace", move || {
+            d.put(&v, &h, &trace, at).map_err(|e| e.to_string())
+        })
+        .await?;
+    }
+    // The vow is re-rendered as soon as the entry has committed, while the log's files are
+    // being published; the answer waits for both.
+    let (site, id) = (app.site.clone(), vow_id.clone());
+    let (rendered_tx, rendered) = tokio::sync::oneshot::channel();
+    let started_at = std::time::Instant::now();
+    let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
+        if r.is_ok() {
+            let _ = rendered_tx.send((
+                std::time::Instant::now(),
+                site.start_render(crate::sources::VOWS, &id, false),
+            ));
+        }
+    });
+    let appended = app
+        .seq
+        .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
+        .await
+        .map_err(crate::error::ledger_problem)?;
+    // Committed: from here on the answer is the entry's acknowledgement. A render that
+    // fails (say, the site's disk is full) is retried by the render thread until the vow's
+    // pages catch up; the response says so in `Conduct-Render`.
+    let (committed_at, render_error) = match rendered.await {
+        Err(_) => (
+            std::time::Instant::now(),
+            Some("the commit hook did not run".to_owned()),
+        ),
+        Ok((at, started)) => match started.await {
+            Err(_) => (at, Some("the render thread stopped".to_owned())),
+            Ok(r) => (at, r.err().map(|e| e.0)),
+        },
+    };
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let timing = Timing {
+        commit_ms: ms(committed_at.duration_since(started_at)),
+        render_ms: ms(committed_at.elapsed()),
+        total_ms: ms(started_at.elapsed()),
+        render_error,
+    };
+    Ok((appended.leaf.unwrap_or_default(), timing))
+}
+
+/// Mark a committed write's response with the state of its pages: `Conduct-Render: done`, or
+/// `pending` (with the reason) when rendering failed and will be retried.
+pub(crate) fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpResponse {
+    let value = match error {
+        None => "done".to_owned(),
+        Some(e) => {
+            tracing::warn!(error = %e, "a committed write's pages are pending; retried");
+            format!("pending; reason=\"{}\"", e.replace(['"', '\\'], "'"))
+        }
+    };
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        resp.headers_mut().insert("conduct-render", v);
+    }
+    resp
+}
+
+fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
+    if let Ok(v) = HeaderValue::from_str(&t.header()) {
+        resp.headers_mut().insert("server-timing", v);
+    }
+    with_render_state(resp, t.render_error.clone())
+}
+
+/// `POST /vow/report/demo`: a free report-in, `attested: false` forever.
+pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+    let prepared = prepare(app, body, false).await?;
+    let id = prepared.entry.vow_id.clone();
+    let (leaf, timing) = append(app, prepared).await?;
+    Ok(with_timing(
+        created(leaf, &format!("/vow/{id}/chain")),
+        &timing,
+    ))
+}
+
+/// `POST /vow/report`: a paid report-in, `attested: true`, through the payment gate. Checked
+/// and scored first; the payment settles before the entry is appended (an `attested: true`
+/// entry exists only for a settled payment). The same `Idempotency-Key` (default: the body's
+/// hash) within 24 hours returns the same entry and charges nothing.
+pub async fn report_paid(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<WarpResponse, Problem> {
+    let request = format!("vow-report|{}", sha256_hex(&body));
+    let prepared = prepare(app, body, true).await?;
+    let url = format!("{}{}", app.cfg.public_url, path);
+    let call = PaidCall {
+        route: "vow-report",
+        request,
+        resource: Resource {
+            url: &url,
+            description: "A signed, attested report-in appended to a vow's chain",
+        },
+        settle: SettleWhen::BeforeHandler,
+    };
+    // A wallet-signed vow reported on without a signature: the payer must be its wallet.
+    let (must, vow_id) = (
+        prepared.payer_must_be.clone(),
+        prepared.entry.vow_id.clone(),
+    );
+    let check = move |auth: &payment::Authorized| match &must {
+        Some(wallet) if !auth.payment.payer.eq_ignore_ascii_case(wallet) => {
+            Err(wallet_proof_required(format!(
+                "vow {vow_id} is signed by wallet {wallet}, but this payment is from {}; pay \
+                 from the vow's wallet, or add its EIP-191 signature over GET \
+                 /vow/report/message",
+                auth.payment.payer
+            )))
+        }
+        _ => Ok(()),
+    };
+    let handler = || async move {
+        let id = prepared.entry.vow_id.clone();
+        let (leaf, timing) = append(app, prepared).await?;
+        Ok(Served {
+            response: with_timing(created(leaf.clone(), &format!("/vow/{id}/chain")), &timing),
+            record: leaf,
+        })
+    };
+    gate(
+        app.gate_parts(service_now()),
+        headers,
+        call,
+        Ok,
+        check,
+        handler,
+    )
+    .await
+}
+
+/// `GET /vow/{id}/verify_text?text=`: whether a candidate text is the vow's text.
+pub async fn verify_text(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
+    let id = path
+        .strip_prefix("/vow/")
+        .and_then(|r| r.strip_suffix("/verify_text"))
+        .unwrap_or("");
+    if !vow::is_vow_id(id) {
+        return Err(unknown_vow(id));
+    }
+    let text = query_param(query, "text").ok_or_else(|| {
+        Problem::invalid(vec![FieldError::at("?text", "missing query parameter")])
+    })?;
+    let row = find_vow(app, id).await?;
+    let candidate = text_sha256(&text);
+    let published = text_sha256(&row.text);
+    let doc = json!({
+        "type": "conduct.verify_text/v1",
+        "vow_id": row.vow_id,
+        "sealed": row.sealed,
+        "text_sha256": published,
+        "candidate_sha256": candidate,
+        "matches": candidate == published,
+        "how": "sha256 of the candidate's UTF-8 bytes compared with the vow's text_sha256",
+        "scope": conduct_core::scope::scope_value(),
+    });
+    let bytes = conduct_renderer::snapshot::signed_bytes(&app.key, doc)
+        .map_err(|e| unavailable("signing", e.0))?;
+    Ok(json_response(bytes))
+}
