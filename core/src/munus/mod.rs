@@ -147,24 +147,38 @@ pub fn is_amount(s: &str) -> bool {
         && !s.starts_with('0')
 }
 
+/// Why a delivery link was refused ([`check_link`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DeliveryLinkError {
+    /// More than [`MAX_LINK`] characters.
+    #[error("the link is longer than {} characters", MAX_LINK)]
+    TooLong,
+    /// Not `https://`.
+    #[error("the link must start with https://")]
+    NotHttps,
+    /// A character outside printable ASCII.
+    #[error("the link holds whitespace, a control or a non-ASCII character (percent-encode it)")]
+    Character,
+    /// No host, or user information before it.
+    #[error("the link has no host (or carries credentials)")]
+    NoHost,
+}
+
 /// Check a delivery link: `https://`, a host, at most [`MAX_LINK`] characters, printable ASCII
 /// only (percent-encode the rest: no invisible or look-alike character reaches the board). The service never fetches or runs it (wall `no_shell_here`).
-pub fn check_link(link: &str) -> Result<(), String> {
+pub fn check_link(link: &str) -> Result<(), DeliveryLinkError> {
     if link.chars().count() > MAX_LINK {
-        return Err(format!("the link is longer than {MAX_LINK} characters"));
+        return Err(DeliveryLinkError::TooLong);
     }
     let Some(rest) = link.strip_prefix("https://") else {
-        return Err("the link must start with https://".into());
+        return Err(DeliveryLinkError::NotHttps);
     };
     if !link.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(
-            "the link holds whitespace, a control or a non-ASCII character (percent-encode it)"
-                .into(),
-        );
+        return Err(DeliveryLinkError::Character);
     }
     let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if host.is_empty() || host.contains('@') {
-        return Err("the link has no host (or carries credentials)".into());
+        return Err(DeliveryLinkError::NoHost);
     }
     Ok(())
 }

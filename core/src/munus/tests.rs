@@ -87,6 +87,20 @@ fn links_are_https_bounded_and_plain() {
     assert!(check_link("https://github.com/\u{202e}x").is_err());
     assert!(check_link("https://github.com/o/r/pull/1\u{7f}").is_err());
     assert!(check_link(&format!("https://x.org/{}", "a".repeat(MAX_LINK))).is_err());
+    let said = |l: &str| check_link(l).unwrap_err().to_string();
+    assert_eq!(
+        said(&"a".repeat(MAX_LINK + 1)),
+        "the link is longer than 512 characters"
+    );
+    assert_eq!(said("http://x.org/"), "the link must start with https://");
+    assert_eq!(
+        said("https://x.org/a b"),
+        "the link holds whitespace, a control or a non-ASCII character (percent-encode it)"
+    );
+    assert_eq!(
+        said("https://u@x.org/"),
+        "the link has no host (or carries credentials)"
+    );
 }
 
 const ORIGIN: &str = "example.org";
