@@ -27,8 +27,14 @@ struct ToolSchemas {
     check: jsonschema::Validator,
 }
 
+/// Why the tools' schemas did not build ([`ready`]): which tool and schema, and what failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct SchemasError(String);
+
 /// Every tool's schemas, built once from the published components.
-static SCHEMAS: LazyLock<Result<Vec<(Kind, ToolSchemas)>, String>> = LazyLock::new(build);
+static SCHEMAS: LazyLock<Result<Vec<(Kind, ToolSchemas)>, SchemasError>> =
+    LazyLock::new(|| build().map_err(SchemasError));
 
 fn object(v: Value) -> Result<Arc<JsonObject>, String> {
     match v {
@@ -212,7 +218,7 @@ fn of(kind: Kind) -> Option<&'static ToolSchemas> {
 }
 
 /// Whether every schema built (checked at startup; a failure is a bug of this module).
-pub fn ready() -> Result<(), String> {
+pub fn ready() -> Result<(), SchemasError> {
     SCHEMAS.as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
