@@ -7,12 +7,13 @@
 
 use sha2::{Digest, Sha256};
 
-/// The format name of the single-file manifest this trie replaces (`verify-site` reads it
-/// until it reads the trie).
-pub const MANIFEST_TYPE: &str = "conduct.manifest/v1";
-
 /// The root's format name (the `type` of `manifest.json`).
-pub const ROOT_TYPE: &str = "conduct.manifest/v2";
+pub const MANIFEST_TYPE: &str = "conduct.manifest/v2";
+
+/// The format name of the single-file manifest the trie replaced (one `files` object listing
+/// everything): a restarted service takes it once (library/MIRRORS.md, "Mirrors of the
+/// single-file manifest").
+pub const V1_TYPE: &str = "conduct.manifest/v1";
 
 /// The format name of every other bin (`manifest/<prefix>.json`).
 pub const BIN_TYPE: &str = "conduct.manifest-bin/v1";

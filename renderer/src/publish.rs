@@ -181,7 +181,8 @@ impl Publisher {
         let Ok(doc) = serde_json::from_slice::<serde_json::Value>(bytes) else {
             return 0;
         };
-        if doc["type"] != "conduct.manifest/v1" || verify_snapshot(&doc, pinned).is_err() {
+        if doc["type"] != conduct_core::manifest::V1_TYPE || verify_snapshot(&doc, pinned).is_err()
+        {
             return 0;
         }
         let Some(files) = doc["files"].as_object() else {

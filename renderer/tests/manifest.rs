@@ -11,7 +11,9 @@ use conduct_core::manifest::{bin_path, is_manifest_path};
 use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_renderer::manifest::{build, parse_bin, BinRef, Body};
 use conduct_renderer::publish::Publisher;
+use conduct_renderer::snapshot::signed_bytes;
 use conduct_renderer::Tree;
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 const AS_OF: u64 = 1_800_000_000;
@@ -20,27 +22,24 @@ fn key() -> ServiceKey {
     ServiceKey::from_seed(&[7; 32], "example.org/log")
 }
 
-/// `vows` vows of ten files each (page, HTML, chain head and seven chain pages): one unit each.
+/// `vows` vows of ten files each (a signed page, its HTML, a chain head and seven chain pages):
+/// one unit each.
 fn vow_files(vows: usize, tag: &str) -> Vec<(String, Vec<u8>)> {
+    let key = key();
     let mut out = Vec::with_capacity(vows * 10);
     for v in 0..vows {
         let id = format!("{:016x}", (v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        out.push((
-            format!("vow/{id}.json"),
-            format!("{{\"v\":{v},\"t\":\"{tag}\"}}\n").into_bytes(),
-        ));
+        let page = signed_bytes(&key, json!({"type": "test.vow/v1", "v": v, "t": tag})).unwrap();
+        out.push((format!("vow/{id}.json"), page));
         out.push((
             format!("vow/{id}.html"),
             format!("<p>{v} {tag}</p>").into_bytes(),
         ));
-        out.push((
-            format!("vow/{id}/chain.json"),
-            format!("{{\"c\":{v}}}\n").into_bytes(),
-        ));
+        out.push((format!("vow/{id}/chain.txt"), format!("c{v}").into_bytes()));
         for k in 0..7 {
             out.push((
-                format!("vow/{id}/chain/{k}.json"),
-                format!("{{\"p\":{k}}}\n").into_bytes(),
+                format!("vow/{id}/chain/{k}.txt"),
+                format!("p{k}").into_bytes(),
             ));
         }
     }
@@ -114,6 +113,14 @@ fn walk(dir: &Path, key: &ServiceKey) -> Result<BTreeMap<String, (String, u64)>,
     Ok(listed)
 }
 
+/// `conduct verify-site`'s check of the tree in `dir` (steps 1 to 4) agrees with [`walk`].
+fn verify(dir: &Path, key: &ServiceKey) {
+    let listed = walk(dir, key).unwrap();
+    let audit = conduct_verify::verify_tree(dir, Some(dir), &key.vkey(), AS_OF + 100)
+        .unwrap_or_else(|e| panic!("verify-site: {e}"));
+    assert_eq!(audit.listed, listed.len());
+}
+
 /// The manifest's files on disk: path -> bytes.
 fn manifest_snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -159,7 +166,8 @@ fn one_changed_file_in_a_large_tree_rewrites_a_bounded_part_of_the_manifest() {
 
     // One report-in: the vow's page changes.
     let (path, _) = &files[10 * 1234];
-    p.put(path, b"{\"v\":1234,\"t\":\"b\"}\n").unwrap();
+    let page = signed_bytes(&key, json!({"type": "test.vow/v1", "v": 1234, "t": "b"})).unwrap();
+    p.put(path, &page).unwrap();
     p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
     let after = manifest_snapshot(dir.path());
     let bytes = rewritten(&before, &after);
@@ -169,10 +177,7 @@ fn one_changed_file_in_a_large_tree_rewrites_a_bounded_part_of_the_manifest() {
     );
     let listed = walk(dir.path(), &key).unwrap();
     assert_eq!(listed.len(), 50_000);
-    assert_eq!(
-        listed[path.as_str()].0,
-        hex::encode(Sha256::digest(b"{\"v\":1234,\"t\":\"b\"}\n"))
-    );
+    assert_eq!(listed[path.as_str()].0, hex::encode(Sha256::digest(&page)));
 
     // A refresh before expiry re-signs the root alone.
     let before = after;
@@ -220,13 +225,14 @@ fn a_growing_leaf_splits_and_the_grown_trie_is_the_one_built_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
     let one: Vec<(String, Vec<u8>)> = (0..40)
-        .map(|i| (format!("registry/tool/{i}.json"), vec![b'x'; i + 1]))
+        .map(|i| (format!("registry/tool/{i}.html"), vec![b'x'; i + 1]))
         .collect();
     p.put_many(one).unwrap();
     p.write_manifest(&key, AS_OF, 3600).unwrap();
     let on_disk = manifest_snapshot(dir.path());
     assert_eq!(on_disk.len(), 2, "{:?}", on_disk.keys());
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 40);
+    verify(dir.path(), &key);
 }
 
 #[test]
@@ -270,7 +276,8 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     // A round a crash cut before its root: its bins are on disk, the root is the old one.
     let root_before = std::fs::read(dir.path().join("manifest.json")).unwrap();
     let (path, _) = &files[777];
-    p.put(path, b"{\"changed\":true}\n").unwrap();
+    let changed = signed_bytes(&key, json!({"type": "test.vow/v1", "changed": true})).unwrap();
+    p.put(path, &changed).unwrap();
     p.write_manifest(&key, AS_OF + 12, 3600).unwrap();
     drop(p);
     std::fs::write(dir.path().join("manifest.json"), &root_before).unwrap();
@@ -286,10 +293,11 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     p.write_manifest(&key, AS_OF + 13, 3600).unwrap();
+    verify(dir.path(), &key);
     let listed = walk(dir.path(), &key).unwrap();
     assert_eq!(
         listed[path.as_str()].0,
-        hex::encode(Sha256::digest(b"{\"changed\":true}\n"))
+        hex::encode(Sha256::digest(&changed))
     );
 
     // A lost bin is rebuilt from the files on disk when a file under it is next put.
@@ -311,6 +319,7 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     assert!(!p.put(victim, bytes).unwrap());
     p.write_manifest(&key, AS_OF + 14, 3600).unwrap();
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 4_001);
+    verify(dir.path(), &key);
 }
 
 #[test]
@@ -329,4 +338,5 @@ fn a_fresh_render_over_an_old_tree_leaves_no_stale_bin() {
     p.put_many(vow_files(10, "a")).unwrap();
     p.write_manifest(&key, AS_OF, 3600).unwrap();
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 100);
+    verify(dir.path(), &key);
 }

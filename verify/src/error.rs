@@ -4,7 +4,7 @@
 use conduct_core::signing::VerifyError;
 use conduct_core::tlog::{BundleError, CheckpointError, TileReadError, TlogProofError};
 
-use conduct_core::manifest::MANIFEST_TYPE;
+use conduct_core::manifest::{BIN_TYPE, MANIFEST_TYPE};
 
 /// Why a verification failed.
 #[derive(Debug, thiserror::Error)]
@@ -191,6 +191,15 @@ pub enum Error {
         /// The hex SHA-256 the manifest lists.
         listed: String,
     },
+    /// A bin of the manifest (`manifest.json` or `manifest/<prefix>.json`) breaks the trie's
+    /// rules (library/MIRRORS.md, "The manifest").
+    #[error("{path}: {problem}")]
+    Bin {
+        /// The bin.
+        path: String,
+        /// What is wrong.
+        problem: BinProblem,
+    },
     /// A file of a mirror that should not be there, or a listed one that is not.
     #[error("{path}: {problem}")]
     Mirror {
@@ -216,7 +225,8 @@ pub enum Error {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ManifestError {
-    /// Its `type` is not `conduct.manifest/v1`.
+    /// Its `type` is not `conduct.manifest/v2` (a `conduct.manifest/v1` manifest is the
+    /// single-file format the trie replaced; library/MIRRORS.md).
     #[error("type {0:?}, expected {MANIFEST_TYPE:?}")]
     Type(Option<String>),
     /// `as_of` or `expires` is missing or not a string.
@@ -250,18 +260,57 @@ pub enum ManifestError {
         /// The time of the check, unix seconds.
         now: u64,
     },
-    /// No `files` object.
-    #[error("no files object")]
-    NoFiles,
-    /// A listed file has no lowercase hex `sha256`.
-    #[error("{0}: no lowercase hex sha256")]
-    NoSha256(String),
-    /// A listed file has no `len`.
-    #[error("{0}: no len")]
-    NoLen(String),
-    /// A listed path is not a plain relative path outside `log/` (or is the manifest itself).
+}
+
+/// What is wrong with a bin of the manifest (library/MIRRORS.md, "The manifest").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BinProblem {
+    /// A bin's `type` is not `conduct.manifest-bin/v1`.
+    #[error("type {0:?}, expected {BIN_TYPE:?}")]
+    Type(Option<String>),
+    /// A bin's `prefix` is not the one its path names.
+    #[error("prefix {found:?}, its path names {expected:?}")]
+    Prefix {
+        /// What the bin says.
+        found: Option<String>,
+        /// The prefix of its path.
+        expected: String,
+    },
+    /// Neither a `files` object nor a `bins` object, or both (the root must have `bins`).
+    #[error("lists neither files nor bins (exactly one of the two objects)")]
+    NoListing,
+    /// A child is not named `manifest/<prefix><hex digit>.json`.
+    #[error("names {0:?}, which is not one of its children")]
+    NotAChild(String),
+    /// A child's entry is not `{"files", "len", "sha256"}` with lower-case hex.
+    #[error("the entry of {0:?} is not {{files, len, sha256}}")]
+    BadChild(String),
+    /// A listed file has no lowercase hex `sha256` or no `len`.
+    #[error("the entry of {0:?} is not {{len, sha256}} with lower-case hex")]
+    BadEntry(String),
+    /// A listed path is not a plain relative path outside `log/` and the manifest.
     #[error("lists {0:?}, which is not a file path a mirror may hold")]
     BadPath(String),
+    /// A listed file's key does not start with the bin's prefix: it is listed in the wrong bin.
+    #[error("lists {path:?}, whose key {key} is outside the bin")]
+    WrongBin {
+        /// The listed path.
+        path: String,
+        /// Its key (the SHA-256 of its unit).
+        key: String,
+    },
+    /// A bin lists another number of files than its parent says.
+    #[error("lists {found} files, its parent says {named}")]
+    Count {
+        /// Files listed under the bin.
+        found: u64,
+        /// What its parent says.
+        named: u64,
+    },
+    /// A file under `manifest/` that the trie does not name.
+    #[error("not a bin the manifest names")]
+    Unnamed,
 }
 
 /// What is wrong with a file of a mirror.
@@ -283,6 +332,15 @@ pub enum MirrorProblem {
     /// A file outside `log/` the manifest does not list.
     #[error("not listed in the manifest (a mirror must not serve unsigned files)")]
     Unlisted,
+    /// The tree holds another number of files than the manifest lists, and no single file
+    /// was found at fault (it changed while it was read).
+    #[error("{on_disk} files on disk, the manifest lists {listed}")]
+    Count {
+        /// Files found outside `log/` and the manifest.
+        on_disk: u64,
+        /// Files the manifest lists.
+        listed: u64,
+    },
     /// A listed path that is not a file of the tree.
     #[error("listed in the manifest but not a file of the tree")]
     Missing,

@@ -9,12 +9,13 @@
 //!   bundle, the root, every hash tile, every vow chain; a single entry's inclusion proof
 //!   ([`verify_inclusion`]) and an older checkpoint's consistency with the log
 //!   ([`verify_log_extends`]);
-//! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest, every listed file's
-//!   hash and signature, no unlisted file, and its log.
+//! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest (a trie of signed
+//!   bins, each checked against its parent), every listed file's hash and signature, no
+//!   unlisted file, and its log.
 //!
-//! Audits stream: their memory does not grow with the log's entries or the tree's bytes (what
-//! grows is what the checks need of each vow, and the manifest's file list, kept as one compact
-//! row a file). While one runs with standard error on a terminal, it shows its progress there
+//! Audits stream: their memory does not grow with the log's entries, the tree's files or its
+//! bytes (what grows is what the checks need of each vow; the manifest is read one path of bins
+//! at a time, and a tree proven complete by counting). While one runs with standard error on a terminal, it shows its progress there
 //! (done of total, rate, time left; [`progress`]); a finished audit carries its duration and
 //! the process's peak memory, and its `Display` ends with a line saying its throughput.
 //!
@@ -40,7 +41,7 @@ mod stream;
 
 pub use attestation::{pinned_key, verify_attestation, verify_signed};
 pub use conduct_core::signing::{PinnedKey, VerifyError};
-pub use error::{Error, ManifestError, MirrorProblem};
+pub use error::{BinProblem, Error, ManifestError, MirrorProblem};
 pub use files::Files;
 #[cfg(feature = "http")]
 pub use files::HttpFiles;

@@ -1,7 +1,7 @@
-//! `manifest.json` read as a stream (library/MIRRORS.md): its file list, which grows with the
-//! tree, is never held as a JSON tree, nor is the file's text or its canonical form. What is
-//! kept is one compact row per listed file (path, SHA-256, length) in RFC 8785 order, and the
-//! other members as values; the signature is checked over the RFC 8785 bytes rebuilt from those
+//! One bin of the manifest (`manifest.json` or `manifest/<prefix>.json`; library/MIRRORS.md)
+//! read as a stream: its file list is never held as a JSON tree, nor is its canonical form.
+//! What is kept is one compact row per listed file (path, SHA-256, length) in RFC 8785 order,
+//! and the other members as values; the signature is checked over the RFC 8785 bytes rebuilt from those
 //! rows and fed to Ed25519 as they are written, with the checks of `verify_strict` (no weak
 //! key, no small-order R, a canonical S).
 

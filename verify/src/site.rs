@@ -3,11 +3,18 @@
 //!
 //! [`verify_site_at`] checks, in order, and stops at the first failure, naming the path:
 //!
-//! 1. `manifest.json` verifies under the pinned key, has type `conduct.manifest/v1` and has not
-//!    expired;
-//! 2. every file the manifest lists is there with exactly the listed `len` and `sha256`;
-//! 3. (directory only; HTTP offers no listing) every file outside `log/` but the manifest is
-//!    listed, and there are no dotfiles but under `.well-known/`;
+//! 1. `manifest.json`, the root of the manifest's trie of bins, verifies under the pinned key,
+//!    has type `conduct.manifest/v2` and has not expired;
+//! 2. every bin, depth first, is exactly the one its parent names (length and SHA-256),
+//!    verifies, has type `conduct.manifest-bin/v1` and the prefix its path names, lists as many
+//!    files as its parent says, and lists either files whose key starts with its prefix or its
+//!    children, one hex digit longer; every listed file is there with exactly the listed `len`
+//!    and `sha256`;
+//! 3. (directory only; HTTP offers no listing) the files outside `log/` and the manifest are
+//!    exactly as many as the trie lists (each listed one was found, and a path is listed at most
+//!    once, so none is unlisted; when the counts differ, the file at fault is found and named),
+//!    every file of the manifest is a bin the trie names, and there are no dotfiles but under
+//!    `.well-known/`;
 //! 4. every `.json` file outside `log/` is a signed snapshot verifying under the pinned key
 //!    (`openapi.json` carries its signature and key id as `x-signature` and `x-key-id`, the
 //!    only members an OpenAPI document may add), but `hive/profile.json`, the service's Nostr
@@ -20,26 +27,27 @@
 //!    its earlier sizes for clients holding older checkpoints), so no byte of the copy goes
 //!    unchecked.
 //!
-//! Memory stays bounded whatever the size of the tree: the manifest is read as a stream into
-//! one compact row per listed file (`crate::manifest`), each file is hashed as it is read (a
-//! JSON file is held while its signature is checked), and the log is audited as
-//! [`crate::verify_log`] does. On a terminal, each step shows its progress on standard error.
+//! Memory stays bounded whatever the size of the tree: one path of bins is held at a time (each
+//! read as `crate::manifest` reads it), never the file listing; each file is hashed as it is
+//! read (a JSON file is held while its signature is checked); completeness is counted; and the
+//! log is audited as [`crate::verify_log`] does. On a terminal, each step shows its progress on
+//! standard error (the root says how many files the trie lists, so the files step has a total).
 
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use conduct_core::canonical::utf16_cmp;
+use conduct_core::manifest::{bin_path, bin_prefix, is_manifest_path, BIN_DIR, BIN_TYPE, DIGITS};
 use conduct_core::signing::{verify_snapshot, PinnedKey, VerifyError};
 use conduct_core::time::parse_rfc3339;
 use conduct_core::tlog::tiles::{
     decode_bundle, entries_path, parse_entries_path, parse_tile_path, stored_hash_count, tile_path,
     TILE_WIDTH,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::{ManifestError, MirrorProblem};
+use crate::error::{BinProblem, ManifestError, MirrorProblem};
 use crate::files::{is_url, Files};
 use crate::log::{verify_log, LogAudit};
 use crate::manifest::{self, Entry, ReadError, Streamed};
@@ -72,9 +80,11 @@ pub struct TreeAudit {
     pub expires: String,
     /// Files the manifest lists, all present with the listed length and hash.
     pub listed: usize,
-    /// Signed JSON snapshots that verified, the manifest included.
+    /// The manifest's bins, the root included, each the one its parent names.
+    pub bins: usize,
+    /// Signed JSON snapshots that verified, the manifest's bins included.
     pub signed: usize,
-    /// Files found by walking the directory (outside `log/`, the manifest included); `None`
+    /// Files found by walking the directory (outside `log/`, the manifest's included); `None`
     /// over HTTP, where there is no listing to walk.
     pub walked: Option<usize>,
     /// How long steps 1 to 4 took, and the peak memory then.
@@ -86,8 +96,9 @@ impl std::fmt::Display for SiteAudit {
         let t = &self.tree;
         write!(
             f,
-            "manifest of {} (expires {}): {} listed files match; {} signed JSON snapshots verify; ",
-            t.as_of, t.expires, t.listed, t.signed
+            "manifest of {} (expires {}): {} listed files in {} bins match; {} signed JSON \
+             snapshots verify; ",
+            t.as_of, t.expires, t.listed, t.bins, t.signed
         )?;
         match t.walked {
             Some(n) => write!(f, "no unlisted files ({n} files walked outside log/); ")?,
@@ -109,7 +120,7 @@ impl std::fmt::Display for SiteAudit {
         write!(
             f,
             "\nverified {}, {}; {} in all{}",
-            throughput(t.listed as u64 + 1, "files", t.run.elapsed),
+            throughput((t.listed + t.bins) as u64, "files", t.run.elapsed),
             throughput(l.size, "entries", l.run.elapsed),
             crate::progress::duration_text(self.run.elapsed),
             peak_text(self.run.peak_memory)
@@ -239,7 +250,7 @@ pub fn check_log_dir(log: &Path, size: u64) -> Result<usize, Error> {
         (width > 0).then_some(width as u16)
     };
     let mut older = 0usize;
-    let mut progress = Progress::start("log files", "files", None);
+    let mut progress = Progress::start("older tiles", "files", None);
     for entry in walkdir::WalkDir::new(log).min_depth(1) {
         progress.add(1);
         let entry = entry.map_err(|e| walk_error(log, e))?;
@@ -320,6 +331,11 @@ fn relative(root: &Path, path: &Path) -> Result<String, Error> {
 
 /// Steps 1 to 4 over the files `files` yields; `walk` is the directory to list for step 3
 /// (`None` when there is no listing). `now` is unix seconds.
+///
+/// The manifest is a trie of bins (library/MIRRORS.md, "The manifest"): the root is read
+/// first, then each bin depth first, each checked against what its parent says before what it
+/// lists is trusted, and each listed file as its leaf comes. One path of bins is held at a
+/// time, never the listing; completeness is proven by counting (step 3).
 pub fn verify_tree<F: Files + ?Sized>(
     files: &F,
     walk: Option<&Path>,
@@ -328,60 +344,62 @@ pub fn verify_tree<F: Files + ?Sized>(
 ) -> Result<TreeAudit, Error> {
     let start = Instant::now();
     let pinned = pinned_key(pubkey)?;
-
-    // 1. The manifest, read as a stream.
-    let manifest = read_streamed(files)?;
-    manifest::verify(&manifest, &pinned).map_err(|source| Error::Signature {
-        path: "manifest.json".into(),
-        source,
-    })?;
-    let (as_of, expires, listed) = read_manifest(manifest, now).map_err(Error::Manifest)?;
-
-    // 2. Every listed file, by length and hash. The signature of each JSON file (step 4) is
-    // checked from the same read; its failure is reported after step 3.
-    let mut signed = 1usize;
-    let mut unsigned: Option<Error> = None;
-    let mut progress = Progress::start("files", "files", Some(listed.len() as u64));
     let mut buf = vec![0u8; 1 << 16];
-    for f in &listed {
-        let path = &*f.path;
-        let json = path == NOSTR_PROFILE || path.ends_with(".json");
-        let (len, sha, bytes) = read_hashed(files, path, json.then_some(f.len), &mut buf)?;
-        if len != f.len {
-            return Err(Error::Length {
-                path: path.to_owned(),
-                len,
-                listed: f.len,
-            });
-        }
-        if sha != f.sha256 {
-            return Err(Error::Hash {
-                path: path.to_owned(),
-                sha256: hex::encode(sha),
-                listed: hex::encode(f.sha256),
-            });
-        }
-        let checked = if path == NOSTR_PROFILE {
-            nostr_profile(path, &bytes)
-        } else if json {
-            signed_json(path, &bytes, &pinned).map(|_| ())
-        } else {
-            Ok(())
-        };
-        match checked {
-            Ok(()) if json => signed += 1,
-            Ok(()) => {}
-            Err(e) => {
-                unsigned.get_or_insert(e);
+
+    // 1. The root: signed, of this format, not expired.
+    let root = read_bin(files, "", None, &pinned, &mut buf)?;
+    let (as_of, expires) = root_times(&root.members, now).map_err(Error::Manifest)?;
+    let Body::Bins(children) = body("", root)? else {
+        return Err(bin_error("", BinProblem::NoListing));
+    };
+    let total: u64 = children.iter().map(|(_, n)| n.files).sum();
+
+    // 2. Every bin, depth first, and every file a leaf lists, by length and hash. The signature
+    // of each listed JSON file (step 4) is checked from the same read; its failure is reported
+    // after step 3.
+    let mut progress = Progress::start("files", "files", Some(total));
+    let mut stack = children;
+    stack.reverse();
+    let (mut listed, mut bins, mut signed) = (0u64, 1u64, 1usize);
+    let mut unsigned: Option<Error> = None;
+    while let Some((prefix, named)) = stack.pop() {
+        let bin = read_bin(files, &prefix, Some(&named), &pinned, &mut buf)?;
+        bins += 1;
+        signed += 1;
+        match body(&prefix, bin)? {
+            Body::Files(rows) => {
+                count(&prefix, rows.len() as u64, named.files)?;
+                for (path, sha256, len) in rows {
+                    let key = conduct_core::manifest::key(&path);
+                    if !key.starts_with(prefix.as_str()) {
+                        return Err(bin_error(&prefix, BinProblem::WrongBin { path, key }));
+                    }
+                    match check_file(files, &path, sha256, len, &pinned, &mut buf)? {
+                        Ok(true) => signed += 1,
+                        Ok(false) => {}
+                        Err(e) => {
+                            unsigned.get_or_insert(e);
+                        }
+                    }
+                    listed += 1;
+                    progress.add(1);
+                }
+            }
+            Body::Bins(kids) => {
+                count(
+                    &prefix,
+                    kids.iter().map(|(_, n)| n.files).sum(),
+                    named.files,
+                )?;
+                stack.extend(kids.into_iter().rev());
             }
         }
-        progress.add(1);
     }
     drop(progress);
 
     // 3. Nothing unlisted (a directory only).
     let walked = match walk {
-        Some(dir) => Some(check_listing(dir, &listed)?),
+        Some(dir) => Some(check_listing(dir, listed, bins)?),
         None => None,
     };
 
@@ -392,32 +410,448 @@ pub fn verify_tree<F: Files + ?Sized>(
     Ok(TreeAudit {
         as_of,
         expires,
-        listed: listed.len(),
+        listed: listed as usize,
+        bins: bins as usize,
         signed,
         walked,
         run: Run::since(start),
     })
 }
 
-/// Read `manifest.json` from `files` as a stream (its listed files counted on a terminal).
-fn read_streamed<F: Files + ?Sized>(files: &F) -> Result<Streamed, Error> {
-    const PATH: &str = "manifest.json";
-    let mut progress = Progress::start("manifest", "files", None);
-    let reader = files.reader(PATH)?;
-    manifest::read(reader, &mut progress).map_err(|e| match e {
-        ReadError::Json(source) if source.is_io() => Error::Read {
-            path: PATH.into(),
-            source: source.into(),
-        },
+/// What a parent says of a child bin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Named {
+    files: u64,
+    len: u64,
+    sha256: [u8; 32],
+}
+
+/// What a bin lists: files as (path, SHA-256, length), or children as (prefix, what it says).
+enum Body {
+    Files(Vec<(String, [u8; 32], u64)>),
+    Bins(Vec<(String, Named)>),
+}
+
+fn bin_error(prefix: &str, problem: BinProblem) -> Error {
+    Error::Bin {
+        path: bin_path(prefix),
+        problem,
+    }
+}
+
+/// A bin lists as many files as its parent says.
+fn count(prefix: &str, found: u64, named: u64) -> Result<(), Error> {
+    if found != named {
+        return Err(bin_error(prefix, BinProblem::Count { found, named }));
+    }
+    Ok(())
+}
+
+/// The largest root read (it names at most 16 children).
+const ROOT_MAX: u64 = 1 << 20;
+
+/// Read the bin with `prefix` (`""`: the root): exactly the bytes its parent names (`named`),
+/// then its signature under `pinned`, its type and its prefix.
+fn read_bin<F: Files + ?Sized>(
+    files: &F,
+    prefix: &str,
+    named: Option<&Named>,
+    pinned: &PinnedKey,
+    buf: &mut [u8],
+) -> Result<Streamed, Error> {
+    let path = bin_path(prefix);
+    let (len, sha256, bytes) =
+        read_hashed(files, &path, Some(named.map_or(ROOT_MAX, |n| n.len)), buf)?;
+    match named {
+        Some(n) if len != n.len => {
+            return Err(Error::Length {
+                path,
+                len,
+                listed: n.len,
+            })
+        }
+        Some(n) if sha256 != n.sha256 => {
+            return Err(Error::Hash {
+                path,
+                sha256: hex::encode(sha256),
+                listed: hex::encode(n.sha256),
+            })
+        }
+        None if len > ROOT_MAX => {
+            return Err(Error::Length {
+                path,
+                len,
+                listed: ROOT_MAX,
+            })
+        }
+        _ => {}
+    }
+    let mut quiet = Progress::to(None, "bin", "files", None);
+    let streamed = manifest::read(&bytes[..], &mut quiet).map_err(|e| match e {
         ReadError::Json(source) => Error::NotJson {
-            path: PATH.into(),
+            path: path.clone(),
             source,
         },
         ReadError::NotAnObject => Error::Signature {
-            path: PATH.into(),
+            path: path.clone(),
             source: VerifyError::NotAnObject,
         },
+    })?;
+    manifest::verify(&streamed, pinned).map_err(|source| Error::Signature {
+        path: path.clone(),
+        source,
+    })?;
+    if !prefix.is_empty() {
+        let m = &streamed.members;
+        let ty = m.get("type").and_then(Value::as_str);
+        if ty != Some(BIN_TYPE) {
+            return Err(bin_error(prefix, BinProblem::Type(ty.map(str::to_owned))));
+        }
+        let found = m.get("prefix").and_then(Value::as_str);
+        if found != Some(prefix) {
+            return Err(bin_error(
+                prefix,
+                BinProblem::Prefix {
+                    found: found.map(str::to_owned),
+                    expected: prefix.to_owned(),
+                },
+            ));
+        }
+    }
+    Ok(streamed)
+}
+
+/// What the verified bin with `prefix` lists: exactly one of `files` (each entry
+/// `{len, sha256}`, each path one a mirror may hold) and `bins` (each child one hex digit
+/// longer, with `{files, len, sha256}`); the root lists `bins`.
+fn body(prefix: &str, bin: Streamed) -> Result<Body, Error> {
+    let fail = |problem| bin_error(prefix, problem);
+    match (bin.files, bin.members.get("bins"), bin.members.get("files")) {
+        (Some(rows), None, None) if !prefix.is_empty() => {
+            let mut out = Vec::with_capacity(rows.len());
+            for (path, entry) in rows {
+                let path = path.into_string();
+                if !is_tree_path(&path) {
+                    return Err(fail(BinProblem::BadPath(path)));
+                }
+                let (sha, len) = match entry {
+                    Entry::Compact { sha256, len } => (sha256, len),
+                    Entry::Odd(v) => match (
+                        v.get("sha256")
+                            .and_then(Value::as_str)
+                            .and_then(manifest::sha256_hex),
+                        v.get("len").and_then(Value::as_u64),
+                    ) {
+                        (Some(s), Some(l)) if v.as_object().is_some_and(|o| o.len() == 2) => (s, l),
+                        _ => return Err(fail(BinProblem::BadEntry(path))),
+                    },
+                };
+                out.push((path, sha, len));
+            }
+            Ok(Body::Files(out))
+        }
+        (None, Some(Value::Object(children)), None) => {
+            let mut out = Vec::with_capacity(children.len());
+            for (name, v) in children {
+                let child = bin_prefix(name)
+                    .filter(|c| c.len() == prefix.len() + 1 && c.starts_with(prefix))
+                    .ok_or_else(|| fail(BinProblem::NotAChild(name.clone())))?;
+                let named = match (
+                    v.get("files").and_then(Value::as_u64),
+                    v.get("len").and_then(Value::as_u64),
+                    v.get("sha256")
+                        .and_then(Value::as_str)
+                        .and_then(manifest::sha256_hex),
+                ) {
+                    (Some(files), Some(len), Some(sha256))
+                        if v.as_object().is_some_and(|o| o.len() == 3) =>
+                    {
+                        Named { files, len, sha256 }
+                    }
+                    _ => return Err(fail(BinProblem::BadChild(name.clone()))),
+                };
+                out.push((child.to_owned(), named));
+            }
+            Ok(Body::Bins(out))
+        }
+        _ => Err(fail(BinProblem::NoListing)),
+    }
+}
+
+/// Check one listed file: its length and SHA-256 (an error), then, for a JSON file, its
+/// signature (or, for the Nostr profile, its event): `Ok(Ok(true))` when it is a signed file
+/// that verifies, `Ok(Err(_))` when it does not (reported after step 3).
+fn check_file<F: Files + ?Sized>(
+    files: &F,
+    path: &str,
+    sha256: [u8; 32],
+    listed: u64,
+    pinned: &PinnedKey,
+    buf: &mut [u8],
+) -> Result<Result<bool, Error>, Error> {
+    let json = path == NOSTR_PROFILE || path.ends_with(".json");
+    let (len, sha, bytes) = match read_hashed(files, path, json.then_some(listed), buf) {
+        Err(Error::Read { path, source }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Mirror {
+                path,
+                problem: MirrorProblem::Missing,
+            })
+        }
+        other => other?,
+    };
+    if len != listed {
+        return Err(Error::Length {
+            path: path.to_owned(),
+            len,
+            listed,
+        });
+    }
+    if sha != sha256 {
+        return Err(Error::Hash {
+            path: path.to_owned(),
+            sha256: hex::encode(sha),
+            listed: hex::encode(sha256),
+        });
+    }
+    Ok(if path == NOSTR_PROFILE {
+        nostr_profile(path, &bytes).map(|()| true)
+    } else if json {
+        signed_json(path, &bytes, pinned).map(|_| true)
+    } else {
+        Ok(false)
     })
+}
+
+/// Check the root's type and expiry at `now`; returns its `as_of` and `expires`.
+fn root_times(m: &Map<String, Value>, now: u64) -> Result<(String, String), ManifestError> {
+    let ty = m.get("type").and_then(Value::as_str);
+    if ty != Some(MANIFEST_TYPE) {
+        return Err(ManifestError::Type(ty.map(str::to_owned)));
+    }
+    let time = |field: &'static str| -> Result<(String, u64), ManifestError> {
+        let s = m
+            .get(field)
+            .and_then(Value::as_str)
+            .ok_or(ManifestError::NoTime(field))?;
+        let t = parse_rfc3339(s).ok_or_else(|| ManifestError::BadTime {
+            field,
+            value: s.to_owned(),
+        })?;
+        Ok((s.to_owned(), t))
+    };
+    let (as_of, signed_at) = time("as_of")?;
+    let (expires, until) = time("expires")?;
+    if now >= until {
+        return Err(ManifestError::Expired {
+            as_of,
+            expires,
+            signed_at,
+            until,
+            now,
+        });
+    }
+    Ok((as_of, expires))
+}
+
+/// A listed path must be a plain relative path inside the tree, outside `log/` and the
+/// manifest.
+fn is_tree_path(path: &str) -> bool {
+    !(path.is_empty()
+        || is_manifest_path(path)
+        || path.starts_with("log/")
+        || path
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['\\', '\0'])))
+}
+
+/// A path segment that makes a dotfile (only `.well-known` is allowed, as the server allows).
+fn is_dot_segment(seg: &str) -> bool {
+    seg.starts_with('.') && seg != ".well-known"
+}
+
+/// Step 3: walk `dir` outside `log/`. No path may hold a dotfile segment and every file must be
+/// a plain file; every file of the manifest must be a bin's path, and they must be exactly as
+/// many as the `bins` step 2 read; the other files exactly as many as the trie lists (`listed`).
+/// Step 2 found every listed file, and a path is listed at most once (its key names one leaf),
+/// so equal counts leave no file unlisted; when a count differs, the file at fault is found and
+/// named. Returns how many files were walked.
+fn check_listing(dir: &Path, listed: u64, bins: u64) -> Result<usize, Error> {
+    let mirror = |path: String, problem| Error::Mirror { path, problem };
+    let (mut on_disk, mut bin_files, mut walked) = (0u64, 0u64, 0usize);
+    let mut progress = Progress::start("walk", "files", Some(listed + bins));
+    let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
+    while let Some(entry) = it.next() {
+        let entry = entry.map_err(|e| walk_error(dir, e))?;
+        let rel = relative(dir, entry.path())?;
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            if rel == "log" {
+                it.skip_current_dir();
+            } else if rel.split('/').any(is_dot_segment) {
+                return Err(mirror(format!("{rel}/"), MirrorProblem::DotDirectory));
+            }
+            continue;
+        }
+        if rel.split('/').any(is_dot_segment) {
+            return Err(mirror(rel, MirrorProblem::Dotfile));
+        }
+        if !ft.is_file() {
+            return Err(mirror(rel, MirrorProblem::NotRegular));
+        }
+        walked += 1;
+        progress.add(1);
+        if is_manifest_path(&rel) {
+            if bin_prefix(&rel).is_none() {
+                return Err(Error::Bin {
+                    path: rel,
+                    problem: BinProblem::Unnamed,
+                });
+            }
+            bin_files += 1;
+        } else {
+            on_disk += 1;
+        }
+    }
+    drop(progress);
+    if bin_files != bins {
+        return Err(unnamed_bin(dir).unwrap_or(Error::Bin {
+            path: BIN_DIR.to_owned() + "/",
+            problem: BinProblem::Count {
+                found: bin_files,
+                named: bins,
+            },
+        }));
+    }
+    if on_disk != listed {
+        return Err(unlisted(dir).unwrap_or(Error::Mirror {
+            path: dir.display().to_string(),
+            problem: MirrorProblem::Count { on_disk, listed },
+        }));
+    }
+    Ok(walked)
+}
+
+/// The bin at `prefix` in the directory `dir`, read again to find a file at fault (step 2
+/// verified it); `None` when it cannot be read.
+fn reread(dir: &Path, prefix: &str) -> Option<Body> {
+    let bytes = std::fs::read(dir.join(bin_path(prefix))).ok()?;
+    let mut quiet = Progress::to(None, "bin", "files", None);
+    let streamed = manifest::read(&bytes[..], &mut quiet).ok()?;
+    body(prefix, streamed).ok()
+}
+
+/// A file under `manifest/` that the trie does not name: some prefix of its name is not a
+/// child of the bin above it, or is a leaf.
+fn unnamed_bin(dir: &Path) -> Option<Error> {
+    let mut children: std::collections::HashMap<String, Option<Vec<String>>> =
+        std::collections::HashMap::new();
+    for e in std::fs::read_dir(dir.join(BIN_DIR)).ok()?.flatten() {
+        let rel = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
+        let Some(p) = bin_prefix(&rel) else {
+            continue;
+        };
+        let named = (0..p.len()).all(|k| {
+            if children.len() > 1 << 16 {
+                children.clear();
+            }
+            let kids =
+                children
+                    .entry(p[..k].to_owned())
+                    .or_insert_with(|| match reread(dir, &p[..k]) {
+                        Some(Body::Bins(kids)) => Some(kids.into_iter().map(|(c, _)| c).collect()),
+                        _ => None,
+                    });
+            kids.as_ref()
+                .is_some_and(|kids| kids.iter().any(|c| c == &p[..k + 1]))
+        });
+        if !named {
+            return Some(Error::Bin {
+                path: rel,
+                problem: BinProblem::Unnamed,
+            });
+        }
+    }
+    None
+}
+
+/// Call `f` with the path of every file of the tree in `dir` outside `log/` and the manifest,
+/// until it says stop.
+fn each_file(dir: &Path, mut f: impl FnMut(&str) -> bool) {
+    let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
+    while let Some(Ok(entry)) = it.next() {
+        let Ok(rel) = relative(dir, entry.path()) else {
+            continue;
+        };
+        if entry.file_type().is_dir() {
+            if rel == "log" || rel == BIN_DIR {
+                it.skip_current_dir();
+            }
+            continue;
+        }
+        if !is_manifest_path(&rel) && !f(&rel) {
+            return;
+        }
+    }
+}
+
+/// A file of the tree the trie does not list, found by counting the files on disk under each
+/// bin's prefix against what the bin says, from the root down to the leaf they differ in (a
+/// walk a level, in bounded memory).
+fn unlisted(dir: &Path) -> Option<Error> {
+    let found = |rel: String| Error::Mirror {
+        path: rel,
+        problem: MirrorProblem::Unlisted,
+    };
+    let mut prefix = String::new();
+    loop {
+        match reread(dir, &prefix)? {
+            Body::Bins(kids) => {
+                let mut counts = [0u64; 16];
+                each_file(dir, |rel| {
+                    let k = conduct_core::manifest::key(rel);
+                    if let Some(rest) = k.strip_prefix(prefix.as_str()) {
+                        let d = rest.as_bytes()[0];
+                        if let Some(i) = DIGITS.iter().position(|&x| x == d) {
+                            counts[i] += 1;
+                        }
+                    }
+                    true
+                });
+                let differs = DIGITS.iter().zip(counts).find(|(d, n)| {
+                    let child = format!("{prefix}{}", **d as char);
+                    let named = kids.iter().find(|(c, _)| *c == child).map(|(_, n)| n.files);
+                    named.unwrap_or(0) != *n
+                })?;
+                let child = format!("{prefix}{}", *differs.0 as char);
+                if kids.iter().all(|(c, _)| *c != child) {
+                    // No bin for these keys: each such file is unlisted.
+                    let mut first = None;
+                    each_file(dir, |rel| {
+                        if conduct_core::manifest::key(rel).starts_with(&child) {
+                            first = Some(rel.to_owned());
+                        }
+                        first.is_none()
+                    });
+                    return first.map(found);
+                }
+                prefix = child;
+            }
+            Body::Files(rows) => {
+                let names: std::collections::HashSet<String> =
+                    rows.into_iter().map(|(p, _, _)| p).collect();
+                let mut first = None;
+                each_file(dir, |rel| {
+                    if conduct_core::manifest::key(rel).starts_with(prefix.as_str())
+                        && !names.contains(rel)
+                    {
+                        first = Some(rel.to_owned());
+                    }
+                    first.is_none()
+                });
+                return first.map(found);
+            }
+        }
+    }
 }
 
 /// Read the file at `rel` through `buf`, hashing it as it comes: its length, its SHA-256, and,
@@ -454,23 +888,6 @@ fn read_hashed<F: Files + ?Sized>(
     Ok((len, hasher.finalize().into(), kept))
 }
 
-/// One file a manifest lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Listed {
-    path: Box<str>,
-    sha256: [u8; 32],
-    len: u64,
-}
-
-/// A manifest's file list, sorted by path in RFC 8785 order (UTF-16 code units), one row a
-/// path.
-type Listing = Vec<Listed>;
-
-/// The row of `path` in `listing`, if listed.
-fn position(listing: &Listing, path: &str) -> Option<usize> {
-    listing.binary_search_by(|f| utf16_cmp(&f.path, path)).ok()
-}
-
 /// The path of the service's Nostr profile, the one JSON file of the tree that is a Nostr event
 /// rather than a signed snapshot.
 pub const NOSTR_PROFILE: &str = "hive/profile.json";
@@ -504,130 +921,13 @@ fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Er
     Ok(doc)
 }
 
-/// Check a verified manifest's type and expiry at `now`; returns its `as_of`, `expires` and
-/// file list.
-fn read_manifest(streamed: Streamed, now: u64) -> Result<(String, String, Listing), ManifestError> {
-    let m = &streamed.members;
-    let ty = m.get("type").and_then(Value::as_str);
-    if ty != Some(MANIFEST_TYPE) {
-        return Err(ManifestError::Type(ty.map(str::to_owned)));
-    }
-    let time = |field: &'static str| -> Result<(String, u64), ManifestError> {
-        let s = m
-            .get(field)
-            .and_then(Value::as_str)
-            .ok_or(ManifestError::NoTime(field))?;
-        let t = parse_rfc3339(s).ok_or_else(|| ManifestError::BadTime {
-            field,
-            value: s.to_owned(),
-        })?;
-        Ok((s.to_owned(), t))
-    };
-    let (as_of, signed_at) = time("as_of")?;
-    let (expires, until) = time("expires")?;
-    if now >= until {
-        return Err(ManifestError::Expired {
-            as_of,
-            expires,
-            signed_at,
-            until,
-            now,
-        });
-    }
-    let rows = streamed.files.ok_or(ManifestError::NoFiles)?;
-    let mut out = Listing::with_capacity(rows.len());
-    for (path, entry) in rows {
-        check_path(&path)?;
-        let (sha256, len) = match entry {
-            Entry::Compact { sha256, len } => (sha256, len),
-            Entry::Odd(v) => {
-                let sha = v
-                    .get("sha256")
-                    .and_then(Value::as_str)
-                    .and_then(manifest::sha256_hex)
-                    .ok_or_else(|| ManifestError::NoSha256(path.to_string()))?;
-                let len = v
-                    .get("len")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(|| ManifestError::NoLen(path.to_string()))?;
-                (sha, len)
-            }
-        };
-        out.push(Listed { path, sha256, len });
-    }
-    Ok((as_of, expires, out))
-}
-
-/// A listed path must be a plain relative path inside the tree, outside `log/`, and not the
-/// manifest itself.
-fn check_path(path: &str) -> Result<(), ManifestError> {
-    let bad = path.is_empty()
-        || path == "manifest.json"
-        || path.starts_with("log/")
-        || path
-            .split('/')
-            .any(|s| s.is_empty() || s == "." || s == ".." || s.contains(['\\', '\0']));
-    if bad {
-        return Err(ManifestError::BadPath(path.to_owned()));
-    }
-    Ok(())
-}
-
-/// A path segment that makes a dotfile (only `.well-known` is allowed, as the server allows).
-fn is_dot_segment(seg: &str) -> bool {
-    seg.starts_with('.') && seg != ".well-known"
-}
-
-/// Walk `dir` outside `log/`: every file but the manifest must be listed, and no path may hold
-/// a dotfile segment. Returns how many files were walked.
-fn check_listing(dir: &Path, listed: &Listing) -> Result<usize, Error> {
-    let mirror = |path: String, problem| Error::Mirror { path, problem };
-    // One flag a listed file: walked or not.
-    let mut seen = vec![false; listed.len()];
-    let mut walked = 0usize;
-    let mut progress = Progress::start("walk", "files", Some(listed.len() as u64 + 1));
-    let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
-    while let Some(entry) = it.next() {
-        let entry = entry.map_err(|e| walk_error(dir, e))?;
-        let rel = relative(dir, entry.path())?;
-        let ft = entry.file_type();
-        if ft.is_dir() {
-            if rel == "log" {
-                it.skip_current_dir();
-            } else if rel.split('/').any(is_dot_segment) {
-                return Err(mirror(format!("{rel}/"), MirrorProblem::DotDirectory));
-            }
-            continue;
-        }
-        if rel.split('/').any(is_dot_segment) {
-            return Err(mirror(rel, MirrorProblem::Dotfile));
-        }
-        if !ft.is_file() {
-            return Err(mirror(rel, MirrorProblem::NotRegular));
-        }
-        walked += 1;
-        progress.add(1);
-        if rel == "manifest.json" {
-            continue;
-        }
-        let Some(i) = position(listed, &rel) else {
-            return Err(mirror(rel, MirrorProblem::Unlisted));
-        };
-        seen[i] = true;
-    }
-    // Step 2 read every listed file; a listed path that is not a plain file is caught here.
-    if let Some(i) = seen.iter().position(|s| !s) {
-        return Err(mirror(listed[i].path.to_string(), MirrorProblem::Missing));
-    }
-    Ok(walked)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use conduct_core::manifest::key as file_key;
     use conduct_core::signing::ServiceKey;
     use conduct_core::time::rfc3339;
-    use serde_json::{json, Map};
+    use serde_json::json;
 
     const NOW: u64 = 1_800_000_000;
 
@@ -645,26 +945,94 @@ mod tests {
         serde_json::to_vec(&Value::Object(m)).expect("bytes")
     }
 
-    /// Write `files` under `dir` and a manifest over them signed by `k`, valid `as_of..expires`.
-    fn tree(dir: &Path, k: &ServiceKey, files: &[(&str, Vec<u8>)], as_of: u64, expires: u64) {
-        let mut listed = Map::new();
+    /// A trie's listing: path -> (hex SHA-256, length).
+    type Files = std::collections::BTreeMap<String, (String, u64)>;
+
+    /// Write the bin `prefix` over `files` into `dir` (leaves split above `split` files of
+    /// more than one key, as the renderer splits), signed by `k`; its entry for its parent.
+    fn bin(dir: &Path, k: &ServiceKey, prefix: &str, files: Files, split: usize) -> Value {
+        let n = files.len();
+        let keys: std::collections::BTreeSet<String> = files.keys().map(|p| file_key(p)).collect();
+        let doc = if n > split && keys.len() > 1 {
+            let mut parts: std::collections::BTreeMap<char, Files> = Default::default();
+            for (p, e) in files {
+                let d = file_key(&p).as_bytes()[prefix.len()] as char;
+                parts.entry(d).or_default().insert(p, e);
+            }
+            let mut bins = Map::new();
+            for (d, part) in parts {
+                let child = format!("{prefix}{d}");
+                bins.insert(bin_path(&child), bin(dir, k, &child, part, split));
+            }
+            json!({"type": BIN_TYPE, "prefix": prefix, "bins": bins})
+        } else {
+            let listed: Map<String, Value> = files
+                .into_iter()
+                .map(|(p, (sha, len))| (p, json!({"len": len, "sha256": sha})))
+                .collect();
+            json!({"type": BIN_TYPE, "prefix": prefix, "files": listed})
+        };
+        let bytes = signed(k, doc);
+        std::fs::create_dir_all(dir.join(BIN_DIR)).expect("mkdir");
+        std::fs::write(dir.join(bin_path(prefix)), &bytes).expect("bin");
+        json!({"files": n, "len": bytes.len(), "sha256": hex::encode(Sha256::digest(&bytes))})
+    }
+
+    /// Write `files` under `dir` and a manifest trie over them signed by `k`, valid
+    /// `as_of..expires`, whose leaves split above `split` files.
+    fn tree_split(
+        dir: &Path,
+        k: &ServiceKey,
+        files: &[(&str, Vec<u8>)],
+        as_of: u64,
+        expires: u64,
+        split: usize,
+    ) {
+        let _ = std::fs::remove_dir_all(dir.join(BIN_DIR));
+        let mut parts: std::collections::BTreeMap<char, Files> = Default::default();
         for (p, b) in files {
             let path = dir.join(p);
             std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             std::fs::write(&path, b).expect("write");
-            listed.insert(
+            let d = file_key(p).as_bytes()[0] as char;
+            parts.entry(d).or_default().insert(
                 (*p).to_owned(),
-                json!({"sha256": hex::encode(Sha256::digest(b)), "len": b.len()}),
+                (hex::encode(Sha256::digest(b)), b.len() as u64),
             );
+        }
+        let mut bins = Map::new();
+        for (d, part) in parts {
+            let child = d.to_string();
+            bins.insert(bin_path(&child), bin(dir, k, &child, part, split));
         }
         let m = json!({
             "type": MANIFEST_TYPE,
             "version": as_of,
             "as_of": rfc3339(as_of),
             "expires": rfc3339(expires),
-            "files": listed,
+            "bins": bins,
         });
         std::fs::write(dir.join("manifest.json"), signed(k, m)).expect("manifest");
+    }
+
+    /// [`tree_split`] with the renderer's threshold.
+    fn tree(dir: &Path, k: &ServiceKey, files: &[(&str, Vec<u8>)], as_of: u64, expires: u64) {
+        tree_split(dir, k, files, as_of, expires, 256);
+    }
+
+    /// The bin files of the trie in `dir`, by path.
+    fn bins_in(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir.join(BIN_DIR))
+            .expect("manifest/")
+            .map(|e| {
+                format!(
+                    "{BIN_DIR}/{}",
+                    e.expect("entry").file_name().to_string_lossy()
+                )
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     fn sample(dir: &Path, k: &ServiceKey) {
@@ -694,8 +1062,11 @@ mod tests {
         sample(d.path(), &k);
         let a = check(d.path(), &k, NOW).expect("verifies");
         assert_eq!(a.listed, 4);
-        assert_eq!(a.signed, 4); // three listed JSON files and the manifest
-        assert_eq!(a.walked, Some(5));
+        // The root and one leaf a first key digit.
+        let bins = bins_in(d.path()).len();
+        assert_eq!(a.bins, 1 + bins);
+        assert_eq!(a.signed, 3 + 1 + bins); // three listed JSON files, the root, its bins
+        assert_eq!(a.walked, Some(4 + 1 + bins));
         // The base64 key works too, and without a directory step 3 is skipped.
         let b64 = verify_tree(d.path(), None, &k.public_b64(), NOW).expect("verifies");
         assert_eq!(b64.walked, None);
@@ -733,7 +1104,16 @@ mod tests {
                        "expires": rfc3339(NOW + 60), "files": {}});
         std::fs::write(d.path().join("manifest.json"), signed(&k, m)).expect("write");
         let e = check(d.path(), &k, NOW).expect_err("type");
-        assert!(e.contains("expected \"conduct.manifest/v1\""), "{e}");
+        assert!(e.contains("expected \"conduct.manifest/v2\""), "{e}");
+        // The single-file manifest the trie replaced is refused the same way.
+        let m = json!({"type": "conduct.manifest/v1", "as_of": rfc3339(NOW),
+                       "expires": rfc3339(NOW + 60), "files": {}});
+        std::fs::write(d.path().join("manifest.json"), signed(&k, m)).expect("write");
+        let e = check(d.path(), &k, NOW).expect_err("v1");
+        assert!(
+            e.starts_with("manifest.json: type Some(\"conduct.manifest/v1\")"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -750,7 +1130,10 @@ mod tests {
         let e = run(&|d| std::fs::write(d.join("index.html"), b"<p>h</p>").expect("w"));
         assert!(e.starts_with("index.html: 8 bytes"), "{e}");
         let e = run(&|d| std::fs::remove_file(d.join("vow/a.json")).expect("rm"));
-        assert!(e.starts_with("vow/a.json: "), "{e}");
+        assert!(
+            e.starts_with("vow/a.json: listed in the manifest but not"),
+            "{e}"
+        );
         let e = run(&|d| std::fs::write(d.join("vow/b.json"), b"{}").expect("w"));
         assert!(e.starts_with("vow/b.json: not listed"), "{e}");
         let e = run(&|d| std::fs::write(d.join("vow/.tmp"), b"x").expect("w"));
@@ -789,7 +1172,8 @@ mod tests {
                 .expect("sign");
         let good = ev.to_value().to_string().into_bytes();
         tree(d.path(), &k, &[(NOSTR_PROFILE, good)], NOW, NOW + 60);
-        assert_eq!(check(d.path(), &k, NOW).expect("verifies").signed, 2);
+        // The profile, the root and its one leaf.
+        assert_eq!(check(d.path(), &k, NOW).expect("verifies").signed, 3);
         // A changed content, another kind, an added member: each refused.
         let mut bad = ev.clone();
         bad.content = "{ }".into();
@@ -826,12 +1210,177 @@ mod tests {
             "a//b",
             "log/checkpoint",
             "manifest.json",
+            "manifest/0.json",
             "a/./b",
         ] {
-            assert!(check_path(p).is_err(), "{p}");
+            assert!(!is_tree_path(p), "{p}");
         }
         for p in ["index.json", ".well-known/x402.json", "vow/a/chain/0.json"] {
-            assert!(check_path(p).is_ok(), "{p}");
+            assert!(is_tree_path(p), "{p}");
         }
+    }
+
+    /// 60 vows of five files each (a page, its twin, three chain pages): a trie two levels
+    /// deep when leaves split above 16 files.
+    fn deep(dir: &Path, k: &ServiceKey) -> Vec<(String, Vec<u8>)> {
+        let mut files = Vec::new();
+        for v in 0..60 {
+            files.push((
+                format!("vow/v{v}.json"),
+                signed(k, json!({"type": "conduct.vow/v1", "v": v})),
+            ));
+            files.push((format!("vow/v{v}.html"), format!("<p>{v}</p>").into_bytes()));
+            for c in 0..3 {
+                files.push((
+                    format!("vow/v{v}/chain/{c}.txt"),
+                    format!("{v}.{c}").into_bytes(),
+                ));
+            }
+        }
+        let refs: Vec<(&str, Vec<u8>)> =
+            files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+        tree_split(dir, k, &refs, NOW - 60, NOW + 3600, 16);
+        files
+    }
+
+    #[test]
+    fn a_deep_trie_verifies_and_every_bin_is_checked_against_its_parent() {
+        let k = key();
+        let d = tempfile::tempdir().expect("tempdir");
+        let files = deep(d.path(), &k);
+        let a = check(d.path(), &k, NOW).expect("verifies");
+        assert_eq!(a.listed, 300);
+        let bins = bins_in(d.path());
+        assert!(
+            bins.iter().any(|b| b.len() == "manifest/00.json".len()),
+            "{bins:?}"
+        );
+        assert_eq!(a.bins, bins.len() + 1);
+
+        // A changed byte in any bin is caught at that bin; so is a bin re-signed with other
+        // content (its signature verifies, but it is not the bin its parent names).
+        for b in &bins {
+            let path = d.path().join(b);
+            let orig = std::fs::read(&path).expect("read");
+            let mut bytes = orig.clone();
+            let at = bytes.len() / 2;
+            bytes[at] ^= 1;
+            std::fs::write(&path, &bytes).expect("write");
+            let e = check(d.path(), &k, NOW).expect_err("a tampered bin");
+            assert!(e.starts_with(&format!("{b}: sha256 ")), "{b}: {e}");
+            let mut doc: Map<String, Value> = serde_json::from_slice(&orig).expect("JSON");
+            doc.insert("extra".into(), json!(1));
+            std::fs::write(&path, signed(&k, Value::Object(doc))).expect("write");
+            let e = check(d.path(), &k, NOW).expect_err("a re-signed bin");
+            assert!(e.starts_with(&format!("{b}: ")), "{b}: {e}");
+            std::fs::write(&path, orig).expect("restore");
+        }
+        check(d.path(), &k, NOW).expect("restored");
+
+        // A missing file and an unlisted one deep in the trie are named.
+        let (page, bytes) = &files[123];
+        std::fs::remove_file(d.path().join(page)).expect("rm");
+        let e = check(d.path(), &k, NOW).expect_err("missing");
+        assert!(
+            e.starts_with(&format!("{page}: listed in the manifest but not")),
+            "{e}"
+        );
+        std::fs::write(d.path().join(page), bytes).expect("restore");
+        for extra in ["vow/v7/chain/9.txt", "vow/zz.html", "new.txt"] {
+            std::fs::write(d.path().join(extra), b"unsigned").expect("write");
+            let e = check(d.path(), &k, NOW).expect_err("unlisted");
+            assert!(e.starts_with(&format!("{extra}: not listed")), "{e}");
+            std::fs::remove_file(d.path().join(extra)).expect("rm");
+        }
+        // A bin file nothing names, or a stray file under manifest/.
+        let stray = bin_path(&format!("{}f", &bins[0][9..bins[0].len() - 5]));
+        std::fs::write(d.path().join(&stray), b"{}").expect("write");
+        let e = check(d.path(), &k, NOW).expect_err("unnamed bin");
+        assert!(
+            e.starts_with(&format!("{stray}: not a bin the manifest names")),
+            "{e}"
+        );
+        std::fs::remove_file(d.path().join(&stray)).expect("rm");
+        std::fs::write(d.path().join("manifest/notes.txt"), b"x").expect("write");
+        let e = check(d.path(), &k, NOW).expect_err("stray");
+        assert!(e.starts_with("manifest/notes.txt: not a bin"), "{e}");
+        std::fs::remove_file(d.path().join("manifest/notes.txt")).expect("rm");
+        check(d.path(), &k, NOW).expect("clean again");
+    }
+
+    #[test]
+    fn a_file_in_the_wrong_bin_a_wrong_count_or_prefix_is_refused() {
+        let k = key();
+        let d = tempfile::tempdir().expect("tempdir");
+        let files = vec![
+            ("index.html", b"<p>home</p>".to_vec()),
+            ("robots.txt", b"x".to_vec()),
+        ];
+        tree(d.path(), &k, &files, NOW - 60, NOW + 3600);
+        check(d.path(), &k, NOW).expect("verifies");
+        let ka = file_key("index.html");
+        let kb = file_key("robots.txt");
+        assert_ne!(ka.as_bytes()[0], kb.as_bytes()[0], "two root children");
+        // Move robots.txt's entry into index.html's leaf, every bin re-signed and named
+        // consistently: the listing is complete, but in the wrong bin.
+        let a = &ka[..1];
+        let b = &kb[..1];
+        let entry = |bytes: &[u8]| json!({"len": bytes.len(), "sha256": hex::encode(Sha256::digest(bytes))});
+        let leaf = signed(
+            &k,
+            json!({"type": BIN_TYPE, "prefix": a, "files": {
+                "index.html": entry(&files[0].1),
+                "robots.txt": entry(&files[1].1)}}),
+        );
+        std::fs::remove_file(d.path().join(bin_path(b))).expect("rm");
+        std::fs::write(d.path().join(bin_path(a)), &leaf).expect("write");
+        let named = |bytes: &[u8], n: u64| json!({"files": n, "len": bytes.len(), "sha256": hex::encode(Sha256::digest(bytes))});
+        let root = |bins: Value| {
+            signed(
+                &k,
+                json!({"type": MANIFEST_TYPE, "version": NOW, "as_of": rfc3339(NOW - 60),
+                       "expires": rfc3339(NOW + 3600), "bins": bins}),
+            )
+        };
+        let mut bins = Map::new();
+        bins.insert(bin_path(a), named(&leaf, 2));
+        std::fs::write(d.path().join("manifest.json"), root(Value::Object(bins))).expect("w");
+        let e = check(d.path(), &k, NOW).expect_err("wrong bin");
+        assert!(
+            e.starts_with(&format!(
+                "{}: lists \"robots.txt\", whose key {kb}",
+                bin_path(a)
+            )),
+            "{e}"
+        );
+        // A parent that says another count.
+        let mut bins = Map::new();
+        bins.insert(bin_path(a), named(&leaf, 3));
+        std::fs::write(d.path().join("manifest.json"), root(Value::Object(bins))).expect("w");
+        let e = check(d.path(), &k, NOW).expect_err("count");
+        assert!(
+            e.starts_with(&format!(
+                "{}: lists 2 files, its parent says 3",
+                bin_path(a)
+            )),
+            "{e}"
+        );
+        // A bin under another prefix than its path names.
+        let other = signed(&k, json!({"type": BIN_TYPE, "prefix": b, "files": {}}));
+        std::fs::write(d.path().join(bin_path(a)), &other).expect("write");
+        let mut bins = Map::new();
+        bins.insert(bin_path(a), named(&other, 0));
+        std::fs::write(d.path().join("manifest.json"), root(Value::Object(bins))).expect("w");
+        let e = check(d.path(), &k, NOW).expect_err("prefix");
+        assert!(
+            e.starts_with(&format!("{}: prefix Some(\"{b}\")", bin_path(a))),
+            "{e}"
+        );
+        // A root naming a grandchild.
+        let mut bins = Map::new();
+        bins.insert(bin_path(&format!("{a}0")), named(&other, 0));
+        std::fs::write(d.path().join("manifest.json"), root(Value::Object(bins))).expect("w");
+        let e = check(d.path(), &k, NOW).expect_err("not a child");
+        assert!(e.starts_with("manifest.json: names \"manifest/"), "{e}");
     }
 }

@@ -275,9 +275,10 @@ fn a_mirror_verifies_with_its_log_and_older_partials() {
     let l = leaves(&k, 3, 296);
     write_site(d.path(), &k, &l, NOW);
     let a = verify_site_dir(d.path(), &k.vkey(), NOW).expect("the mirror verifies");
+    // Three files under two keys (`index`, `.well-known/x402`): the root and two leaves.
     assert_eq!(
-        (a.tree.listed, a.tree.signed, a.tree.walked),
-        (3, 3, Some(4))
+        (a.tree.listed, a.tree.bins, a.tree.signed, a.tree.walked),
+        (3, 3, 5, Some(6))
     );
     assert_eq!((a.log.size, a.log.vows, a.log.entries), (300, 1, 3));
     // Sizes 70, 140 and 210 left partials of level-0 tile 0 (a tile and a bundle each),
@@ -292,7 +293,7 @@ fn a_mirror_verifies_with_its_log_and_older_partials() {
         "{shown}"
     );
     assert!(
-        rate.starts_with("verified 4 files in ") && rate.contains(" files/s), 300 entries in "),
+        rate.starts_with("verified 6 files in ") && rate.contains(" files/s), 300 entries in "),
         "{shown}"
     );
     assert!(!rate.contains('\n'), "{shown}");

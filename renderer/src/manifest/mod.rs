@@ -18,7 +18,7 @@ mod trie;
 use std::collections::BTreeMap;
 
 use conduct_core::canonical::{utf16_cmp, write_string, write_u64};
-use conduct_core::manifest::{bin_path, key, BIN_TYPE, DIGITS, KEY_DIGITS, ROOT_TYPE};
+use conduct_core::manifest::{bin_path, key, BIN_TYPE, DIGITS, KEY_DIGITS, MANIFEST_TYPE};
 use conduct_core::scope::scope_value;
 use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
@@ -175,7 +175,7 @@ pub fn root_bytes(
     ttl: u64,
 ) -> Result<Vec<u8>, RenderError> {
     let mut m = serde_json::Map::new();
-    m.insert("type".into(), json!(ROOT_TYPE));
+    m.insert("type".into(), json!(MANIFEST_TYPE));
     m.insert("version".into(), json!(as_of));
     m.insert("as_of".into(), json!(rfc3339(as_of)));
     m.insert("expires".into(), json!(rfc3339(as_of.saturating_add(ttl))));
@@ -209,7 +209,7 @@ pub fn parse_bin(bytes: &[u8], prefix: &str, pinned: &PinnedKey) -> Result<Body,
     let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
     verify_snapshot(&doc, pinned).map_err(|e| e.to_string())?;
     let (want, have_prefix) = if prefix.is_empty() {
-        (ROOT_TYPE, None)
+        (MANIFEST_TYPE, None)
     } else {
         (BIN_TYPE, doc.get("prefix").and_then(Value::as_str))
     };

@@ -91,21 +91,68 @@ pub fn write_site(dir: &Path, key: &ServiceKey, leaves: &[Vec<u8>], now: u64) {
             signed(key, json!({"type": "conduct.x402/v1"})),
         ),
     ];
-    let mut listed = Map::new();
+    let mut listed = Listing::new();
     for (p, b) in &files {
         write(&dir.join(p), b);
         listed.insert(
             (*p).to_owned(),
-            json!({"sha256": hex::encode(Sha256::digest(b)), "len": b.len()}),
+            (hex::encode(Sha256::digest(b)), b.len() as u64),
         );
     }
-    let manifest = json!({
-        "type": "conduct.manifest/v1",
+    write_manifest(dir, key, listed, now, 256);
+    write_log(&dir.join("log"), key, leaves, 70);
+}
+
+/// A manifest's listing: path -> (hex SHA-256, length).
+pub type Listing = std::collections::BTreeMap<String, (String, u64)>;
+
+/// Write the manifest of `files` into `dir` as the service does (library/MIRRORS.md, "The
+/// manifest"): bins keyed by the SHA-256 of each file's unit, leaves split above `split` files
+/// of more than one key, each bin signed by `key`, the root valid from `now - 1h` to
+/// `now + 1h`.
+pub fn write_manifest(dir: &Path, key: &ServiceKey, files: Listing, now: u64, split: usize) {
+    let bins = children(dir, key, "", files, split);
+    let root = json!({
+        "type": conduct_core::manifest::MANIFEST_TYPE,
         "version": now,
         "as_of": conduct_core::time::rfc3339(now - 3600),
         "expires": conduct_core::time::rfc3339(now + 3600),
-        "files": listed,
+        "bins": bins,
     });
-    write(&dir.join("manifest.json"), &signed(key, manifest));
-    write_log(&dir.join("log"), key, leaves, 70);
+    write(&dir.join("manifest.json"), &signed(key, root));
+}
+
+/// The children of the bin `prefix` holding `files`, written; what it says of them.
+fn children(dir: &Path, key: &ServiceKey, prefix: &str, files: Listing, split: usize) -> Value {
+    use conduct_core::manifest::{bin_path, key as file_key, BIN_TYPE};
+    let mut parts: std::collections::BTreeMap<u8, Listing> = Default::default();
+    for (p, e) in files {
+        parts
+            .entry(file_key(&p).as_bytes()[prefix.len()])
+            .or_default()
+            .insert(p, e);
+    }
+    let mut out = Map::new();
+    for (d, part) in parts {
+        let child = format!("{prefix}{}", d as char);
+        let n = part.len();
+        let keys: std::collections::BTreeSet<String> = part.keys().map(|p| file_key(p)).collect();
+        let doc = if n > split && keys.len() > 1 {
+            json!({"type": BIN_TYPE, "prefix": child,
+                   "bins": children(dir, key, &child, part, split)})
+        } else {
+            let listed: Map<String, Value> = part
+                .into_iter()
+                .map(|(p, (sha, len))| (p, json!({"len": len, "sha256": sha})))
+                .collect();
+            json!({"type": BIN_TYPE, "prefix": child, "files": listed})
+        };
+        let bytes = signed(key, doc);
+        write(&dir.join(bin_path(&child)), &bytes);
+        out.insert(
+            bin_path(&child),
+            json!({"files": n, "len": bytes.len(), "sha256": hex::encode(Sha256::digest(&bytes))}),
+        );
+    }
+    Value::Object(out)
 }
