@@ -1,88 +1,70 @@
-//! The route table: the one list that both dispatches requests and generates `/catalog`.
+//! The route table: the one list that dispatches requests (`http::dispatch`) and generates
+//! `/catalog`, `/openapi.json`, the nginx config and the sitemap's pages.
 //!
-//! Dynamic routes name a handler; static routes are served from the rendered tree, and a test
-//! checks that every static route resolves to a rendered file.
+//! A row is a route's public description and contract (its [`RouteInfo`]) and what answers it:
+//! a file of the rendered tree, or a [`Dynamic`] answer, whose row also states the route's free
+//! daily cap ([`FreeCap`]), its payment terms when it is paid ([`Pay`]), and paths its pattern
+//! matches that are not its own; its JSON body is read before the handler when its contract
+//! names one. The dispatcher reads the row: it takes the cap, reads
+//! the body, calls the handler (the row's function, given the [`Call`]) and counts the call
+//! when it was served. A test checks that every static route resolves to a rendered file.
+
+use std::future::ready;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use warp::reply::Response as WarpResponse;
 
 use conduct_renderer::openapi::{
     Contract, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, SVG, TEXT, XML,
 };
 use conduct_renderer::RouteInfo;
 
-/// A handler computed per request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dynamic {
-    /// `POST /profile`: the paid, signed attestation.
-    Profile,
-    /// `POST /demo/profile`: the free, unsigned attestation.
-    DemoProfile,
-    /// `GET /health`: liveness and rails.
-    Health,
-    /// `GET /log/proof/{index}`: a C2SP tlog-proof of one log entry.
-    LogProof,
-    /// `GET /vow/message`: the exact EIP-191 text of a vow.
-    VowMessage,
-    /// `POST /vow`: take a vow.
-    TakeVow,
-    /// `GET /vow/report/message`: the exact EIP-191 text of a wallet-signed report-in.
-    ReportMessage,
-    /// `POST /vow/report/demo`: a free report-in.
-    ReportDemo,
-    /// `POST /vow/report`: a paid report-in.
-    Report,
-    /// `GET /vow/{id}/verify_text`: does a candidate text match the vow's hash.
-    VerifyText,
-    /// `GET /card?key=`: the card of an agent name, npub, vow id or wallet.
-    Card,
-    /// `GET /card/{key}`: the same card, the key in the path.
-    CardPath,
-    /// `GET /who?handle=`: the public conduct record of a wallet or agent name.
-    Who,
-    /// `POST /oracle/ask`: an answer grounded in the library.
-    OracleAsk,
-    /// `POST /mcp`: the MCP endpoint (streamable HTTP, stateless).
-    Mcp,
-    /// `GET /play/message`: the exact EIP-191 text of a quest claim or submit.
-    PlayMessage,
-    /// `POST /munus/{id}/claim`: a sworn vow claims a quest.
-    Claim,
-    /// `POST /munus/{id}/submit`: the claimant's delivery link.
-    Submit,
-    /// `GET /nostr/bind/message`: the exact text that binds an npub to a vow.
-    BindMessage,
-    /// `POST /nostr/bind`: bind an npub to a signed vow.
-    Bind,
-    /// `GET /reputation/holders?q=&limit=&sort=`: the holders board, filtered.
-    ReputationHolders,
-    /// `GET /reputation/{address}`: a wallet's score and `meets`.
-    ReputationScore,
-    /// `POST /erc8004/validation`: the paid, signed ERC-8004 validation credential.
-    Erc8004Validation,
-    /// `GET /prepare/sign`: the index of every owner message.
-    PrepareSign,
-    /// `GET /prepare`: the index of every on-chain action the service prepares.
-    PrepareIndex,
-    /// `GET|POST /prepare/{action}`: the transactions to sign in order and the preconditions.
-    Prepare,
-    /// `GET /ticket/{game}/prepare`: buy copies of a game's ticket.
-    TicketPrepare,
-    /// `GET /ticket/{game}/message`: the exact EIP-191 text a holder signs.
-    TicketMessage,
-    /// `POST /ticket/{game}/entitle`: a signed entitlement, read live from the chain.
-    TicketEntitle,
-    /// `GET /witness/pledge/message`: the exact EIP-191 text of a pledge of limits.
-    PledgeMessage,
-    /// `POST /witness/pledge`: a signed vow's wallet pledges portfolio limits.
-    Pledge,
-    /// `POST /witness/reading`: the paid, signed witness reading.
-    WitnessReading,
-    /// `GET /familiar/message`: the exact EIP-191 text of a familiar's owner-auth.
-    FamiliarMessage,
-    /// `POST /familiar/summon`: a hosted familiar, paid at the posted labor price.
-    FamiliarSummon,
+use crate::handlers::{
+    card, erc8004, familiar, health, log_proof, mcp, munus, nostr, oracle, prepare, profile,
+    reputation, sign_index, ticket, vows, who, witness,
+};
+use crate::http::call::Call;
+use crate::http::caps::{Counter, FreeCap};
+use crate::http::reply::Problem;
+use crate::payment::gate::{Charge, Pay, Price, SettleWhen};
+use crate::state::App;
+
+/// What a handler answers: the response, or the problem.
+pub type Answered<'a> = BoxFuture<'a, Result<WarpResponse, Problem>>;
+
+/// A free route's handler.
+pub type Handle = for<'a> fn(&'a Call) -> Answered<'a>;
+
+/// A paid route's handler, given its row's terms for this request.
+pub type PaidHandle = for<'a> fn(&'a Call, Charge<'a>) -> Answered<'a>;
+
+/// How a dynamic route is answered.
+#[derive(Debug, Clone, Copy)]
+pub enum Answer {
+    /// By its handler, free.
+    Free(Handle),
+    /// By its handler, paid on these terms (through `payment::gate`).
+    Paid(Pay, PaidHandle),
+}
+
+/// A route answered per request, and its policy.
+#[derive(Debug, Clone, Copy)]
+pub struct Dynamic {
+    /// Its handler (and payment).
+    pub answer: Answer,
+    /// The free daily cap it takes before anything else (a 429 when used up).
+    pub cap: Option<FreeCap>,
+    /// Whether its JSON body is read before the handler is called: when its contract names
+    /// one.
+    pub body: bool,
+    /// Paths its pattern matches that are not this route's (they fall to the next row, or to
+    /// the tree).
+    pub except: fn(&str) -> bool,
 }
 
 /// What answers a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Handler {
     /// Computed per request.
     Dynamic(Dynamic),
@@ -93,43 +75,160 @@ pub enum Handler {
 /// One route: its public description and its handler.
 #[derive(Debug, Clone, Copy)]
 pub struct Route {
-    /// What `/catalog` says about it.
+    /// What `/catalog` and `/openapi.json` say about it.
     pub info: RouteInfo,
     /// What answers it.
     pub handler: Handler,
 }
 
-const fn route(
-    method: &'static str,
-    path: &'static str,
-    paid: bool,
-    handler: Handler,
-    description: &'static str,
-) -> Route {
+/// A path no route excepts.
+const fn none(_: &str) -> bool {
+    false
+}
+
+/// A file of the tree at `path`, described by `description`.
+const fn route(method: &'static str, path: &'static str, description: &'static str) -> Route {
     Route {
         info: RouteInfo {
             method,
             path,
-            paid,
+            paid: false,
             description,
             contract: Contract::UNDESCRIBED,
         },
-        handler,
+        handler: Handler::Static,
     }
 }
 
 impl Route {
-    /// With the contract `/openapi.json` describes the route by.
+    /// With the contract `/openapi.json` describes the route by: a dynamic route whose
+    /// contract names a request body has it read before its handler.
     const fn with(self, contract: Contract) -> Route {
+        let handler = match self.handler {
+            Handler::Dynamic(d) => Handler::Dynamic(Dynamic {
+                body: contract.body.is_some(),
+                ..d
+            }),
+            Handler::Static => Handler::Static,
+        };
         Route {
             info: RouteInfo {
                 contract,
                 ..self.info
             },
+            handler,
+        }
+    }
+
+    /// Answered by `answer`, with no cap (yet), reading the body its contract names.
+    const fn answered(self, answer: Answer) -> Route {
+        Route {
+            handler: Handler::Dynamic(Dynamic {
+                answer,
+                cap: None,
+                body: self.info.contract.body.is_some(),
+                except: none,
+            }),
+            ..self
+        }
+    }
+
+    /// Answered, free, by `handle`.
+    const fn answer(self, handle: Handle) -> Route {
+        self.answered(Answer::Free(handle))
+    }
+
+    /// Answered by `handle`, paid on `pay`'s terms.
+    const fn paid(self, pay: &Pay, handle: PaidHandle) -> Route {
+        let r = self.answered(Answer::Paid(*pay, handle));
+        Route {
+            info: RouteInfo {
+                paid: true,
+                ..r.info
+            },
+            ..r
+        }
+    }
+
+    /// The dynamic part of the row (a static route has none: a table that gives one a cap or
+    /// an exception does not compile).
+    const fn dynamic(self) -> Dynamic {
+        match self.handler {
+            Handler::Dynamic(d) => d,
+            Handler::Static => panic!("a static route takes no cap or exception"),
+        }
+    }
+
+    /// Taking the free daily cap `cap`.
+    const fn cap(self, cap: FreeCap) -> Route {
+        let d = self.dynamic();
+        Route {
+            handler: Handler::Dynamic(Dynamic {
+                cap: Some(cap),
+                ..d
+            }),
+            ..self
+        }
+    }
+
+    /// Not taking the paths `except` says are not its own.
+    const fn except(self, except: fn(&str) -> bool) -> Route {
+        let d = self.dynamic();
+        Route {
+            handler: Handler::Dynamic(Dynamic { except, ..d }),
             ..self
         }
     }
 }
+
+/// `/reputation/{address}` does not take the holders snapshot's own files
+/// (`/reputation/holders.json`, `.html`): they are static files beside it (any other segment
+/// is an address, or a 400 naming `/address`).
+fn holders_files(path: &str) -> bool {
+    path.trim_start_matches("/reputation/")
+        .starts_with("holders.")
+}
+
+/// `/prepare/sign` (the owner messages) is a route of its own, wherever it sits in the table:
+/// `/prepare/{action}` never takes it.
+fn owner_messages(path: &str) -> bool {
+    path == "/prepare/sign"
+}
+
+// The terms of the paid routes (library/PAYMENTS.md).
+const PROFILE: Pay = Pay {
+    route: "profile",
+    description: "Signed channel-coupling profile of a trace",
+    settle: SettleWhen::AfterHandler,
+    price: Price::Read,
+};
+const ERC8004: Pay = Pay {
+    route: "erc8004-validation",
+    description: "Signed ERC-8004 validation credential: a predicate about one trace \
+                  bound to an agent subject, and its keccak256(JCS) hash",
+    settle: SettleWhen::AfterHandler,
+    price: Price::Read,
+};
+const VOW_REPORT: Pay = Pay {
+    route: "vow-report",
+    description: "A signed, attested report-in appended to a vow's chain",
+    settle: SettleWhen::BeforeHandler,
+    price: Price::Read,
+};
+const WITNESS_READING: Pay = Pay {
+    route: "witness-reading",
+    description: "Signed witness reading: a vow's pledged portfolio limits checked \
+                  against its wallet's token transfers on the chain",
+    settle: SettleWhen::AfterHandler,
+    price: Price::Read,
+};
+const FAMILIAR_SUMMON: Pay = Pay {
+    route: "familiar-summon",
+    description: "A hosted familiar recorded: a labor order with an owner, wallet null \
+                  and faucet cap 0, at the posted labor price",
+    settle: SettleWhen::BeforeHandler,
+    price: Price::Labor,
+};
 
 // The parameters of the contracts (the limits are core's; a test checks them).
 const VOW_ID: Param = Param::path(
@@ -485,256 +584,307 @@ const TEXT_FILE: Contract = Contract::file(&[TEXT], None);
 
 /// Every route of the running service.
 pub const ROUTES: &[Route] = &[
-    route("POST", "/profile", true, Handler::Dynamic(Dynamic::Profile),
+    route("POST", "/profile",
         "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}.")
+        .paid(&PROFILE, |c, charge| Box::pin(profile::paid(&c.app, c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
             .body(PROFILE_BODY)
             .params(PAID)),
-    route("POST", "/erc8004/validation", true, Handler::Dynamic(Dynamic::Erc8004Validation),
+    route("POST", "/erc8004/validation",
         "An ERC-8004 validation credential {trace, predicate: {metric, band}, subject: {form, id}}: a signed predicate about one trace (never the numbers) bound to an agent subject (erc8004-agentId, wallet, caip10, vow, npub or did), and credential_hash = keccak256(JCS(credential)) for an ERC-8004 validationRequest. Paid via x402. See /library/ERC8004.md.")
+        .paid(&ERC8004, |c, charge| Box::pin(erc8004::paid(&c.app, c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Erc8004Validation), &[409, 503])
             .body(ERC8004_BODY)
             .params(PAID)),
-    route("POST", "/demo/profile", false, Handler::Dynamic(Dynamic::DemoProfile),
+    route("POST", "/demo/profile",
         "The same profile, unsigned. Free, capped per IP per UTC day.")
+        .answer(|c| Box::pin(profile::demo(c.body.clone(), &c.headers)))
+        .cap(FreeCap::new(Counter::Demo, "/demo/profile").or_pay(", or pay for POST /profile"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[429, 503])
             .body(PROFILE_BODY)),
-    route("GET", "/health", false, Handler::Dynamic(Dynamic::Health),
+    route("GET", "/health",
         "Liveness and which payment rails are up.")
+        .answer(|c| Box::pin(async { Ok(health::health(&c.app).await) }))
         .with(Contract::call(&[200, 503], &[JSON], Some(Schema::Health), &[])),
-    route("GET", "/", false, Handler::Static,
+    route("GET", "/",
         "Service card (JSON; HTML for Accept: text/html).")
         .with(PAGE),
-    route("GET", "/catalog", false, Handler::Static,
+    route("GET", "/catalog",
         "This list, generated from the running route table.")
         .with(PAGE),
-    route("GET", "/openapi.json", false, Handler::Static,
+    route("GET", "/openapi.json",
         "OpenAPI 3.1 description of every endpoint, generated from the running route table (signed as x-signature).")
         .with(Contract::file(&[JSON], Some(Schema::OpenApi))),
-    route("GET", "/pubkey", false, Handler::Static,
+    route("GET", "/pubkey",
         "The Ed25519 public key, its C2SP key id and vkey.")
         .with(PAGE),
-    route("GET", "/predicates", false, Handler::Static,
+    route("GET", "/predicates",
         "Posted predicate metrics and bands for disclosure mode.")
         .with(Contract::page(&[JSON])),
-    route("GET", "/schemas/trace.json", false, Handler::Static,
+    route("GET", "/schemas/trace.json",
         "JSON Schema of a trace.")
         .with(JSON_FILE),
-    route("GET", "/schemas/attestation.json", false, Handler::Static,
+    route("GET", "/schemas/attestation.json",
         "JSON Schema of an attestation.")
         .with(JSON_FILE),
-    route("GET", "/.well-known/x402.json", false, Handler::Static,
+    route("GET", "/.well-known/x402.json",
         "Paid resources and the rails that pay them.")
         .with(JSON_FILE),
-    route("GET", "/.well-known/agent.json", false, Handler::Static,
+    route("GET", "/.well-known/agent.json",
         "Agent card.")
         .with(JSON_FILE),
-    route("GET", "/library", false, Handler::Static,
+    route("GET", "/library",
         "Published documents with sizes, and the withheld count.")
         .with(PAGE),
-    route("GET", "/library/{NAME}.md", false, Handler::Static,
+    route("GET", "/library/{NAME}.md",
         "One published document as markdown (HTML at /library/{NAME}).")
         .with(Contract::file(&[MARKDOWN], None).params(&[DOC_NAME])),
-    route("GET", "/manifest.json", false, Handler::Static,
+    route("GET", "/manifest.json",
         "Signed manifest of every file of the tree, for mirrors.")
         .with(JSON_FILE),
-    route("GET", "/log/checkpoint", false, Handler::Static,
+    route("GET", "/log/checkpoint",
         "The log's latest checkpoint: a C2SP signed note (origin, size, RFC 6962 root).")
         .with(TEXT_FILE),
-    route("GET", "/log/tile/{L}/{N}", false, Handler::Static,
+    route("GET", "/log/tile/{L}/{N}",
         "A C2SP tlog-tiles hash tile (N in x-prefixed 3-digit groups; partial tiles end in .p/<W>).")
         .with(Contract::file(&[OCTETS], None).params(&[TILE_LEVEL, TILE_INDEX])),
-    route("GET", "/log/tile/entries/{N}", false, Handler::Static,
+    route("GET", "/log/tile/entries/{N}",
         "A bundle of log entries (u16 big-endian length before each entry).")
         .with(Contract::file(&[OCTETS], None).params(&[TILE_INDEX])),
-    route("GET", "/log/proof/{index}", false, Handler::Dynamic(Dynamic::LogProof),
+    route("GET", "/log/proof/{index}",
         "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to.")
+        .answer(|c| Box::pin(log_proof::log_proof(&c.app, &c.path)))
         .with(Contract::call(&[200], &[TEXT], None, &[400, 404, 503]).params(&[LOG_INDEX])),
-    route("GET", "/vow/message", false, Handler::Dynamic(Dynamic::VowMessage),
+    route("GET", "/vow/message",
         "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true].")
+        .answer(|c| Box::pin(ready(vows::message(&c.app, &c.query))))
         .with(Contract::call(&[200], &[TEXT], None, &[422]).params(VOW_MESSAGE)),
-    route("POST", "/vow", false, Handler::Dynamic(Dynamic::TakeVow),
+    route("POST", "/vow",
         "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day.")
+        .answer(|c| Box::pin(vows::take(&c.app, c.body.clone())))
+        .cap(FreeCap::new(Counter::Vow, "POST /vow"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[404, 409, 429, 503])
             .body(VOW_BODY)),
-    route("GET", "/vow/report/message", false, Handler::Dynamic(Dynamic::ReportMessage),
+    route("GET", "/vow/report/message",
         "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once.")
+        .answer(|c| Box::pin(vows::report_message(&c.app, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(REPORT_MESSAGE)),
-    route("POST", "/vow/report", true, Handler::Dynamic(Dynamic::Report),
+    route("POST", "/vow/report",
         "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402.")
+        .paid(&VOW_REPORT, |c, charge| Box::pin(vows::report_paid(&c.app, c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
             .body(REPORT_BODY)
             .params(PAID)),
-    route("POST", "/vow/report/demo", false, Handler::Dynamic(Dynamic::ReportDemo),
+    route("POST", "/vow/report/demo",
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
+        .answer(|c| Box::pin(vows::report_demo(&c.app, c.body.clone())))
+        .cap(FreeCap::new(Counter::ReportDemo, "/vow/report/demo").or_pay(", or pay for POST /vow/report"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(REPORT_BODY)),
-    route("POST", "/oracle/ask", false, Handler::Dynamic(Dynamic::OracleAsk),
+    route("POST", "/oracle/ask",
         "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
+        .answer(|c| Box::pin(oracle::ask(&c.app, c.body.clone())))
+        .cap(FreeCap::new(Counter::Oracle, "/oracle/ask"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
             .body(Schema::OracleRequest)),
-    route("POST", "/mcp", false, Handler::Dynamic(Dynamic::Mcp),
+    route("POST", "/mcp",
         "MCP over streamable HTTP, stateless (JSON-RPC 2.0, one JSON answer per POST; MCP 2024-11-05 to 2026-07-28): the tools about, take_vow (sandbox), report_in (free tier), read_ledger, list_vows, get_reading, demo_profile and ask, each answering exactly what its HTTP route answers, under the same per-IP caps. Nothing over MCP moves money. See /library/MCP.md.")
+        .answer(|c| Box::pin(mcp::serve(&c.app.mcp, c.tools(), &c.path, c.headers.clone(), c.remote, c.body.clone())))
         .with(Contract::call(&[200, 202, 400, 404], &[JSON], Some(Schema::McpAnswer), &[403, 406])
             .body(Schema::McpMessage)),
-    route("GET", "/vows", false, Handler::Static,
+    route("GET", "/vows",
         "Public index of every vow, by agent name (never by score).")
         .with(PAGE),
-    route("GET", "/vow/{id}", false, Handler::Static,
+    route("GET", "/vow/{id}",
         "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification).")
         .with(PAGE.params(&[VOW_ID])),
-    route("GET", "/vow/{id}/chain", false, Handler::Static,
+    route("GET", "/vow/{id}/chain",
         "The complete raw chain: every signed record of the vow, in order.")
         .with(PAGE.params(&[VOW_ID])),
-    route("GET", "/vow/{id}/reading", false, Handler::Static,
+    route("GET", "/vow/{id}/reading",
         "The signed trajectory plus an interpretation labelled as guidance, never a verdict.")
         .with(PAGE.params(&[VOW_ID])),
-    route("GET", "/vow/{id}/chain/{k}", false, Handler::Static,
+    route("GET", "/vow/{id}/chain/{k}",
         "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain.")
         .with(Contract::page(&[JSON]).params(&[VOW_ID, CHAIN_PAGE])),
-    route("GET", "/vow/{id}/feed.atom", false, Handler::Static,
+    route("GET", "/vow/{id}/feed.atom",
         "An Atom feed of a vow's report-ins (the static answer to \"no push interface\").")
         .with(Contract::file(&[ATOM], None).params(&[VOW_ID])),
-    route("GET", "/vow/{id}/verify_text", false, Handler::Dynamic(Dynamic::VerifyText),
+    route("GET", "/vow/{id}/verify_text",
         "Whether ?text= is the vow's text (compares sha256 with the published text_sha256).")
+        .answer(|c| Box::pin(vows::verify_text(&c.app, &c.path, &c.query)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[404, 422, 503]).params(VERIFY_TEXT)),
-    route("GET", "/card", false, Handler::Dynamic(Dynamic::Card),
+    route("GET", "/card",
         "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404.")
+        .answer(|c| Box::pin(card::card(&c.app, &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_KEY)),
-    route("GET", "/card/{key}", false, Handler::Dynamic(Dynamic::CardPath),
+    route("GET", "/card/{key}",
         "The card of {key} (an agent name, npub, vow id or wallet, percent-encoded): the same lookup as /card?key=, JSON, text or HTML. An unknown key is a negative result, never a 404.")
+        .answer(|c| Box::pin(card::card_at(&c.app, &c.path, &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_PATH_KEY)),
-    route("GET", "/registry", false, Handler::Static,
+    route("GET", "/registry",
         "The ERC-8257 tool registry as followed on chain, every manifest re-verified (a statement about bytes, never about safety); alphabetical by claimed publisher name, never ranked. reachable: false with the last good state when the chain does not answer.")
         .with(PAGE),
-    route("GET", "/registry/tool/{id}", false, Handler::Static,
+    route("GET", "/registry/tool/{id}",
         "One registry tool: what the chain says, what its manifest claims (never vouched for), and the check.")
         .with(PAGE.params(&[TOOL_ID])),
-    route("GET", "/who", false, Handler::Dynamic(Dynamic::Who),
+    route("GET", "/who",
         "?handle= a wallet or agent name: its vows, their ledger paths and the registry tools it created. A handle with nothing is a negative result, never a 404.")
+        .answer(|c| Box::pin(who::who(&c.app, &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(WHO_HANDLE)),
-    route("GET", "/rh", false, Handler::Static,
+    route("GET", "/rh",
         "Chain onboarding: the chain followed, its id, an RPC, how to fund a wallet, how to read the registry yourself.")
         .with(PAGE),
-    route("GET", "/opensea", false, Handler::Static,
+    route("GET", "/opensea",
         "The recipe for publishing a tool: manifest template, the well-known path, conduct manifest-hash, and the registerTool call to sign from your own wallet (the service holds no key).")
         .with(PAGE),
-    route("GET", "/munus", false, Handler::Static,
+    route("GET", "/munus",
         "The quest board: quests that improve this service, their claims and deliveries from the log, the counts (done and settled apart), and the paid ledger with each row re-read from the chain (true, false, or null when the chain did not answer).")
         .with(PAGE),
-    route("GET", "/munus/{id}", false, Handler::Static,
+    route("GET", "/munus/{id}",
         "One quest: what it asks, its status, its claim and delivery, its payments.")
         .with(PAGE.params(&[QUEST_ID])),
-    route("GET", "/play/message", false, Handler::Dynamic(Dynamic::PlayMessage),
+    route("GET", "/play/message",
         "The exact EIP-191 text a sworn vow's wallet signs for a quest action: ?action=claim|submit&quest=&vow_id=[&link=]. It names the origin, the action, the quest, the vow and the UTC date; a signature is good that day, once.")
+        .answer(|c| Box::pin(munus::message(&c.app, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLAY_MESSAGE)),
-    route("POST", "/munus/{id}/claim", false, Handler::Dynamic(Dynamic::Claim),
+    route("POST", "/munus/{id}/claim",
         "Claim a quest {vow_id, signature}: a signed (not sandbox) vow's wallet; first come; one claim per vow per UTC day; lapses after 14 idle days. The claim is a record of the log.")
+        .answer(|c| Box::pin(munus::claim(&c.app, &c.path, c.body.clone())))
+        .cap(FreeCap::new(Counter::Owner, "POST /munus/{id}/claim"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 429, 503])
             .body(CLAIM_BODY)
             .params(&[QUEST_ID])),
-    route("POST", "/munus/{id}/submit", false, Handler::Dynamic(Dynamic::Submit),
+    route("POST", "/munus/{id}/submit",
         "Put a delivery on the record {vow_id, link, signature}: the claimant's https link (a pull request), never fetched or run.")
+        .answer(|c| Box::pin(munus::submit(&c.app, &c.path, c.body.clone())))
+        .cap(FreeCap::new(Counter::Owner, "POST /munus/{id}/submit"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(SUBMIT_BODY)
             .params(&[QUEST_ID])),
-    route("GET", "/reputation", false, Handler::Static,
+    route("GET", "/reputation",
         "The soulbound reputation record: earned by market outcomes, slashed by rulings, never moved by money; contract, deployed, verified (our code), threshold, recent events, the mirror. Not configured or not deployed is said so (contract null, threshold null), never zeros. A different object from the meter's reading.")
         .with(PAGE),
-    route("GET", "/reputation/holders", false, Handler::Dynamic(Dynamic::ReputationHolders),
+    route("GET", "/reputation/holders",
         "The holders board (wallet, score, meets), searchable (?q= part of a wallet) and sortable (?sort=wallet|score), ?limit=; the thin query route over the signed snapshot the site publishes.")
+        .answer(|c| Box::pin(reputation::holders(&c.app, &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[400, 503])
             .negotiated()
             .params(HOLDERS_QUERY)),
-    route("GET", "/reputation/{address}", false, Handler::Dynamic(Dynamic::ReputationScore),
+    route("GET", "/reputation/{address}",
         "A wallet's score and meets(threshold) from the mirror, with verified: whether a live eth_call agreed (null when the chain does not answer; never 0).")
+        .answer(|c| Box::pin(reputation::score(&c.app, &c.path)))
+        .cap(FreeCap::new(Counter::Lookup, "/reputation/{address}"))
+        .except(holders_files)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400, 429, 503])
             .params(&[WALLET])),
-    route("GET", "/hive/profile", false, Handler::Static,
+    route("GET", "/hive/profile",
         "The service's Nostr profile: its canonical kind-0 event (NIP-01 id, BIP-340 signature by the service's Nostr key), exactly as NIP-01 has it; its picture is /hive/mark.svg.")
         .with(Contract::file(&[JSON], None).negotiated()),
-    route("GET", "/hive/mark.svg", false, Handler::Static,
+    route("GET", "/hive/mark.svg",
         "The service's mark: a small deterministic SVG drawn from its key id.")
         .with(Contract::file(&[SVG], None)),
-    route("GET", "/vow/{id}/mark.svg", false, Handler::Static,
+    route("GET", "/vow/{id}/mark.svg",
         "A vow's mark: a small deterministic SVG drawn from its vow id (no user text).")
         .with(Contract::file(&[SVG], None).params(&[VOW_ID])),
-    route("GET", "/nostr/bind/message", false, Handler::Dynamic(Dynamic::BindMessage),
+    route("GET", "/nostr/bind/message",
         "The exact text that binds an npub to a signed vow: ?vow_id=&npub=. The vow's wallet signs it (EIP-191) and so does the npub's key (BIP-340 over sha256 of its UTF-8 bytes). It names the origin, the vow, the npub and the UTC date.")
+        .answer(|c| Box::pin(nostr::message(&c.app, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(BIND_MESSAGE)),
-    route("POST", "/nostr/bind", false, Handler::Dynamic(Dynamic::Bind),
+    route("POST", "/nostr/bind",
         "Bind an npub to a signed vow {vow_id, npub, wallet_signature, nostr_signature}: both signatures over the text of GET /nostr/bind/message, each used once. A signed record of the log; the latest binding of an npub wins; then /card?key=npub1... and /who?handle=npub1... find the vow. See /library/NOSTR.md.")
+        .answer(|c| Box::pin(nostr::bind(&c.app, c.body.clone())))
+        .cap(FreeCap::new(Counter::Owner, "POST /nostr/bind"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(BIND_BODY)),
-    route("GET", "/witness/pledge/message", false, Handler::Dynamic(Dynamic::PledgeMessage),
+    route("GET", "/witness/pledge/message",
         "The exact EIP-191 text a signed vow's wallet signs to pledge portfolio limits: ?vow_id=&limits=<asset>:<max_balance>:<max_outflow_per_day>,... It names the origin, pledge_limits, the vow, every limit and the UTC date; a signature is good that day, once.")
+        .answer(|c| Box::pin(witness::message(&c.app, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLEDGE_MESSAGE)),
-    route("POST", "/witness/pledge", false, Handler::Dynamic(Dynamic::Pledge),
+    route("POST", "/witness/pledge",
         "Pledge portfolio limits {vow_id, limits: [{asset, max_balance?, max_outflow_per_day?}], signature}: per ERC-20 asset a maximum balance and/or a maximum outflow per UTC day, in base units. A signed (not sandbox) vow's wallet signs GET /witness/pledge/message. Free; a signed record of the log; the latest pledge of a vow wins. See /library/WITNESS.md.")
+        .answer(|c| Box::pin(witness::pledge(&c.app, c.body.clone())))
+        .cap(FreeCap::new(Counter::Owner, "POST /witness/pledge"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(PLEDGE_BODY)),
-    route("POST", "/witness/reading", true, Handler::Dynamic(Dynamic::WitnessReading),
+    route("POST", "/witness/reading",
         "A witness reading {vow_id, window_days?}: the wallet's ERC-20 transfers of each pledged asset over the window (whole UTC days, default 7, at most 30) and its balances, read from the chain; every pledged limit checked arithmetically; breaches flagged with the transfers that caused them (breaches: [] when every limit held); signed. Paid via x402 at the read price. A chain that does not answer is 503 chain-unreachable, never no breach, and is not charged.")
+        .paid(&WITNESS_READING, |c, charge| Box::pin(witness::reading(&c.app, c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::WitnessReading), &[404, 409, 503])
             .body(READING_BODY)
             .params(PAID)),
-    route("GET", "/familiar/message", false, Handler::Dynamic(Dynamic::FamiliarMessage),
+    route("GET", "/familiar/message",
         "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
+        .answer(|c| Box::pin(familiar::message(&c.app, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[403, 404, 422, 503]).params(FAMILIAR_MESSAGE)),
-    route("POST", "/familiar/summon", true, Handler::Dynamic(Dynamic::FamiliarSummon),
+    route("POST", "/familiar/summon",
         "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page (201 with Location). The same summon sent again within 24 h answers 200 with the same record and Location, uncharged. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
+        .paid(&FAMILIAR_SUMMON, |c, charge| Box::pin(familiar::summon(&c.app, c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
             .body(SUMMON_BODY)
             .params(PAID)),
-    route("GET", "/familiars", false, Handler::Static,
+    route("GET", "/familiars",
         "Every hosted familiar summoned here, in log order: its order's title, owner, wallet (null) and faucet cap (0).")
         .with(PAGE),
-    route("GET", "/familiar/{id}", false, Handler::Static,
+    route("GET", "/familiar/{id}",
         "One hosted familiar: its labor order, owner and log record (wallet null, faucet cap 0, status summoned).")
         .with(PAGE.params(&[FAMILIAR_ID])),
-    route("GET", "/prepare", false, Handler::Dynamic(Dynamic::PrepareIndex),
+    route("GET", "/prepare",
         "The index of every on-chain action the service prepares (ERC-8257 registerTool, updateToolMetadata, setAccessPredicate, deregisterTool; buying and giving ticket copies; ERC-8004 validationRequest and validationResponse; the operator's quest payment): its contract (null while not deployed here), function, selector and arguments with their types. Signed. See /library/PREPARE.md.")
+        .answer(|c| Box::pin(ready(prepare::index(&c.app))))
         .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
-    route("GET", "/prepare/sign", false, Handler::Dynamic(Dynamic::PrepareSign),
+    route("GET", "/prepare/sign",
         "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. not_messages says which owner acts have no text here and why (a listing is an on-chain transaction: /prepare/register_tool). Signed.")
+        .answer(|c| Box::pin(ready(sign_index::serve(&c.app))))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
-    route("GET", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
+    route("GET", "/prepare/{action}",
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")
+        .answer(|c| Box::pin(prepare::action(&c.app, &c.path, &c.query, None)))
+        .cap(FreeCap::new(Counter::Lookup, "/prepare/{action}"))
+        .except(owner_messages)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
             .params(PREPARE_QUERY)),
-    route("POST", "/prepare/{action}", false, Handler::Dynamic(Dynamic::Prepare),
+    route("POST", "/prepare/{action}",
         "The same, the arguments as a JSON object of strings.")
+        .answer(|c| Box::pin(prepare::action(&c.app, &c.path, &c.query, Some(c.body.clone()))))
+        .cap(FreeCap::new(Counter::Lookup, "/prepare/{action}"))
+        .except(owner_messages)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
             .body(Schema::PrepareRequest)
             .params(&[ACTION])),
-    route("GET", "/ticket/{game}/prepare", false, Handler::Dynamic(Dynamic::TicketPrepare),
+    route("GET", "/ticket/{game}/prepare",
         "Buy copies of a game's ticket (ERC-1155, paid in an ERC-20): the approve of the token for price x amount (skip_if: the allowance already covers it), then buy(game, amount); ?from=[&amount=][&price=][&token=]. As /prepare/buy_ticket.")
+        .answer(|c| Box::pin(ticket::prepare(&c.app, &c.path, &c.query)))
+        .cap(FreeCap::new(Counter::Lookup, "/ticket/{game}/prepare"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[422, 429, 503])
             .params(TICKET_PREPARE)),
-    route("GET", "/ticket/{game}/message", false, Handler::Dynamic(Dynamic::TicketMessage),
+    route("GET", "/ticket/{game}/message",
         "The exact EIP-191 text a holder signs to prove its wallet: ?wallet=. It names the origin, the action prove_holder, the game, the wallet and the UTC date; a signature is good that day.")
+        .answer(|c| Box::pin(ticket::message(&c.app, &c.path, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[422]).params(TICKET_MESSAGE)),
-    route("POST", "/ticket/{game}/entitle", false, Handler::Dynamic(Dynamic::TicketEntitle),
+    route("POST", "/ticket/{game}/entitle",
         "Prove holding a copy {wallet, signature}: the signature over GET /ticket/{game}/message proves the wallet (403 otherwise); the entitlement is balanceOf(wallet, game) read live at a named block: a signed conduct.ticket-entitlement/v1 with entitled true or false. A chain that does not answer is 503, never a no.")
+        .answer(|c| Box::pin(ticket::entitle(&c.app, &c.path, c.body.clone())))
+        .cap(FreeCap::new(Counter::Lookup, "/ticket/{game}/entitle"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 429, 503])
             .body(ENTITLE_BODY)
             .params(&[GAME_PATH])),
-    route("GET", "/lost", false, Handler::Static,
+    route("GET", "/lost",
         "The arrival door: six questions in fixed order, each with the endpoints that answer it (JSON, text or HTML).")
         .with(Contract::page(&[JSON, TEXT, HTML])),
-    route("GET", "/llms.txt", false, Handler::Static,
+    route("GET", "/llms.txt",
         "The whole surface compressed to one page.")
         .with(TEXT_FILE),
-    route("GET", "/sitemap.xml", false, Handler::Static,
+    route("GET", "/sitemap.xml",
         "Every public page, for crawlers.")
         .with(Contract::file(&[XML], None)),
-    route("GET", "/robots.txt", false, Handler::Static,
+    route("GET", "/robots.txt",
         "Crawler rules.")
         .with(TEXT_FILE),
 ];
@@ -743,22 +893,14 @@ pub const ROUTES: &[Route] = &[
 /// segment).
 pub use conduct_renderer::site::route_matches as matches;
 
-/// The dynamic route for `method` and `path`, if any. `/reputation/{address}` does not take
-/// the holders snapshot's own files (`/reputation/holders.json`, `.html`): they are static
-/// files beside it (any other segment is an address, or a 400 naming `/address`).
-pub fn find(method: &str, path: &str) -> Option<Dynamic> {
-    ROUTES.iter().find_map(|r| match r.handler {
-        Handler::Dynamic(Dynamic::ReputationScore)
-            if path
-                .trim_start_matches("/reputation/")
-                .starts_with("holders.") =>
+/// The dynamic route for `method` and `path`, if any.
+pub fn find(method: &str, path: &str) -> Option<&'static Dynamic> {
+    ROUTES.iter().find_map(|r| match &r.handler {
+        Handler::Dynamic(d)
+            if r.info.method == method && matches(r.info.path, path) && !(d.except)(path) =>
         {
-            None
+            Some(d)
         }
-        // `/prepare/sign` (the owner messages) is a route of its own, wherever it sits in the
-        // table: `/prepare/{action}` never takes it.
-        Handler::Dynamic(Dynamic::Prepare) if path == "/prepare/sign" => None,
-        Handler::Dynamic(d) if r.info.method == method && matches(r.info.path, path) => Some(d),
         _ => None,
     })
 }
@@ -767,9 +909,15 @@ pub fn find(method: &str, path: &str) -> Option<Dynamic> {
 pub fn dynamic_methods(path: &str) -> Vec<&'static str> {
     ROUTES
         .iter()
-        .filter(|r| r.handler != Handler::Static && matches(r.info.path, path))
+        .filter(|r| matches!(r.handler, Handler::Dynamic(_)) && matches(r.info.path, path))
         .map(|r| r.info.method)
         .collect()
+}
+
+/// The problem for a path that neither a route nor the tree answers, when it is more than
+/// `not-found`: `unknown-vow` under `/vow/<id>` when the store has no such vow.
+pub fn missing<'a>(app: &'a Arc<App>, path: &'a str) -> BoxFuture<'a, Option<Problem>> {
+    Box::pin(vows::missing(app, path))
 }
 
 /// The fixed HTML pages of the site (static GET routes with no parameter that answer HTML),
@@ -778,7 +926,7 @@ pub fn html_pages() -> Vec<String> {
     ROUTES
         .iter()
         .filter(|r| {
-            r.handler == Handler::Static
+            matches!(r.handler, Handler::Static)
                 && r.info.method == "GET"
                 && !r.info.path.contains('{')
                 && r.info.contract.media.contains(&HTML)
@@ -815,6 +963,159 @@ mod tests {
                 "/lost"
             ]
         );
+    }
+
+    type Policy = (
+        &'static str,
+        &'static str,
+        Option<(Counter, &'static str, &'static str)>,
+        bool,
+        Option<&'static str>,
+    );
+
+    /// Each dynamic row's policy, as dispatch applies it: (method, path, the cap's counter and
+    /// how its refusal names the route and what it suggests, whether the body is read, the
+    /// payment's idempotency namespace).
+    fn policies() -> Vec<Policy> {
+        ROUTES
+            .iter()
+            .filter_map(|r| match &r.handler {
+                Handler::Dynamic(d) => Some((
+                    r.info.method,
+                    r.info.path,
+                    d.cap.map(|c| (c.counter, c.what, c.instead)),
+                    d.body,
+                    match d.answer {
+                        Answer::Paid(pay, _) => Some(pay.route),
+                        Answer::Free(_) => None,
+                    },
+                )),
+                Handler::Static => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_rows_carry_each_routes_cap_body_and_payment() {
+        use Counter::*;
+        let capped: Vec<_> = policies()
+            .into_iter()
+            .filter_map(|(m, p, cap, ..)| cap.map(|c| (m, p, c)))
+            .collect();
+        assert_eq!(
+            capped,
+            vec![
+                (
+                    "POST",
+                    "/demo/profile",
+                    (Demo, "/demo/profile", ", or pay for POST /profile")
+                ),
+                ("POST", "/vow", (Vow, "POST /vow", "")),
+                (
+                    "POST",
+                    "/vow/report/demo",
+                    (
+                        ReportDemo,
+                        "/vow/report/demo",
+                        ", or pay for POST /vow/report"
+                    )
+                ),
+                ("POST", "/oracle/ask", (Oracle, "/oracle/ask", "")),
+                (
+                    "POST",
+                    "/munus/{id}/claim",
+                    (Owner, "POST /munus/{id}/claim", "")
+                ),
+                (
+                    "POST",
+                    "/munus/{id}/submit",
+                    (Owner, "POST /munus/{id}/submit", "")
+                ),
+                (
+                    "GET",
+                    "/reputation/{address}",
+                    (Lookup, "/reputation/{address}", "")
+                ),
+                ("POST", "/nostr/bind", (Owner, "POST /nostr/bind", "")),
+                (
+                    "POST",
+                    "/witness/pledge",
+                    (Owner, "POST /witness/pledge", "")
+                ),
+                (
+                    "GET",
+                    "/prepare/{action}",
+                    (Lookup, "/prepare/{action}", "")
+                ),
+                (
+                    "POST",
+                    "/prepare/{action}",
+                    (Lookup, "/prepare/{action}", "")
+                ),
+                (
+                    "GET",
+                    "/ticket/{game}/prepare",
+                    (Lookup, "/ticket/{game}/prepare", "")
+                ),
+                (
+                    "POST",
+                    "/ticket/{game}/entitle",
+                    (Lookup, "/ticket/{game}/entitle", "")
+                ),
+            ]
+        );
+        let paid: Vec<_> = policies()
+            .into_iter()
+            .filter_map(|(_, p, _, _, pay)| pay.map(|r| (p, r)))
+            .collect();
+        assert_eq!(
+            paid,
+            vec![
+                ("/profile", "profile"),
+                ("/erc8004/validation", "erc8004-validation"),
+                ("/vow/report", "vow-report"),
+                ("/witness/reading", "witness-reading"),
+                ("/familiar/summon", "familiar-summon"),
+            ]
+        );
+        // Every POST reads its body (GET reads none), and nothing else does.
+        for (m, p, _, body, _) in policies() {
+            assert_eq!(body, m == "POST", "{m} {p}");
+        }
+    }
+
+    #[test]
+    fn the_contracts_say_what_the_rows_do() {
+        for r in ROUTES {
+            let c = &r.info.contract;
+            let (cap, paid) = match &r.handler {
+                Handler::Dynamic(d) => (d.cap.is_some(), matches!(d.answer, Answer::Paid(..))),
+                Handler::Static => (false, false),
+            };
+            let what = format!("{} {}", r.info.method, r.info.path);
+            // A capped route documents its 429, and only a capped one does.
+            assert_eq!(cap, c.problems.contains(&429), "{what}");
+            // A paid route is marked paid and takes the payment headers.
+            assert_eq!(paid, r.info.paid, "{what}");
+            assert_eq!(paid, c.params.contains(&PAYMENT), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_does_not_take_what_its_row_excepts() {
+        let dynamic = |m, p| find(m, p).is_some();
+        assert!(dynamic(
+            "GET",
+            "/reputation/0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+        ));
+        assert!(!dynamic("GET", "/reputation/holders.json"));
+        assert!(!dynamic("GET", "/reputation/holders.html"));
+        assert!(dynamic("GET", "/reputation/holders"));
+        // `/prepare/sign` is its own route (uncapped), never an action.
+        assert!(find("GET", "/prepare/sign").is_some_and(|d| d.cap.is_none()));
+        assert!(!dynamic("POST", "/prepare/sign"));
+        assert!(find("POST", "/prepare/register_tool").is_some_and(|d| d.cap.is_some()));
+        assert_eq!(dynamic_methods("/prepare/sign"), ["GET", "GET", "POST"]);
     }
 
     #[test]

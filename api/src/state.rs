@@ -9,6 +9,7 @@ use conduct_indexer::store::Store;
 
 use crate::config::Config;
 use crate::http::caps::Caps;
+use crate::payment::gate::{GateParts, Price};
 use crate::payment::Rails;
 
 /// Shared state of a running service.
@@ -108,21 +109,14 @@ impl App {
 }
 
 impl App {
-    /// What the payment gate needs, as of `now`.
-    pub fn gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
-        crate::payment::gate::GateParts {
-            rails: &self.rails,
-            store: &self.store,
-            inflight: &self.inflight,
-            now,
-        }
-    }
-
-    /// What the payment gate needs for a call paid at the posted labor price (its own rails'
-    /// `accepts`, so its 402 challenge carries the labor price).
-    pub fn labor_gate_parts(&self, now: u64) -> crate::payment::gate::GateParts<'_> {
-        crate::payment::gate::GateParts {
-            rails: &self.labor_rails,
+    /// What the payment gate needs to charge `price`, as of `now` (at the labor price, the
+    /// labor rails: their `accepts`, so its 402 challenge carries that price).
+    pub fn gate_parts(&self, price: Price, now: u64) -> GateParts<'_> {
+        GateParts {
+            rails: match price {
+                Price::Read => &self.rails,
+                Price::Labor => &self.labor_rails,
+            },
             store: &self.store,
             inflight: &self.inflight,
             now,

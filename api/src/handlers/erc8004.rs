@@ -17,13 +17,12 @@ use conduct_core::erc8004::{
 };
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, validate, FieldError};
-use warp::http::{HeaderMap, StatusCode};
+use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::handlers::profile::{replay_from_record, replay_record};
 use crate::http::reply::{json_response, Problem};
-use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
-use crate::payment::Resource;
+use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
 
@@ -172,24 +171,12 @@ async fn vow_exists(app: &Arc<App>, subject: &Subject) -> Result<(), Problem> {
 pub async fn paid(
     app: &Arc<App>,
     body: Bytes,
-    headers: &HeaderMap,
-    path: &str,
+    charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let checked = Arc::new(Checked::new(body)?);
     vow_exists(app, &checked.subject).await?;
     let request = checked.request();
-    let url = format!("{}{}", app.cfg.public_url, path);
     let now = service_now();
-    let call = PaidCall {
-        route: "erc8004-validation",
-        request,
-        resource: Resource {
-            url: &url,
-            description: "Signed ERC-8004 validation credential: a predicate about one trace \
-                          bound to an agent subject, and its keccak256(JCS) hash",
-        },
-        settle: SettleWhen::AfterHandler,
-    };
     let (again, key, public) = (checked.clone(), app.key.clone(), app.cfg.public_url.clone());
     let rebuild =
         move |record: Vec<u8>| replay_from_record(&record, |at| again.issue(at, &key, &public));
@@ -211,9 +198,9 @@ pub async fn paid(
         })
     };
     gate(
-        app.gate_parts(now),
-        headers,
-        call,
+        app.gate_parts(charge.pay.price, now),
+        &charge,
+        request,
         rebuild,
         |_| Ok(()),
         handler,

@@ -36,15 +36,14 @@ use conduct_indexer::familiar::{familiar_job, FamiliarRow};
 use conduct_renderer::live::familiar::familiar_key;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::error::ledger_problem;
 use crate::handlers::vows::{blocking, created, find_vow, with_render_state};
 use crate::http::reply::{bytes_response, json_response, Problem};
 use crate::http::request::query_param;
-use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
-use crate::payment::Resource;
+use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::{service_now, FAMILIARS};
 use crate::state::App;
 
@@ -356,8 +355,7 @@ fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
 pub async fn summon(
     app: &Arc<App>,
     body: Bytes,
-    headers: &HeaderMap,
-    path: &str,
+    charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let s = read(app, body).await?;
     // Held until the answer: the look-up below and the append cannot be raced by the same
@@ -367,19 +365,9 @@ pub async fn summon(
         return Ok(resent(row));
     }
     let c = check(app, s)?;
-    let url = format!("{}{}", app.cfg.public_url, path);
     let now = service_now();
-    let call = PaidCall {
-        route: "familiar-summon",
-        // The signature names the owner, the order and the day.
-        request: format!("familiar|{}", c.signature),
-        resource: Resource {
-            url: &url,
-            description: "A hosted familiar recorded: a labor order with an owner, wallet null \
-                          and faucet cap 0, at the posted labor price",
-        },
-        settle: SettleWhen::BeforeHandler,
-    };
+    // The signature names the owner, the order and the day.
+    let request = format!("familiar|{}", c.signature);
     let rec = Familiar {
         origin: app.cfg.public_url.clone(),
         owner: c.owner,
@@ -408,9 +396,9 @@ pub async fn summon(
         })
     };
     gate(
-        app.labor_gate_parts(now),
-        headers,
-        call,
+        app.gate_parts(charge.pay.price, now),
+        &charge,
+        request,
         Ok,
         |_| Ok(()),
         handler,

@@ -13,8 +13,7 @@ use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{json_response, Problem};
-use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
-use crate::payment::Resource;
+use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
 
@@ -95,23 +94,12 @@ impl ParsedProfile {
 pub async fn paid(
     app: &Arc<App>,
     body: Bytes,
-    headers: &HeaderMap,
-    path: &str,
+    charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     // Refuse bad input before asking for money; the price never depends on the trace.
     let parsed = Arc::new(ParsedProfile::checked(body)?);
     let request = parsed.request();
-    let url = format!("{}{}", app.cfg.public_url, path);
     let now = service_now();
-    let call = PaidCall {
-        route: "profile",
-        request,
-        resource: Resource {
-            url: &url,
-            description: "Signed channel-coupling profile of a trace",
-        },
-        settle: SettleWhen::AfterHandler,
-    };
     let (again, key) = (parsed.clone(), app.key.clone());
     let rebuild = move |record: Vec<u8>| reproduce(again.borrow_dependent(), &record, &key);
     let key = app.key.clone();
@@ -134,9 +122,9 @@ pub async fn paid(
         })
     };
     gate(
-        app.gate_parts(now),
-        headers,
-        call,
+        app.gate_parts(charge.pay.price, now),
+        &charge,
+        request,
         rebuild,
         |_| Ok(()),
         handler,

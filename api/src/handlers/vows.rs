@@ -19,13 +19,13 @@ use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::LedgerError;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
 use serde_json::json;
-use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
+use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{bytes_response, json_response, Problem};
 use crate::http::request::query_param;
-use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
-use crate::payment::{self, Resource};
+use crate::payment;
+use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
 
@@ -50,6 +50,23 @@ pub(crate) async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem
     })
     .await?;
     row.ok_or_else(|| unknown_vow(id))
+}
+
+/// The problem for a path under `/vow/<id>` the tree does not hold when the store has no such
+/// vow: `unknown-vow`, as the write routes and MCP tools say it (library/MCP.md); `None` for any
+/// other path, or a vow the store holds.
+pub(crate) async fn missing(app: &Arc<App>, path: &str) -> Option<Problem> {
+    let rest = path.strip_prefix("/vow/").unwrap_or("");
+    let id = rest.get(..vow::VOW_ID_LEN).unwrap_or("");
+    let tail = rest.get(vow::VOW_ID_LEN..).unwrap_or("");
+    let vow_path = tail.is_empty() || tail.starts_with('/') || tail.starts_with('.');
+    if !(vow_path && vow::is_vow_id(id)) {
+        return None;
+    }
+    match find_vow(app, id).await {
+        Err(p) if p.kind == "unknown-vow" => Some(p),
+        _ => None,
+    }
 }
 
 pub(crate) fn unknown_vow(id: &str) -> Problem {
@@ -517,21 +534,10 @@ pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Pr
 pub async fn report_paid(
     app: &Arc<App>,
     body: Bytes,
-    headers: &HeaderMap,
-    path: &str,
+    charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
     let prepared = prepare(app, body, true).await?;
-    let url = format!("{}{}", app.cfg.public_url, path);
-    let call = PaidCall {
-        route: "vow-report",
-        request,
-        resource: Resource {
-            url: &url,
-            description: "A signed, attested report-in appended to a vow's chain",
-        },
-        settle: SettleWhen::BeforeHandler,
-    };
     // A wallet-signed vow reported on without a signature: the payer must be its wallet.
     let (must, vow_id) = (
         prepared.payer_must_be.clone(),
@@ -557,9 +563,9 @@ pub async fn report_paid(
         })
     };
     gate(
-        app.gate_parts(service_now()),
-        headers,
-        call,
+        app.gate_parts(charge.pay.price, service_now()),
+        &charge,
+        request,
         Ok,
         check,
         handler,

@@ -37,15 +37,14 @@ use conduct_indexer::witness::{pledge_job, PledgeRow};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use warp::http::{header, HeaderMap, StatusCode};
+use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::error::ledger_problem;
 use crate::handlers::vows::{blocking, created, find_vow};
 use crate::http::reply::{bytes_response, json_response, Problem};
 use crate::http::request::query_param;
-use crate::payment::gate::{gate, PaidCall, Served, SettleWhen};
-use crate::payment::Resource;
+use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
 
@@ -340,8 +339,7 @@ fn chain_use(app: &App) -> Result<ChainUse, Problem> {
 pub async fn reading(
     app: &Arc<App>,
     body: Bytes,
-    headers: &HeaderMap,
-    path: &str,
+    charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let req: ReadingBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let days = req.window_days.unwrap_or(DEFAULT_WINDOW_DAYS);
@@ -357,22 +355,12 @@ pub async fn reading(
     let head: Head = witness_chain::head(&chain.rpc, chain.timeout)
         .await
         .map_err(|e| chain_unreachable(format!("the chain did not answer: {e}")))?;
-    let url = format!("{}{}", app.cfg.public_url, path);
     let now = service_now();
-    let call = PaidCall {
-        route: "witness-reading",
-        // The reading depends on the vow's pledge, the window and the block it is taken at.
-        request: format!(
-            "{}|{days}|{}|{}|{}",
-            vow.vow_id, pledge.log_index, head.number, head.hash
-        ),
-        resource: Resource {
-            url: &url,
-            description: "Signed witness reading: a vow's pledged portfolio limits checked \
-                          against its wallet's token transfers on the chain",
-        },
-        settle: SettleWhen::AfterHandler,
-    };
+    // The reading depends on the vow's pledge, the window and the block it is taken at.
+    let request = format!(
+        "{}|{days}|{}|{}|{}",
+        vow.vow_id, pledge.log_index, head.number, head.hash
+    );
     let (key, issuer) = (app.key.clone(), app.cfg.public_url.clone());
     let handler = || async move {
         let p = &pledge.pledge;
@@ -438,7 +426,8 @@ pub async fn reading(
             response: json_response(bytes),
         })
     };
-    gate(app.gate_parts(now), headers, call, Ok, |_| Ok(()), handler).await
+    let parts = app.gate_parts(charge.pay.price, now);
+    gate(parts, &charge, request, Ok, |_| Ok(()), handler).await
 }
 
 #[cfg(test)]

@@ -13,9 +13,11 @@ use std::sync::Mutex;
 
 use conduct_core::time::utc_day;
 use conduct_indexer::store::{Store, StoreError};
-use warp::http::HeaderMap;
+use warp::http::{header, HeaderMap, StatusCode};
+use warp::reply::Response as WarpResponse;
 
 use crate::config::Config;
+use crate::http::reply::Problem;
 
 /// A per-IP counter for one free endpoint.
 #[derive(Debug)]
@@ -97,6 +99,11 @@ impl DailyCap {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, CapState> {
         conduct_core::sync::lock(&self.state)
+    }
+
+    /// Calls allowed per IP per UTC day (its configured limit); `None` never refuses.
+    pub fn limit(&self) -> Option<u32> {
+        self.cap
     }
 
     /// Reserve one call from `ip` at unix time `now`.
@@ -202,6 +209,18 @@ impl Caps {
         }
     }
 
+    /// The counter `c`.
+    pub fn counter(&self, c: Counter) -> &DailyCap {
+        match c {
+            Counter::Demo => &self.demo,
+            Counter::Vow => &self.vow,
+            Counter::ReportDemo => &self.report_demo,
+            Counter::Oracle => &self.oracle,
+            Counter::Owner => &self.owner,
+            Counter::Lookup => &self.lookup,
+        }
+    }
+
     fn all(&self) -> [&DailyCap; 6] {
         [
             &self.demo,
@@ -252,6 +271,90 @@ impl Caps {
         }
         written
     }
+}
+
+/// Which free counter of [`Caps`] a route takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// `demo_daily_cap`.
+    Demo,
+    /// `vow_daily_cap`.
+    Vow,
+    /// `report_demo_daily_cap`.
+    ReportDemo,
+    /// `oracle_daily_cap`.
+    Oracle,
+    /// `owner_daily_cap`: owner-signed writes, shared.
+    Owner,
+    /// `lookup_daily_cap`: live chain reads, shared.
+    Lookup,
+}
+
+/// A route's free-cap policy, as its row of the route table states it: the counter it takes
+/// (whose configured limit applies), how the refusal names the route, and what it suggests
+/// instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreeCap {
+    /// The counter taken.
+    pub counter: Counter,
+    /// The route as the refusal names it (`POST /vow`, `/demo/profile`, ...).
+    pub what: &'static str,
+    /// Appended to the refusal's detail: the paid route to use instead (`, or pay for ...`).
+    pub instead: &'static str,
+}
+
+impl FreeCap {
+    /// The policy of a route named `what` taking `counter`.
+    pub const fn new(counter: Counter, what: &'static str) -> Self {
+        FreeCap {
+            counter,
+            what,
+            instead: "",
+        }
+    }
+
+    /// The same, suggesting the paid route `instead` once the cap is used up.
+    pub const fn or_pay(self, instead: &'static str) -> Self {
+        FreeCap { instead, ..self }
+    }
+}
+
+/// Reserve one call of `cap` for `ip` at `now`, or refuse with 429 and `Retry-After` (the next
+/// UTC midnight). The call counts only if the ticket is kept ([`counted`]).
+pub fn take<'c>(
+    caps: &'c Caps,
+    cap: &FreeCap,
+    ip: IpAddr,
+    now: u64,
+) -> Result<Ticket<'c>, Problem> {
+    let counter = caps.counter(cap.counter);
+    match counter.take(ip, now) {
+        Take::Allowed(_, ticket) => Ok(ticket),
+        Take::Refused(retry) => Err(Problem::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate-limited",
+            "Free daily cap reached",
+            format!(
+                "the free {} cap of {} calls per IP per UTC day is used up; it resets at \
+                 UTC midnight{}",
+                cap.what,
+                counter.limit().unwrap_or(0),
+                cap.instead
+            ),
+        )
+        .with_header(header::RETRY_AFTER, retry.to_string())),
+    }
+}
+
+/// Count a capped call only when it was served (a 2xx answer).
+pub fn counted(
+    ticket: Ticket<'_>,
+    r: Result<WarpResponse, Problem>,
+) -> Result<WarpResponse, Problem> {
+    if r.as_ref().is_ok_and(|resp| resp.status().is_success()) {
+        ticket.keep();
+    }
+    r
 }
 
 /// The client address a free cap counts: the TCP peer, or behind `trusted_proxies` proxies
@@ -353,6 +456,46 @@ mod tests {
             allowed(again.demo.take("10.0.0.9".parse().unwrap(), now + 86_400)),
             Some(1)
         );
+    }
+
+    #[test]
+    fn a_used_up_cap_is_refused_naming_the_route_and_what_to_do_instead() {
+        let caps = Caps::new(Some(1), Some(2), None, None, None, None);
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        let now = 86_400 * 300 + 100;
+        let demo =
+            FreeCap::new(Counter::Demo, "/demo/profile").or_pay(", or pay for POST /profile");
+        counted(
+            take(&caps, &demo, ip, now).unwrap(),
+            Ok(WarpResponse::new(Vec::new().into())),
+        )
+        .unwrap();
+        let p = take(&caps, &demo, ip, now).unwrap_err();
+        assert_eq!(
+            (p.status, p.kind),
+            (StatusCode::TOO_MANY_REQUESTS, "rate-limited")
+        );
+        assert_eq!(
+            p.detail,
+            "the free /demo/profile cap of 1 calls per IP per UTC day is used up; it resets at \
+             UTC midnight, or pay for POST /profile"
+        );
+        // A refused call is not counted: the ticket goes back.
+        let vow = FreeCap::new(Counter::Vow, "POST /vow");
+        for _ in 0..3 {
+            let refused = Err(Problem::invalid(Vec::new()));
+            assert!(counted(take(&caps, &vow, ip, now).unwrap(), refused).is_err());
+        }
+        let served = || Ok(WarpResponse::new(Vec::new().into()));
+        counted(take(&caps, &vow, ip, now).unwrap(), served()).unwrap();
+        counted(take(&caps, &vow, ip, now).unwrap(), served()).unwrap();
+        let p = take(&caps, &vow, ip, now).unwrap_err();
+        assert!(p.detail.starts_with("the free POST /vow cap of 2 calls"));
+        // Lifted (0 in the configuration): never refused.
+        let oracle = FreeCap::new(Counter::Oracle, "/oracle/ask");
+        for _ in 0..5 {
+            counted(take(&caps, &oracle, ip, now).unwrap(), served()).unwrap();
+        }
     }
 
     fn xff(values: &[&str]) -> HeaderMap {

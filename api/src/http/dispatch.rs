@@ -1,82 +1,27 @@
-//! The running service: request dispatch over the route table, and the dynamic handlers
-//! (profile, demo profile, health). The shared state is [`crate::state`]; what handlers share
-//! with the dispatcher is in [`crate::http::request`] and [`crate::sources`] (re-exported here).
-//! Static reads go to [`crate::http::static_site`].
+//! Dispatch: one request of the accept loop ([`crate::http::server`]) or of an MCP tool call
+//! to its route, by its row of the route table ([`crate::routes`]): the row's free cap is
+//! taken, its JSON body read when it says so, its handler called with the [`Call`], and the
+//! call counted when it was served. A path no dynamic route answers is a file of the rendered
+//! tree ([`crate::http::static_site`]), or a problem. The dispatcher names no handler.
 
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Buf;
+use bytes::{Buf, Bytes};
+use futures_util::future::BoxFuture;
 use futures_util::Stream;
-use warp::http::{header, HeaderMap, Method, StatusCode};
+use warp::http::{header, Method, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::handlers::profile;
 use crate::http::body::read_body;
-use crate::http::caps::{client_ip, DailyCap, Take, Ticket};
+use crate::http::call::Call;
+use crate::http::caps::{self, client_ip, counted};
 use crate::http::reply::{finish, preflight, Problem};
-use crate::http::request::{query_param, Request};
+use crate::http::request::{query_param, Request, ToolBody};
 use crate::http::static_site::{self, Found, Variant};
-use crate::routes::{self, Dynamic};
+use crate::routes::{self, Answer, Dynamic};
 use crate::sources::service_now;
 use crate::state::App;
-
-/// Reserve one call from a free daily cap, or refuse with 429 and `Retry-After`. The call
-/// counts only if the ticket is kept (the request was served).
-fn take_cap<'c>(
-    cap: &'c DailyCap,
-    limit: Option<u32>,
-    ip: IpAddr,
-    what: &str,
-    instead: &str,
-) -> Result<Ticket<'c>, Problem> {
-    match cap.take(ip, service_now()) {
-        Take::Allowed(_, ticket) => Ok(ticket),
-        Take::Refused(retry) => Err(Problem::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate-limited",
-            "Free daily cap reached",
-            format!(
-                "the free {what} cap of {} calls per IP per UTC day is used up; it resets at \
-                 UTC midnight{instead}",
-                limit.unwrap_or(0)
-            ),
-        )
-        .with_header(header::RETRY_AFTER, retry.to_string())),
-    }
-}
-
-/// Reserve one owner-signed write (claims, deliveries, bindings, pledges) of the caller's IP.
-fn owner_cap<'a>(
-    app: &'a App,
-    headers: &HeaderMap,
-    remote: Option<SocketAddr>,
-    what: &str,
-) -> Result<Ticket<'a>, Problem> {
-    let ip = client_ip(&app.cfg, headers, remote);
-    take_cap(&app.caps.owner, app.cfg.owner_daily_cap, ip, what, "")
-}
-
-/// Reserve one live chain read (prepared calldata, tickets, reputation lookups) of the
-/// caller's IP.
-fn lookup_cap<'a>(
-    app: &'a App,
-    headers: &HeaderMap,
-    remote: Option<SocketAddr>,
-    what: &str,
-) -> Result<Ticket<'a>, Problem> {
-    let ip = client_ip(&app.cfg, headers, remote);
-    take_cap(&app.caps.lookup, app.cfg.lookup_daily_cap, ip, what, "")
-}
-
-/// Count a capped call only when it was served.
-fn counted(ticket: Ticket<'_>, r: Result<WarpResponse, Problem>) -> Result<WarpResponse, Problem> {
-    if r.as_ref().is_ok_and(|resp| resp.status().is_success()) {
-        ticket.keep();
-    }
-    r
-}
 
 /// Answer one request. Never panics on input; every refusal is problem+json.
 pub async fn dispatch<S, B>(app: Arc<App>, req: Request<S>) -> WarpResponse
@@ -103,191 +48,21 @@ where
     finish(resp)
 }
 
+/// [`dispatch`] as a plain function, for the MCP tools' requests ([`Call::tools`]).
+fn again(app: Arc<App>, req: Request<ToolBody>) -> BoxFuture<'static, WarpResponse> {
+    Box::pin(dispatch(app, req))
+}
+
 async fn route<S, B>(app: &Arc<App>, req: Request<S>) -> Result<WarpResponse, Problem>
 where
     S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
     B: Buf + Send + 'static,
 {
-    let method = req.method.as_str();
     if req.method == Method::OPTIONS {
         return Ok(preflight());
     }
-    if let Some(handler) = routes::find(method, &req.path) {
-        return match handler {
-            Dynamic::Profile => {
-                let body = read_body(&req.headers, req.body).await?;
-                profile::paid(app, body, &req.headers, &req.path).await
-            }
-            Dynamic::Erc8004Validation => {
-                let body = read_body(&req.headers, req.body).await?;
-                crate::handlers::erc8004::paid(app, body, &req.headers, &req.path).await
-            }
-            Dynamic::PledgeMessage => crate::handlers::witness::message(app, &req.query).await,
-            Dynamic::Pledge => {
-                let ticket = owner_cap(app, &req.headers, req.remote, "POST /witness/pledge")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, crate::handlers::witness::pledge(app, body).await)
-            }
-            Dynamic::WitnessReading => {
-                let body = read_body(&req.headers, req.body).await?;
-                crate::handlers::witness::reading(app, body, &req.headers, &req.path).await
-            }
-            Dynamic::FamiliarMessage => crate::handlers::familiar::message(app, &req.query).await,
-            Dynamic::FamiliarSummon => {
-                let body = read_body(&req.headers, req.body).await?;
-                crate::handlers::familiar::summon(app, body, &req.headers, &req.path).await
-            }
-            Dynamic::DemoProfile => {
-                let ip = client_ip(&app.cfg, &req.headers, req.remote);
-                let ticket = take_cap(
-                    &app.caps.demo,
-                    app.cfg.demo_daily_cap,
-                    ip,
-                    "/demo/profile",
-                    ", or pay for POST /profile",
-                )?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, profile::demo(body, &req.headers).await)
-            }
-            Dynamic::VowMessage => crate::handlers::vows::message(app, &req.query),
-            Dynamic::ReportMessage => crate::handlers::vows::report_message(app, &req.query).await,
-            Dynamic::TakeVow => {
-                let ip = client_ip(&app.cfg, &req.headers, req.remote);
-                let ticket = take_cap(&app.caps.vow, app.cfg.vow_daily_cap, ip, "POST /vow", "")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, crate::handlers::vows::take(app, body).await)
-            }
-            Dynamic::ReportDemo => {
-                let ip = client_ip(&app.cfg, &req.headers, req.remote);
-                let ticket = take_cap(
-                    &app.caps.report_demo,
-                    app.cfg.report_demo_daily_cap,
-                    ip,
-                    "/vow/report/demo",
-                    ", or pay for POST /vow/report",
-                )?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, crate::handlers::vows::report_demo(app, body).await)
-            }
-            Dynamic::Report => {
-                let body = read_body(&req.headers, req.body).await?;
-                crate::handlers::vows::report_paid(app, body, &req.headers, &req.path).await
-            }
-            Dynamic::VerifyText => {
-                crate::handlers::vows::verify_text(app, &req.path, &req.query).await
-            }
-            Dynamic::Health => Ok(crate::handlers::health::health(app).await),
-            Dynamic::LogProof => crate::handlers::log_proof::log_proof(app, &req.path).await,
-            Dynamic::Card => {
-                let accept = req
-                    .headers
-                    .get(warp::http::header::ACCEPT)
-                    .and_then(|v| v.to_str().ok());
-                crate::handlers::card::card(app, &req.query, accept).await
-            }
-            Dynamic::CardPath => {
-                let accept = req
-                    .headers
-                    .get(warp::http::header::ACCEPT)
-                    .and_then(|v| v.to_str().ok());
-                crate::handlers::card::card_at(app, &req.path, &req.query, accept).await
-            }
-            Dynamic::OracleAsk => {
-                let ip = client_ip(&app.cfg, &req.headers, req.remote);
-                let cap = &app.caps.oracle;
-                let ticket = take_cap(cap, app.cfg.oracle_daily_cap, ip, "/oracle/ask", "")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, crate::handlers::oracle::ask(app, body).await)
-            }
-            Dynamic::Mcp => {
-                let body = read_body(&req.headers, req.body).await?;
-                crate::handlers::mcp::serve(
-                    &app.mcp,
-                    tool_dispatch(app),
-                    &req.path,
-                    req.headers,
-                    req.remote,
-                    body,
-                )
-                .await
-            }
-            Dynamic::ReputationHolders => {
-                let accept = req
-                    .headers
-                    .get(header::ACCEPT)
-                    .and_then(|v| v.to_str().ok());
-                crate::handlers::reputation::holders(app, &req.query, accept).await
-            }
-            Dynamic::ReputationScore => {
-                let ticket = lookup_cap(app, &req.headers, req.remote, "/reputation/{address}")?;
-                counted(
-                    ticket,
-                    crate::handlers::reputation::score(app, &req.path).await,
-                )
-            }
-            Dynamic::PrepareIndex => crate::handlers::prepare::index(app),
-            Dynamic::Prepare => {
-                let ticket = lookup_cap(app, &req.headers, req.remote, "/prepare/{action}")?;
-                let body = if req.method == Method::POST {
-                    Some(read_body(&req.headers, req.body).await?)
-                } else {
-                    None
-                };
-                counted(
-                    ticket,
-                    crate::handlers::prepare::action(app, &req.path, &req.query, body).await,
-                )
-            }
-            Dynamic::TicketPrepare => {
-                let ticket = lookup_cap(app, &req.headers, req.remote, "/ticket/{game}/prepare")?;
-                counted(
-                    ticket,
-                    crate::handlers::ticket::prepare(app, &req.path, &req.query).await,
-                )
-            }
-            Dynamic::TicketMessage => {
-                crate::handlers::ticket::message(app, &req.path, &req.query).await
-            }
-            Dynamic::TicketEntitle => {
-                let ticket = lookup_cap(app, &req.headers, req.remote, "/ticket/{game}/entitle")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(
-                    ticket,
-                    crate::handlers::ticket::entitle(app, &req.path, body).await,
-                )
-            }
-            Dynamic::PrepareSign => crate::handlers::sign_index::serve(app),
-            Dynamic::PlayMessage => crate::handlers::munus::message(app, &req.query).await,
-            Dynamic::BindMessage => crate::handlers::nostr::message(app, &req.query).await,
-            Dynamic::Bind => {
-                let ticket = owner_cap(app, &req.headers, req.remote, "POST /nostr/bind")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(ticket, crate::handlers::nostr::bind(app, body).await)
-            }
-            Dynamic::Claim => {
-                let ticket = owner_cap(app, &req.headers, req.remote, "POST /munus/{id}/claim")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(
-                    ticket,
-                    crate::handlers::munus::claim(app, &req.path, body).await,
-                )
-            }
-            Dynamic::Submit => {
-                let ticket = owner_cap(app, &req.headers, req.remote, "POST /munus/{id}/submit")?;
-                let body = read_body(&req.headers, req.body).await?;
-                counted(
-                    ticket,
-                    crate::handlers::munus::submit(app, &req.path, body).await,
-                )
-            }
-            Dynamic::Who => {
-                let accept = req
-                    .headers
-                    .get(warp::http::header::ACCEPT)
-                    .and_then(|v| v.to_str().ok());
-                crate::handlers::who::who(app, &req.query, accept).await
-            }
-        };
+    if let Some(row) = routes::find(req.method.as_str(), &req.path) {
+        return answer(app, row, req).await;
     }
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
     let format = query_param(&req.query, "format");
@@ -322,34 +97,62 @@ where
         )),
         (Found::File(..) | Found::NotAcceptable, false) => Err(method_not_allowed(&["GET", "HEAD"])),
         (Found::Missing, _) if !dynamic.is_empty() => Err(method_not_allowed(&dynamic)),
-        (Found::Missing, _) => Err(missing(app, &req.path).await),
+        (Found::Missing, _) => Err(routes::missing(app, &req.path)
+            .await
+            .unwrap_or_else(|| not_found(&req.path))),
     }
 }
 
-/// The problem for a path the tree does not hold: `unknown-vow` under `/vow/<id>` when the
-/// store has no such vow (as the write routes and MCP tools say it; library/MCP.md), else
-/// the generic `not-found`.
-async fn missing(app: &Arc<App>, path: &str) -> Problem {
-    let rest = path.strip_prefix("/vow/").unwrap_or("");
-    let id = rest.get(..conduct_core::vow::VOW_ID_LEN).unwrap_or("");
-    let tail = rest.get(conduct_core::vow::VOW_ID_LEN..).unwrap_or("");
-    let vow_path = tail.is_empty() || tail.starts_with('/') || tail.starts_with('.');
-    if vow_path && conduct_core::vow::is_vow_id(id) {
-        if let Err(p) = crate::handlers::vows::find_vow(app, id).await {
-            if p.kind == "unknown-vow" {
-                return p;
-            }
+/// Answer a request of a dynamic route by its row: take the free cap, read the body when the
+/// row says so, call the handler (with the row's terms when it is paid), count a served call.
+async fn answer<S, B>(
+    app: &Arc<App>,
+    row: &'static Dynamic,
+    req: Request<S>,
+) -> Result<WarpResponse, Problem>
+where
+    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    B: Buf + Send + 'static,
+{
+    let Request {
+        method,
+        path,
+        query,
+        headers,
+        remote,
+        body,
+    } = req;
+    let ticket = match &row.cap {
+        Some(cap) => {
+            let ip = client_ip(&app.cfg, &headers, remote);
+            Some(caps::take(&app.caps, cap, ip, service_now())?)
         }
+        None => None,
+    };
+    // A body the row does not read is kept, unread, until the route has answered.
+    let (body, _unread) = if row.body {
+        (read_body(&headers, body).await?, None)
+    } else {
+        (Bytes::new(), Some(body))
+    };
+    let call = Call {
+        app: app.clone(),
+        method,
+        path,
+        query,
+        headers,
+        remote,
+        body,
+        again,
+    };
+    let answered = match &row.answer {
+        Answer::Free(handle) => handle(&call).await,
+        Answer::Paid(pay, handle) => handle(&call, call.charge(pay)).await,
+    };
+    match ticket {
+        Some(ticket) => counted(ticket, answered),
+        None => answered,
     }
-    not_found(path)
-}
-
-/// What the MCP tools dispatch their requests through: [`dispatch`] over this service.
-fn tool_dispatch(app: &Arc<App>) -> crate::handlers::mcp::Dispatch {
-    let app = app.clone();
-    Arc::new(move |req: Request<crate::handlers::mcp::ToolBody>| {
-        Box::pin(dispatch(app.clone(), req))
-    })
 }
 
 fn not_found(path: &str) -> Problem {

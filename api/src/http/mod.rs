@@ -4,6 +4,7 @@
 //! handler: a route's handler is a row of [`crate::routes`].
 
 pub mod body;
+pub mod call;
 pub mod caps;
 pub mod conn;
 pub mod dispatch;

@@ -1,8 +1,12 @@
 //! A request as the dispatcher sees it, and reading its query: what handlers, the MCP tools
-//! and [`crate::http::dispatch`] share, importing none of them.
+//! and [`crate::http::dispatch`] share, importing none of them. The MCP tools' requests
+//! ([`ToolBody`]) go back through the dispatcher as a [`Dispatch`].
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use warp::http::{HeaderMap, Method};
 
 /// One request as the dispatcher sees it.
@@ -32,3 +36,11 @@ pub fn query_param(query: &str, name: &str) -> Option<String> {
         })
     })
 }
+
+/// The body of a request an MCP tool makes: its one JSON chunk.
+pub type ToolBody = futures_util::stream::Once<std::future::Ready<Result<Bytes, warp::Error>>>;
+
+/// The dispatcher an MCP tool's request goes through: `http::dispatch` over the running
+/// service, handed to `POST /mcp` with its request (so the tools import neither).
+pub type Dispatch =
+    Arc<dyn Fn(Request<ToolBody>) -> BoxFuture<'static, warp::reply::Response> + Send + Sync>;

@@ -44,17 +44,47 @@ pub enum SettleWhen {
     AfterHandler,
 }
 
-/// One paid call.
-pub struct PaidCall<'a> {
+/// Which posted price a paid route charges: the rails whose `accepts` its challenge carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Price {
+    /// The flat read price (`config::PRICE_USD`).
+    Read,
+    /// The posted labor price (`[familiar] labor_price_usd`).
+    Labor,
+}
+
+/// A paid route's terms, as its row of the route table states them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pay {
     /// The route's idempotency namespace (`profile`, `vow-report`, ...).
     pub route: &'static str,
-    /// What the result depends on (the default idempotency key and the fingerprint a reused
-    /// key is checked against).
-    pub request: String,
-    /// The paid resource, echoed in the challenge.
-    pub resource: Resource<'a>,
+    /// What the paid resource returns, echoed in the challenge.
+    pub description: &'static str,
     /// Settlement order.
     pub settle: SettleWhen,
+    /// The price charged.
+    pub price: Price,
+}
+
+/// One request of a paid route: its row's terms, the paid resource's absolute URL and the
+/// request's headers (the payment, the idempotency key).
+pub struct Charge<'a> {
+    /// The route's terms.
+    pub pay: &'static Pay,
+    /// Absolute URL of the paid resource.
+    pub url: String,
+    /// The request's headers.
+    pub headers: &'a HeaderMap,
+}
+
+impl Charge<'_> {
+    /// The paid resource, echoed in the challenge.
+    fn resource(&self) -> Resource<'_> {
+        Resource {
+            url: &self.url,
+            description: self.pay.description,
+        }
+    }
 }
 
 /// What a handler served: the response, and the record kept for an idempotent replay.
@@ -218,8 +248,11 @@ async fn record(
     false
 }
 
-/// Run one paid call through the whole sequence.
+/// Run one paid call through the whole sequence, on the rails of `parts` under the route's
+/// terms (`charge`):
 ///
+/// - `request` is what the result depends on (the default idempotency key, and the fingerprint
+///   a reused key is checked against);
 /// - `rebuild` turns a cached record back into the bytes first served (a replay, served with
 ///   `Idempotent-Replayed: true` and not charged);
 /// - `check` looks at the authorized payment before anything settles (say, the payer must be a
@@ -227,8 +260,8 @@ async fn record(
 /// - `handler` does the work.
 pub async fn gate<R, C, H, F>(
     parts: GateParts<'_>,
-    headers: &HeaderMap,
-    call: PaidCall<'_>,
+    charge: &Charge<'_>,
+    request: String,
     rebuild: R,
     check: C,
     handler: H,
@@ -245,7 +278,8 @@ where
         inflight,
         now,
     } = parts;
-    let idem = idempotency_key(headers, call.route, &call.request)?;
+    let headers = charge.headers;
+    let idem = idempotency_key(headers, charge.pay.route, &request)?;
     // One paid call per key at a time; nothing has been verified or charged yet.
     let _inflight = InFlight::enter(inflight, &idem.key)?;
     // A key reused for another request is refused before any payment is asked for. The key
@@ -255,7 +289,7 @@ where
         return Err(key_reused());
     }
     let t_verify = Instant::now();
-    let auth = match authorize(rails, store, headers, call.resource, now).await {
+    let auth = match authorize(rails, store, headers, charge.resource(), now).await {
         Ok(a) => a,
         Err(Refusal::Challenge(r)) => return Ok(r),
         Err(Refusal::Problem(p)) => return Err(p),
@@ -285,10 +319,10 @@ where
         return Err(p);
     }
     let (handler_ms, settle_ms);
-    let (served, receipt) = match call.settle {
+    let (served, receipt) = match charge.pay.settle {
         SettleWhen::BeforeHandler => {
             let t = Instant::now();
-            let receipt = match settle(rails, store, &auth, call.resource, now).await {
+            let receipt = match settle(rails, store, &auth, charge.resource(), now).await {
                 Ok(r) => r,
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),
@@ -327,7 +361,7 @@ where
                     return Err(p);
                 }
             };
-            let settled = match settle(rails, store, &auth, call.resource, now).await {
+            let settled = match settle(rails, store, &auth, charge.resource(), now).await {
                 Ok(r) => (served, r),
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),

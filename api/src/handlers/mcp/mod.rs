@@ -47,9 +47,9 @@ use warp::reply::Response as WarpResponse;
 
 use crate::config::{Config, MAX_BODY};
 use crate::http::reply::{bytes_response, Problem};
+use crate::http::request::Dispatch;
 
 use tools::{Caller, Tools};
-pub use tools::{Dispatch, ToolBody};
 
 /// The MCP endpoint of one service: rmcp's stateless streamable-HTTP service and its tools.
 pub struct Endpoint {

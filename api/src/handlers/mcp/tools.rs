@@ -28,15 +28,7 @@ use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use super::kind::Kind;
 use super::schemas;
 use crate::http::reply::Problem;
-use crate::http::request::Request;
-
-/// A tool's request body: its one JSON chunk.
-pub type ToolBody = futures_util::stream::Once<std::future::Ready<Result<Bytes, warp::Error>>>;
-
-/// The dispatcher a tool's request goes through: `http::dispatch` over the running service,
-/// handed in by the `/mcp` route (so this module imports neither).
-pub type Dispatch =
-    Arc<dyn Fn(Request<ToolBody>) -> BoxFuture<'static, warp::reply::Response> + Send + Sync>;
+use crate::http::request::{Dispatch, Request};
 
 /// Who is calling: what a tool needs to answer as the HTTP route would. Put into the
 /// extensions of the HTTP request handed to the MCP service, which passes them to the tool.
