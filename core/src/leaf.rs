@@ -6,8 +6,10 @@
 //! with its wallet, each signature used once, the kind's daily limit), and the one checker of
 //! every [`OwnerSigned`] kind ([`OwnerChecker`]). verify-log runs them as [`LeafCheck`]s.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -73,9 +75,14 @@ pub enum LeafError {
 }
 
 /// The vows recorded so far: for each id, the wallet of a signed vow, `None` for a sandbox
-/// vow.
+/// vow. verify-log keeps one for all its record checkers ([`SharedVows`]).
 #[derive(Debug, Clone, Default)]
-pub struct SwornVows(HashMap<String, Option<String>>);
+pub struct SwornVows(HashMap<Box<str>, Option<Box<str>>>);
+
+/// One [`SwornVows`] several checkers note vows into and read (each notes every vow it is
+/// shown, so the set is the same whichever saw a vow first): what a verifier keeps of each vow
+/// is kept once, not once a checker.
+pub type SharedVows = Rc<RefCell<SwornVows>>;
 
 impl SwornVows {
     /// Note `v` when it is a vow record; true when it was one (the caller is done with it).
@@ -85,9 +92,13 @@ impl SwornVows {
         }
         if let Some(id) = v.get("vow_id").and_then(Value::as_str) {
             let signed = v.get("sandbox") == Some(&Value::Bool(false));
-            let wallet = v.get("wallet").and_then(Value::as_str).map(str::to_owned);
-            self.0
-                .insert(id.to_owned(), if signed { wallet } else { None });
+            let wallet = v.get("wallet").and_then(Value::as_str).filter(|_| signed);
+            match self.0.get_mut(id) {
+                Some(slot) => *slot = wallet.map(Into::into),
+                None => {
+                    self.0.insert(id.into(), wallet.map(Into::into));
+                }
+            }
         }
         true
     }
@@ -98,7 +109,7 @@ impl SwornVows {
         match self.0.get(vow_id) {
             None => Err(LeafError::NoVow { who }),
             Some(None) => Err(LeafError::SandboxVow { who }),
-            Some(Some(w)) if w != wallet => Err(LeafError::NotVowWallet { who }),
+            Some(Some(w)) if **w != *wallet => Err(LeafError::NotVowWallet { who }),
             Some(Some(_)) => Ok(()),
         }
     }
@@ -214,7 +225,7 @@ pub trait LeafCheck {
 pub struct OwnerChecker<T> {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: SwornVows,
+    vows: SharedVows,
     spent: Spent,
     /// Records that verified.
     pub count: u64,
@@ -224,9 +235,15 @@ pub struct OwnerChecker<T> {
 impl<T: OwnerSigned> OwnerChecker<T> {
     /// A checker for records signed by `pinned`.
     pub fn new(pinned: PinnedKey) -> Self {
+        Self::sharing(pinned, SharedVows::default())
+    }
+
+    /// A checker for records signed by `pinned` that notes and reads the vows in `vows`
+    /// (shared with verify-log's other record checkers).
+    pub fn sharing(pinned: PinnedKey, vows: SharedVows) -> Self {
         OwnerChecker {
             pinned,
-            vows: SwornVows::default(),
+            vows,
             spent: Spent::default(),
             count: 0,
             kind: PhantomData,
@@ -242,11 +259,11 @@ impl<T: OwnerSigned> LeafCheck for OwnerChecker<T> {
     fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: LeafError| LinkError(format!("leaf {index} ({ty}): {m}"));
-        if self.vows.note(v) || ty != T::TYPE {
+        if self.vows.borrow_mut().note(v) || ty != T::TYPE {
             return Ok(());
         }
         let rec = signed_record(index, bytes, v, &self.pinned, T::TYPE, T::parse).map_err(at)?;
-        owner_rules(&rec, &self.vows, &mut self.spent).map_err(at)?;
+        owner_rules(&rec, &self.vows.borrow(), &mut self.spent).map_err(at)?;
         self.count += 1;
         Ok(())
     }

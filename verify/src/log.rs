@@ -35,7 +35,7 @@
 
 use base64::Engine;
 use conduct_core::familiar::verify::FamiliarChecker;
-use conduct_core::leaf::LeafCheck;
+use conduct_core::leaf::{LeafCheck, SharedVows};
 use conduct_core::munus::verify::BoardChecker;
 use conduct_core::nostr::verify::BindingChecker;
 use conduct_core::signing::PinnedKey;
@@ -312,27 +312,29 @@ struct RecordCheck {
 }
 
 /// The record checkers verify-log runs beside the vow chains, one row per kind of record (an
-/// owner-signed kind's checker is `conduct_core::leaf::OwnerChecker` of its record type).
+/// owner-signed kind's checker is `conduct_core::leaf::OwnerChecker` of its record type). They
+/// share one set of sworn vows.
 fn record_checks(pinned: &PinnedKey) -> [RecordCheck; 4] {
     let row = |check: Box<dyn LeafCheck>, fail, count| RecordCheck { check, fail, count };
+    let vows = SharedVows::default();
     [
         row(
-            Box::new(BoardChecker::new(pinned.clone())),
+            Box::new(BoardChecker::sharing(pinned.clone(), vows.clone())),
             |reason| Error::Board { reason },
             |a| &mut a.board,
         ),
         row(
-            Box::new(BindingChecker::new(pinned.clone())),
+            Box::new(BindingChecker::sharing(pinned.clone(), vows.clone())),
             |reason| Error::Binding { reason },
             |a| &mut a.bindings,
         ),
         row(
-            Box::new(PledgeChecker::new(pinned.clone())),
+            Box::new(PledgeChecker::sharing(pinned.clone(), vows.clone())),
             |reason| Error::Pledge { reason },
             |a| &mut a.pledges,
         ),
         row(
-            Box::new(FamiliarChecker::new(pinned.clone())),
+            Box::new(FamiliarChecker::sharing(pinned.clone(), vows)),
             |reason| Error::Familiar { reason },
             |a| &mut a.familiars,
         ),

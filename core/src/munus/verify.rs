@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::record::{BoardRecord, TYPES};
 use super::state::Board;
-use crate::leaf::{has_type, signed_record, sworn, LeafCheck, SwornVows};
+use crate::leaf::{has_type, signed_record, sworn, LeafCheck, SharedVows};
 use crate::signing::PinnedKey;
 use crate::vow::links::LinkError;
 use crate::vow::record::VOW_TYPE;
@@ -27,7 +27,7 @@ use crate::vow::record::VOW_TYPE;
 pub struct BoardChecker {
     pinned: PinnedKey,
     /// Each vow seen: its wallet when signed, `None` when sandbox.
-    vows: SwornVows,
+    vows: SharedVows,
     records: Vec<(u64, BoardRecord)>,
     /// Board records seen, by type (claims, deliveries, lapses, payments).
     pub counts: [u64; 4],
@@ -36,9 +36,15 @@ pub struct BoardChecker {
 impl BoardChecker {
     /// A checker for records signed by `pinned`.
     pub fn new(pinned: PinnedKey) -> Self {
+        Self::sharing(pinned, SharedVows::default())
+    }
+
+    /// A checker for records signed by `pinned` that notes and reads the vows in `vows`
+    /// (shared with verify-log's other record checkers).
+    pub fn sharing(pinned: PinnedKey, vows: SharedVows) -> Self {
         BoardChecker {
             pinned,
-            vows: SwornVows::default(),
+            vows,
             records: Vec::new(),
             counts: [0; 4],
         }
@@ -55,7 +61,7 @@ impl LeafCheck for BoardChecker {
     fn record(&mut self, index: u64, bytes: &[u8], v: &Value) -> Result<(), LinkError> {
         let ty = v.get("type").and_then(Value::as_str).unwrap_or("");
         let at = |m: &dyn std::fmt::Display| LinkError(format!("leaf {index} ({ty}): {m}"));
-        if self.vows.note(v) {
+        if self.vows.borrow_mut().note(v) {
             return Ok(());
         }
         let Some(kind) = TYPES.iter().position(|t| *t == ty) else {
@@ -74,7 +80,7 @@ impl LeafCheck for BoardChecker {
             return Err(at(&"quest_id is not a quest id"));
         }
         match &rec {
-            BoardRecord::Claim(c) => sworn(c, &self.vows).map_err(|e| at(&e)),
+            BoardRecord::Claim(c) => sworn(c, &self.vows.borrow()).map_err(|e| at(&e)),
             BoardRecord::Delivery(d) => super::check_link(&d.link).map_err(|e| at(&e)),
             BoardRecord::Lapse(_) => Ok(()),
             BoardRecord::Payment(p) => {

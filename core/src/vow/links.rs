@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
-use super::record::{record_hash, ENTRY_TYPE, VOW_TYPE};
+use super::record::{ENTRY_TYPE, VOW_TYPE};
 use crate::canonical::jcs;
 use crate::signing::{verify_object, PinnedKey};
 use crate::time::parse_rfc3339;
@@ -23,13 +24,14 @@ pub enum Leaf {
     Other,
 }
 
-/// The state of one vow's chain after the leaves seen so far.
+/// The state of one vow's chain after the leaves seen so far (fixed size: a verifier keeps one
+/// for every vow of the log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
     /// Last seq (0 = only the vow record).
     pub seq: u64,
-    /// Hex hash of the last record's leaf bytes.
-    pub hash: String,
+    /// SHA-256 of the last record's leaf bytes (its hex is the next record's `prev`).
+    pub hash: [u8; 32],
     /// Its `at`, unix seconds.
     pub at: u64,
 }
@@ -44,7 +46,7 @@ pub struct LinkError(pub String);
 pub struct LinkChecker {
     pinned: PinnedKey,
     origin: Option<String>,
-    heads: HashMap<String, Head>,
+    heads: HashMap<Box<str>, Head>,
     /// Vow records seen.
     pub vows: u64,
     /// Entries seen.
@@ -67,7 +69,7 @@ impl LinkChecker {
     }
 
     /// The head of each vow seen.
-    pub fn heads(&self) -> &HashMap<String, Head> {
+    pub fn heads(&self) -> &HashMap<Box<str>, Head> {
         &self.heads
     }
 
@@ -126,9 +128,9 @@ impl LinkChecker {
         let when =
             f.at.and_then(parse_rfc3339)
                 .ok_or_else(|| at("`at` is not an RFC 3339 UTC instant"))?;
-        let hash = record_hash(bytes);
+        let hash: [u8; 32] = Sha256::digest(bytes).into();
         if ty == VOW_TYPE {
-            if self.heads.contains_key(&vow_id) {
+            if self.heads.contains_key(vow_id.as_str()) {
                 return Err(at(&format!("vow {vow_id} is recorded twice")));
             }
             if let Some(origin) = &self.origin {
@@ -146,7 +148,7 @@ impl LinkChecker {
                 }
             }
             self.heads.insert(
-                vow_id.clone(),
+                vow_id.as_str().into(),
                 Head {
                     seq: 0,
                     hash,
@@ -156,7 +158,7 @@ impl LinkChecker {
             self.vows += 1;
             return Ok(Leaf::Vow(vow_id));
         }
-        let head = self.heads.get_mut(&vow_id).ok_or_else(|| {
+        let head = self.heads.get_mut(vow_id.as_str()).ok_or_else(|| {
             at(&format!(
                 "entry for vow {vow_id}, which is not earlier in the log"
             ))
@@ -165,7 +167,10 @@ impl LinkChecker {
         if seq != head.seq + 1 {
             return Err(at(&format!("seq {seq} follows seq {}", head.seq)));
         }
-        if f.prev != Some(head.hash.as_str()) {
+        let mut prev = [0u8; 64];
+        // 32 bytes always fit 64 hex digits.
+        let _ = hex::encode_to_slice(head.hash, &mut prev);
+        if f.prev.map(str::as_bytes) != Some(&prev[..]) {
             return Err(at("prev is not the hash of the vow's previous record"));
         }
         if when < head.at {
