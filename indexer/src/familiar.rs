@@ -53,15 +53,9 @@ pub fn familiar_job(key: ServiceKey, rec: Familiar) -> Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Ledger, Sequencer};
-    use crate::store::Store;
+    use crate::job_bench::JobBench;
     use crate::vows::VowReader;
     use conduct_core::familiar::{parse_order, Owner};
-
-    fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-        let index = 1000 + u64::from_str_radix(id, 16).unwrap();
-        crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
-    }
 
     fn rec(owner: Owner, sig: &str) -> Familiar {
         Familiar {
@@ -76,19 +70,13 @@ mod tests {
 
     #[test]
     fn familiars_append_once_and_read_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let key = ServiceKey::from_seed(&[5; 32], "example.org/log");
         let w = "0xAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAb";
-        sworn(&store, "000000000000000a", false, &w.to_ascii_lowercase());
-        sworn(&store, "00000000000000cc", true, &w.to_ascii_lowercase());
-        let ledger = Ledger::open(&store, key.clone(), &dir.path().join("log")).unwrap();
-        let seq = Sequencer::spawn(ledger, 8).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let submit = |f: Familiar| rt.block_on(seq.submit_job(familiar_job(key.clone(), f)));
+        let lower = w.to_ascii_lowercase();
+        let bench = JobBench::new(&[
+            ("000000000000000a", false, &lower),
+            ("00000000000000cc", true, &lower),
+        ]);
+        let submit = |f: Familiar| bench.submit(familiar_job(bench.key.clone(), f));
         let vow = |id: &str, wallet: &str| Owner::Vow {
             vow_id: id.into(),
             wallet: wallet.into(),
@@ -115,7 +103,7 @@ mod tests {
             "0x05",
         ))
         .unwrap();
-        let reader = VowReader::open(&store).unwrap();
+        let reader = VowReader::open(&bench.store).unwrap();
         let all = reader.familiars().unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].familiar_id, first.id());

@@ -12,6 +12,8 @@ pub mod clock;
 pub mod durable;
 pub mod familiar;
 pub mod fetch;
+#[cfg(test)]
+mod job_bench;
 pub mod keystore;
 pub mod ledger;
 pub mod munus;

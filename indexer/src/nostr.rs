@@ -282,8 +282,7 @@ pub fn binding_job(key: ServiceKey, rec: Binding) -> Job {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::{Ledger, Sequencer};
-    use crate::store::Store;
+    use crate::job_bench::JobBench;
     use crate::vows::VowReader;
     use conduct_core::nostr::{sign_prehash, text_digest};
     use conduct_core::record::OwnerSigned;
@@ -348,11 +347,6 @@ mod tests {
         );
     }
 
-    fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-        let index = 1000 + u64::from_str_radix(id, 16).unwrap();
-        crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
-    }
-
     fn rec(vow: &str, secret: u8, wallet_sig: &str, at: u64) -> Binding {
         let sk = [secret; 32];
         let pk = conduct_core::nostr::public_key(&sk).unwrap();
@@ -373,20 +367,13 @@ mod tests {
 
     #[test]
     fn bindings_append_once_and_the_latest_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let key = ServiceKey::from_seed(&[5; 32], "example.org/log");
         let wallet = "0xabababababababababababababababababababab";
-        sworn(&store, "000000000000000a", false, wallet);
-        sworn(&store, "000000000000000b", false, wallet);
-        sworn(&store, "00000000000000cc", true, wallet);
-        let ledger = Ledger::open(&store, key.clone(), &dir.path().join("log")).unwrap();
-        let seq = Sequencer::spawn(ledger, 8).unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let submit = |b: Binding| rt.block_on(seq.submit_job(binding_job(key.clone(), b)));
+        let bench = JobBench::new(&[
+            ("000000000000000a", false, wallet),
+            ("000000000000000b", false, wallet),
+            ("00000000000000cc", true, wallet),
+        ]);
+        let submit = |b: Binding| bench.submit(binding_job(bench.key.clone(), b));
         let first = rec("000000000000000a", 1, "0x01", 10);
         submit(first.clone()).unwrap();
         // The same signatures again: a replay, whatever else changed.
@@ -414,7 +401,7 @@ mod tests {
         let e = submit(rec("000000000000000b", 30, "0x30", 86_430)).unwrap_err();
         assert!(e.to_string().contains("nostr-bind-daily-limit"), "{e}");
         submit(rec("000000000000000b", 30, "0x31", 2 * 86_400)).unwrap();
-        let reader = VowReader::open(&store).unwrap();
+        let reader = VowReader::open(&bench.store).unwrap();
         let b = reader.binding(&first.npub).unwrap().unwrap();
         assert_eq!(b.vow_id, "000000000000000b");
         assert!(reader.npubs_of("000000000000000a").unwrap().is_empty());

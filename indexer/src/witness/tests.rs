@@ -1,13 +1,7 @@
 use super::*;
-use crate::ledger::{Ledger, Sequencer};
-use crate::store::Store;
+use crate::job_bench::JobBench;
 use crate::vows::VowReader;
 use conduct_core::witness::{normalize_limits, LimitInput};
-
-fn sworn(store: &Store, id: &str, sandbox: bool, wallet: &str) {
-    let index = 1000 + u64::from_str_radix(id, 16).unwrap();
-    crate::store::vows::put_test_vow(store, id, index, sandbox, wallet);
-}
 
 const W: &str = "0xAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAbAb";
 
@@ -32,25 +26,18 @@ fn rec(vow: &str, sig: &str, bal: &str, at: u64) -> Pledge {
 
 #[test]
 fn pledges_append_once_and_the_latest_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path()).unwrap();
-    let key = ServiceKey::from_seed(&[5; 32], "example.org/log");
-    sworn(&store, "000000000000000a", false, &W.to_ascii_lowercase());
-    sworn(&store, "00000000000000cc", true, &W.to_ascii_lowercase());
-    sworn(
-        &store,
-        "000000000000000d",
-        false,
-        "0xcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
-    );
-    let ledger = Ledger::open(&store, key.clone(), &dir.path().join("log")).unwrap();
-    let seq = Sequencer::spawn(ledger, 8).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let submit = |p: Pledge| rt.block_on(seq.submit_job(pledge_job(key.clone(), p)));
-    let reader = VowReader::open(&store).unwrap();
+    let lower = W.to_ascii_lowercase();
+    let bench = JobBench::new(&[
+        ("000000000000000a", false, &lower),
+        ("00000000000000cc", true, &lower),
+        (
+            "000000000000000d",
+            false,
+            "0xcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd",
+        ),
+    ]);
+    let submit = |p: Pledge| bench.submit(pledge_job(bench.key.clone(), p));
+    let reader = VowReader::open(&bench.store).unwrap();
     assert!(reader.pledge("000000000000000a").unwrap().is_none());
     submit(rec("000000000000000a", "0x01", "1", 10)).unwrap();
     let e = submit(rec("000000000000000a", "0x01", "2", 10)).unwrap_err();
