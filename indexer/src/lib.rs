@@ -16,6 +16,7 @@ pub mod fetch;
 mod job_bench;
 pub mod keystore;
 pub mod ledger;
+pub mod metrics;
 pub mod munus;
 pub mod nostr;
 pub mod store;

@@ -166,6 +166,15 @@ impl Follower {
                 s.synced_at = Some(c.synced_at);
                 s.indexed_to = Some(c.number);
             }
+            let m = crate::metrics::metrics();
+            m.chain_configured
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            m.chain_reachable.set(i64::from(s.reachable));
+            if let Some(head) = s.head {
+                m.chain_head.set(i64::try_from(head).unwrap_or(i64::MAX));
+                let behind = head.saturating_sub(s.indexed_to.unwrap_or(0));
+                m.chain_lag.set(i64::try_from(behind).unwrap_or(i64::MAX));
+            }
             before != (s.reachable, s.caught_up)
         };
         if changed {

@@ -250,7 +250,12 @@ fn run(
                 }
             }
         };
-        match ledger.append_jobs_then(jobs, on_commit) {
+        let metrics = crate::metrics::metrics();
+        metrics.batch_size.observe(jobs.len() as f64);
+        let started = std::time::Instant::now();
+        let appended = ledger.append_jobs_then(jobs, on_commit);
+        metrics.commit_duration.observe_duration(started.elapsed());
+        match appended {
             Ok(results) => {
                 failing = false;
                 set(&|g| {
@@ -264,6 +269,7 @@ fn run(
             }
             Err(e) => {
                 failing = true;
+                metrics.commit_failures.inc();
                 record_failure(&set, &ledger, &e);
                 let msg = e.to_string();
                 for reply in replies {

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
 use conduct_indexer::clock::service_now;
+use conduct_indexer::metrics::metrics;
 
 use crate::publish::Publisher;
 use crate::vows::Files;
@@ -118,6 +119,9 @@ enum Msg {
         key: String,
         index: bool,
         done: Option<Done>,
+        /// When the change to render was committed (a report-in): the render's integration
+        /// latency is measured from it.
+        committed: Option<Instant>,
     },
     Manifest,
     /// The derived-file writer wrote a batch: the tree changed since the engine last looked.
@@ -283,14 +287,45 @@ impl LiveSite {
         key: &str,
         index: bool,
     ) -> tokio::sync::oneshot::Receiver<Result<(), NotRendered>> {
+        self.send_render(source, key, index, None)
+    }
+
+    /// [`LiveSite::start_render`] of a change committed at `committed`: the time until its
+    /// files of record are written is the integration latency of library/METRICS.md.
+    pub fn start_render_committed(
+        &self,
+        source: SourceId,
+        key: &str,
+        index: bool,
+        committed: Instant,
+    ) -> tokio::sync::oneshot::Receiver<Result<(), NotRendered>> {
+        self.send_render(source, key, index, Some(committed))
+    }
+
+    fn send_render(
+        &self,
+        source: SourceId,
+        key: &str,
+        index: bool,
+        committed: Option<Instant>,
+    ) -> tokio::sync::oneshot::Receiver<Result<(), NotRendered>> {
         let (done, rx) = tokio::sync::oneshot::channel();
+        let queue = &metrics().render_queue;
+        queue.add(1);
         // When the thread is gone, `done` is dropped with the message and `rx` says so.
-        let _ = self.tx.send(Msg::Render {
-            source,
-            key: key.to_owned(),
-            index,
-            done: Some(done),
-        });
+        if self
+            .tx
+            .send(Msg::Render {
+                source,
+                key: key.to_owned(),
+                index,
+                done: Some(done),
+                committed,
+            })
+            .is_err()
+        {
+            queue.add(-1);
+        }
         rx
     }
 
@@ -325,6 +360,9 @@ struct Retry {
     due: Option<Instant>,
     delay: Duration,
     since: u64,
+    /// When the changes waiting were committed (their integration latency counts the
+    /// retries).
+    committed: Vec<Instant>,
 }
 
 struct Engine {
@@ -354,6 +392,8 @@ struct Work {
     keys: BTreeSet<String>,
     index: bool,
     waiters: Vec<Done>,
+    /// When the changes asked for were committed (integration latency).
+    committed: Vec<Instant>,
 }
 
 /// Write the files of record (the signed JSON snapshots) of `files`; the derived rest is
@@ -463,6 +503,7 @@ impl Engine {
             batch.extend(rx.try_iter());
             let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
             let mut manifest_now = false;
+            let mut requests = 0;
             for m in batch {
                 match m {
                     Msg::Render {
@@ -470,11 +511,14 @@ impl Engine {
                         key,
                         index,
                         done,
+                        committed,
                     } => {
+                        requests += 1;
                         let w = work.entry(source).or_default();
                         w.keys.insert(key);
                         w.index |= index;
                         w.waiters.extend(done);
+                        w.committed.extend(committed);
                     }
                     Msg::Manifest => manifest_now = true,
                     // The publisher is dirty now; the check below schedules the manifest.
@@ -495,15 +539,24 @@ impl Engine {
                     let w = work.entry(*id).or_default();
                     w.keys.extend(std::mem::take(&mut r.keys));
                     w.index |= std::mem::take(&mut r.index);
+                    w.committed.append(&mut r.committed);
                     r.due = None;
                 }
             }
             for (id, w) in work {
                 self.round(id, w, now);
             }
+            metrics().render_queue.add(-requests);
             if self.backlog_round(now) {
                 manifest_now = true;
             }
+            metrics()
+                .render_restart_backlog
+                .set(i64::try_from(self.left.load(Ordering::Relaxed)).unwrap_or(i64::MAX));
+            metrics().render_retry.set(
+                i64::try_from(self.retry.values().map(|r| r.keys.len()).sum::<usize>())
+                    .unwrap_or(i64::MAX),
+            );
             self.publish_behind();
             if lock(&self.publisher).dirty() && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
@@ -551,11 +604,19 @@ impl Engine {
         };
         let publisher = &self.publisher;
         let known = |path: &str| lock(publisher).sha256_of(path);
+        let started = Instant::now();
         let result = source
             .render(&w.keys, w.index, now, &known)
             .map_err(|e| format!("{}: {e}", source.name()))
             .and_then(|files| write_records(publisher, files))
             .map(|derived| write_new_derived(publisher, derived));
+        let m = metrics();
+        m.render_round.observe_duration(started.elapsed());
+        if result.is_ok() {
+            for at in &w.committed {
+                m.integration.observe_duration(at.elapsed());
+            }
+        }
         for d in w.waiters {
             let _ = d.send(
                 result
@@ -573,7 +634,14 @@ impl Engine {
                     }
                 }
             }
-            Err(e) => self.fail(id, w.keys, w.index, e, now),
+            Err(e) => {
+                self.retry
+                    .entry(id)
+                    .or_default()
+                    .committed
+                    .extend(w.committed);
+                self.fail(id, w.keys, w.index, e, now)
+            }
         }
     }
 
@@ -624,6 +692,7 @@ impl Engine {
     /// Schedule a retry of `keys` of source `id` after a failed render or write.
     fn fail(&mut self, id: SourceId, keys: BTreeSet<String>, index: bool, e: String, now: u64) {
         tracing::error!(error = %e, "rendering failed; retried with backoff");
+        metrics().render_failures.inc();
         if let Some(source) = self.sources.get_mut(id.0) {
             source.forget(&keys);
         }
