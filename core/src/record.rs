@@ -25,7 +25,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::canonical::{jcs_map, CanonicalError};
-use crate::nostr::record::BindingError;
 use crate::owner::{Kind, RecordRule, RecoverError};
 use crate::scope::scope_value;
 use crate::signing::{ServiceKey, KEY_ID_FIELD, SIGNATURE_FIELD};
@@ -106,9 +105,10 @@ pub enum RecordError {
         /// Its `log_index`.
         log_index: u64,
     },
-    /// An npub binding's own check failed ([`crate::nostr::record::Binding::check_nostr`]).
-    #[error(transparent)]
-    Binding(#[from] BindingError),
+    /// The kind's own check failed (an npub binding's BIP-340 signature, say): its error's
+    /// text, as the kind's module converts it (record.rs names no kind).
+    #[error("{0}")]
+    OwnCheck(String),
     /// The owner's signature (member `signature`) recovers no address.
     #[error("{signature}: {why}")]
     BadSignature {

@@ -47,6 +47,12 @@ pub enum BindingError {
     NostrSignature(NostrError),
 }
 
+impl From<BindingError> for RecordError {
+    fn from(e: BindingError) -> RecordError {
+        RecordError::OwnCheck(e.to_string())
+    }
+}
+
 /// A binding of an npub to a signed vow.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Binding {
