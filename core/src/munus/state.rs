@@ -65,7 +65,7 @@ pub enum Status {
 }
 
 impl Status {
-    /// Spec 2.6 `status`: `open` (a claimed quest is still `open`, counted under `claimed`)
+    /// The listed `status` (library/MUNUS.md): `open` (a claimed quest is still `open`, counted under `claimed`)
     /// or `done`.
     pub fn as_str(&self) -> &'static str {
         match self {
