@@ -65,8 +65,8 @@ pub enum Status {
 }
 
 impl Status {
-    /// The listed `status` (library/MUNUS.md): `open` (a claimed quest is still `open`, counted under `claimed`)
-    /// or `done`.
+    /// The listed `status` (library/MUNUS.md): `open` (a claimed quest is still `open`,
+    /// counted under `claimed`) or `done`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Status::Open | Status::Claimed(_) => "open",
