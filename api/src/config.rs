@@ -39,6 +39,9 @@ pub const DEFAULT_MAX_CONNECTIONS_PER_IP: usize = 64;
 pub struct FileConfig {
     /// `listen`: socket address to bind.
     pub listen: Option<String>,
+    /// `metrics_listen`: where `GET /metrics` is served (library/METRICS.md): an address,
+    /// or `off`; default: loopback, the public port plus [`METRICS_PORT_OFFSET`].
+    pub metrics_listen: Option<String>,
     /// `data`: state directory (SQLite, keys/).
     pub data: Option<PathBuf>,
     /// `site`: rendered static tree.
@@ -191,6 +194,8 @@ impl FileConfig {
 pub struct Config {
     /// Bind address.
     pub listen: SocketAddr,
+    /// Where `GET /metrics` is served; `None` when off.
+    pub metrics_listen: Option<SocketAddr>,
     /// State directory.
     pub data: PathBuf,
     /// Static tree directory.
@@ -258,6 +263,8 @@ pub const DEFAULT_LOOKUP_CAP: u32 = 1000;
 pub struct Overrides {
     /// `--listen` / `CONDUCT_LISTEN`.
     pub listen: Option<String>,
+    /// `--metrics-listen` / `CONDUCT_METRICS_LISTEN`.
+    pub metrics_listen: Option<String>,
     /// `--data` / `CONDUCT_DATA`.
     pub data: Option<PathBuf>,
     /// `--site` / `CONDUCT_SITE`.
@@ -284,6 +291,7 @@ impl Config {
         let listen: SocketAddr = listen_s
             .parse()
             .map_err(|e| format!("listen {listen_s:?}: {e}"))?;
+        let metrics_listen = metrics_address(o.metrics_listen.or(file.metrics_listen), listen)?;
         let explicit = o.public_url.or(file.public_url);
         let public_url_explicit = explicit.is_some();
         let public_url = explicit.unwrap_or_else(|| default_public_url(listen));
@@ -320,6 +328,7 @@ impl Config {
             });
         Ok(Config {
             listen,
+            metrics_listen,
             data: o.data.or(file.data).unwrap_or_else(|| DEFAULT_DATA.into()),
             site: o.site.or(file.site).unwrap_or_else(|| DEFAULT_SITE.into()),
             public_url,
@@ -441,6 +450,35 @@ fn open_file_limit() -> Option<usize> {
 #[cfg(not(unix))]
 fn open_file_limit() -> Option<usize> {
     None
+}
+
+/// What the default metrics port adds to the public one: 8402 gives 9402, in the range
+/// Prometheus exporters use (9100 to 9999), and two instances on one machine get two
+/// ports. A public port of 0 (any) gives 0 too, as does one above 64535.
+pub const METRICS_PORT_OFFSET: u16 = 1000;
+
+/// The metrics address: `configured` (an address, or `off`), else loopback at the public
+/// port plus [`METRICS_PORT_OFFSET`] (library/METRICS.md).
+fn metrics_address(
+    configured: Option<String>,
+    listen: SocketAddr,
+) -> Result<Option<SocketAddr>, String> {
+    match configured.as_deref().map(str::trim) {
+        Some("off") => Ok(None),
+        Some(a) => a.parse().map(Some).map_err(|e| {
+            format!("metrics_listen {a:?}: {e} (an address such as 127.0.0.1:9402, or off)")
+        }),
+        None => {
+            let port = match listen.port() {
+                0 => 0,
+                p => p.checked_add(METRICS_PORT_OFFSET).unwrap_or(0),
+            };
+            Ok(Some(SocketAddr::from((
+                std::net::Ipv4Addr::LOCALHOST,
+                port,
+            ))))
+        }
+    }
 }
 
 /// The public URL implied by a bound address.

@@ -905,6 +905,24 @@ pub fn find(method: &str, path: &str) -> Option<&'static Dynamic> {
     })
 }
 
+/// The pattern of the row answering `method` and `path` (`HEAD` as `GET`), the label of the
+/// request's metrics (library/METRICS.md): never the raw path; `other` when no row's pattern
+/// takes it (a file of the tree the table does not name, or nothing).
+pub fn pattern(method: &str, path: &str) -> &'static str {
+    let method = if method == "HEAD" { "GET" } else { method };
+    ROUTES
+        .iter()
+        .find(|r| {
+            r.info.method == method
+                && matches(r.info.path, path)
+                && match &r.handler {
+                    Handler::Dynamic(d) => !(d.except)(path),
+                    Handler::Static => true,
+                }
+        })
+        .map_or("other", |r| r.info.path)
+}
+
 /// Methods the dynamic routes accept at `path` (for 405 `Allow`).
 pub fn dynamic_methods(path: &str) -> Vec<&'static str> {
     ROUTES

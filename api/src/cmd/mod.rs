@@ -46,6 +46,9 @@ enum Cmd {
         /// Address to listen on.
         #[arg(long, env = "CONDUCT_LISTEN")]
         listen: Option<String>,
+        /// Address of `GET /metrics` (default: loopback, the listen port plus 1000), or off.
+        #[arg(long, env = "CONDUCT_METRICS_LISTEN")]
+        metrics_listen: Option<String>,
         /// Directory of the rendered static tree.
         #[arg(long, env = "CONDUCT_SITE")]
         site: Option<PathBuf>,
@@ -193,6 +196,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Cmd::Serve {
             common,
             listen,
+            metrics_listen,
             site,
             demo_daily_cap,
             trust_forwarded_for,
@@ -201,6 +205,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 &common,
                 Overrides {
                     listen,
+                    metrics_listen,
                     site,
                     demo_daily_cap,
                     trust_forwarded_for,

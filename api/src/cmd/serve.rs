@@ -226,6 +226,11 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         source,
     })?;
     cfg.bound_to(local);
+    // The operators' metrics, on their own listener (never the public port).
+    let metrics = match cfg.metrics_listen {
+        Some(addr) => Some(crate::http::metrics::bind(addr).await?),
+        None => None,
+    };
     let key = load_key(&cfg)?;
     let rails = Rails::from_config(&cfg.rails, PRICE_USD).await?;
     // The same rails at the posted labor price (the familiar's 402 challenge).
@@ -326,6 +331,10 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             "the service clock is shifted by {} (tests only): records, windows and lapses are dated on it",
             conduct_indexer::clock::OFFSET_VAR
         );
+    }
+    if let Some((listener, addr)) = metrics {
+        println!("conduct metrics on http://{addr}/metrics");
+        tokio::spawn(crate::http::metrics::serve(listener));
     }
     if let Some(b) = banner {
         println!("{}", b(&cfg.public_url));

@@ -53,6 +53,7 @@ impl Call {
         Charge {
             pay,
             url: format!("{}{}", self.app.cfg.public_url, self.path),
+            pattern: crate::routes::pattern(self.method.as_str(), &self.path),
             headers: &self.headers,
         }
     }

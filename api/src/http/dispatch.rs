@@ -4,6 +4,7 @@
 //! call counted when it was served. A path no dynamic route answers is a file of the rendered
 //! tree ([`crate::http::static_site`]), or a problem. The dispatcher names no handler.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -22,6 +23,7 @@ use crate::http::static_site::{self, Found, Variant};
 use crate::routes::{self, Answer, Dynamic};
 use crate::sources::service_now;
 use crate::state::App;
+use conduct_indexer::metrics::metrics;
 
 /// Answer one request. Never panics on input; every refusal is problem+json.
 pub async fn dispatch<S, B>(app: Arc<App>, req: Request<S>) -> WarpResponse
@@ -36,6 +38,7 @@ where
         Ok(r) => r,
         Err(p) => p.into_response(&path),
     };
+    record(&method, &path, resp.status(), started);
     // One line per request at debug level: method, path (never the query, a body or a
     // payment header), status and time.
     tracing::debug!(
@@ -46,6 +49,30 @@ where
         "request"
     );
     finish(resp)
+}
+
+/// Count the request and its time under its route's pattern (library/METRICS.md).
+fn record(method: &Method, path: &str, status: StatusCode, started: Instant) {
+    let pattern = Cow::Borrowed(routes::pattern(method.as_str(), path));
+    let method = Cow::Borrowed(metric_method(method));
+    let m = metrics();
+    m.http_duration
+        .with([pattern.clone(), method.clone()])
+        .observe_duration(started.elapsed());
+    m.http_requests
+        .with([pattern, method, Cow::Owned(status.as_str().to_owned())])
+        .inc();
+}
+
+/// A method as a metric's label: one of the methods the service answers, else `other`.
+fn metric_method(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
 }
 
 /// [`dispatch`] as a plain function, for the MCP tools' requests ([`Call::tools`]).
@@ -125,7 +152,14 @@ where
     let ticket = match &row.cap {
         Some(cap) => {
             let ip = client_ip(&app.cfg, &headers, remote);
-            Some(caps::take(&app.caps, cap, ip, service_now())?)
+            let taken = caps::take(&app.caps, cap, ip, service_now());
+            if taken.is_err() {
+                metrics()
+                    .cap_refusals
+                    .with([Cow::Borrowed(routes::pattern(method.as_str(), &path))])
+                    .inc();
+            }
+            Some(taken?)
         }
         None => None,
     };

@@ -1,6 +1,7 @@
 //! The HTTP room: the accept loop ([`conn`]), dispatch over the route table ([`dispatch`]),
 //! request bodies ([`body`]), replies and problems ([`reply`]), the free daily caps and the
-//! client address they count ([`caps`]), and the rendered tree ([`static_site`]). It names no
+//! client address they count ([`caps`]), the rendered tree ([`static_site`]), and the
+//! operators' `GET /metrics` on a listener of its own ([`metrics`]). It names no
 //! handler: a route's handler is a row of [`crate::routes`].
 
 pub mod body;
@@ -8,6 +9,7 @@ pub mod call;
 pub mod caps;
 pub mod conn;
 pub mod dispatch;
+pub mod metrics;
 pub mod reply;
 pub mod request;
 pub mod server;

@@ -6,6 +6,7 @@
 //! A route supplies only what differs: its request fingerprint, how to rebuild a replay from
 //! its record, a check of the authorized payment, and its handler.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use warp::reply::Response as WarpResponse;
 use super::{authorize, settle, with_receipt, Authorized, Rails, Refusal, Resource};
 use crate::http::reply::{json_response, Problem};
 use conduct_core::trace::FieldError;
+use conduct_indexer::metrics::metrics;
 
 /// What the gate needs of the running service.
 #[derive(Clone, Copy)]
@@ -73,6 +75,8 @@ pub struct Charge<'a> {
     pub pay: &'static Pay,
     /// Absolute URL of the paid resource.
     pub url: String,
+    /// The route's pattern in the route table (the label of its payment metrics).
+    pub pattern: &'static str,
     /// The request's headers.
     pub headers: &'a HeaderMap,
 }
@@ -248,6 +252,32 @@ async fn record(
     false
 }
 
+/// Count a payment's outcome (library/METRICS.md, `conduct_payments_total`): by the paid
+/// route's pattern, its rail (`none` before one matched) and what happened.
+fn outcome(charge: &Charge<'_>, rails: &Rails, auth: Option<&Authorized>, what: &'static str) {
+    let rail = auth
+        .and_then(|a| rails.rails.get(a.rail))
+        .map_or(Cow::Borrowed("none"), |r| Cow::Owned(r.name.clone()));
+    metrics()
+        .payments
+        .with([Cow::Borrowed(charge.pattern), rail, Cow::Borrowed(what)])
+        .inc();
+}
+
+/// Settle an authorized payment, counting the outcome.
+async fn settled(
+    rails: &Rails,
+    store: &Arc<Store>,
+    auth: &Authorized,
+    charge: &Charge<'_>,
+    now: u64,
+) -> Result<super::wire::SettleResponse, Refusal> {
+    let r = settle(rails, store, auth, charge.resource(), now).await;
+    let what = if r.is_ok() { "settled" } else { "refused" };
+    outcome(charge, rails, Some(auth), what);
+    r
+}
+
 /// Run one paid call through the whole sequence, on the rails of `parts` under the route's
 /// terms (`charge`):
 ///
@@ -289,10 +319,22 @@ where
         return Err(key_reused());
     }
     let t_verify = Instant::now();
+    let offered = super::payment_header(headers).is_some();
     let auth = match authorize(rails, store, headers, charge.resource(), now).await {
-        Ok(a) => a,
-        Err(Refusal::Challenge(r)) => return Ok(r),
-        Err(Refusal::Problem(p)) => return Err(p),
+        Ok(a) => {
+            outcome(charge, rails, Some(&a), "verified");
+            a
+        }
+        Err(refusal) => {
+            // A request without a payment is asked for one; only an offered one is refused.
+            if offered {
+                outcome(charge, rails, None, "refused");
+            }
+            return match refusal {
+                Refusal::Challenge(r) => Ok(r),
+                Refusal::Problem(p) => Err(p),
+            };
+        }
     };
     let verify_ms = ms(t_verify);
     // The same key within 24 hours returns what was served and charges nothing more.
@@ -322,7 +364,7 @@ where
     let (served, receipt) = match charge.pay.settle {
         SettleWhen::BeforeHandler => {
             let t = Instant::now();
-            let receipt = match settle(rails, store, &auth, charge.resource(), now).await {
+            let receipt = match settled(rails, store, &auth, charge, now).await {
                 Ok(r) => r,
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),
@@ -361,7 +403,7 @@ where
                     return Err(p);
                 }
             };
-            let settled = match settle(rails, store, &auth, charge.resource(), now).await {
+            let settled = match settled(rails, store, &auth, charge, now).await {
                 Ok(r) => (served, r),
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),
