@@ -640,7 +640,7 @@ pub const ROUTES: &[Route] = &[
         "One published document as markdown (HTML at /library/{NAME}).")
         .with(Contract::file(&[MARKDOWN], None).params(&[DOC_NAME])),
     route("GET", "/manifest.json",
-        "Signed manifest of every file of the tree, for mirrors.")
+        "The signed root of the manifest, for mirrors: with its bins (/manifest/<prefix>.json, a trie by SHA-256 key) it lists every file of the tree.")
         .with(JSON_FILE),
     route("GET", "/log/checkpoint",
         "The log's latest checkpoint: a C2SP signed note (origin, size, RFC 6962 root).")
