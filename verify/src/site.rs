@@ -357,7 +357,7 @@ pub fn verify_tree<F: Files + ?Sized>(
     // 2. Every bin, depth first, and every file a leaf lists, by length and hash. The signature
     // of each listed JSON file (step 4) is checked from the same read; its failure is reported
     // after step 3.
-    let mut progress = Progress::start("files", "files", Some(total));
+    let mut progress = Progress::start("hashing", "files", Some(total));
     let mut stack = children;
     stack.reverse();
     let (mut listed, mut bins, mut signed) = (0u64, 1u64, 1usize);
