@@ -340,3 +340,41 @@ fn a_fresh_render_over_an_old_tree_leaves_no_stale_bin() {
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 100);
     verify(dir.path(), &key);
 }
+
+#[test]
+fn a_restart_over_a_v1_manifest_takes_its_listing_once_and_writes_the_trie() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let files = vow_files(50, "a");
+    let mut listed = serde_json::Map::new();
+    for (path, bytes) in &files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        listed.insert(
+            path.clone(),
+            json!({"len": bytes.len(), "sha256": hex::encode(Sha256::digest(bytes))}),
+        );
+    }
+    // One listed file changed length on disk since: not taken.
+    std::fs::write(dir.path().join(&files[7].0), b"longer than it was").unwrap();
+    let v1 = json!({"type": "conduct.manifest/v1", "version": AS_OF,
+        "as_of": conduct_core::time::rfc3339(AS_OF),
+        "expires": conduct_core::time::rfc3339(AS_OF + 3600), "files": listed,
+        "scope": conduct_core::scope::scope_value()});
+    std::fs::write(
+        dir.path().join("manifest.json"),
+        signed_bytes(&key, v1).unwrap(),
+    )
+    .unwrap();
+    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    assert_eq!(p.seed_from_manifest(&key), 499);
+    p.put(&files[7].0, &files[7].1).unwrap();
+    p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
+    assert_eq!(walk(dir.path(), &key).unwrap().len(), 500);
+    verify(dir.path(), &key);
+    // Another key's v1 manifest is not taken.
+    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
+    assert_eq!(p.seed_from_manifest(&other), 0);
+}
