@@ -495,6 +495,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn metrics_listen_defaults_to_loopback_beside_the_public_port() {
+        let listen: SocketAddr = "0.0.0.0:8402".parse().unwrap();
+        assert_eq!(
+            metrics_address(None, listen).unwrap(),
+            Some("127.0.0.1:9402".parse().unwrap())
+        );
+        let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        assert_eq!(
+            metrics_address(None, any).unwrap(),
+            Some("127.0.0.1:0".parse().unwrap())
+        );
+        let high: SocketAddr = "127.0.0.1:65000".parse().unwrap();
+        assert_eq!(metrics_address(None, high).unwrap().unwrap().port(), 0);
+        assert_eq!(metrics_address(Some("off".into()), listen).unwrap(), None);
+        assert_eq!(
+            metrics_address(Some("10.0.0.5:9100".into()), listen).unwrap(),
+            Some("10.0.0.5:9100".parse().unwrap())
+        );
+        let bad = metrics_address(Some("loopback".into()), listen).unwrap_err();
+        assert!(bad.contains("metrics_listen"), "{bad}");
+    }
+
+    #[test]
     fn defaults_and_origin() {
         let c = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
         assert_eq!(c.listen.to_string(), DEFAULT_LISTEN);

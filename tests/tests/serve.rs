@@ -505,3 +505,165 @@ fn a_body_refused_unread_closes_the_connection_and_says_so() {
     // The service keeps serving.
     assert_eq!(client().get(s.at("/health")).send().unwrap().status(), 200);
 }
+
+/// The metrics address `conduct serve` printed (`conduct metrics on http://.../metrics`).
+fn metrics_url(s: &Server) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = s.output.lock().unwrap().clone();
+        if let Some(rest) = out.split("conduct metrics on ").nth(1) {
+            return rest.split_whitespace().next().unwrap().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no metrics line: {out}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `GET /metrics` on the metrics address parsed by the reference parser
+/// (`tests/py/metrics_parse.py`): each sample as `(name, labels, value)`.
+fn scrape(url: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
+    use std::io::Write;
+    let r = client().get(url).send().expect("GET /metrics");
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let text = r.text().unwrap();
+    let mut py = std::process::Command::new(conduct_tests::python())
+        .arg(conduct_tests::py_dir().join("metrics_parse.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    py.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = py.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the exposition does not parse: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["name"].as_str().unwrap().to_owned(),
+                v["labels"].as_object().unwrap().clone(),
+                v["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The value of the sample `name` whose labels include `labels` (0 when absent).
+fn sample(
+    samples: &[(String, serde_json::Map<String, Value>, f64)],
+    name: &str,
+    labels: &[(&str, &str)],
+) -> f64 {
+    samples
+        .iter()
+        .filter(|(n, l, _)| {
+            n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.get(*k).and_then(Value::as_str) == Some(*v))
+        })
+        .map(|(_, _, v)| *v)
+        .sum()
+}
+
+#[test]
+fn metrics_are_served_on_their_own_loopback_listener_and_move() {
+    let s = Server::start(&[]);
+    let url = metrics_url(&s);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let c = client();
+    // Never on the public port.
+    let r = c.get(s.at("/metrics")).send().unwrap();
+    assert_eq!(r.status(), 404);
+    let before = scrape(&url);
+    assert_eq!(
+        sample(
+            &before,
+            "conduct_http_requests_total",
+            &[("route", "/demo/profile")]
+        ),
+        0.0
+    );
+    let r = c
+        .post(s.at("/demo/profile"))
+        .json(&trace(40))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let vow: Value = c
+        .post(s.at("/vow"))
+        .json(&json!({"text": "answer billing questions", "agent": "metrics-agent", "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let mut t = trace(12);
+    t["vow_id"] = vow["vow_id"].clone();
+    let r = c
+        .post(s.at("/vow/report/demo"))
+        .header("prefer", "wait=30")
+        .json(&t)
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let raw = format!("/vow/{}/chain", vow["vow_id"].as_str().unwrap());
+    assert_eq!(c.get(s.at(&raw)).send().unwrap().status(), 200);
+    let after = scrape(&url);
+    let requests = |route: &str, method: &str, code: &str| {
+        sample(
+            &after,
+            "conduct_http_requests_total",
+            &[("route", route), ("method", method), ("code", code)],
+        )
+    };
+    assert_eq!(requests("/demo/profile", "POST", "200"), 1.0);
+    assert_eq!(requests("/vow", "POST", "201"), 1.0);
+    assert_eq!(requests("/vow/report/demo", "POST", "201"), 1.0);
+    assert_eq!(requests("/vow/{id}/chain", "GET", "200"), 1.0);
+    assert_eq!(
+        requests("/metrics", "GET", "404"),
+        0.0,
+        "the public 404 is not a route"
+    );
+    assert_eq!(requests("other", "GET", "404"), 1.0);
+    // The raw path is never a label.
+    assert!(after
+        .iter()
+        .all(|(_, l, _)| l.values().all(|v| v != raw.as_str())));
+    assert_eq!(
+        sample(
+            &after,
+            "conduct_http_request_duration_seconds_count",
+            &[("route", "/vow/report/demo"), ("method", "POST")]
+        ),
+        1.0
+    );
+    // The vow and the report-in, committed by the sequencer.
+    assert!(sample(&after, "conduct_sequencer_batch_size_sum", &[]) >= 2.0);
+    assert!(
+        sample(
+            &after,
+            "conduct_sequencer_commit_duration_seconds_count",
+            &[]
+        ) >= 1.0
+    );
+    assert!(sample(&after, "conduct_render_round_duration_seconds_count", &[]) >= 1.0);
+    assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
+    // No chain configured: no chain metrics.
+    assert!(after
+        .iter()
+        .all(|(n, _, _)| !n.starts_with("conduct_chain_")));
+}
