@@ -8,12 +8,12 @@ use warp::http::{header, HeaderValue, Response, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 /// Headers a browser client may read (x402 challenge and receipts, where a created record
-/// is, whether its pages are rendered).
+/// is, whether its pages are rendered, whether its wait for them was applied).
 pub const EXPOSED_HEADERS: &str =
-    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow, Server-Timing, Idempotent-Replayed, Location, Conduct-Render";
-/// Headers a browser client may send.
+    "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, Retry-After, Allow, Server-Timing, Idempotent-Replayed, Location, Conduct-Render, Preference-Applied";
+/// Headers a browser client may send (`Prefer: wait=` asks a report-in to wait for its pages).
 pub const ALLOWED_HEADERS: &str =
-    "Content-Type, Accept, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key";
+    "Content-Type, Accept, PAYMENT-SIGNATURE, X-PAYMENT, Idempotency-Key, Prefer";
 
 /// An RFC 9457 problem.
 #[derive(Debug, Clone)]
