@@ -91,7 +91,8 @@ def create_state(h, base):
         for i in range(REPORT_INS):
             r = h.post(base + "/vow/report/demo",
                        json={"vow_id": vows["marked"], "context_key": "monitored", "turns": report_turns(i),
-                             "note": f"{NOTE} #{i}"})
+                             "note": f"{NOTE} #{i}"},
+                       headers={"Prefer": "wait=30"})
             codes.append(r.status_code)
         check(f"{REPORT_INS} free report-ins: all 201", all(c == 201 for c in codes), codes)
     return vows

@@ -188,7 +188,8 @@ def send(kind, sig):
     if kind == "take_vow":
         r = h.post(BASE + "/vow", json={**second, "cadence_hours": 24, "wallet": wallet.address, "signature": sig})
     elif kind == "report_in":
-        r = h.post(BASE + "/vow/report/demo", json={"vow_id": vid, **trace, "signature": sig})
+        r = h.post(BASE + "/vow/report/demo", json={"vow_id": vid, **trace, "signature": sig},
+                   headers={"Prefer": "wait=30"})
     elif kind == "claim_quest":
         r = h.post(BASE + f"/munus/{quest}/claim", json={"vow_id": vid, "signature": sig})
     elif kind == "submit_delivery":

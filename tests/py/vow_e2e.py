@@ -22,6 +22,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from eth_account import Account
 from eth_account.messages import encode_defunct
 
+# A report-in answers at its commit; a test that reads the vow's pages next waits for them
+# (RFC 7240 Prefer: wait, VOWS.md "Durability and verification").
+WAIT = {"Prefer": "wait=30"}
+
 results = []
 LOG = []  # everything the service printed (searched for M and D too)
 LONG = 70  # entries on one vow, to span more than two chain pages
@@ -441,7 +445,7 @@ def run(a, base, data, site):
         body = dict(t, vow_id=vow_id, **kw)
         if sign and vow_id in signers and "signature" not in kw:
             body["signature"] = sign_report(vow_id, t, kw.get("note"), kw.get("donate_trace", False))
-        return h.post(base + "/vow/report/demo", json=body)
+        return h.post(base + "/vow/report/demo", json=body, headers=WAIT)
     bad_reports = [
         ("an unknown vow", rep(trace(10), vow_id="0123456789abcdef"), 404, "/vow_id"),
         ("a note of 1001 characters", rep(trace(10), note="n" * 1001), 422, "/note"),

@@ -278,7 +278,7 @@ facilitator_url = "{fac_url}"
         report = dict(trace(30), vow_id=vow.get("vow_id"), note="paid report-in")
         before = (bal("payer"), bal("pay_to"))
         async with x402HttpxClient(client, timeout=60) as http:
-            rep = await http.post(base + "/vow/report", json=report)
+            rep = await http.post(base + "/vow/report", json=report, headers={"Prefer": "wait=30"})
         rrec = json.loads(base64.b64decode(rep.headers.get("payment-response", "e30=")))
         entry = rep.json() if rep.status_code == 201 else {}
         after = (bal("payer"), bal("pay_to"))
@@ -287,7 +287,7 @@ facilitator_url = "{fac_url}"
               and rrec.get("success") is True and before[0] - after[0] == PRICE,
               f"{rep.status_code} {rep.text[:300]} {rrec}")
         async with x402HttpxClient(client, timeout=60) as http:
-            rep2 = await http.post(base + "/vow/report", json=report)
+            rep2 = await http.post(base + "/vow/report", json=report, headers={"Prefer": "wait=30"})
         check("the same paid report-in again: the same entry, nothing charged, no second entry",
               rep2.status_code == 200 and rep2.content == rep.content
               and rep2.headers.get("idempotent-replayed") == "true" and (bal("payer"), bal("pay_to")) == after

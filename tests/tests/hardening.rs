@@ -89,7 +89,11 @@ fn report(
 ) -> reqwest::blocking::Response {
     let mut t = trace(n);
     t["vow_id"] = json!(vow);
-    c.post(s.at("/vow/report/demo")).json(&t).send().unwrap()
+    c.post(s.at("/vow/report/demo"))
+        .header("prefer", "wait=30")
+        .json(&t)
+        .send()
+        .unwrap()
 }
 
 fn health(c: &reqwest::blocking::Client, s: &Server) -> (u16, Value) {
@@ -355,6 +359,7 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     donated["donate_trace"] = json!(true);
     assert_eq!(
         c.post(s.at("/vow/report/demo"))
+            .header("prefer", "wait=30")
             .json(&donated)
             .send()
             .unwrap()
@@ -415,6 +420,7 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     bad_note["note"] = json!("fine\u{FFFF}");
     let r = c
         .post(s.at("/vow/report/demo"))
+        .header("prefer", "wait=30")
         .json(&bad_note)
         .send()
         .unwrap();
@@ -426,6 +432,7 @@ fn small_ones_modes_symbols_content_types_and_xml() {
     }
     assert_eq!(
         c.post(s.at("/vow/report/demo"))
+            .header("prefer", "wait=30")
             .json(&odd_y)
             .send()
             .unwrap()

@@ -347,6 +347,7 @@ fn take_vow(c: &reqwest::blocking::Client, base: &str) -> String {
 fn report(c: &reqwest::blocking::Client, base: &str, vow: &str, n: usize) -> u16 {
     let t = trace(n);
     c.post(format!("{base}/vow/report/demo"))
+        .header("prefer", "wait=30")
         .json(&json!({"vow_id": vow, "context_key": "monitored", "turns": t["turns"]}))
         .send()
         .unwrap()
@@ -508,8 +509,18 @@ fn nginx_serves_the_tree_like_the_api_and_proxies_the_dynamic_routes() {
     }
     // A paid route answers the same way through nginx, payment headers untouched.
     let body = json!({"vow_id": vow, "context_key": "monitored", "turns": trace(40)["turns"]});
-    let a = c.post(s.at("/vow/report")).json(&body).send().unwrap();
-    let n = c.post(ngx.url("/vow/report")).json(&body).send().unwrap();
+    let a = c
+        .post(s.at("/vow/report"))
+        .header("prefer", "wait=30")
+        .json(&body)
+        .send()
+        .unwrap();
+    let n = c
+        .post(ngx.url("/vow/report"))
+        .header("prefer", "wait=30")
+        .json(&body)
+        .send()
+        .unwrap();
     assert_eq!(a.status(), n.status());
     for h in ["payment-required", "x-payment-response", "payment-response"] {
         assert_eq!(a.headers().get(h), n.headers().get(h), "{h}");
@@ -517,12 +528,14 @@ fn nginx_serves_the_tree_like_the_api_and_proxies_the_dynamic_routes() {
     // x402 request headers reach the api: a garbage payment is refused the same way.
     let a = c
         .post(s.at("/vow/report"))
+        .header("prefer", "wait=30")
         .header("PAYMENT-SIGNATURE", "bm90IGEgcGF5bWVudA==")
         .json(&body)
         .send()
         .unwrap();
     let n = c
         .post(ngx.url("/vow/report"))
+        .header("prefer", "wait=30")
         .header("PAYMENT-SIGNATURE", "bm90IGEgcGF5bWVudA==")
         .json(&body)
         .send()

@@ -77,6 +77,7 @@ fn two_renders_of_the_same_state_are_byte_identical() {
         body["note"] = json!(format!("report {i}"));
         let r = c
             .post(server.at("/vow/report/demo"))
+            .header("prefer", "wait=30")
             .json(&body)
             .send()
             .unwrap();

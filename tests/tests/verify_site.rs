@@ -54,9 +54,8 @@ fn wait_for_manifest(s: &Server, paths: &[String]) {
         // Each path's entry, found through the manifest's bins.
         let settled = paths.iter().all(|p| {
             std::fs::read(s.site.join(p)).is_ok_and(|b| {
-                s.manifest_entry(p).is_some_and(|e| {
-                    e["sha256"].as_str() == Some(&hex::encode(Sha256::digest(&b)))
-                })
+                s.manifest_entry(p)
+                    .is_some_and(|e| e["sha256"].as_str() == Some(&hex::encode(Sha256::digest(&b))))
             })
         });
         if settled {
@@ -131,6 +130,7 @@ fn a_mirror_verifies_and_every_change_is_caught() {
         body["vow_id"] = json!(vows[0]);
         let r = c
             .post(s.at("/vow/report/demo"))
+            .header("prefer", "wait=30")
             .json(&body)
             .send()
             .expect("POST /vow/report/demo");
@@ -288,7 +288,12 @@ fn a_live_tree_verifies_with_settle_right_after_writes() {
         for i in 0..10 {
             let mut body = trace(6 + (round * 10 + i) % 5);
             body["vow_id"] = json!(id);
-            let r = c.post(s.at("/vow/report/demo")).json(&body).send().unwrap();
+            let r = c
+                .post(s.at("/vow/report/demo"))
+                .header("prefer", "wait=30")
+                .json(&body)
+                .send()
+                .unwrap();
             assert_eq!(r.status().as_u16(), 201, "{}", r.text().unwrap_or_default());
         }
         let out = Command::new(conduct_bin())
