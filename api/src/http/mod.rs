@@ -10,6 +10,7 @@ pub mod caps;
 pub mod conn;
 pub mod dispatch;
 pub mod metrics;
+pub mod prefer;
 pub mod reply;
 pub mod request;
 pub mod server;
