@@ -581,7 +581,7 @@ fn sample(
 
 #[test]
 fn metrics_are_served_on_their_own_loopback_listener_and_move() {
-    let s = Server::start(&[]);
+    let s = Server::start(&["--demo-daily-cap", "1"]);
     let url = metrics_url(&s);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let c = client();
@@ -603,6 +603,20 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
         .send()
         .unwrap();
     assert_eq!(r.status(), 200);
+    let r = c
+        .post(s.at("/demo/profile"))
+        .json(&trace(40))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 429);
+    // An offered payment that is not one: refused, on no rail.
+    let r = c
+        .post(s.at("/profile"))
+        .header("payment-signature", "not-a-payment")
+        .json(&trace(40))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 402);
     let vow: Value = c
         .post(s.at("/vow"))
         .json(&json!({"text": "answer billing questions", "agent": "metrics-agent", "cadence_hours": 24}))
@@ -630,6 +644,27 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
         )
     };
     assert_eq!(requests("/demo/profile", "POST", "200"), 1.0);
+    assert_eq!(requests("/demo/profile", "POST", "429"), 1.0);
+    assert_eq!(
+        sample(
+            &after,
+            "conduct_free_cap_refusals_total",
+            &[("route", "/demo/profile")]
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            &after,
+            "conduct_payments_total",
+            &[
+                ("route", "/profile"),
+                ("rail", "none"),
+                ("outcome", "refused")
+            ]
+        ),
+        1.0
+    );
     assert_eq!(requests("/vow", "POST", "201"), 1.0);
     assert_eq!(requests("/vow/report/demo", "POST", "201"), 1.0);
     assert_eq!(requests("/vow/{id}/chain", "GET", "200"), 1.0);
