@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use conduct_core::trace::FieldError;
 use conduct_renderer::discovery::{card_files, card_stem, normalize_key};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -22,15 +21,13 @@ use crate::state::App;
 const CARD_VARIANTS: [Variant; 3] = [Variant::Json, Variant::Text, Variant::Html];
 
 fn missing_key() -> Problem {
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::BAD_REQUEST,
         "bad-request",
         "The lookup key is missing",
         "GET /card needs ?key=<agent name, npub, vow id or wallet> (or the key in the path, /card/<key>)",
-    );
-    p.errors
-        .push(FieldError::at("?key", "missing or empty query parameter"));
-    p
+    )
+    .at("?key", "missing or empty query parameter")
 }
 
 fn not_acceptable() -> Problem {

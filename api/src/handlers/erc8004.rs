@@ -151,7 +151,7 @@ async fn vow_exists(app: &Arc<App>, subject: &Subject) -> Result<(), Problem> {
     if subject.form != Form::Vow {
         return Ok(());
     }
-    match crate::handlers::vows::find_vow(app, &subject.id).await {
+    match crate::handlers::common::find_vow(app, &subject.id).await {
         Ok(_) => Ok(()),
         Err(p) if p.kind == "unknown-vow" => Err(refuse_subject(FieldError::at(
             "/subject/id",
@@ -197,13 +197,6 @@ pub async fn paid(
             response: json_response(bytes),
         })
     };
-    gate(
-        app.gate_parts(charge.pay.price, now),
-        &charge,
-        request,
-        rebuild,
-        |_| Ok(()),
-        handler,
-    )
-    .await
+    let parts = app.gate_parts(charge.pay.price, now);
+    gate(parts, &charge, request, rebuild, |_| Ok(()), handler).await
 }

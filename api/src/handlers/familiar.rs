@@ -21,16 +21,13 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use conduct_core::familiar::record::Familiar;
-use conduct_core::familiar::{
-    familiar_id, familiar_message, order_sha256, parse_order, Order, Owner,
-};
+use conduct_core::familiar::{familiar_id, familiar_message, parse_order, Order, Owner};
 use conduct_core::munus::utc_date;
-use conduct_core::owner::{self, Kind};
+use conduct_core::owner::Kind;
 use conduct_core::record::Logged;
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
-use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::address;
 use conduct_indexer::familiar::{familiar_job, FamiliarRow};
 use conduct_renderer::live::familiar::familiar_key;
@@ -39,9 +36,11 @@ use serde::Deserialize;
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::error::ledger_problem;
-use crate::handlers::vows::{blocking, created, find_vow, with_render_state};
-use crate::http::reply::{bytes_response, json_response, Problem};
+use crate::handlers::common::{blocking, find_vow};
+use crate::handlers::owner::{
+    append, commit, sworn_wallet, verify, Ack, Party, Refuse, Signer, Words,
+};
+use crate::http::reply::{json_response, text_response, Problem};
 use crate::http::request::query_param;
 use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::{service_now, FAMILIARS};
@@ -58,15 +57,11 @@ struct OwnerBody {
     wallet: Option<String>,
 }
 
-/// The body of `POST /familiar/summon`. The signature is optional here so that a missing one
-/// is refused as what it is (403 naming it), not as a malformed body; the schema says it is
-/// required. The order is read by [`parse_order`], whose table its schema is built from.
+// The body of `POST /familiar/summon`. The signature is optional here so that a missing one
+// is refused as what it is (403 naming it), not as a malformed body; the schema says it is
+// required. The order is read by [`parse_order`], whose table its schema is built from.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "FamiliarRequest",
-    title = "POST /familiar/summon body",
-    description = ""
-)]
+#[schemars(rename = "FamiliarRequest", title = "POST /familiar/summon body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SummonBody {
     owner: OwnerBody,
@@ -76,54 +71,36 @@ pub(crate) struct SummonBody {
     signature: Option<String>,
 }
 
-fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
-    p.errors.push(FieldError::at(pointer, detail));
-    p
-}
+/// How a summon's owner signature and owner vow are refused (library/ERRORS.md); each says
+/// nothing was charged.
+pub(crate) const WORDS: Words = Words {
+    kind: Kind::SummonFamiliar,
+    party: Party::Owner,
+    sandbox: (
+        "familiar-sandbox-vow",
+        "A sandbox vow cannot own a familiar",
+        "no wallet can sign for it",
+    ),
+    signature: (
+        "familiar-owner-signature",
+        "The owner's wallet did not sign this summon",
+    ),
+    member: "signature",
+    names: "the owner, the order's sha256",
+};
 
-pub(crate) fn sandbox_vow(id: &str) -> Problem {
-    at(
-        Problem::new(
-            StatusCode::FORBIDDEN,
-            "familiar-sandbox-vow",
-            "A sandbox vow cannot own a familiar",
-            format!(
-                "vow {id} is sandbox (no wallet signed it), so no wallet can sign for it; name a \
-                 signed vow, or {{\"wallet\": \"0x...\"}} as the owner"
-            ),
-        ),
-        "/owner/vow_id",
-        "a sandbox vow",
-    )
-}
-
-pub(crate) fn owner_signature(detail: String) -> Problem {
-    at(
-        Problem::new(
-            StatusCode::FORBIDDEN,
-            "familiar-owner-signature",
-            "The owner's wallet did not sign this summon",
-            format!("{detail}; nothing was charged"),
-        ),
-        "/signature",
-        "the owner wallet's EIP-191 signature over the text of GET /familiar/message",
-    )
-}
-
+/// 409 `familiar-replayed`: the signature summoned another familiar.
 pub(crate) fn replayed() -> Problem {
-    at(
-        Problem::new(
-            StatusCode::CONFLICT,
-            "familiar-replayed",
-            "This summon's signature was used already",
-            "an owner signature summons one familiar, and this one summoned a familiar for \
-             another owner or order, or more than 24 hours ago (the same summon within 24 hours \
-             is answered with its record); to summon another, fetch GET /familiar/message and \
-             sign it anew (the text names the UTC date); nothing was charged",
-        ),
-        "/signature",
-        "used by an earlier familiar",
+    Problem::new(
+        StatusCode::CONFLICT,
+        "familiar-replayed",
+        "This summon's signature was used already",
+        "an owner signature summons one familiar, and this one summoned a familiar for \
+         another owner or order, or more than 24 hours ago (the same summon within 24 hours \
+         is answered with its record); to summon another, fetch GET /familiar/message and \
+         sign it anew (the text names the UTC date); nothing was charged",
     )
+    .at("/signature", "used by an earlier familiar")
 }
 
 /// Marks a summon's owner signature as in progress until dropped (in the service's set of paid
@@ -187,16 +164,12 @@ async fn owner_of(
                 }
                 p
             })?;
-            let signed = row
-                .wallet
-                .as_deref()
-                .and_then(|w| address(&w.to_ascii_lowercase()).ok());
-            match (row.sandbox, signed) {
-                (false, Some(wallet)) => Ok(Owner::Vow {
+            match sworn_wallet(&row) {
+                Some(wallet) => Ok(Owner::Vow {
                     vow_id: row.vow_id,
                     wallet,
                 }),
-                _ => Err(sandbox_vow(&id)),
+                None => Err(WORDS.sandbox(&id)),
             }
         }
         (None, Some(w)) => address(&w)
@@ -236,11 +209,7 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         &order,
         &utc_date(service_now()),
     );
-    Ok(bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        text.into_bytes(),
-    ))
+    Ok(text_response(text))
 }
 
 /// A summon's body, read: the order, the owner and the signature as sent and in its one
@@ -252,27 +221,14 @@ struct Summon {
     signature: String,
 }
 
-/// A summon that passed every check that needs no money.
-struct Checked {
-    owner: Owner,
-    order: Order,
-    signature: String,
-    at: u64,
-}
-
 async fn read(app: &Arc<App>, body: Bytes) -> Result<Summon, Problem> {
     let req: SummonBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let order = parse_order(&req.order, "/order").map_err(Problem::invalid)?;
     let owner = owner_of(app, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
     let Some(sent) = req.signature.filter(|s| !s.is_empty()) else {
-        return Err(owner_signature(
-            "signature is missing: the owner's wallet signs the text of GET /familiar/message \
-             (EIP-191 personal_sign)"
-                .into(),
-        ));
+        return Err(WORDS.absent());
     };
-    let signature = eip191::canonical(&sent)
-        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
+    let signature = eip191::canonical(&sent).map_err(|e| WORDS.unreadable(e.to_string()))?;
     Ok(Summon {
         owner,
         order,
@@ -313,40 +269,6 @@ async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Prob
     }
 }
 
-/// The owner's signature over today's text (a signature not used before).
-fn check(app: &Arc<App>, s: Summon) -> Result<Checked, Problem> {
-    let Summon {
-        owner,
-        order,
-        sent,
-        signature: sig,
-    } = s;
-    let at = service_now();
-    let text = familiar_message(
-        &app.cfg.public_url,
-        &owner.named(),
-        &order_sha256(&order),
-        &utc_date(at),
-    );
-    let addr = owner::recover(Kind::SummonFamiliar, &text, &sent)
-        .map_err(|e| owner_signature(format!("signature does not verify: {e}")))?;
-    let signer = checksum_address(&addr);
-    if signer != owner.wallet() {
-        return Err(owner_signature(format!(
-            "signature recovers to {signer}, not the owner's wallet {}; sign the exact text of \
-             GET /familiar/message (it names the owner, the order's sha256 and today's UTC \
-             date) with the owner's wallet",
-            owner.wallet()
-        )));
-    }
-    Ok(Checked {
-        owner,
-        order,
-        signature: sig.to_ascii_lowercase(),
-        at,
-    })
-}
-
 /// `POST /familiar/summon` `{owner: {vow_id} | {wallet}, order, signature}`: check, take payment
 /// at the posted labor price (settled first), append the record, render its page: 201 and the
 /// signed `conduct.familiar/v1` record. The same summon within 24 hours (the same signature,
@@ -364,46 +286,37 @@ pub async fn summon(
     if let Some(row) = earlier(app, &s).await? {
         return Ok(resent(row));
     }
-    let c = check(app, s)?;
-    let now = service_now();
-    // The signature names the owner, the order and the day.
-    let request = format!("familiar|{}", c.signature);
-    let rec = Familiar {
-        origin: app.cfg.public_url.clone(),
-        owner: c.owner,
-        owner_signature: c.signature,
-        order: c.order,
-        labor_price_usd: app.cfg.familiar.labor_price_usd.clone(),
-        at: c.at,
+    // The owner's signature over today's text (a signature not used before).
+    let Summon {
+        owner, order, sent, ..
+    } = s;
+    let signer = Signer {
+        wallet: owner.wallet().to_owned(),
+        refuse: &WORDS,
     };
+    let rec = verify(
+        &app.cfg.public_url,
+        &signer,
+        Some(&sent),
+        |owner_signature| Familiar {
+            origin: app.cfg.public_url.clone(),
+            owner,
+            owner_signature,
+            order,
+            labor_price_usd: app.cfg.familiar.labor_price_usd.clone(),
+            at: service_now(),
+        },
+    )?;
+    let parts = app.gate_parts(charge.pay.price, service_now());
+    // The signature names the owner, the order and the day.
+    let request = format!("familiar|{}", rec.owner_signature);
     let handler = || async move {
         let id = rec.id();
-        let appended = app
-            .seq
-            .submit_job(familiar_job(app.key.clone(), rec))
-            .await
-            .map_err(ledger_problem)?;
-        let leaf = appended.leaf.unwrap_or_default();
-        // Committed: the answer is its acknowledgement; a failed render is retried.
-        let rendered = app.site.render(FAMILIARS, &familiar_key(&id), true).await;
-        let response = with_render_state(
-            created(leaf.clone(), &format!("/familiar/{id}")),
-            rendered.err().map(|e| e.0),
-        );
-        Ok(Served {
-            response,
-            record: leaf,
-        })
+        let ack = Ack::at(format!("/familiar/{id}")).page(FAMILIARS, familiar_key(&id), true);
+        let job = familiar_job(app.key.clone(), rec);
+        commit(app, append(app, job), ack).await.map(Served::from)
     };
-    gate(
-        app.gate_parts(charge.pay.price, now),
-        &charge,
-        request,
-        Ok,
-        |_| Ok(()),
-        handler,
-    )
-    .await
+    gate(parts, &charge, request, Ok, |_| Ok(()), handler).await
 }
 
 #[cfg(test)]
@@ -412,7 +325,7 @@ mod tests {
 
     #[test]
     fn refusals_name_their_field_and_say_nothing_was_charged() {
-        let p = owner_signature("x".into());
+        let p = WORDS.refused("x".into());
         assert_eq!(
             (p.status, p.kind, p.errors[0].pointer.as_str()),
             (
@@ -423,7 +336,7 @@ mod tests {
         );
         assert!(p.detail.contains("nothing was charged"));
         assert_eq!(replayed().status, StatusCode::CONFLICT);
-        assert_eq!(sandbox_vow("x").errors[0].pointer, "/owner/vow_id");
+        assert_eq!(WORDS.sandbox("x").errors[0].pointer, "/owner/vow_id");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::http::reply::Problem;
+use crate::http::reply::{text_response, Problem};
 use crate::state::App;
 
 /// `GET /log/proof/{index}`: the C2SP tlog-proof of one entry.
@@ -36,11 +36,7 @@ pub async fn log_proof(app: &Arc<App>, path: &str) -> Result<WarpResponse, Probl
         })?;
     match proof {
         Ok(p) => {
-            let mut resp = crate::http::reply::bytes_response(
-                StatusCode::OK,
-                "text/plain; charset=utf-8",
-                p.encode().into_bytes(),
-            );
+            let mut resp = text_response(p.encode());
             resp.headers_mut().insert(
                 header::CACHE_CONTROL,
                 warp::http::HeaderValue::from_static("no-cache"),

@@ -1,8 +1,15 @@
 //! The handlers: one module per resource, each answering the routes its rows of
-//! [`crate::routes`] name. No handler imports the dispatcher or the route table.
+//! [`crate::routes`] name. No handler imports the dispatcher or the route table. What several
+//! share is `common` (a vow looked up, a 201 and its render state) and `owner` (the
+//! owner-signed write, written once); `refusal` turns each refused append into its problem.
+//!
+//! A request body a handler parses into a type derives its schema from the type
+//! (`Schema::of`, ARCHITECTURE.md, "renderer"); such a type carries a plain comment, not a doc
+//! comment, which schemars would publish as the schema's description.
 
 pub mod bodies;
 pub mod card;
+mod common;
 pub mod erc8004;
 pub mod familiar;
 pub mod health;
@@ -11,6 +18,7 @@ pub mod mcp;
 pub mod munus;
 pub mod nostr;
 pub mod oracle;
+mod owner;
 pub mod prepare;
 pub mod profile;
 mod refusal;

@@ -15,15 +15,11 @@ use bytes::Bytes;
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery};
 use conduct_core::munus::state::{ClaimRefusal, SubmitRefusal};
 use conduct_core::munus::{check_link, is_quest_id, play_message, Action, Quest};
-use conduct_core::owner::{self, Kind};
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
-use conduct_core::vow::eip191;
-use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{LedgerError, Refusal};
+use conduct_indexer::ledger::{Appended, LedgerError, Refusal};
 use conduct_indexer::munus::board_job;
 use conduct_indexer::munus::keeper::read_quests;
-use conduct_indexer::vows::VowRow;
 use conduct_renderer::live::munus::quest_key;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -31,19 +27,16 @@ use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::error::ledger_problem;
-use crate::handlers::vows::{blocking, created, find_vow, with_render_state};
-use crate::http::reply::{bytes_response, Problem};
-use crate::http::request::query_param;
+use crate::handlers::common::{blocking, find_vow};
+use crate::handlers::owner::{self, sworn_vow, Ack, Refuse};
+use crate::http::reply::{text_response, Problem};
+use crate::http::request::{query_param, required_param};
 use crate::sources::{service_now, MUNUS};
 use crate::state::App;
 
-/// The body of `POST /munus/{id}/claim`.
+// The body of `POST /munus/{id}/claim`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "ClaimRequest",
-    title = "POST /munus/{id}/claim body",
-    description = ""
-)]
+#[schemars(rename = "ClaimRequest", title = "POST /munus/{id}/claim body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ClaimBody {
     #[schemars(pattern(schema::vow_id()), description = CLAIMING_VOW)]
@@ -52,13 +45,9 @@ pub(crate) struct ClaimBody {
     signature: String,
 }
 
-/// The body of `POST /munus/{id}/submit`.
+// The body of `POST /munus/{id}/submit`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "SubmitRequest",
-    title = "POST /munus/{id}/submit body",
-    description = ""
-)]
+#[schemars(rename = "SubmitRequest", title = "POST /munus/{id}/submit body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SubmitBody {
     #[schemars(pattern(schema::vow_id()), description = CLAIMING_VOW)]
@@ -83,42 +72,38 @@ fn quest_of(path: &str) -> &str {
         .unwrap_or("")
 }
 
-fn refused(status: StatusCode, slug: &'static str, title: &'static str, detail: &str) -> Problem {
-    Problem::new(status, slug, title, detail.to_owned())
-}
-
 fn unknown_quest(id: &str) -> Problem {
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::NOT_FOUND,
         "munus-unknown-quest",
         "No such quest",
         format!("there is no quest {id:?} on the board; see /munus"),
-    );
-    p.errors
-        .push(FieldError::at("/id", format!("no quest {id:?}")));
-    p
+    )
+    .at("/id", format!("no quest {id:?}"))
 }
 
+/// A claim the board refuses, as its problem (library/ERRORS.md).
 pub(crate) fn claim_problem(r: ClaimRefusal) -> Problem {
-    let (status, title) = match r {
-        ClaimRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
-        ClaimRefusal::Retired => (StatusCode::GONE, "The quest is retired"),
-        ClaimRefusal::Done => (StatusCode::CONFLICT, "The quest is done"),
-        ClaimRefusal::AlreadyClaimed => (StatusCode::CONFLICT, "The quest is already claimed"),
-        ClaimRefusal::VowClaimedToday => (StatusCode::CONFLICT, "This vow already claimed today"),
-        ClaimRefusal::PaymentUncheckable => (
+    let refused = |status, title| Problem::new(status, r.slug(), title, r.detail());
+    match r {
+        ClaimRefusal::UnknownQuest => refused(StatusCode::NOT_FOUND, "No such quest"),
+        ClaimRefusal::Retired => refused(StatusCode::GONE, "The quest is retired"),
+        ClaimRefusal::Done => refused(StatusCode::CONFLICT, "The quest is done"),
+        ClaimRefusal::AlreadyClaimed => {
+            refused(StatusCode::CONFLICT, "The quest is already claimed")
+        }
+        ClaimRefusal::VowClaimedToday => {
+            refused(StatusCode::CONFLICT, "This vow already claimed today")
+        }
+        ClaimRefusal::PaymentUncheckable => refused(
             StatusCode::SERVICE_UNAVAILABLE,
             "The quest's payment cannot be checked right now",
-        ),
-    };
-    let p = refused(status, r.slug(), title, r.detail());
-    if r == ClaimRefusal::PaymentUncheckable {
-        p.with_header(warp::http::header::RETRY_AFTER, "60")
-    } else {
-        p
+        )
+        .with_header(warp::http::header::RETRY_AFTER, "60"),
     }
 }
 
+/// A delivery the board refuses, as its problem (library/ERRORS.md).
 pub(crate) fn submit_problem(r: SubmitRefusal) -> Problem {
     let (status, title) = match r {
         SubmitRefusal::UnknownQuest => (StatusCode::NOT_FOUND, "No such quest"),
@@ -126,16 +111,56 @@ pub(crate) fn submit_problem(r: SubmitRefusal) -> Problem {
         SubmitRefusal::NotClaimed => (StatusCode::CONFLICT, "Nobody holds this quest"),
         SubmitRefusal::NotClaimant => (StatusCode::FORBIDDEN, "Another vow holds this quest"),
     };
-    refused(status, r.slug(), title, r.detail())
+    Problem::new(status, r.slug(), title, r.detail().to_owned())
 }
 
-pub(crate) fn sandbox_vow() -> Problem {
-    refused(
-        StatusCode::FORBIDDEN,
-        "munus-sandbox-vow",
-        "A sandbox vow cannot claim",
-        "only a vow signed with its wallet (not sandbox) claims a quest; take one with POST /vow and a signature over GET /vow/message",
-    )
+/// How the board refuses a claim's or a delivery's vow and signature: problem types of its own
+/// (library/ERRORS.md), none naming a field but the unreadable signature.
+pub(crate) struct Board;
+
+impl Refuse for Board {
+    fn sandbox(&self, _id: &str) -> Problem {
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "munus-sandbox-vow",
+            "A sandbox vow cannot claim",
+            "only a vow signed with its wallet (not sandbox) claims a quest; take one with POST /vow and a signature over GET /vow/message",
+        )
+    }
+
+    /// The body requires a signature (an empty one is unreadable).
+    fn missing(&self) -> Option<Problem> {
+        None
+    }
+
+    fn unreadable(&self, why: String) -> Problem {
+        let mut p = Problem::invalid(vec![FieldError::at("/signature", why)]);
+        p.kind = "bad-signature";
+        p.title = "Not a signature";
+        p
+    }
+
+    fn not_owner(&self, signer: &str, _wallet: &str) -> Problem {
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "munus-wrong-wallet",
+            "Not the vow's wallet",
+            format!(
+                "the signature recovers to {signer}, not the vow's wallet; sign the exact text \
+                 of GET /play/message (it names the action, the quest, the vow and today's UTC \
+                 date) with the vow's wallet"
+            ),
+        )
+    }
+
+    fn wrong_wallet(&self) -> Problem {
+        Problem::new(
+            StatusCode::FORBIDDEN,
+            "munus-wrong-wallet",
+            "Not the vow's wallet",
+            "the claim must be signed by the wallet the vow was signed with",
+        )
+    }
 }
 
 /// The quest `id` as the operator's file lists it now (retired ones included), and every
@@ -167,63 +192,12 @@ async fn find_quest(app: &Arc<App>, id: &str) -> Result<(Quest, Vec<Quest>), Pro
     }
 }
 
-/// The sworn vow `id` and its wallet (lower-case `0x` hex), or the refusal.
-async fn sworn_vow(app: &Arc<App>, id: &str) -> Result<(VowRow, String), Problem> {
-    let row = find_vow(app, id).await?;
-    match (row.sandbox, row.wallet.clone()) {
-        (false, Some(w)) => Ok((row, w.to_ascii_lowercase())),
-        _ => Err(sandbox_vow()),
-    }
-}
-
-/// The one stored spelling of a signature that recovered (see `eip191::canonical`).
-fn canonical(signature: &str) -> String {
-    eip191::canonical(signature).unwrap_or_else(|_| signature.to_ascii_lowercase())
-}
-
-/// Recover the signer of `text`, a message of `kind`; it must be `wallet`.
-fn check_signature(
-    kind: Kind,
-    text: &str,
-    signature: &str,
-    wallet: &str,
-) -> Result<String, Problem> {
-    match owner::recover(kind, text, signature) {
-        Ok(addr) if format!("0x{}", hex::encode(addr)) == wallet => Ok(checksum_address(&addr)),
-        Ok(addr) => Err(refused(
-            StatusCode::FORBIDDEN,
-            "munus-wrong-wallet",
-            "Not the vow's wallet",
-            &format!(
-                "the signature recovers to {}, not the vow's wallet; sign the exact text of \
-                 GET /play/message (it names the action, the quest, the vow and today's UTC \
-                 date) with the vow's wallet",
-                checksum_address(&addr)
-            ),
-        )),
-        Err(e) => {
-            let mut p = Problem::invalid(vec![FieldError::at("/signature", e.to_string())]);
-            p.kind = "bad-signature";
-            p.title = "Not a signature";
-            Err(p)
-        }
-    }
-}
-
 /// `GET /play/message?action=claim|submit&quest=&vow_id=[&link=]`: the exact text to sign.
 pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
-    let mut get = |name: &str| {
-        let v = query_param(query, name);
-        if v.is_none() {
-            errs.push(FieldError::at(
-                format!("?{name}"),
-                "missing query parameter",
-            ));
-        }
-        v.unwrap_or_default()
-    };
-    let (action, quest, vow_id) = (get("action"), get("quest"), get("vow_id"));
+    let action = required_param(query, "action", &mut errs);
+    let quest = required_param(query, "quest", &mut errs);
+    let vow_id = required_param(query, "vow_id", &mut errs);
     let link = query_param(query, "link");
     let submit = match action.as_str() {
         "claim" | "claim_quest" => false,
@@ -259,15 +233,11 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         _ => Action::Claim,
     };
     let text = play_message(&app.cfg.public_url, act, &quest, &vow_id, service_now());
-    Ok(bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        text.into_bytes(),
-    ))
+    Ok(text_response(text))
 }
 
 /// Append `rec` after the due lapses of its quest (a claim waits for them).
-async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<Vec<u8>, Problem> {
+async fn append(app: &App, rec: BoardRecord, quests: Vec<Quest>) -> Result<Appended, Problem> {
     let id = rec.quest_id().to_owned();
     // A claim that finds a lapse due waits for it once; found again, it is refused.
     let mut waited = false;
@@ -278,20 +248,17 @@ async fn append(app: &Arc<App>, rec: BoardRecord, quests: Vec<Quest>) -> Result<
         let flags = app.munus.flags().snapshot();
         let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
         match app.seq.submit_job(job).await {
-            Ok(a) => return Ok(a.leaf.unwrap_or_default()),
+            Ok(a) => return Ok(a),
             Err(LedgerError::Refused(Refusal::MunusLapsePending)) if !waited => waited = true,
             Err(e) => return Err(ledger_problem(e)),
         }
     }
 }
 
-/// Answer a committed record: 201 once the quest's pages are rendered (or why not).
-async fn acknowledge(app: &Arc<App>, id: &str, leaf: Vec<u8>) -> WarpResponse {
-    let rendered = app.site.render(MUNUS, &quest_key(id), true).await;
-    with_render_state(
-        created(leaf, &format!("/munus/{id}")),
-        rendered.err().map(|e| e.0),
-    )
+/// How a committed claim or delivery is answered: 201 once the quest's pages are rendered (or
+/// why not), located at the quest.
+fn ack(id: &str) -> Ack {
+    Ack::at(format!("/munus/{id}")).page(MUNUS, quest_key(id), true)
 }
 
 /// `POST /munus/{id}/claim` `{vow_id, signature}`.
@@ -302,19 +269,17 @@ pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespon
     if quest.retired {
         return Err(claim_problem(ClaimRefusal::Retired));
     }
-    let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
-    let now = service_now();
-    let text = play_message(&app.cfg.public_url, Action::Claim, &id, &vow.vow_id, now);
-    let wallet = check_signature(Kind::ClaimQuest, &text, &req.signature, &wallet)?;
-    let rec = BoardRecord::Claim(Claim {
+    let (vow, signer) = sworn_vow(app, &req.vow_id, &Board).await?;
+    let at = service_now();
+    let make = |wallet_signature| Claim {
         quest_id: id.clone(),
-        vow_id: vow.vow_id,
-        wallet,
-        wallet_signature: canonical(&req.signature),
-        at: now,
-    });
-    let leaf = append(app, rec, quests).await?;
-    Ok(acknowledge(app, &id, leaf).await)
+        vow_id: vow.vow_id.clone(),
+        wallet: signer.wallet.clone(),
+        wallet_signature,
+        at,
+    };
+    let append = |rec| append(app, BoardRecord::Claim(rec), quests);
+    owner::write(app, &signer, Some(&req.signature), make, append, ack(&id)).await
 }
 
 /// `POST /munus/{id}/submit` `{vow_id, link, signature}`.
@@ -324,27 +289,28 @@ pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespo
         .map_err(|e| Problem::invalid(vec![FieldError::at("/link", e.to_string())]))?;
     let id = quest_of(path).to_owned();
     let (_, quests) = find_quest(app, &id).await?;
-    let (vow, wallet) = sworn_vow(app, &req.vow_id).await?;
-    let now = service_now();
-    let act = Action::Submit { link: &req.link };
-    let text = play_message(&app.cfg.public_url, act, &id, &vow.vow_id, now);
-    check_signature(Kind::SubmitDelivery, &text, &req.signature, &wallet)?;
+    let (vow, signer) = sworn_vow(app, &req.vow_id, &Board).await?;
+    let at = service_now();
+    // The claim delivered on is the board's, read once the signature holds (the text does not
+    // name it).
+    let mut rec = owner::verify(&app.cfg.public_url, &signer, Some(&req.signature), |sig| {
+        Delivery {
+            quest_id: id.clone(),
+            vow_id: vow.vow_id.clone(),
+            claim: 0,
+            link: req.link.clone(),
+            wallet_signature: sig,
+            at,
+        }
+    })?;
     let a = app.clone();
     let (board, _) = blocking("reading the board", move || {
-        a.munus.board(now).map_err(|e| e.to_string())
+        a.munus.board(at).map_err(|e| e.to_string())
     })
     .await?;
-    let claim = board
+    rec.claim = board
         .check_submit(&id, &vow.vow_id)
         .map_err(submit_problem)?;
-    let rec = BoardRecord::Delivery(Delivery {
-        quest_id: id.clone(),
-        vow_id: vow.vow_id,
-        claim,
-        link: req.link,
-        wallet_signature: canonical(&req.signature),
-        at: now,
-    });
-    let leaf = append(app, rec, quests).await?;
-    Ok(acknowledge(app, &id, leaf).await)
+    let appended = append(app, BoardRecord::Delivery(rec), quests);
+    Ok(owner::commit(app, appended, ack(&id)).await?.response)
 }

@@ -286,7 +286,7 @@ pub fn answer(app: &App, action: &Action, p: Prepared) -> Result<WarpResponse, P
 
 fn unknown_action(name: &str) -> Problem {
     let names: Vec<&str> = ACTIONS.iter().map(|a| a.name).collect();
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::NOT_FOUND,
         "prepare-unknown-action",
         "No such action",
@@ -294,9 +294,8 @@ fn unknown_action(name: &str) -> Problem {
             "no action {name:?} is prepared here; the actions are {} (GET /prepare)",
             names.join(", ")
         ),
-    );
-    p.errors.push(FieldError::at("/action", "unknown action"));
-    p
+    )
+    .at("/action", "unknown action")
 }
 
 /// Prepare `action` with `given` against this instance's chain.

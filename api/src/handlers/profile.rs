@@ -121,15 +121,8 @@ pub async fn paid(
             response: json_response(bytes),
         })
     };
-    gate(
-        app.gate_parts(charge.pay.price, now),
-        &charge,
-        request,
-        rebuild,
-        |_| Ok(()),
-        handler,
-    )
-    .await
+    let parts = app.gate_parts(charge.pay.price, now);
+    gate(parts, &charge, request, rebuild, |_| Ok(()), handler).await
 }
 
 /// Re-create the attestation an idempotency `record` (`{issued_at, sha256}`) describes from the

@@ -10,6 +10,8 @@ use conduct_indexer::nostr::MAX_BINDINGS_PER_DAY;
 use conduct_indexer::witness::MAX_PLEDGES_PER_DAY;
 use warp::http::{header, StatusCode};
 
+use crate::handlers::owner::Refuse;
+use crate::handlers::{familiar, munus, nostr, witness};
 use crate::http::reply::Problem;
 
 /// Seconds to the next UTC midnight, when a daily limit resets.
@@ -17,11 +19,20 @@ fn to_midnight() -> String {
     (86_400 - conduct_indexer::clock::service_now() % 86_400).to_string()
 }
 
+/// How the owner-signed kind of `record` refuses (`handlers::owner`).
+fn refuse(record: OwnerRecord) -> &'static dyn Refuse {
+    match record {
+        OwnerRecord::Munus => &munus::Board,
+        OwnerRecord::NostrBind => &nostr::WORDS,
+        OwnerRecord::Witness => &witness::WORDS,
+        OwnerRecord::Familiar => &familiar::WORDS,
+    }
+}
+
 impl From<Refusal> for Problem {
     /// The one conversion of a refused append into a request's answer: each refusal its
     /// problem type, status, title, detail and the field it names (library/ERRORS.md).
     fn from(r: Refusal) -> Self {
-        let signer = || "the vow's wallet is not the one that signed; sign with the vow's wallet";
         match r {
             Refusal::UnknownVow { .. } => Problem::new(
                 StatusCode::NOT_FOUND,
@@ -40,38 +51,23 @@ impl From<Refusal> for Problem {
                 "Already recorded",
                 r.detail(),
             ),
-            Refusal::SandboxVow { record, vow_id } => match record {
-                OwnerRecord::Munus => crate::handlers::munus::sandbox_vow(),
-                OwnerRecord::NostrBind => crate::handlers::nostr::sandbox_vow(&vow_id),
-                OwnerRecord::Witness => crate::handlers::witness::sandbox_vow(&vow_id),
-                OwnerRecord::Familiar => crate::handlers::familiar::sandbox_vow(&vow_id),
-            },
-            Refusal::WrongWallet { record } => match record {
-                OwnerRecord::Munus => Problem::new(
-                    StatusCode::FORBIDDEN,
-                    "munus-wrong-wallet",
-                    "Not the vow's wallet",
-                    "the claim must be signed by the wallet the vow was signed with",
-                ),
-                OwnerRecord::NostrBind => crate::handlers::nostr::wallet_signature(signer().into()),
-                OwnerRecord::Witness => crate::handlers::witness::pledge_signature(signer().into()),
-                OwnerRecord::Familiar => crate::handlers::familiar::owner_signature(signer().into()),
-            },
+            Refusal::SandboxVow { record, vow_id } => refuse(record).sandbox(&vow_id),
+            Refusal::WrongWallet { record } => refuse(record).wrong_wallet(),
             Refusal::MunusReplayedSignature => Problem::new(
                 StatusCode::CONFLICT,
                 "munus-replayed-signature",
                 "This signature was used already",
                 "a claim or delivery signature is accepted once; sign the text of GET /play/message again",
             ),
-            Refusal::MunusClaim(c) => crate::handlers::munus::claim_problem(c),
+            Refusal::MunusClaim(c) => munus::claim_problem(c),
             // A delivery to a quest that is gone or done is answered as a claim would be.
             Refusal::MunusSubmit(SubmitRefusal::UnknownQuest) => {
-                crate::handlers::munus::claim_problem(ClaimRefusal::UnknownQuest)
+                munus::claim_problem(ClaimRefusal::UnknownQuest)
             }
             Refusal::MunusSubmit(SubmitRefusal::Done) => {
-                crate::handlers::munus::claim_problem(ClaimRefusal::Done)
+                munus::claim_problem(ClaimRefusal::Done)
             }
-            Refusal::MunusSubmit(s) => crate::handlers::munus::submit_problem(s),
+            Refusal::MunusSubmit(s) => munus::submit_problem(s),
             Refusal::MunusDeliveryDailyLimit => Problem::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "munus-delivery-daily-limit",
@@ -115,7 +111,7 @@ impl From<Refusal> for Problem {
                 ),
             )
             .with_header(header::RETRY_AFTER, to_midnight()),
-            Refusal::FamiliarReplayed => crate::handlers::familiar::replayed(),
+            Refusal::FamiliarReplayed => familiar::replayed(),
             Refusal::Invalid(_) | Refusal::Store(_) => {
                 crate::error::unavailable("appending to the log", r)
             }

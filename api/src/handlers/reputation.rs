@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
-use conduct_core::trace::FieldError;
 use conduct_indexer::chain::reputation::{live_score, ReputationEvent};
 use conduct_renderer::reputation::{
     holders_files, score_doc, Query, ReputationInput, Sort, HOLDERS_STEM, MAX_LIMIT,
@@ -16,7 +15,7 @@ use conduct_renderer::snapshot::signed_bytes;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
-use crate::handlers::vows::blocking;
+use crate::handlers::common::blocking;
 use crate::http::reply::{json_response, Problem};
 use crate::http::request::query_param;
 use crate::http::static_site::Variant;
@@ -27,14 +26,13 @@ use crate::state::App;
 const VARIANTS: [Variant; 2] = [Variant::Json, Variant::Html];
 
 fn bad(pointer: &str, detail: String) -> Problem {
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::BAD_REQUEST,
         "bad-request",
         "The lookup cannot be read",
         detail.clone(),
-    );
-    p.errors.push(FieldError::at(pointer, detail));
-    p
+    )
+    .at(pointer, detail)
 }
 
 fn not_acceptable() -> Problem {

@@ -25,18 +25,14 @@ use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::handlers::prepare::{query_pairs, run, signed_answer, Source};
-use crate::http::reply::{bytes_response, Problem};
+use crate::http::reply::{text_response, Problem};
 use crate::http::request::query_param;
 use crate::sources::service_now;
 use crate::state::App;
 
-/// The body of `POST /ticket/{game}/entitle`.
+// The body of `POST /ticket/{game}/entitle`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "EntitleRequest",
-    title = "POST /ticket/{game}/entitle body",
-    description = ""
-)]
+#[schemars(rename = "EntitleRequest", title = "POST /ticket/{game}/entitle body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EntitleBody {
     #[schemars(pattern(conduct_core::schema::ADDRESS))]
@@ -140,11 +136,7 @@ pub async fn message(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResp
         &address_text(&wallet),
         service_now(),
     );
-    let mut resp = bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        text.into_bytes(),
-    );
+    let mut resp = text_response(text);
     resp.headers_mut().insert(
         header::CACHE_CONTROL,
         warp::http::HeaderValue::from_static("no-store"),

@@ -19,38 +19,17 @@ use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::LedgerError;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
 use serde_json::json;
-use warp::http::{header, HeaderValue, StatusCode};
+use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::http::reply::{bytes_response, json_response, Problem};
-use crate::http::request::query_param;
+use crate::error::unavailable;
+use crate::handlers::common::{blocking, created, find_vow, unknown_vow, with_render_state};
+use crate::http::reply::{json_response, text_response, Problem};
+use crate::http::request::{query_param, required_param};
 use crate::payment;
 use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
-
-pub(crate) use crate::error::unavailable;
-
-pub(crate) async fn blocking<T: Send + 'static>(
-    what: &'static str,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, Problem> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(unavailable(what, e)),
-        Err(e) => Err(unavailable(what, e)),
-    }
-}
-
-/// Look a vow up, or 404 naming `/vow_id`.
-pub(crate) async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
-    let (reader, key) = (app.vows.clone(), id.to_owned());
-    let row = blocking("reading the vow", move || {
-        reader.vow(&key).map_err(|e| e.to_string())
-    })
-    .await?;
-    row.ok_or_else(|| unknown_vow(id))
-}
 
 /// The problem for a path under `/vow/<id>` the tree does not hold when the store has no such
 /// vow: `unknown-vow`, as the write routes and MCP tools say it (library/MCP.md); `None` for any
@@ -69,42 +48,12 @@ pub(crate) async fn missing(app: &Arc<App>, path: &str) -> Option<Problem> {
     }
 }
 
-pub(crate) fn unknown_vow(id: &str) -> Problem {
-    let mut p = Problem::new(
-        StatusCode::NOT_FOUND,
-        "unknown-vow",
-        "No such vow",
-        format!("there is no vow {id:?}; see /vows"),
-    );
-    p.errors
-        .push(FieldError::at("/vow_id", format!("no vow {id:?}")));
-    p
-}
-
-pub(crate) fn created(bytes: Vec<u8>, location: &str) -> WarpResponse {
-    let mut resp = json_response(bytes);
-    *resp.status_mut() = StatusCode::CREATED;
-    if let Ok(v) = HeaderValue::from_str(location) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    resp
-}
 /// `GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]`: the exact EIP-191 text.
 pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
-    let get = |name: &str, errs: &mut Vec<FieldError>| {
-        let v = query_param(query, name);
-        if v.is_none() {
-            errs.push(FieldError::at(
-                format!("?{name}"),
-                "missing query parameter",
-            ));
-        }
-        v.unwrap_or_default()
-    };
-    let text = get("text", &mut errs);
-    let agent = get("agent", &mut errs);
-    let cadence_raw = get("cadence_hours", &mut errs);
+    let text = required_param(query, "text", &mut errs);
+    let agent = required_param(query, "agent", &mut errs);
+    let cadence_raw = required_param(query, "cadence_hours", &mut errs);
     if !errs.is_empty() {
         return Err(Problem::invalid(errs));
     }
@@ -133,11 +82,7 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     let agent = vow::normalize_agent(&agent);
     let today = conduct_core::time::utc_date(service_now());
     let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed, &today);
-    Ok(bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        msg.into_bytes(),
-    ))
+    Ok(text_response(msg))
 }
 
 /// `POST /vow`: take a vow (sandbox unless a wallet signature verifies).
@@ -245,17 +190,16 @@ struct Prepared {
 }
 
 fn wallet_proof_required(detail: String) -> Problem {
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::FORBIDDEN,
         "wallet-proof-required",
         "This vow's wallet must prove the report-in",
         detail,
-    );
-    p.errors.push(FieldError::at(
+    )
+    .at(
         "/signature",
         "sign the text of GET /vow/report/message with the vow's wallet (EIP-191)",
-    ));
-    p
+    )
 }
 
 /// The proof a report-in on `row` carries: open for a sandbox vow; for a wallet-signed vow
@@ -354,11 +298,7 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
         donate,
         &conduct_core::time::utc_date(service_now()),
     );
-    Ok(bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        msg.into_bytes(),
-    ))
+    Ok(text_response(msg))
 }
 
 /// Check and score a report-in body (everything but appending).
@@ -493,22 +433,6 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
     Ok((appended.leaf.unwrap_or_default(), timing))
 }
 
-/// Mark a committed write's response with the state of its pages: `Conduct-Render: done`, or
-/// `pending` (with the reason) when rendering failed and will be retried.
-pub(crate) fn with_render_state(mut resp: WarpResponse, error: Option<String>) -> WarpResponse {
-    let value = match error {
-        None => "done".to_owned(),
-        Some(e) => {
-            tracing::warn!(error = %e, "a committed write's pages are pending; retried");
-            format!("pending; reason=\"{}\"", e.replace(['"', '\\'], "'"))
-        }
-    };
-    if let Ok(v) = HeaderValue::from_str(&value) {
-        resp.headers_mut().insert("conduct-render", v);
-    }
-    resp
-}
-
 fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
     if let Ok(v) = HeaderValue::from_str(&t.header()) {
         resp.headers_mut().insert("server-timing", v);
@@ -562,15 +486,8 @@ pub async fn report_paid(
             record: leaf,
         })
     };
-    gate(
-        app.gate_parts(charge.pay.price, service_now()),
-        &charge,
-        request,
-        Ok,
-        check,
-        handler,
-    )
-    .await
+    let parts = app.gate_parts(charge.pay.price, service_now());
+    gate(parts, &charge, request, Ok, check, handler).await
 }
 
 /// `GET /vow/{id}/verify_text?text=`: whether a candidate text is the vow's text.

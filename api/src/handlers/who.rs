@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use conduct_core::trace::FieldError;
 use conduct_renderer::discovery::normalize_key;
 use conduct_renderer::registry::{who_files, who_stem};
 use warp::http::StatusCode;
@@ -23,17 +22,13 @@ use crate::state::App;
 const WHO_VARIANTS: [Variant; 2] = [Variant::Json, Variant::Html];
 
 fn missing_handle() -> Problem {
-    let mut p = Problem::new(
+    Problem::new(
         StatusCode::BAD_REQUEST,
         "bad-request",
         "The handle is missing",
         "GET /who needs ?handle=<wallet or agent name>",
-    );
-    p.errors.push(FieldError::at(
-        "?handle",
-        "missing or empty query parameter",
-    ));
-    p
+    )
+    .at("?handle", "missing or empty query parameter")
 }
 
 fn not_acceptable() -> Problem {

@@ -19,11 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use conduct_core::munus::utc_date;
-use conduct_core::owner::{self, Kind};
+use conduct_core::owner::Kind;
 use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
-use conduct_core::vow::record::checksum_address;
 use conduct_core::witness::reading::{signed_reading, ReadingInput};
 use conduct_core::witness::record::Pledge;
 use conduct_core::witness::{
@@ -31,7 +29,6 @@ use conduct_core::witness::{
     MAX_WINDOW_DAYS,
 };
 use conduct_indexer::chain::rpc::Rpc;
-use conduct_indexer::vows::VowRow;
 use conduct_indexer::witness::chain::{self as witness_chain, Head, ReadError, ReadQuery};
 use conduct_indexer::witness::{pledge_job, PledgeRow};
 use schemars::JsonSchema;
@@ -40,10 +37,9 @@ use serde_json::json;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::error::ledger_problem;
-use crate::handlers::vows::{blocking, created, find_vow};
-use crate::http::reply::{bytes_response, json_response, Problem};
-use crate::http::request::query_param;
+use crate::handlers::common::{blocking, find_vow};
+use crate::handlers::owner::{self, sworn_vow, Ack, Party, Words};
+use crate::http::reply::{json_response, Problem};
 use crate::payment::gate::{gate, Charge, Served};
 use crate::sources::service_now;
 use crate::state::App;
@@ -77,15 +73,11 @@ impl From<LimitBody> for LimitInput {
     }
 }
 
-/// The body of `POST /witness/pledge`. The signature is optional here so that a missing one is
-/// refused as what it is (403 naming it), not as a malformed body; the schema says it is
-/// required.
+// The body of `POST /witness/pledge`. The signature is optional here so that a missing one is
+// refused as what it is (403 naming it), not as a malformed body; the schema says it is
+// required.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "PledgeRequest",
-    title = "POST /witness/pledge body",
-    description = ""
-)]
+#[schemars(rename = "PledgeRequest", title = "POST /witness/pledge body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PledgeBody {
     #[schemars(pattern(schema::vow_id()))]
@@ -103,13 +95,9 @@ pub(crate) struct PledgeBody {
     signature: Option<String>,
 }
 
-/// The body of `POST /witness/reading`.
+// The body of `POST /witness/reading`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[schemars(
-    rename = "WitnessReadingRequest",
-    title = "POST /witness/reading body",
-    description = ""
-)]
+#[schemars(rename = "WitnessReadingRequest", title = "POST /witness/reading body")]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadingBody {
     #[schemars(pattern(schema::vow_id()))]
@@ -120,54 +108,35 @@ pub(crate) struct ReadingBody {
     window_days: Option<u64>,
 }
 
-fn at(mut p: Problem, pointer: &str, detail: &str) -> Problem {
-    p.errors.push(FieldError::at(pointer, detail));
-    p
-}
+/// How a pledge's signature and vow are refused (library/ERRORS.md).
+pub(crate) const WORDS: Words = Words {
+    kind: Kind::PledgeLimits,
+    party: Party::Vow,
+    sandbox: (
+        "witness-sandbox-vow",
+        "A sandbox vow cannot pledge",
+        "no wallet is bound to it",
+    ),
+    signature: (
+        "witness-pledge-signature",
+        "The vow's wallet did not sign this pledge",
+    ),
+    member: "signature",
+    names: "the vow, every limit",
+};
 
-pub(crate) fn sandbox_vow(id: &str) -> Problem {
-    at(
-        Problem::new(
-            StatusCode::FORBIDDEN,
-            "witness-sandbox-vow",
-            "A sandbox vow cannot pledge",
-            format!(
-                "vow {id} is sandbox (no wallet signed it), so no wallet is bound to it; take a \
-                 signed vow with POST /vow and a signature over GET /vow/message"
-            ),
-        ),
-        "/vow_id",
-        "a sandbox vow",
-    )
-}
-
-pub(crate) fn pledge_signature(detail: String) -> Problem {
-    at(
-        Problem::new(
-            StatusCode::FORBIDDEN,
-            "witness-pledge-signature",
-            "The vow's wallet did not sign this pledge",
-            detail,
-        ),
-        "/signature",
-        "the vow wallet's EIP-191 signature over the text of GET /witness/pledge/message",
-    )
-}
-
+/// 404 `witness-no-pledge`: a reading needs the vow's pledge.
 fn no_pledge(id: &str) -> Problem {
-    at(
-        Problem::new(
-            StatusCode::NOT_FOUND,
-            "witness-no-pledge",
-            "This vow pledged no limits",
-            format!(
-                "vow {id} has no pledge to read against; its wallet pledges limits with POST \
-                 /witness/pledge first (library/WITNESS.md)"
-            ),
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        "witness-no-pledge",
+        "This vow pledged no limits",
+        format!(
+            "vow {id} has no pledge to read against; its wallet pledges limits with POST \
+             /witness/pledge first (library/WITNESS.md)"
         ),
-        "/vow_id",
-        "a vow without a pledge",
     )
+    .at("/vow_id", "a vow without a pledge")
 }
 
 /// 503 `chain-unreachable`: the reading cannot look, which is never "no breach".
@@ -179,20 +148,6 @@ pub(crate) fn chain_unreachable(detail: String) -> Problem {
         format!("{detail}; nothing was charged and nothing is concluded (an unread chain is never \"no breach\")"),
     )
     .with_header(header::RETRY_AFTER, "30")
-}
-
-/// The signed vow `id` and its wallet (EIP-55), or the refusal (404, or 403 for a sandbox
-/// vow).
-async fn signed_vow(app: &Arc<App>, id: &str) -> Result<(VowRow, String), Problem> {
-    let row = find_vow(app, id).await?;
-    let wallet = row
-        .wallet
-        .as_deref()
-        .and_then(|w| conduct_core::witness::address(&w.to_ascii_lowercase()).ok());
-    match (row.sandbox, wallet) {
-        (false, Some(w)) => Ok((row, w)),
-        _ => Err(sandbox_vow(id)),
-    }
 }
 
 /// Limits from `?limits=`: the compact form (`<asset>:<max_balance>:<max_outflow_per_day>`,
@@ -216,43 +171,18 @@ fn query_limits(raw: &str) -> Result<Vec<Limit>, Vec<FieldError>> {
 /// `GET /witness/pledge/message?vow_id=&limits=`: the exact text to sign (`text/plain`), for
 /// any vow that exists (`POST /witness/pledge` refuses a sandbox vow).
 pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
-    let mut errs = Vec::new();
-    let vow_id = query_param(query, "vow_id");
-    if vow_id.is_none() {
-        errs.push(FieldError::at("?vow_id", "missing query parameter"));
-    }
-    let limits = match query_param(query, "limits") {
-        None => {
-            errs.push(FieldError::at(
-                "?limits",
-                "missing query parameter (<asset>:<max_balance>:<max_outflow_per_day>, \
-                 comma-separated, or the JSON array of the pledge)",
-            ));
-            None
-        }
-        Some(raw) => match query_limits(&raw) {
-            Ok(l) => Some(l),
-            Err(e) => {
-                errs.extend(e);
-                None
-            }
-        },
+    let limits = |raw: Option<String>| match raw {
+        None => Err(vec![FieldError::at(
+            "?limits",
+            "missing query parameter (<asset>:<max_balance>:<max_outflow_per_day>, \
+             comma-separated, or the JSON array of the pledge)",
+        )]),
+        Some(raw) => query_limits(&raw),
     };
-    let (Some(vow_id), Some(limits), true) = (vow_id, limits, errs.is_empty()) else {
-        return Err(Problem::invalid(errs));
-    };
-    let vow = find_vow(app, &vow_id).await?;
-    let text = pledge_message(
-        &app.cfg.public_url,
-        &vow.vow_id,
-        &limits,
-        &utc_date(service_now()),
-    );
-    Ok(bytes_response(
-        StatusCode::OK,
-        "text/plain; charset=utf-8",
-        text.into_bytes(),
-    ))
+    owner::vow_message(app, query, "limits", limits, |origin, vow, limits, date| {
+        pledge_message(origin, vow, limits, date)
+    })
+    .await
 }
 
 /// `POST /witness/pledge` `{vow_id, limits, signature}`: 201 and the signed
@@ -261,42 +191,19 @@ pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem
     let req: PledgeBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let input: Vec<LimitInput> = req.limits.into_iter().map(Into::into).collect();
     let limits = normalize_limits(&input, "/limits").map_err(Problem::invalid)?;
-    let (vow, wallet) = signed_vow(app, &req.vow_id).await?;
-    let now = service_now();
-    let text = pledge_message(&app.cfg.public_url, &vow.vow_id, &limits, &utc_date(now));
-    let Some(sig) = req.signature.filter(|s| !s.is_empty()) else {
-        return Err(pledge_signature(
-            "signature is missing: the vow's wallet signs the text of GET \
-             /witness/pledge/message (EIP-191 personal_sign)"
-                .into(),
-        ));
-    };
-    // One spelling per signature: a re-spelled replay is the same replay.
-    let (addr, sig) = owner::recover_canonical(Kind::PledgeLimits, &text, &sig)
-        .map_err(|e| pledge_signature(format!("signature does not verify: {e}")))?;
-    let signer = checksum_address(&addr);
-    if signer != wallet {
-        return Err(pledge_signature(format!(
-            "signature recovers to {signer}, not the vow's wallet; sign the exact text of GET \
-             /witness/pledge/message (it names the vow, every limit and today's UTC date) with \
-             the vow's wallet"
-        )));
-    }
-    let rec = Pledge {
+    let (vow, signer) = sworn_vow(app, &req.vow_id, &WORDS).await?;
+    let at = service_now();
+    let make = |wallet_signature| Pledge {
         origin: app.cfg.public_url.clone(),
         vow_id: vow.vow_id.clone(),
-        wallet,
+        wallet: signer.wallet.clone(),
         limits,
-        wallet_signature: sig.to_ascii_lowercase(),
-        at: now,
+        wallet_signature,
+        at,
     };
-    let appended = app
-        .seq
-        .submit_job(pledge_job(app.key.clone(), rec))
-        .await
-        .map_err(ledger_problem)?;
-    let location = format!("/log/proof/{}", appended.index);
-    Ok(created(appended.leaf.unwrap_or_default(), &location))
+    let append = |rec| owner::append(app, pledge_job(app.key.clone(), rec));
+    let sent = req.signature.as_deref();
+    owner::write(app, &signer, sent, make, append, Ack::proof()).await
 }
 
 /// The vow's current pledge, or 404 `witness-no-pledge`.
@@ -387,19 +294,16 @@ pub async fn reading(
                     ReadError::Chain(e) => {
                         chain_unreachable(format!("the chain did not answer: {e}"))
                     }
-                    ReadError::TooMany(n) => at(
-                        Problem::new(
-                            StatusCode::UNPROCESSABLE_ENTITY,
-                            "witness-window-too-busy",
-                            "Too many transfers in the window",
-                            format!(
-                                "the window holds more than {n} transfers of the pledged assets; \
+                    ReadError::TooMany(n) => Problem::new(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        "witness-window-too-busy",
+                        "Too many transfers in the window",
+                        format!(
+                            "the window holds more than {n} transfers of the pledged assets; \
                              ask for a shorter window_days (nothing was charged)"
-                            ),
                         ),
-                        "/window_days",
-                        "too many transfers in this window",
-                    ),
+                    )
+                    .at("/window_days", "too many transfers in this window"),
                 })?;
         let input = ReadingInput {
             vow_id: &p.vow_id,
@@ -451,12 +355,10 @@ mod tests {
 
     #[test]
     fn refusals_name_their_field() {
-        assert_eq!(
-            pledge_signature(String::new()).errors[0].pointer,
-            "/signature"
-        );
+        use crate::handlers::owner::Refuse;
+        assert_eq!(WORDS.refused(String::new()).errors[0].pointer, "/signature");
         assert_eq!(no_pledge("x").status, StatusCode::NOT_FOUND);
-        assert_eq!(sandbox_vow("x").status, StatusCode::FORBIDDEN);
+        assert_eq!(WORDS.sandbox("x").status, StatusCode::FORBIDDEN);
         let p = chain_unreachable("down".into());
         assert_eq!(p.status, StatusCode::SERVICE_UNAVAILABLE);
         let replay = Problem::from(Refusal::WitnessPledgeReplayed);

@@ -83,6 +83,12 @@ impl Problem {
         }
     }
 
+    /// Naming the field at `pointer`: what it must be, or what is wrong with it.
+    pub fn at(mut self, pointer: impl Into<String>, detail: impl Into<String>) -> Self {
+        self.errors.push(FieldError::at(pointer, detail));
+        self
+    }
+
     /// Attach a header.
     pub fn with_header(mut self, name: header::HeaderName, value: impl Into<String>) -> Self {
         self.headers.push((name, value.into()));
@@ -131,6 +137,15 @@ pub fn bytes_response(status: StatusCode, content_type: &str, body: Vec<u8>) -> 
 /// A 200 JSON response.
 pub fn json_response(body: Vec<u8>) -> WarpResponse {
     bytes_response(StatusCode::OK, "application/json", body)
+}
+
+/// 200 `text/plain; charset=utf-8`: an owner message's exact text, a log proof.
+pub fn text_response(text: String) -> WarpResponse {
+    bytes_response(
+        StatusCode::OK,
+        "text/plain; charset=utf-8",
+        text.into_bytes(),
+    )
 }
 
 /// Add the headers every response carries.

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use conduct_core::trace::FieldError;
 use futures_util::future::BoxFuture;
 use warp::http::{HeaderMap, Method};
 
@@ -35,6 +36,19 @@ pub fn query_param(query: &str, name: &str) -> Option<String> {
                 .into_owned()
         })
     })
+}
+
+/// The query parameter `name` that a route requires: its value, or empty with the field error
+/// `?name` ("missing query parameter") added to `errs`.
+pub fn required_param(query: &str, name: &str, errs: &mut Vec<FieldError>) -> String {
+    let v = query_param(query, name);
+    if v.is_none() {
+        errs.push(FieldError::at(
+            format!("?{name}"),
+            "missing query parameter",
+        ));
+    }
+    v.unwrap_or_default()
 }
 
 /// The body of a request an MCP tool makes: its one JSON chunk.
