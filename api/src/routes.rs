@@ -653,7 +653,7 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::file(&[OCTETS], None).params(&[TILE_INDEX])),
     route("GET", "/log/proof/{index}",
         "A C2SP tlog-proof: the entry's inclusion proof and the signed checkpoint it belongs to.")
-        .answer(|c| Box::pin(log_proof::log_proof(&c.app, &c.path)))
+        .answer(|c| Box::pin(log_proof::log_proof(&c.app.log, &c.path)))
         .with(Contract::call(&[200], &[TEXT], None, &[400, 404, 503]).params(&[LOG_INDEX])),
     route("GET", "/vow/message",
         "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true].")
@@ -677,13 +677,13 @@ pub const ROUTES: &[Route] = &[
             .params(PAID)),
     route("POST", "/vow/report/demo",
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
-        .answer(|c| Box::pin(vows::report_demo(&c.app, c.body.clone())))
+        .answer(|c| Box::pin(vows::report_demo(&c.app, c.body.clone(), &c.headers)))
         .cap(FreeCap::new(Counter::ReportDemo, "/vow/report/demo").or_pay(", or pay for POST /vow/report"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(REPORT_BODY)),
     route("POST", "/oracle/ask",
         "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
-        .answer(|c| Box::pin(oracle::ask(&c.app, c.body.clone())))
+        .answer(|c| Box::pin(oracle::ask(&c.app.cfg.reading, c.body.clone())))
         .cap(FreeCap::new(Counter::Oracle, "/oracle/ask"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
             .body(Schema::OracleRequest)),
@@ -841,7 +841,7 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
     route("GET", "/prepare/sign",
         "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. not_messages says which owner acts have no text here and why (a listing is an on-chain transaction: /prepare/register_tool). Signed.")
-        .answer(|c| Box::pin(ready(sign_index::serve(&c.app))))
+        .answer(|c| Box::pin(ready(sign_index::serve(&c.app.key))))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
     route("GET", "/prepare/{action}",
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")

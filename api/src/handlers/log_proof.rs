@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
+use conduct_indexer::ledger::LedgerReader;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{text_response, Problem};
-use crate::state::App;
 
-/// `GET /log/proof/{index}`: the C2SP tlog-proof of one entry.
-pub async fn log_proof(app: &Arc<App>, path: &str) -> Result<WarpResponse, Problem> {
+/// `GET /log/proof/{index}`: the C2SP tlog-proof of one entry, read from `log`.
+pub async fn log_proof(log: &Arc<LedgerReader>, path: &str) -> Result<WarpResponse, Problem> {
     let raw = path.rsplit('/').next().unwrap_or("");
     let index: u64 = raw
         .parse()
@@ -23,7 +23,7 @@ pub async fn log_proof(app: &Arc<App>, path: &str) -> Result<WarpResponse, Probl
                 format!("{raw:?} is not a decimal log index"),
             )
         })?;
-    let log = app.log.clone();
+    let log = log.clone();
     let proof = tokio::task::spawn_blocking(move || log.inclusion_proof(index))
         .await
         .map_err(|e| {

@@ -10,7 +10,7 @@
 //! labelled, cites the documents and sections, and is not signed (a model's answer varies;
 //! there is nothing of record to sign).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use bytes::Bytes;
 use conduct_core::trace::{parse_json, FieldError};
@@ -20,7 +20,7 @@ use warp::http::{header, HeaderValue};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{json_response, Problem};
-use crate::state::App;
+use crate::reading::ReadingConfig;
 
 pub use conduct_renderer::passages::MAX_QUESTION_CHARS;
 /// Passages retrieved for a question.
@@ -187,10 +187,10 @@ fn citation(n: usize, h: &Hit<'_>) -> Value {
     })
 }
 
-/// Answer a checked question (never fails: a model that does not answer leaves the passages).
-pub async fn answer(app: &App, question: &str) -> Value {
+/// Answer a checked question with the `[reading]` models of `cfg` (never fails: a model that
+/// does not answer leaves the passages).
+pub async fn answer(cfg: &ReadingConfig, question: &str) -> Value {
     let hits = INDEX.search(question, TOP_K);
-    let cfg = &app.cfg.reading;
     let (answer, attempts) = if hits.is_empty() || !crate::reading::uses_model(cfg) {
         (None, Vec::new())
     } else {
@@ -258,9 +258,9 @@ pub async fn answer(app: &App, question: &str) -> Value {
 }
 
 /// `POST /oracle/ask`: check the body, answer, reply (`Cache-Control: no-store`).
-pub async fn ask(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn ask(cfg: &ReadingConfig, body: Bytes) -> Result<WarpResponse, Problem> {
     let question = parse_question(&body)?;
-    let value = answer(app, &question).await;
+    let value = answer(cfg, &question).await;
     let mut resp = json_response(serde_json::to_vec(&value).unwrap_or_default());
     resp.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

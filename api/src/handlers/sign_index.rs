@@ -6,12 +6,12 @@
 
 use conduct_core::owner::{Kind, NOT_MESSAGES};
 use conduct_core::scope::scope_value;
+use conduct_core::signing::ServiceKey;
 use serde_json::{json, Value};
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{json_response, Problem};
-use crate::state::App;
 
 /// Format name of the index.
 pub const SIGN_INDEX_TYPE: &str = "conduct.sign-index/v1";
@@ -56,9 +56,9 @@ pub fn index() -> Value {
     })
 }
 
-/// `GET /prepare/sign`: the signed index.
-pub fn serve(app: &App) -> Result<WarpResponse, Problem> {
-    let bytes = conduct_renderer::snapshot::signed_bytes(&app.key, index()).map_err(|e| {
+/// `GET /prepare/sign`: the index, signed with `key`.
+pub fn serve(key: &ServiceKey) -> Result<WarpResponse, Problem> {
+    let bytes = conduct_renderer::snapshot::signed_bytes(key, index()).map_err(|e| {
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unrepresentable",

@@ -19,7 +19,7 @@ use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::LedgerError;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
 use serde_json::json;
-use warp::http::{HeaderValue, StatusCode};
+use warp::http::{HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::error::unavailable;
@@ -356,29 +356,53 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
         .map_err(|e| unavailable("scoring", e))?
 }
 
+/// What a report-in's answer says of its vow's pages (`Conduct-Render`, VOWS.md "Durability
+/// and verification").
+enum Render {
+    /// Being integrated after the answer (no wait asked, or the wait ran out).
+    Queued,
+    /// The vow's signed snapshots are written.
+    Done,
+    /// They could not be written yet (the render thread retries them): why.
+    Pending(String),
+}
+
 /// Where a report-in's time went, as a W3C `Server-Timing` value: `commit` (until the entry
-/// committed), `render` (from the commit until the vow's files were written) and `total`
-/// (until the log's files were published too and both were done).
+/// committed), `render` (from the commit until the vow's files were written, when the client
+/// waited for them) and `total`.
 struct Timing {
     commit_ms: f64,
-    render_ms: f64,
+    render_ms: Option<f64>,
     total_ms: f64,
-    /// Why the vow's pages are not written yet (the render thread retries them).
-    render_error: Option<String>,
+    render: Render,
+    /// The `Prefer: wait` applied, seconds.
+    waited: Option<u64>,
 }
 
 impl Timing {
     fn header(&self) -> String {
-        format!(
-            "commit;dur={:.2}, render;dur={:.2};desc=\"after commit\", total;dur={:.2}",
-            self.commit_ms, self.render_ms, self.total_ms
-        )
+        match self.render_ms {
+            Some(r) => format!(
+                "commit;dur={:.2}, render;dur={r:.2};desc=\"after commit\", total;dur={:.2}",
+                self.commit_ms, self.total_ms
+            ),
+            None => format!(
+                "commit;dur={:.2}, total;dur={:.2}",
+                self.commit_ms, self.total_ms
+            ),
+        }
     }
 }
 
-/// Append a prepared report-in and re-render its vow; the signed entry bytes and where the
-/// time went.
-async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Problem> {
+/// Append a prepared report-in and have its vow re-rendered; the signed entry bytes and
+/// where the time went. The answer comes once the entry committed (and the log's files are
+/// published); with `wait` (`Prefer: wait=`), once the vow's signed snapshots are written
+/// too, or the wait ran out. Renders are coalesced per vow by the render thread.
+async fn append(
+    app: &Arc<App>,
+    p: Prepared,
+    wait: Option<std::time::Duration>,
+) -> Result<(Vec<u8>, Timing), Problem> {
     let vow_id = p.entry.vow_id.clone();
     if let Some(trace) = p.donated {
         let (d, v, h, at) = (
@@ -393,15 +417,16 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         .await?;
     }
     // The vow is re-rendered as soon as the entry has committed, while the log's files are
-    // being published; the answer waits for both.
+    // being published; the render's integration latency is measured from the commit.
     let (site, id) = (app.site.clone(), vow_id.clone());
     let (rendered_tx, rendered) = tokio::sync::oneshot::channel();
     let started_at = std::time::Instant::now();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
         if r.is_ok() {
+            let at = std::time::Instant::now();
             let _ = rendered_tx.send((
-                std::time::Instant::now(),
-                site.start_render(crate::sources::VOWS, &id, false),
+                at,
+                site.start_render_committed(crate::sources::VOWS, &id, false, at),
             ));
         }
     });
@@ -412,23 +437,30 @@ async fn append(app: &Arc<App>, p: Prepared) -> Result<(Vec<u8>, Timing), Proble
         .map_err(crate::error::ledger_problem)?;
     // Committed: from here on the answer is the entry's acknowledgement. A render that
     // fails (say, the site's disk is full) is retried by the render thread until the vow's
-    // pages catch up; the response says so in `Conduct-Render`.
-    let (committed_at, render_error) = match rendered.await {
+    // pages catch up; the response says where they are in `Conduct-Render`.
+    let (committed_at, render) = match rendered.await {
         Err(_) => (
             std::time::Instant::now(),
-            Some("the commit hook did not run".to_owned()),
+            Render::Pending("the commit hook did not run".to_owned()),
         ),
-        Ok((at, started)) => match started.await {
-            Err(_) => (at, Some("the render thread stopped".to_owned())),
-            Ok(r) => (at, r.err().map(|e| e.0)),
+        Ok((at, started)) => match wait {
+            // Dropping the receiver leaves the render queued.
+            None => (at, Render::Queued),
+            Some(w) => match tokio::time::timeout(w, started).await {
+                Err(_) => (at, Render::Queued),
+                Ok(Err(_)) => (at, Render::Pending("the render thread stopped".to_owned())),
+                Ok(Ok(Err(e))) => (at, Render::Pending(e.0)),
+                Ok(Ok(Ok(()))) => (at, Render::Done),
+            },
         },
     };
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let timing = Timing {
         commit_ms: ms(committed_at.duration_since(started_at)),
-        render_ms: ms(committed_at.elapsed()),
+        render_ms: wait.map(|_| ms(committed_at.elapsed())),
         total_ms: ms(started_at.elapsed()),
-        render_error,
+        render,
+        waited: wait.map(|w| w.as_secs()),
     };
     Ok((appended.leaf.unwrap_or_default(), timing))
 }
@@ -437,14 +469,33 @@ fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
     if let Ok(v) = HeaderValue::from_str(&t.header()) {
         resp.headers_mut().insert("server-timing", v);
     }
-    with_render_state(resp, t.render_error.clone())
+    if let Some(w) = t.waited {
+        if let Ok(v) = HeaderValue::from_str(&format!("wait={w}")) {
+            resp.headers_mut().insert("preference-applied", v);
+        }
+    }
+    match &t.render {
+        Render::Queued => {
+            resp.headers_mut()
+                .insert("conduct-render", HeaderValue::from_static("queued"));
+            resp
+        }
+        Render::Done => with_render_state(resp, None),
+        Render::Pending(e) => with_render_state(resp, Some(e.clone())),
+    }
 }
 
-/// `POST /vow/report/demo`: a free report-in, `attested: false` forever.
-pub async fn report_demo(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+/// `POST /vow/report/demo`: a free report-in, `attested: false` forever, answered at its
+/// commit (its pages waited for when `headers` ask with `Prefer: wait=`).
+pub async fn report_demo(
+    app: &Arc<App>,
+    body: Bytes,
+    headers: &HeaderMap,
+) -> Result<WarpResponse, Problem> {
+    let wait = crate::http::prefer::wait(headers);
     let prepared = prepare(app, body, false).await?;
     let id = prepared.entry.vow_id.clone();
-    let (leaf, timing) = append(app, prepared).await?;
+    let (leaf, timing) = append(app, prepared, wait).await?;
     Ok(with_timing(
         created(leaf, &format!("/vow/{id}/chain")),
         &timing,
@@ -478,9 +529,10 @@ pub async fn report_paid(
         }
         _ => Ok(()),
     };
+    let wait = crate::http::prefer::wait(charge.headers);
     let handler = || async move {
         let id = prepared.entry.vow_id.clone();
-        let (leaf, timing) = append(app, prepared).await?;
+        let (leaf, timing) = append(app, prepared, wait).await?;
         Ok(Served {
             response: with_timing(created(leaf.clone(), &format!("/vow/{id}/chain")), &timing),
             record: leaf,
