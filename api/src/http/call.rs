@@ -32,6 +32,8 @@ pub struct Call {
     pub headers: HeaderMap,
     /// Peer address.
     pub remote: Option<SocketAddr>,
+    /// The pattern of the route's row (the label of its metrics, library/METRICS.md).
+    pub pattern: &'static str,
     /// The body, read (JSON, bounded, within its deadline) when the route's row says so;
     /// empty otherwise.
     pub body: Bytes,
@@ -53,7 +55,7 @@ impl Call {
         Charge {
             pay,
             url: format!("{}{}", self.app.cfg.public_url, self.path),
-            pattern: crate::routes::pattern(self.method.as_str(), &self.path),
+            pattern: self.pattern,
             headers: &self.headers,
         }
     }

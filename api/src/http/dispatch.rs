@@ -149,15 +149,13 @@ where
         remote,
         body,
     } = req;
+    let pattern = routes::pattern(method.as_str(), &path);
     let ticket = match &row.cap {
         Some(cap) => {
             let ip = client_ip(&app.cfg, &headers, remote);
             let taken = caps::take(&app.caps, cap, ip, service_now());
             if taken.is_err() {
-                metrics()
-                    .cap_refusals
-                    .with([Cow::Borrowed(routes::pattern(method.as_str(), &path))])
-                    .inc();
+                metrics().cap_refusals.with([Cow::Borrowed(pattern)]).inc();
             }
             Some(taken?)
         }
@@ -176,6 +174,7 @@ where
         query,
         headers,
         remote,
+        pattern,
         body,
         again,
     };
