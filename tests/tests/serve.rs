@@ -695,6 +695,11 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
             &[]
         ) >= 1.0
     );
+    // The report-in's vow re-rendered: its integration time observed.
+    assert_eq!(
+        sample(&after, "conduct_integration_duration_seconds_count", &[]),
+        1.0
+    );
     assert!(sample(&after, "conduct_render_round_duration_seconds_count", &[]) >= 1.0);
     assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
     // No chain configured: no chain metrics.

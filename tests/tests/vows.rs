@@ -93,6 +93,63 @@ fn free_vow_cap_is_twenty_per_ip_per_day() {
     );
 }
 
+/// A report-in is answered at its commit (`Conduct-Render: queued`, the signed entry with its
+/// log index) and its vow's pages catch up after; `Prefer: wait=` gets the pages written
+/// before the answer (`done`, `Preference-Applied`). VOWS.md, "Durability and verification".
+#[test]
+fn a_report_in_is_answered_at_its_commit_and_its_pages_catch_up() {
+    let s = Server::start(&[]);
+    let c = client();
+    let vow: Value = c
+        .post(s.at("/vow"))
+        .json(
+            &json!({"text": "answer billing questions", "agent": "ack-agent", "cadence_hours": 24}),
+        )
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let id = vow["vow_id"].as_str().unwrap().to_owned();
+    let r = c
+        .post(s.at("/vow/report/demo"))
+        .json(&report(&id, 12))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["conduct-render"], "queued");
+    assert!(r.headers().get("preference-applied").is_none());
+    let entry: Value = r.json().unwrap();
+    assert_eq!(entry["seq"], 1);
+    assert!(entry["log_index"].is_u64(), "{entry}");
+    assert!(entry["signature"].is_string(), "{entry}");
+    // The vow's signed chain catches up (polled, bounded).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let records = full_chain(&c, &s, &id);
+        // The vow's own record, then the report-in.
+        if records.len() == 2 {
+            assert_eq!(records[1]["log_index"], entry["log_index"]);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the vow's chain did not catch up: {records:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Asked to wait: the pages are written before the answer.
+    let r = c
+        .post(s.at("/vow/report/demo"))
+        .header("prefer", "wait=30")
+        .json(&report(&id, 13))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["conduct-render"], "done");
+    assert_eq!(r.headers()["preference-applied"], "wait=30");
+    assert_eq!(full_chain(&c, &s, &id).len(), 3);
+}
+
 fn report(vow_id: &str, n: usize) -> Value {
     let mut t = trace(n);
     t["vow_id"] = json!(vow_id);
