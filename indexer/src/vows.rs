@@ -10,7 +10,7 @@ use conduct_core::vow::record::{
     entry_record, record_hash, vow_record, DeclaredY, EntryFields, Proof, VowFields,
 };
 
-use crate::ledger::append::{VowHead, PutVow, VowIndex};
+use crate::ledger::append::{PutVow, VowHead, VowIndex};
 use crate::ledger::{Job, Refusal};
 
 pub use crate::store::vows::{DonatedTraces, Records, VowReader, VowRow};

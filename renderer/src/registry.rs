@@ -52,7 +52,8 @@ name last), then by tool id. Never ranked.";
 const ORDERING_WALL: &str = "No conduct record, vow, payment or check result changes the order \
 or the presence of an entry. A creator record is a pointer, never a score and never an \
 endorsement.";
-const HOW_TO_READ_AN_ENTRY: &str = "creator, metadataURI, manifestHash and accessPredicate are what \
+const HOW_TO_READ_AN_ENTRY: &str =
+    "creator, metadataURI, manifestHash and accessPredicate are what \
 the chain says. claims are what the manifest says, written by the registrant, bounded and \
 stripped of control and bidi characters, never vouched for. verification.status says whether \
 the served bytes hash to the on-chain commitment and bind to their creator and origin: \

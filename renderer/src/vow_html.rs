@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 
 use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
-    LinksPage, EntryRow, PageHead, PageRow, InterpretationPage, RecordRow, VowPage, VowRowView, VowsPage,
+    EntryRow, InterpretationPage, LinksPage, PageHead, PageRow, RecordRow, VowPage, VowRowView,
+    VowsPage,
 };
 use crate::RenderError;
 

@@ -23,7 +23,9 @@ use conduct_indexer::vows::VowRow;
 use serde_json::{json, Map, Value};
 
 use crate::snapshot::{signed_bytes, signed_raw};
-use crate::vow_html::{links_html, feed_atom, feed_path, interpretation_html, vow_html, vow_html_path};
+use crate::vow_html::{
+    feed_atom, feed_path, interpretation_html, links_html, vow_html, vow_html_path,
+};
 use crate::RenderError;
 
 /// Type of `/vow/<id>`.

@@ -213,7 +213,10 @@ impl Server {
         manifest_entry(
             |p| {
                 let r = c.get(self.at(&format!("/{p}"))).send().ok()?;
-                r.status().is_success().then(|| r.bytes().ok())?.map(|b| b.to_vec())
+                r.status()
+                    .is_success()
+                    .then(|| r.bytes().ok())?
+                    .map(|b| b.to_vec())
             },
             path,
         )

@@ -45,9 +45,8 @@ fn wait_for_manifest(s: &Server, paths: &[String]) {
         // Each path's entry, found through the manifest's bins.
         let settled = paths.iter().all(|p| {
             std::fs::read(s.site.join(p)).is_ok_and(|b| {
-                s.manifest_entry(p).is_some_and(|e| {
-                    e["sha256"].as_str() == Some(&hex::encode(Sha256::digest(&b)))
-                })
+                s.manifest_entry(p)
+                    .is_some_and(|e| e["sha256"].as_str() == Some(&hex::encode(Sha256::digest(&b))))
             })
         });
         if settled {

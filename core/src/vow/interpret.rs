@@ -177,7 +177,11 @@ pub struct LinkCounts {
 /// most recent entries (oldest first; only the last [`MAX_ENTRIES`] are kept) and the
 /// chain-wide counts. When the vow says it is sealed, its text and every declared purpose are
 /// dropped even if present.
-pub fn from_parts(vow: &Value, mut entries: Vec<EntryView>, counts: LinkCounts) -> InterpretationInput {
+pub fn from_parts(
+    vow: &Value,
+    mut entries: Vec<EntryView>,
+    counts: LinkCounts,
+) -> InterpretationInput {
     let sealed = vow["sealed"].as_bool().unwrap_or(false);
     entries.drain(..entries.len().saturating_sub(MAX_ENTRIES));
     if sealed {

@@ -4,13 +4,13 @@
 //! windows, chain verification, trajectories and readings (the rule-based interpretation and
 //! the notes compared with the numbers).
 
-pub mod links;
 pub mod consistency;
 #[cfg(feature = "wallet")]
 pub mod eip191;
 #[cfg(feature = "wallet")]
 pub mod fixture;
 pub mod interpret;
+pub mod links;
 pub mod notes;
 pub mod record;
 pub mod trajectory;

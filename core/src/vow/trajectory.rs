@@ -13,9 +13,11 @@ use std::collections::VecDeque;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::links::{LinkChecker, Fields, Leaf};
 use super::consistency;
-use super::interpret::{from_parts, visible_ys, LinkCounts, EntryView, InterpretationInput, MAX_ENTRIES};
+use super::interpret::{
+    from_parts, visible_ys, EntryView, InterpretationInput, LinkCounts, MAX_ENTRIES,
+};
+use super::links::{Fields, Leaf, LinkChecker};
 use super::record::{record_hash, ENTRY_TYPE};
 use super::windows::{windows, Windows};
 use crate::canonical::{jcs, jcs_map_with_raw, CanonicalError};

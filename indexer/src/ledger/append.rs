@@ -212,12 +212,8 @@ pub trait Append {
     fn vow_head(&mut self, vow_id: &str) -> Result<Option<VowHead>, StoreError>;
 
     /// Move vow `vow_id`'s head to `head` and index its entry `head.seq` at `log_index`.
-    fn move_head(
-        &mut self,
-        vow_id: &str,
-        head: &VowHead,
-        log_index: u64,
-    ) -> Result<(), StoreError>;
+    fn move_head(&mut self, vow_id: &str, head: &VowHead, log_index: u64)
+        -> Result<(), StoreError>;
 
     /// Record that `signature` proved report-in `seq` of `vow_id`. `Ok(None)` when it was
     /// unused; `Ok(Some(first))` when report-in `first` used it already.

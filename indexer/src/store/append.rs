@@ -9,8 +9,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::vows::is_constraint;
 use super::{familiar, munus, nostr, vows, witness, StoreError};
 use crate::ledger::append::{
-    Append, BindingIndex, BoardIndex, VowHead, Daily, FamiliarIndex, PledgeIndex, PutVow,
-    Signatures, Sworn, VowIndex,
+    Append, BindingIndex, BoardIndex, Daily, FamiliarIndex, PledgeIndex, PutVow, Signatures, Sworn,
+    VowHead, VowIndex,
 };
 
 /// A job's view of the append transaction: the savepoint the ledger opened for it.

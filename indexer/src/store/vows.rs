@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use super::{Store, StoreError};
-use crate::ledger::append::{VowHead, PutVow, Sworn, VowIndex};
+use crate::ledger::append::{PutVow, Sworn, VowHead, VowIndex};
 
 pub(super) fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
