@@ -28,7 +28,7 @@ pub const INDEX_TYPE: &str = "conduct.prepare-index/v1";
 /// The type of `/prepare/<action>`'s answer.
 pub const PREPARED_TYPE: &str = "conduct.prepared/v1";
 
-/// Spec 4.6's six rules as this service applies them (both answers carry them).
+/// The six rules of library/PREPARE.md ("The rules, as implemented"); both answers carry them.
 pub const RULES: [&str; 6] = [
     "1. An action that pulls an ERC-20 returns the approve of the token being sold as an earlier transaction of the same list; the action itself is always last. Sign them in the given order.",
     "2. That approve carries skip_if: the condition (the allowance already covers the amount), the eth_call that reads it, what it read and whether it holds. Drop the approve when it holds.",

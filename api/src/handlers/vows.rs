@@ -127,7 +127,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
                 p.title = "The wallet signature does not verify";
                 return Err(p);
             }
-            // Spec 2.3: a vow without a valid wallet signature is accepted, sandbox for good.
+            // A vow without a valid wallet signature is accepted, sandbox for good (VOWS.md).
             Some(why) => sandbox_reason = Some(why),
         }
     }
