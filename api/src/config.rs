@@ -72,7 +72,7 @@ pub struct FileConfig {
     /// entitlements, reputation lookups) per IP per UTC day; 0 lifts it.
     pub lookup_daily_cap: Option<u32>,
     /// `[reading]`: the language-model providers of `/vow/{id}/reading`.
-    pub reading: Option<crate::reading::ReadingConfig>,
+    pub reading: Option<crate::interpretation::ModelConfig>,
     /// `header_timeout_seconds`: time a client has to send a request line and headers.
     pub header_timeout_seconds: Option<u64>,
     /// `body_timeout_seconds`: time a client has to send a whole request body.
@@ -225,8 +225,9 @@ pub struct Config {
     pub owner_daily_cap: Option<u32>,
     /// Live chain reads per IP per UTC day; `None` when lifted.
     pub lookup_daily_cap: Option<u32>,
-    /// Reading providers (none: rule-based readings).
-    pub reading: crate::reading::ReadingConfig,
+    /// The language-model providers of the `[reading]` section (none: rule-based
+    /// interpretations; the oracle uses them too).
+    pub models: crate::interpretation::ModelConfig,
     /// Time a client has to send a request line and headers.
     pub header_timeout: Duration,
     /// Time a client has to send a whole request body.
@@ -350,7 +351,7 @@ impl Config {
                 .filter(|c| *c > 0),
             lookup_daily_cap: Some(file.lookup_daily_cap.unwrap_or(DEFAULT_LOOKUP_CAP))
                 .filter(|c| *c > 0),
-            reading: file.reading.unwrap_or_default(),
+            models: file.reading.unwrap_or_default(),
             header_timeout: seconds(
                 "header_timeout_seconds",
                 file.header_timeout_seconds,

@@ -3,7 +3,7 @@
 //! static tree), [`handlers`] (one module per resource) and [`cmd`] (the subcommands). The one
 //! route table is [`routes`]; what the rooms share is at the top ([`state`], [`config`],
 //! [`error`], [`sources`], [`payment`], and the service's tokio tasks: [`chain`], [`board`],
-//! [`reading`]).
+//! [`interpretation`]).
 //!
 //! A small API that handles only what cannot be static (paid calls, signed and free writes,
 //! thin lookups); every read is a file of the rendered tree, served with clean URLs and
@@ -16,8 +16,8 @@ pub mod config;
 pub mod error;
 pub mod handlers;
 pub mod http;
+pub mod interpretation;
 pub mod payment;
-pub mod reading;
 pub mod routes;
 pub mod sources;
 pub mod state;

@@ -683,7 +683,7 @@ pub const ROUTES: &[Route] = &[
             .body(REPORT_BODY)),
     route("POST", "/oracle/ask",
         "Ask {question} (at most 2000 characters): an answer grounded in the published library, citing its documents and sections; written by a language model (primary or fallback) and labelled so, or the best passages verbatim when none answers. Unsigned. Free, capped per IP per UTC day.")
-        .answer(|c| Box::pin(oracle::ask(&c.app.cfg.reading, c.body.clone())))
+        .answer(|c| Box::pin(oracle::ask(&c.app.cfg.models, c.body.clone())))
         .cap(FreeCap::new(Counter::Oracle, "/oracle/ask"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::OracleAnswer), &[429])
             .body(Schema::OracleRequest)),

@@ -251,11 +251,12 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // The live site: the whole tree rendered now, then kept current by the engine. Model
     // readings are asked for through a channel whose consumer needs the engine's handle.
     let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
-    let ask: Option<AskInterpretation> = crate::reading::uses_model(&cfg.reading).then(|| {
-        Box::new(move |vow: String, seq: u64, input| {
-            let _ = ask_tx.send((vow, seq, input));
-        }) as AskInterpretation
-    });
+    let ask: Option<AskInterpretation> =
+        crate::interpretation::uses_model(&cfg.models).then(|| {
+            Box::new(move |vow: String, seq: u64, input| {
+                let _ = ask_tx.send((vow, seq, input));
+            }) as AskInterpretation
+        });
     let chain = crate::chain::open(&cfg)?;
     let flags = Arc::new(PaymentFlags::default());
     let sources: Vec<Box<dyn Source>> = vec![
@@ -291,7 +292,12 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     phase("previous manifest read");
     let site =
         LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
-    crate::reading::spawn_readings(cfg.reading.clone(), store.clone(), site.clone(), ask_rx);
+    crate::interpretation::spawn_interpretations(
+        cfg.models.clone(),
+        store.clone(),
+        site.clone(),
+        ask_rx,
+    );
     crate::chain::spawn(&cfg, &chain, site.clone())?;
     let keeper = Arc::new(Keeper::new(
         key.clone(),

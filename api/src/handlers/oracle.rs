@@ -4,7 +4,7 @@
 //! The question is checked, the library's passages nearest it are retrieved
 //! ([`conduct_renderer::passages`], BM25 over every published document, indexed once at
 //! start), and the `[reading]` model providers are asked, primary then fallback, through
-//! [`crate::reading::ask_models`]. The model sees the question and the numbered public
+//! [`crate::interpretation::ask_models`]. The model sees the question and the numbered public
 //! passages, nothing else. When no model is configured, or both fail, the answer is the
 //! passages themselves, verbatim. The reply says which of the three produced it, is plainly
 //! labelled, cites the documents and sections, and is not signed (a model's answer varies;
@@ -20,7 +20,7 @@ use warp::http::{header, HeaderValue};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{json_response, Problem};
-use crate::reading::ReadingConfig;
+use crate::interpretation::ModelConfig;
 
 pub use conduct_renderer::passages::MAX_QUESTION_CHARS;
 /// Passages retrieved for a question.
@@ -28,7 +28,7 @@ pub const TOP_K: usize = 4;
 /// Most characters of one passage quoted to the model and in the reply.
 pub const MAX_QUOTED_CHARS: usize = 2000;
 /// Most tokens the model may answer with (its text is capped at
-/// [`crate::reading::MAX_ANSWER_CHARS`] too).
+/// [`crate::interpretation::MAX_ANSWER_CHARS`] too).
 const MAX_TOKENS: u32 = 800;
 /// Model requests in flight at once, all callers together (the others wait their turn).
 const MODEL_SLOTS: usize = 4;
@@ -57,7 +57,7 @@ text.";
 
 static INDEX: LazyLock<LibraryIndex> =
     LazyLock::new(|| LibraryIndex::build(&conduct_renderer::docs::published()));
-static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(crate::reading::client);
+static CLIENT: LazyLock<reqwest::Client> = LazyLock::new(crate::interpretation::client);
 static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MODEL_SLOTS);
 
 /// Index the library now (at start) rather than on the first question.
@@ -189,15 +189,15 @@ fn citation(n: usize, h: &Hit<'_>) -> Value {
 
 /// Answer a checked question with the `[reading]` models of `cfg` (never fails: a model that
 /// does not answer leaves the passages).
-pub async fn answer(cfg: &ReadingConfig, question: &str) -> Value {
+pub async fn answer(cfg: &ModelConfig, question: &str) -> Value {
     let hits = INDEX.search(question, TOP_K);
-    let (answer, attempts) = if hits.is_empty() || !crate::reading::uses_model(cfg) {
+    let (answer, attempts) = if hits.is_empty() || !crate::interpretation::uses_model(cfg) {
         (None, Vec::new())
     } else {
         // The semaphore is never closed; should it be, the call simply goes ahead.
         let _slot = SLOTS.acquire().await.ok();
         let user = user_message(question, &hits);
-        crate::reading::ask_models(&CLIENT, cfg, SYSTEM, &user, MAX_TOKENS).await
+        crate::interpretation::ask_models(&CLIENT, cfg, SYSTEM, &user, MAX_TOKENS).await
     };
     let passages: Vec<Value> = hits
         .iter()
@@ -258,7 +258,7 @@ pub async fn answer(cfg: &ReadingConfig, question: &str) -> Value {
 }
 
 /// `POST /oracle/ask`: check the body, answer, reply (`Cache-Control: no-store`).
-pub async fn ask(cfg: &ReadingConfig, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn ask(cfg: &ModelConfig, body: Bytes) -> Result<WarpResponse, Problem> {
     let question = parse_question(&body)?;
     let value = answer(cfg, &question).await;
     let mut resp = json_response(serde_json::to_vec(&value).unwrap_or_default());

@@ -181,7 +181,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
 }
 
 /// A report-in checked, scored and ready to append.
-struct Prepared {
+struct Metered {
     entry: NewEntry,
     donated: Option<Vec<u8>>,
     /// The wallet a paid report-in's payer must be (a wallet-signed vow reported on without
@@ -302,9 +302,9 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
 }
 
 /// Check and score a report-in body (everything but appending).
-async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared, Problem> {
+async fn meter_report(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Metered, Problem> {
     let app2 = app.clone();
-    let work = move || -> Result<Prepared, Problem> {
+    let work = move || -> Result<Metered, Problem> {
         let req: ReportRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
         vow::check_report(&req).map_err(Problem::invalid)?;
         let row = app2
@@ -345,7 +345,7 @@ async fn prepare(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Prepared
                 len,
             }));
         }
-        Ok(Prepared {
+        Ok(Metered {
             entry,
             donated,
             payer_must_be,
@@ -394,13 +394,13 @@ impl Timing {
     }
 }
 
-/// Append a prepared report-in and have its vow re-rendered; the signed entry bytes and
+/// Append a metered report-in and have its vow re-rendered; the signed entry bytes and
 /// where the time went. The answer comes once the entry committed (and the log's files are
 /// published); with `wait` (`Prefer: wait=`), once the vow's signed snapshots are written
 /// too, or the wait ran out. Renders are coalesced per vow by the render thread.
 async fn append(
     app: &Arc<App>,
-    p: Prepared,
+    p: Metered,
     wait: Option<std::time::Duration>,
 ) -> Result<(Vec<u8>, Timing), Problem> {
     let vow_id = p.entry.vow_id.clone();
@@ -493,9 +493,9 @@ pub async fn report_demo(
     headers: &HeaderMap,
 ) -> Result<WarpResponse, Problem> {
     let wait = crate::http::prefer::wait(headers);
-    let prepared = prepare(app, body, false).await?;
-    let id = prepared.entry.vow_id.clone();
-    let (leaf, timing) = append(app, prepared, wait).await?;
+    let metered = meter_report(app, body, false).await?;
+    let id = metered.entry.vow_id.clone();
+    let (leaf, timing) = append(app, metered, wait).await?;
     Ok(with_timing(
         created(leaf, &format!("/vow/{id}/chain")),
         &timing,
@@ -512,12 +512,9 @@ pub async fn report_paid(
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
-    let prepared = prepare(app, body, true).await?;
+    let metered = meter_report(app, body, true).await?;
     // A wallet-signed vow reported on without a signature: the payer must be its wallet.
-    let (must, vow_id) = (
-        prepared.payer_must_be.clone(),
-        prepared.entry.vow_id.clone(),
-    );
+    let (must, vow_id) = (metered.payer_must_be.clone(), metered.entry.vow_id.clone());
     let check = move |auth: &payment::Authorized| match &must {
         Some(wallet) if !auth.payment.payer.eq_ignore_ascii_case(wallet) => {
             Err(wallet_proof_required(format!(
@@ -531,8 +528,8 @@ pub async fn report_paid(
     };
     let wait = crate::http::prefer::wait(charge.headers);
     let handler = || async move {
-        let id = prepared.entry.vow_id.clone();
-        let (leaf, timing) = append(app, prepared, wait).await?;
+        let id = metered.entry.vow_id.clone();
+        let (leaf, timing) = append(app, metered, wait).await?;
         Ok(Served {
             response: with_timing(created(leaf.clone(), &format!("/vow/{id}/chain")), &timing),
             record: leaf,

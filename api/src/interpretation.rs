@@ -1,5 +1,5 @@
 //! The interpretation part of `GET /vow/{id}/reading`, IO side: the `[reading]` model config
-//! ([`ReadingConfig`], a primary and a fallback OpenAI-compatible chat-completions provider)
+//! ([`ModelConfig`], a primary and a fallback OpenAI-compatible chat-completions provider)
 //! and [`interpret`], which asks the primary, then the fallback, and falls back to the
 //! rule-based interpretation of [`conduct_core::vow::interpret`] when neither answers.
 //!
@@ -44,7 +44,7 @@ fn default_timeout_seconds() -> u64 {
 /// The `[reading]` config: which language models interpret readings.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReadingConfig {
+pub struct ModelConfig {
     /// Asked first.
     #[serde(default)]
     pub primary: Option<ModelProvider>,
@@ -57,14 +57,14 @@ pub struct ReadingConfig {
 }
 
 /// Whether a language model writes readings (else they are rule-based).
-pub fn uses_model(cfg: &ReadingConfig) -> bool {
+pub fn uses_model(cfg: &ModelConfig) -> bool {
     cfg.primary.is_some() || cfg.fallback.is_some()
 }
 
 /// The vow source's model requests, answered on the runtime a few at a time: each answer is
 /// kept in the store (state, so a restart renders it) and its vow is re-rendered.
-pub fn spawn_readings(
-    cfg: ReadingConfig,
+pub fn spawn_interpretations(
+    cfg: ModelConfig,
     store: std::sync::Arc<conduct_indexer::store::Store>,
     site: conduct_renderer::live::LiveSite,
     mut asks: tokio::sync::mpsc::UnboundedReceiver<(String, u64, InterpretationInput)>,
@@ -232,7 +232,7 @@ pub struct Answer {
 }
 
 /// The per-request timeout of `cfg` (0 means the default, 20 s).
-pub fn timeout(cfg: &ReadingConfig) -> Duration {
+pub fn timeout(cfg: &ModelConfig) -> Duration {
     Duration::from_secs(match cfg.timeout_seconds {
         0 => default_timeout_seconds(),
         s => s,
@@ -246,7 +246,7 @@ pub fn timeout(cfg: &ReadingConfig) -> Duration {
 /// or panics.
 pub async fn ask_models(
     client: &reqwest::Client,
-    cfg: &ReadingConfig,
+    cfg: &ModelConfig,
     system: &str,
     user: &str,
     max_tokens: u32,
@@ -280,7 +280,7 @@ const READING_MAX_TOKENS: u32 = 400;
 /// configured or both fail, the rule-based interpretation, with the failed attempts.
 pub async fn interpret(
     client: &reqwest::Client,
-    cfg: &ReadingConfig,
+    cfg: &ModelConfig,
     input: &InterpretationInput,
 ) -> Interpretation {
     let mut attempts = Vec::new();
@@ -424,7 +424,7 @@ mod tests {
         let (url, seen) = stand_in(Mode::Answer, "  The purposes still match the vow.  ").await;
         let env = "CONDUCT_READING_TEST_KEY_7F3A";
         std::env::set_var(env, "sk-test-abc");
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider(&url, "m-primary", Some(env))),
             fallback: None,
             timeout_seconds: 5,
@@ -459,7 +459,7 @@ mod tests {
     async fn primary_500_uses_fallback() {
         let (bad, _) = stand_in(Mode::Fail500, "").await;
         let (good, seen) = stand_in(Mode::Answer, "fallback says hi").await;
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider(&bad, "m1", None)),
             fallback: Some(provider(&good, "m2", None)),
             timeout_seconds: 5,
@@ -480,7 +480,7 @@ mod tests {
     #[tokio::test]
     async fn primary_timeout_without_fallback_is_rule_based() {
         let (slow, _) = stand_in(Mode::Sleep, "too late").await;
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider(&slow, "m1", None)),
             fallback: None,
             timeout_seconds: 1,
@@ -498,7 +498,7 @@ mod tests {
 
     #[tokio::test]
     async fn none_configured_is_rule_based() {
-        let out = interpret(&client(), &ReadingConfig::default(), &input(false)).await;
+        let out = interpret(&client(), &ModelConfig::default(), &input(false)).await;
         assert_eq!(out.kind, "rule-based");
         assert!(out.attempts.is_empty());
         assert_eq!(out.text, rule_based(&input(false)));
@@ -506,7 +506,7 @@ mod tests {
 
     #[tokio::test]
     async fn unreachable_and_bad_content_fail_over_to_rules() {
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider("http://127.0.0.1:1/v1", "m1", None)),
             fallback: Some(provider("not a url", "m2", None)),
             timeout_seconds: 2,
@@ -515,7 +515,7 @@ mod tests {
         assert_eq!(out.kind, "rule-based");
         assert_eq!(out.attempts.len(), 2, "{:?}", out.attempts);
         let (empty, _) = stand_in(Mode::Answer, "   ").await;
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider(&empty, "m1", None)),
             ..Default::default()
         };
@@ -531,7 +531,7 @@ mod tests {
     #[tokio::test]
     async fn sealed_request_withholds_text_and_states_caveat() {
         let (url, seen) = stand_in(Mode::Answer, "sealed reading").await;
-        let cfg = ReadingConfig {
+        let cfg = ModelConfig {
             primary: Some(provider(&url, "m", None)),
             fallback: None,
             timeout_seconds: 5,
@@ -548,7 +548,7 @@ mod tests {
 
     #[test]
     fn config_parses_with_defaults_and_rejects_unknown_fields() {
-        let c: ReadingConfig = toml::from_str(
+        let c: ModelConfig = toml::from_str(
             "[primary]\nbase_url = \"https://api.openai.com/v1\"\nmodel = \"gpt\"\n\
              api_key_env = \"OPENAI_API_KEY\"\n",
         )
@@ -559,6 +559,6 @@ mod tests {
             c.primary.unwrap().api_key_env.as_deref(),
             Some("OPENAI_API_KEY")
         );
-        assert!(toml::from_str::<ReadingConfig>("timeout = 3").is_err());
+        assert!(toml::from_str::<ModelConfig>("timeout = 3").is_err());
     }
 }
