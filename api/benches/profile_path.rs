@@ -2,8 +2,9 @@
 //! floor (serde_json parse of the body into owned typed structs + SHA-256 of the body + one
 //! Ed25519 signature), measured in the same run at 10, 100, 1,000 and 10,000 turns.
 //!
-//! `cargo bench -p conduct-api --bench profile_path` (add `-- --quick` for a short run, or
-//! `-- --worst` for the worst allowed request alone).
+//! `cargo bench -p conduct-api --bench profile_path` (add `-- --quick` for a short run,
+//! `-- --worst` for the worst allowed request alone, or `-- --loop TURNS typical|dense SECONDS`
+//! to run the profile path alone in a loop, for a profiler such as `perf record`).
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -308,7 +309,37 @@ fn worst_allowed(key: &ServiceKey, budget: Duration, rounds: usize) {
     );
 }
 
+/// `--loop TURNS typical|dense SECONDS [floor]`: the profile path (or the floor) alone,
+/// over and over.
+fn profile_loop(args: &[String]) {
+    let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1_000);
+    let dense = args.get(1).is_some_and(|a| a == "dense");
+    let secs: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(10.0);
+    let run = if args.get(3).is_some_and(|a| a == "floor") {
+        floor
+    } else {
+        profile
+    };
+    let key = ServiceKey::from_seed(&[9u8; 32], "localhost:8402/log");
+    let b = body(n, dense);
+    let t = Instant::now();
+    let mut calls = 0u64;
+    while t.elapsed().as_secs_f64() < secs {
+        black_box(run(&key, &b));
+        calls += 1;
+    }
+    println!(
+        "{calls} calls, {:.1} µs each",
+        t.elapsed().as_secs_f64() * 1e6 / calls as f64
+    );
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--loop") {
+        profile_loop(&args[i + 1..]);
+        return;
+    }
     let quick = std::env::args().any(|a| a == "--quick");
     if std::env::args().any(|a| a == "--worst") {
         let key = ServiceKey::from_seed(&[9u8; 32], "localhost:8402/log");
