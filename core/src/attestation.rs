@@ -113,10 +113,13 @@ static SCOPE_JCS: LazyLock<Vec<u8>> = LazyLock::new(|| jcs(&scope_value()).unwra
 
 /// Reduce a validated trace to the meter's per-turn symbols.
 pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
+    let mut m = Vec::with_capacity(trace.turns.len());
+    meter::m_symbols(trace.turns.len(), |i| &trace.turns[i].m, &mut m);
     trace
         .turns
         .iter()
-        .map(|t| TurnSymbols {
+        .zip(m)
+        .map(|(t, m)| TurnSymbols {
             c: t.context.get(trace.context_key) == Some(1),
             d: match &t.d {
                 std::borrow::Cow::Borrowed(s) => meter::d_symbol(s),
@@ -124,7 +127,7 @@ pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
                     std::borrow::Cow::Owned(meter::d_symbol(s).into_owned())
                 }
             },
-            m: meter::m_symbol(&t.m),
+            m,
         })
         .collect()
 }

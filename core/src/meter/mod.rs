@@ -33,7 +33,7 @@ pub use estimators::{
 };
 pub use labels::{opaque_label, STORED_LABELS_VERSION};
 pub use lexicon::{
-    d_symbol, is_d_clean, m_symbol, warm_up, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
+    d_symbol, is_d_clean, m_symbol, m_symbols, warm_up, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
     M_SYMBOLS_VERSION, STEMS_F1, STEMS_F2,
 };
 pub use permutation::{
