@@ -378,3 +378,61 @@ fn a_restart_over_a_v1_manifest_takes_its_listing_once_and_writes_the_trie() {
     let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
     assert_eq!(p.seed_from_manifest(&other), 0);
 }
+
+/// Timing, not a check (BENCHMARKS.md, section 11): rounds over 20,000 vows of 16 files, in a
+/// release build: `cargo test --release -p conduct-renderer --test manifest -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore]
+fn timing_of_rounds_over_320000_files() {
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut files = Vec::new();
+    for v in 0..20_000u64 {
+        let id = format!("{:016x}", v.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for k in 0..16 {
+            files.push((
+                format!("vow/{id}/f{k}.txt"),
+                format!("{v}.{k}").into_bytes(),
+            ));
+        }
+    }
+    let t = Instant::now();
+    p.put_many(files.clone()).unwrap();
+    let put = t.elapsed();
+    let t = Instant::now();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    eprintln!(
+        "320,000 files written in {put:?}; the whole manifest signed in {:?}",
+        t.elapsed()
+    );
+    let before = manifest_snapshot(dir.path());
+    let mut one = Vec::new();
+    for i in 0..20 {
+        p.put(&files[i * 16 * 997].0, format!("changed {i}").as_bytes())
+            .unwrap();
+        let t = Instant::now();
+        p.write_manifest(&key, AS_OF + 1 + i as u64, 3600).unwrap();
+        one.push(t.elapsed());
+    }
+    let after = manifest_snapshot(dir.path());
+    one.sort();
+    eprintln!(
+        "a round of one changed vow: median {:?}, max {:?}; {} bytes rewritten for 20",
+        one[10],
+        one[19],
+        rewritten(&before, &after)
+    );
+    for n in [100usize, 300, 1000] {
+        for i in 0..n {
+            let (path, _) = &files[(i * 16 * 19 + 3) % files.len()];
+            p.put(path, format!("again {n} {i}").as_bytes()).unwrap();
+        }
+        let t = Instant::now();
+        p.write_manifest(&key, AS_OF + 100 + n as u64, 3600)
+            .unwrap();
+        eprintln!("a round of {n} changed vows: {:?}", t.elapsed());
+    }
+}
