@@ -10,7 +10,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
 use sha2::{Digest, Sha256};
 
-use super::estimators::{ln_choose, mi_bits_with, mi_from_terms, padded_rows, LogTables, Margins};
+use super::estimators::{ln_choose, mi_bits_with, min_cell_term, padded_rows, LogTables, Margins};
 
 /// Exact enumeration is used when the number of 2 x K tables with the observed margins is
 /// at most this; otherwise the p-value is estimated by Monte Carlo.
@@ -128,8 +128,9 @@ pub fn p_exact_with(
     }
     let (n, a1) = (mg.n, mg.a[1]);
     let mi = mi_bits_with(rows, mg, lt);
-    let threshold = tie_threshold(mi);
-    let margin = mg.margin_term(lt);
+    // A table meets the tie rule exactly when its cell term is at least this.
+    let s_min = min_cell_term(mg.margin_term(lt), n, tie_threshold(mi));
+    let parts = cell_parts(mg, lt);
 
     // suffix[j] = b_j + ... + b_K (0-based j).
     let mut suffix = vec![0u64; k + 1];
@@ -139,23 +140,16 @@ pub fn p_exact_with(
     let range = |j: usize, rem: u64| -> (u64, u64) {
         (rem.saturating_sub(suffix[j + 1]), mg.b[j].min(rem))
     };
-    // Conditional distributions, memoized per (column, rem).
-    let mut cache: Vec<Vec<Option<Vec<f64>>>> = (0..k)
-        .map(|j| {
-            let rem_min = a1.saturating_sub(n - suffix[j]);
-            let rem_max = a1.min(suffix[j]);
-            vec![None; (rem_max + 1).saturating_sub(rem_min) as usize]
-        })
-        .collect();
-    let rem_min: Vec<u64> = (0..k).map(|j| a1.saturating_sub(n - suffix[j])).collect();
-    let mut pmf = |j: usize, rem: u64, x: u64| -> f64 {
-        let slot = &mut cache[j][(rem - rem_min[j]) as usize];
-        let lo = rem.saturating_sub(suffix[j + 1]);
-        let dist = slot.get_or_insert_with(|| hypergeometric_pmf(suffix[j], mg.b[j], rem).1);
-        dist[(x - lo) as usize]
-    };
+    if k == 1 {
+        // One table: the column holds every C=1 turn.
+        let s_leaf = 0.0 + parts[0][a1 as usize];
+        return Some(if s_leaf >= s_min { 1.0 } else { 0.0 });
+    }
+    let mut dist = Conditionals::new(mg, &suffix);
 
-    // Iterative depth-first walk in lexicographic order; the last column is forced.
+    // Iterative depth-first walk in lexicographic order down to the second-to-last column,
+    // whose values (each with the forced last column) are the leaves, summed in order.
+    let inner = k - 2;
     let mut p = 0.0;
     let mut x = vec![0u64; k];
     let mut top = vec![0u64; k];
@@ -165,15 +159,19 @@ pub fn p_exact_with(
     rem[0] = a1;
     w[0] = 1.0;
     let mut j = 0usize;
-    let (lo0, hi0) = range(0, a1);
-    x[0] = lo0;
-    top[0] = hi0;
+    (x[0], top[0]) = range(0, a1);
     loop {
-        if j + 1 == k {
-            let xl = rem[j];
-            let s_leaf = s[j] + (lt.xlnx(mg.b[j] - xl) + lt.xlnx(xl));
-            if mi_from_terms(s_leaf, margin, n) >= threshold {
-                p += w[j];
+        if j == inner {
+            let r = rem[j];
+            let (lo, hi) = range(j, r);
+            let (sj, wj) = (s[j], w[j]);
+            let (part, last) = (&parts[j], &parts[j + 1]);
+            let d = dist.of(j, r);
+            for xj in lo..=hi {
+                let s_leaf = (sj + part[xj as usize]) + last[(r - xj) as usize];
+                let w_leaf = wj * d[(xj - lo) as usize];
+                // Adding 0.0 leaves the (non-negative) sum as it is.
+                p += if s_leaf >= s_min { w_leaf } else { 0.0 };
             }
             // Backtrack to the deepest column that can still advance.
             loop {
@@ -187,16 +185,61 @@ pub fn p_exact_with(
                 }
             }
         } else {
-            let (bj, xj) = (mg.b[j], x[j]);
-            s[j + 1] = s[j] + (lt.xlnx(bj - xj) + lt.xlnx(xj));
-            w[j + 1] = w[j] * pmf(j, rem[j], xj);
+            let xj = x[j];
+            s[j + 1] = s[j] + parts[j][xj as usize];
+            let lo = rem[j].saturating_sub(suffix[j + 1]);
+            w[j + 1] = w[j] * dist.of(j, rem[j])[(xj - lo) as usize];
             rem[j + 1] = rem[j] - xj;
             j += 1;
-            let (lo, hi) = range(j, rem[j]);
-            x[j] = lo;
-            top[j] = hi;
+            (x[j], top[j]) = range(j, rem[j]);
         }
     }
+}
+
+/// The conditional distributions of the exact test's columns, each computed once:
+/// column j's C=1 cell given `rem` C=1 turns left for columns j.. is
+/// Hypergeometric(`b_j + ... + b_K`, `b_j`, `rem`) ([`hypergeometric_pmf`]).
+struct Conditionals<'m> {
+    b: &'m [u64],
+    suffix: &'m [u64],
+    rem_min: Vec<u64>,
+    memo: Vec<Vec<Option<Vec<f64>>>>,
+}
+
+impl<'m> Conditionals<'m> {
+    fn new(mg: &'m Margins, suffix: &'m [u64]) -> Conditionals<'m> {
+        let (n, a1) = (mg.n, mg.a[1]);
+        let rem_min: Vec<u64> = (0..mg.b.len())
+            .map(|j| a1.saturating_sub(n - suffix[j]))
+            .collect();
+        let memo = (0..mg.b.len())
+            .map(|j| {
+                let rem_max = a1.min(suffix[j]);
+                vec![None; (rem_max + 1).saturating_sub(rem_min[j]) as usize]
+            })
+            .collect();
+        Conditionals {
+            b: &mg.b,
+            suffix,
+            rem_min,
+            memo,
+        }
+    }
+
+    /// `[P(lo), ..., P(hi)]` of column j given `rem`.
+    fn of(&mut self, j: usize, rem: u64) -> &[f64] {
+        let (b, suffix) = (self.b, self.suffix);
+        self.memo[j][(rem - self.rem_min[j]) as usize]
+            .get_or_insert_with(|| hypergeometric_pmf(suffix[j], b[j], rem).1)
+    }
+}
+
+/// `parts[j][x] = x ln x(b_j - x) + x ln x(x)`: column j's share of a table's cell term
+/// when its C=1 cell is x, evaluated as the observed table's.
+fn cell_parts(mg: &Margins, lt: &LogTables) -> Vec<Vec<f64>> {
+    mg.b.iter()
+        .map(|&b| (0..=b).map(|x| lt.xlnx(b - x) + lt.xlnx(x)).collect())
+        .collect()
 }
 
 /// The probabilities of Hypergeometric(population `pop`, `succ` successes, `draws`
@@ -270,8 +313,8 @@ pub fn p_monte_carlo_with(
 ) -> f64 {
     let mut rng = ChaCha20Rng::from_seed(seed);
     let mi = mi_bits_with(rows, mg, lt);
-    let threshold = tie_threshold(mi);
-    let margin = mg.margin_term(lt);
+    // A table meets the tie rule exactly when its cell term is at least this.
+    let s_min = min_cell_term(mg.margin_term(lt), mg.n, tie_threshold(mi));
     let k = mg.b.len();
     let a1 = mg.a[1];
     let mut samplers: Vec<ColumnSampler> = Vec::with_capacity(k);
@@ -287,11 +330,7 @@ pub fn p_monte_carlo_with(
         pop -= b;
         before += b;
     }
-    // parts[j][x] = x ln x(b_j - x) + x ln x(x).
-    let parts: Vec<Vec<f64>> =
-        mg.b.iter()
-            .map(|&b| (0..=b).map(|x| lt.xlnx(b - x) + lt.xlnx(x)).collect())
-            .collect();
+    let parts = cell_parts(mg, lt);
     // Samples are generated LANES at a time, column by column, for instruction-level
     // parallelism; each sample's K - 1 uniforms are taken from the stream in sample order
     // first, so the result is the same as one sample after the other.
@@ -318,11 +357,7 @@ pub fn p_monte_carlo_with(
                 rem[l] -= x;
             }
         }
-        for &sl in &s[..lanes] {
-            if mi_from_terms(sl, margin, mg.n) >= threshold {
-                hits += 1;
-            }
-        }
+        hits += s[..lanes].iter().filter(|&&sl| sl >= s_min).count() as u64;
         done += lanes as u64;
     }
     (1 + hits) as f64 / (resamples + 1) as f64
