@@ -68,41 +68,96 @@ fn escape_of(b: u8) -> Option<[u8; 6]> {
 /// Write `s` as a JCS string literal (RFC 8785 section 3.2.2.2): `"` and `\\` escaped, the
 /// short forms for backspace, tab, newline, form feed and carriage return, `\\u00xx` (lower-case
 /// hex) for other controls, every other character as its UTF-8 bytes.
+///
+/// The text is checked 32 bytes at a time (a loop the compiler turns into vector compares);
+/// runs without a byte to escape are passed on whole.
 pub fn write_string<S: Sink>(out: &mut S, s: &str) {
     out.put(b"\"");
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if i + 8 <= bytes.len() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&bytes[i..i + 8]);
-            if !word_needs_escape(u64::from_le_bytes(w)) {
-                i += 8;
-                continue;
-            }
-        }
-        let end = (i + 8).min(bytes.len());
-        while i < end {
-            if let Some(esc) = escape_of(bytes[i]) {
-                out.put(&bytes[start..i]);
-                let n = if esc[1] == b'u' { 6 } else { 2 };
-                out.put(&esc[..n]);
-                start = i + 1;
-            }
-            i += 1;
-        }
-    }
-    out.put(&bytes[start..]);
+    write_string_body(out, s);
     out.put(b"\"");
 }
 
-/// Compare two strings by their UTF-16 code units, the JCS property order.
-pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        return a.cmp(b);
+/// The inside of [`write_string`]'s literal, without the quotes (callers that write a
+/// quote next to other fixed bytes write them in one piece).
+fn write_string_body<S: Sink>(out: &mut S, s: &str) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut chunks = bytes.chunks_exact(32);
+    let mut at = 0;
+    for chunk in chunks.by_ref() {
+        if chunk_needs_escape(chunk) {
+            start = escape_run(out, bytes, start, at, at + 32);
+        }
+        at += 32;
     }
-    a.encode_utf16().cmp(b.encode_utf16())
+    let end = bytes.len();
+    if at < end && word_run_needs_escape(chunks.remainder()) {
+        start = escape_run(out, bytes, start, at, end);
+    }
+    out.put(&bytes[start..]);
+}
+
+/// True when any of the 32 bytes needs a JCS escape.
+#[inline]
+fn chunk_needs_escape(chunk: &[u8]) -> bool {
+    let mut hit = 0u8;
+    for &b in chunk {
+        hit |= u8::from(b < 0x20) | u8::from(b == b'"') | u8::from(b == b'\\');
+    }
+    hit != 0
+}
+
+/// True when any byte of a short run (under 32 bytes) needs a JCS escape, 8 at a time.
+#[inline]
+fn word_run_needs_escape(run: &[u8]) -> bool {
+    let mut words = run.chunks_exact(8);
+    for w in words.by_ref() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        if word_needs_escape(u64::from_le_bytes(b)) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| escape_of(b).is_some())
+}
+
+/// Write `bytes[start..to]` with its escapes, given that the bytes before `from` need none;
+/// returns where the unwritten rest begins.
+#[cold]
+fn escape_run<S: Sink>(
+    out: &mut S,
+    bytes: &[u8],
+    mut start: usize,
+    from: usize,
+    to: usize,
+) -> usize {
+    for (i, &b) in bytes.iter().enumerate().take(to).skip(from) {
+        if let Some(esc) = escape_of(b) {
+            out.put(&bytes[start..i]);
+            let n = if esc[1] == b'u' { 6 } else { 2 };
+            out.put(&esc[..n]);
+            start = i + 1;
+        }
+    }
+    start
+}
+
+/// Compare two strings by their UTF-16 code units, the JCS property order.
+///
+/// UTF-8 bytes order strings as their code points do, and so does UTF-16 but for one case:
+/// at the first character where they differ, one in U+E000..=U+FFFF (lead byte 0xEE or 0xEF)
+/// and the other above U+FFFF (lead byte 0xF0 or more, a surrogate pair in UTF-16, which
+/// sorts first). So the first differing byte decides.
+pub fn utf16_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        None => x.len().cmp(&y.len()),
+        Some(i) => match (x[i], y[i]) {
+            (0xEE..=0xEF, 0xF0..) => std::cmp::Ordering::Greater,
+            (0xF0.., 0xEE..=0xEF) => std::cmp::Ordering::Less,
+            (p, q) => p.cmp(&q),
+        },
+    }
 }
 
 fn write_int<S: Sink>(out: &mut S, v: i64) {
@@ -114,41 +169,55 @@ fn write_int<S: Sink>(out: &mut S, v: i64) {
 }
 
 fn write_flags<S: Sink>(out: &mut S, flags: &Flags<'_>) {
-    out.put(b"{");
-    // Flags are few; sort references by UTF-16 order without allocating for the common case.
-    let mut idx: [usize; 8] = [0; 8];
-    let mut heap;
-    let order: &mut [usize] = if flags.0.len() <= idx.len() {
-        for (i, slot) in idx.iter_mut().enumerate().take(flags.0.len()) {
-            *slot = i;
-        }
-        &mut idx[..flags.0.len()]
-    } else {
-        heap = (0..flags.0.len()).collect::<Vec<_>>();
-        &mut heap[..]
-    };
-    order.sort_unstable_by(|&a, &b| utf16_cmp(&flags.0[a].0, &flags.0[b].0));
-    for (n, &i) in order.iter().enumerate() {
-        if n > 0 {
-            out.put(b",");
-        }
-        let (k, v) = &flags.0[i];
-        write_string(out, k);
-        out.put(b":");
+    let flags = &flags.0;
+    let mut put = |n: usize, (k, v): &(std::borrow::Cow<'_, str>, i64)| {
+        out.put(if n == 0 { b"{\"" } else { b",\"" });
+        write_string_body(out, k);
+        out.put(b"\":");
         write_int(out, *v);
+    };
+    match flags.len() {
+        0 => out.put(b"{"),
+        1 => put(0, &flags[0]),
+        2 => {
+            let (a, b) = if utf16_cmp(&flags[0].0, &flags[1].0).is_le() {
+                (&flags[0], &flags[1])
+            } else {
+                (&flags[1], &flags[0])
+            };
+            put(0, a);
+            put(1, b);
+        }
+        _ => {
+            // Sort references by UTF-16 order without allocating for the common case.
+            let mut idx: [usize; 8] = [0; 8];
+            let mut heap;
+            let order: &mut [usize] = if flags.len() <= idx.len() {
+                for (i, slot) in idx.iter_mut().enumerate().take(flags.len()) {
+                    *slot = i;
+                }
+                &mut idx[..flags.len()]
+            } else {
+                heap = (0..flags.len()).collect::<Vec<_>>();
+                &mut heap[..]
+            };
+            order.sort_unstable_by(|&a, &b| utf16_cmp(&flags[a].0, &flags[b].0));
+            for (n, &i) in order.iter().enumerate() {
+                put(n, &flags[i]);
+            }
+        }
     }
     out.put(b"}");
 }
 
 fn write_turn<S: Sink>(out: &mut S, t: &Turn<'_>) {
-    // Keys in UTF-16 order: "D" < "M" < "Y" < "context".
-    out.put(b"{\"D\":");
-    write_string(out, &t.d);
-    out.put(b",\"M\":");
-    write_string(out, &t.m);
-    out.put(b",\"Y\":");
-    write_string(out, &t.y);
-    out.put(b",\"context\":");
+    // Keys in UTF-16 order: "D" < "M" < "Y" < "context"; the caller wrote `{"D":"`.
+    write_string_body(out, &t.d);
+    out.put(b"\",\"M\":\"");
+    write_string_body(out, &t.m);
+    out.put(b"\",\"Y\":\"");
+    write_string_body(out, &t.y);
+    out.put(b"\",\"context\":");
     write_flags(out, &t.context);
     out.put(b"}");
 }
@@ -159,9 +228,7 @@ pub fn write_trace<S: Sink>(out: &mut S, trace: TraceRef<'_, '_>) {
     write_string(out, trace.context_key);
     out.put(b",\"turns\":[");
     for (i, t) in trace.turns.iter().enumerate() {
-        if i > 0 {
-            out.put(b",");
-        }
+        out.put(if i == 0 { b"{\"D\":\"" } else { b",{\"D\":\"" });
         write_turn(out, t);
     }
     out.put(b"]}");
@@ -197,16 +264,29 @@ impl<'s, S: Sink> Buffered<'s, S> {
 }
 
 impl<S: Sink> Sink for Buffered<'_, S> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) {
-        if self.len + bytes.len() > BUFFER {
-            self.flush();
-            if bytes.len() >= BUFFER {
-                self.inner.put(bytes);
-                return;
+        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
             }
+            None => self.put_full(bytes),
         }
-        self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-        self.len += bytes.len();
+    }
+}
+
+impl<S: Sink> Buffered<'_, S> {
+    /// `put` when the bytes do not fit in what is left of the buffer.
+    #[cold]
+    fn put_full(&mut self, bytes: &[u8]) {
+        self.flush();
+        if bytes.len() >= BUFFER {
+            self.inner.put(bytes);
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
     }
 }
 
@@ -431,6 +511,23 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The byte-wise comparison orders strings as their UTF-16 code units do, whatever
+        /// mix of ASCII, two- and three-byte, U+E000..U+FFFF and supplementary characters
+        /// they hold.
+        #[test]
+        fn utf16_cmp_is_the_order_of_utf16_code_units(
+            a in "[a-c\u{e9}\u{7ff}\u{800}\u{d7ff}\u{e000}\u{ff61}\u{ffff}\u{10000}\u{1F600}\u{10ffff}]{0,5}",
+            b in "[a-c\u{e9}\u{7ff}\u{800}\u{d7ff}\u{e000}\u{ff61}\u{ffff}\u{10000}\u{1F600}\u{10ffff}]{0,5}",
+        ) {
+            proptest::prop_assert_eq!(utf16_cmp(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+            proptest::prop_assert_eq!(utf16_cmp(&a, &a), std::cmp::Ordering::Equal);
+            let longer = format!("{a}{b}");
+            proptest::prop_assert_eq!(
+                utf16_cmp(&a, &longer),
+                a.encode_utf16().cmp(longer.encode_utf16())
+            );
+        }
+
         /// Splicing pre-rendered members gives the bytes of canonicalizing the whole object.
         #[test]
         fn raw_members_splice_to_the_whole_objects_bytes(
