@@ -183,14 +183,14 @@ fn paired(
 fn breakdown(key: &ServiceKey, n: usize, dense: bool, budget: Duration, rounds: usize) {
     use conduct_core::attestation::{symbols, Attestation, Measured};
     use conduct_core::canonical::trace_sha256;
-    use conduct_core::trace::{parse_json, validate, ProfileRequest};
+    use conduct_core::trace::{validate, ProfileRequest};
     let b = body(n, dense);
     let parse = measure(
-        || parse_json::<ProfileRequest>(&b).expect("parse").turns.len(),
+        || ProfileRequest::from_json(&b).expect("parse").turns.len(),
         budget,
         rounds,
     );
-    let req: ProfileRequest = parse_json(&b).expect("parse");
+    let req = ProfileRequest::from_json(&b).expect("parse");
     let val = measure(
         || validate(req.trace()).map(|_| 1).expect("valid"),
         budget,

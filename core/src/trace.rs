@@ -12,6 +12,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
+mod fast;
+
 /// Most turns a trace may carry.
 pub const MAX_TURNS: usize = 10_000;
 /// Most characters (Unicode scalar values, as JSON Schema `maxLength` counts) in one string.
@@ -189,6 +191,16 @@ pub struct ProfileRequest<'a> {
 }
 
 impl<'a> ProfileRequest<'a> {
+    /// Parse a request body: [`parse_json`]'s answer, with a one-pass reader for bodies in
+    /// the usual shape (about twice as fast; it gives up on anything else, which then goes
+    /// through [`parse_json`] for its value or its error).
+    pub fn from_json(body: &'a [u8]) -> Result<ProfileRequest<'a>, FieldError> {
+        match fast::profile_request(body) {
+            Some(req) => Ok(req),
+            None => parse_json(body),
+        }
+    }
+
     /// The trace part of the request.
     pub fn trace(&self) -> TraceRef<'_, 'a> {
         TraceRef {

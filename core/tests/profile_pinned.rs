@@ -130,6 +130,10 @@ fn run() -> Vec<(String, String, [usize; 4])> {
         let dense = [10u64, 40, 100][(case / 3 % 3) as usize];
         let text = body(&mut rng, turns, labels, dense, case % 3);
         let req: ProfileRequest = parse_json(text.as_bytes()).expect("the generated body parses");
+        assert_eq!(
+            ProfileRequest::from_json(text.as_bytes()).as_ref(),
+            Ok(&req)
+        );
         let measured = measure(req.trace()).expect("the generated trace is valid");
         assert_eq!(measured.trace_sha256, trace_sha256(req.trace()));
         let mut seen = [0usize; 4];

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use conduct_core::attestation::{measure, resolve_predicate, Attestation};
 use conduct_core::signing::ServiceKey;
-use conduct_core::trace::{parse_json, validate, ProfileRequest};
+use conduct_core::trace::{validate, ProfileRequest};
 
 use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, StatusCode};
@@ -61,7 +61,7 @@ impl ParsedProfile {
     /// Parse and check a body: the schema, the disclosure and every trace rule.
     pub fn checked(body: Bytes) -> Result<ParsedProfile, Problem> {
         let parsed = ParsedProfile::try_new(body, |b| {
-            parse_json::<ProfileRequest>(b).map_err(|e| Problem::invalid(vec![e]))
+            ProfileRequest::from_json(b).map_err(|e| Problem::invalid(vec![e]))
         })?;
         let req = parsed.borrow_dependent();
         if let Some(d) = &req.disclosure {
@@ -174,7 +174,7 @@ pub fn replay_from_record(
 
 /// Score a body into attestation bytes (RFC 8785), signed when `key` is given.
 pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Vec<u8>, Problem> {
-    let req: ProfileRequest = parse_json(body).map_err(|e| Problem::invalid(vec![e]))?;
+    let req = ProfileRequest::from_json(body).map_err(|e| Problem::invalid(vec![e]))?;
     score_request(&req, issued_at, key)
 }
 
