@@ -96,6 +96,10 @@ impl<'a> Reader<'a> {
         let bytes = self.bytes();
         let mut at = from;
         while let Some(chunk) = bytes.get(at..at + 32) {
+            let Ok(chunk) = <&[u8; 32]>::try_from(chunk) else {
+                break;
+            };
+            // The compiler makes this loop vector compares.
             let mut hit = 0u8;
             for &b in chunk {
                 hit |= u8::from(special(b));
@@ -104,6 +108,16 @@ impl<'a> Reader<'a> {
                 break;
             }
             at += 32;
+        }
+        // The first special byte, 8 at a time.
+        while let Some(word) = bytes.get(at..at + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let m = special_mask(u64::from_le_bytes(w));
+            if m != 0 {
+                return at + (m.trailing_zeros() / 8) as usize;
+            }
+            at += 8;
         }
         bytes[at..]
             .iter()
@@ -324,6 +338,20 @@ impl<'a> Reader<'a> {
             },
         }))
     }
+}
+
+/// The high bit of each byte of `w` (little-endian) that is `"`, `\` or below 0x20, exact
+/// up to the lowest one (a borrow can only mark bytes above a marked one).
+#[inline]
+fn special_mask(w: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let control = w.wrapping_sub(LO * 0x20) & !w & HI;
+    let q = w ^ (LO * u64::from(b'"'));
+    let quote = q.wrapping_sub(LO) & !q & HI;
+    let s = w ^ (LO * u64::from(b'\\'));
+    let slash = s.wrapping_sub(LO) & !s & HI;
+    control | quote | slash
 }
 
 /// Four hex digits (either case).
