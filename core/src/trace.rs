@@ -400,7 +400,7 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
             format!("must hold at most {MAX_TURNS} turns (got {n})"),
         );
     }
-    let mut d_symbols = std::collections::HashSet::new();
+    let mut d_symbols = DistinctSymbols::default();
     let mut d_over = false;
     for (i, turn) in trace.turns.iter().enumerate() {
         if !d_over {
@@ -460,6 +460,32 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
         Ok(())
     } else {
         Err(errs)
+    }
+}
+
+/// The distinct D symbols seen so far: a list while they are few (traces usually carry a
+/// handful, and a comparison is cheaper than hashing), a set beyond.
+#[derive(Default)]
+struct DistinctSymbols<'a> {
+    few: Vec<Cow<'a, str>>,
+    many: std::collections::HashSet<Cow<'a, str>>,
+}
+
+impl<'a> DistinctSymbols<'a> {
+    const FEW: usize = 16;
+
+    fn insert(&mut self, symbol: Cow<'a, str>) {
+        if self.few.len() < Self::FEW {
+            if !self.few.contains(&symbol) {
+                self.few.push(symbol);
+            }
+        } else if !self.few.contains(&symbol) {
+            self.many.insert(symbol);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.few.len() + self.many.len()
     }
 }
 
