@@ -478,9 +478,15 @@ pub fn m_symbol(text: &str) -> MSymbol {
 /// The M symbols of many texts (`out[i]` for `texts(i)`, `i < n`), as [`m_symbol`] gives
 /// them one by one; the texts are scanned several at a time.
 pub fn m_symbols<'t>(n: usize, texts: impl Fn(usize) -> &'t str, out: &mut Vec<MSymbol>) {
-    let prepared: Vec<Cow<'t, [u8]>> = (0..n).map(|i| prepared(texts(i))).collect();
+    // Every text as it is first (most are ASCII); the few whose prepared form differs from
+    // their bytes are scanned again.
     let mut seen = Vec::new();
-    SCANNER.scan_all(n, |i| &prepared[i], &mut seen);
+    SCANNER.scan_all(n, |i| texts(i).as_bytes(), &mut seen);
+    for (i, s) in seen.iter_mut().enumerate() {
+        if let Cow::Owned(lowered) = prepared(texts(i)) {
+            *s = SCANNER.scan(&lowered);
+        }
+    }
     out.clear();
     out.extend(seen.into_iter().map(from_seen));
 }
