@@ -169,9 +169,11 @@ pub fn p_exact_with(
             let d = dist.of(j, r);
             for xj in lo..=hi {
                 let s_leaf = (sj + part[xj as usize]) + last[(r - xj) as usize];
-                let w_leaf = wj * d[(xj - lo) as usize];
-                // Adding 0.0 leaves the (non-negative) sum as it is.
-                p += if s_leaf >= s_min { w_leaf } else { 0.0 };
+                // The cell sum is convex in xj, so the leaves that count are runs at the
+                // ends: a predictable branch, and only they wait on the running sum.
+                if s_leaf >= s_min {
+                    p += wj * d[(xj - lo) as usize];
+                }
             }
             // Backtrack to the deepest column that can still advance.
             loop {
