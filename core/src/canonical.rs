@@ -169,7 +169,7 @@ fn write_int<S: Sink>(out: &mut S, v: i64) {
 }
 
 fn write_flags<S: Sink>(out: &mut S, flags: &Flags<'_>) {
-    let flags = &flags.0;
+    let flags = flags.as_slice();
     let mut put = |n: usize, (k, v): &(std::borrow::Cow<'_, str>, i64)| {
         out.put(if n == 0 { b"{\"" } else { b",\"" });
         write_string_body(out, k);

@@ -45,14 +45,85 @@ pub struct Turn<'a> {
     pub context: Flags<'a>,
 }
 
-/// A turn's context flags, in the order they were posted.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Flags<'a>(pub Vec<(Cow<'a, str>, i64)>);
+/// A turn's context flags, in the order they were posted. The first two are kept in the
+/// turn itself (most turns carry one or two), so parsing a turn allocates nothing for them.
+#[derive(Debug, Clone, Default)]
+pub struct Flags<'a>(FlagStore<'a>);
+
+/// One flag: its name and value.
+pub type Flag<'a> = (Cow<'a, str>, i64);
+
+/// Flags kept inline in a turn.
+const INLINE_FLAGS: usize = 2;
+
+#[derive(Debug, Clone)]
+enum FlagStore<'a> {
+    Inline {
+        items: [Flag<'a>; INLINE_FLAGS],
+        len: usize,
+    },
+    Heap(Vec<Flag<'a>>),
+}
+
+impl Default for FlagStore<'_> {
+    fn default() -> Self {
+        FlagStore::Inline {
+            items: Default::default(),
+            len: 0,
+        }
+    }
+}
 
 impl<'a> Flags<'a> {
+    /// The flags, in posted order.
+    pub fn as_slice(&self) -> &[Flag<'a>] {
+        match &self.0 {
+            FlagStore::Inline { items, len } => &items[..*len],
+            FlagStore::Heap(v) => v,
+        }
+    }
+
+    /// Add a flag after the others.
+    pub fn push(&mut self, flag: Flag<'a>) {
+        match &mut self.0 {
+            FlagStore::Inline { items, len } if *len < INLINE_FLAGS => {
+                items[*len] = flag;
+                *len += 1;
+            }
+            FlagStore::Inline { items, len } => {
+                let mut v: Vec<Flag<'a>> = Vec::with_capacity(2 * INLINE_FLAGS);
+                v.extend(items.iter_mut().take(*len).map(std::mem::take));
+                v.push(flag);
+                self.0 = FlagStore::Heap(v);
+            }
+            FlagStore::Heap(v) => v.push(flag),
+        }
+    }
+
     /// The value of flag `name`, if present.
     pub fn get(&self, name: &str) -> Option<i64> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| *v)
+        self.as_slice()
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+impl PartialEq for Flags<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Flags<'_> {}
+
+impl<'a> From<Vec<Flag<'a>>> for Flags<'a> {
+    fn from(v: Vec<Flag<'a>>) -> Self {
+        let mut flags = Flags::default();
+        for f in v {
+            flags.push(f);
+        }
+        flags
     }
 }
 
@@ -72,9 +143,9 @@ impl<'de: 'a, 'a> Visitor<'de> for FlagsVisitor<'a> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<(Cow<'a, str>, i64)> = Vec::with_capacity(2);
+        let mut out = Flags::default();
         while let Some(key) = map.next_key::<FlagName<'a>>()? {
-            if out.iter().any(|(k, _)| *k == key.0) {
+            if out.as_slice().iter().any(|(k, _)| *k == key.0) {
                 return Err(de::Error::custom(format_args!(
                     "duplicate flag `{}`",
                     key.0
@@ -83,7 +154,7 @@ impl<'de: 'a, 'a> Visitor<'de> for FlagsVisitor<'a> {
             let value: FlagValue = map.next_value()?;
             out.push((key.0, value.0));
         }
-        Ok(Flags(out))
+        Ok(out)
     }
 }
 
@@ -425,7 +496,7 @@ pub fn validate(trace: TraceRef<'_, '_>) -> Result<(), Vec<FieldError>> {
                 );
             }
         }
-        let flags = &turn.context.0;
+        let flags = turn.context.as_slice();
         if flags.len() > MAX_FLAGS {
             push(
                 format!("/turns/{i}/context"),

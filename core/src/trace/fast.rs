@@ -266,21 +266,21 @@ impl<'a> Reader<'a> {
 
     fn flags(&mut self) -> Option<Flags<'a>> {
         self.eat(b'{')?;
-        let mut out: Vec<(Cow<'a, str>, i64)> = Vec::with_capacity(2);
+        let mut out = Flags::default();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Some(Flags(out));
+            return Some(out);
         }
         loop {
             let name = self.string()?;
             self.eat(b':')?;
-            if out.iter().any(|(k, _)| *k == name) {
+            if out.as_slice().iter().any(|(k, _)| *k == name) {
                 return None;
             }
             let value = self.flag_value()?;
             out.push((name, value));
             if !self.more(b'}')? {
-                return Some(Flags(out));
+                return Some(out);
             }
         }
     }
