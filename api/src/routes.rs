@@ -586,7 +586,7 @@ const TEXT_FILE: Contract = Contract::file(&[TEXT], None);
 pub const ROUTES: &[Route] = &[
     route("POST", "/profile",
         "Signed channel-coupling profile of a trace (Ed25519 over RFC 8785). Paid via x402; optional disclosure {\"predicate\":{\"metric\",\"band\"}}.")
-        .paid(&PROFILE, |c, charge| Box::pin(profile::paid(&c.app, c.body.clone(), charge)))
+        .paid(&PROFILE, |c, charge| Box::pin(profile::paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
             .body(PROFILE_BODY)
             .params(PAID)),
@@ -604,7 +604,7 @@ pub const ROUTES: &[Route] = &[
             .body(PROFILE_BODY)),
     route("GET", "/health",
         "Liveness and which payment rails are up.")
-        .answer(|c| Box::pin(async { Ok(health::health(&c.app).await) }))
+        .answer(|c| Box::pin(async { Ok(health::health(c.ctx()).await) }))
         .with(Contract::call(&[200, 503], &[JSON], Some(Schema::Health), &[])),
     route("GET", "/",
         "Service card (JSON; HTML for Accept: text/html).")
@@ -716,13 +716,13 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[404, 422, 503]).params(VERIFY_TEXT)),
     route("GET", "/card",
         "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404.")
-        .answer(|c| Box::pin(card::card(&c.app, &c.query, c.accept())))
+        .answer(|c| Box::pin(card::card(c.ctx(), &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_KEY)),
     route("GET", "/card/{key}",
         "The card of {key} (an agent name, npub, vow id or wallet, percent-encoded): the same lookup as /card?key=, JSON, text or HTML. An unknown key is a negative result, never a 404.")
-        .answer(|c| Box::pin(card::card_at(&c.app, &c.path, &c.query, c.accept())))
+        .answer(|c| Box::pin(card::card_at(c.ctx(), &c.path, &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, TEXT, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(CARD_PATH_KEY)),
@@ -734,7 +734,7 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE.params(&[TOOL_ID])),
     route("GET", "/who",
         "?handle= a wallet or agent name: its vows, their ledger paths and the registry tools it created. A handle with nothing is a negative result, never a 404.")
-        .answer(|c| Box::pin(who::who(&c.app, &c.query, c.accept())))
+        .answer(|c| Box::pin(who::who(c.ctx(), &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[])
             .negotiated()
             .params(WHO_HANDLE)),
@@ -773,13 +773,13 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE),
     route("GET", "/reputation/holders",
         "The holders board (wallet, score, meets), searchable (?q= part of a wallet) and sortable (?sort=wallet|score), ?limit=; the thin query route over the signed snapshot the site publishes.")
-        .answer(|c| Box::pin(reputation::holders(&c.app, &c.query, c.accept())))
+        .answer(|c| Box::pin(reputation::holders(c.ctx(), &c.query, c.accept())))
         .with(Contract::call(&[200], &[JSON, HTML], Some(Schema::Snapshot), &[400, 503])
             .negotiated()
             .params(HOLDERS_QUERY)),
     route("GET", "/reputation/{address}",
         "A wallet's score and meets(threshold) from the mirror, with verified: whether a live eth_call agreed (null when the chain does not answer; never 0).")
-        .answer(|c| Box::pin(reputation::score(&c.app, &c.path)))
+        .answer(|c| Box::pin(reputation::score(c.ctx(), &c.path)))
         .cap(FreeCap::new(Counter::Lookup, "/reputation/{address}"))
         .except(holders_files)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[400, 429, 503])
@@ -837,7 +837,7 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE.params(&[FAMILIAR_ID])),
     route("GET", "/prepare",
         "The index of every on-chain action the service prepares (ERC-8257 registerTool, updateToolMetadata, setAccessPredicate, deregisterTool; buying and giving ticket copies; ERC-8004 validationRequest and validationResponse; the operator's quest payment): its contract (null while not deployed here), function, selector and arguments with their types. Signed. See /library/PREPARE.md.")
-        .answer(|c| Box::pin(ready(prepare::index(&c.app))))
+        .answer(|c| Box::pin(ready(prepare::index(c.ctx()))))
         .with(Contract::call(&[200], &[JSON], Some(Schema::PrepareIndex), &[])),
     route("GET", "/prepare/sign",
         "The index of every owner message (take a vow, report in, claim a quest, submit a delivery, bind an npub, prove a ticket, pledge limits, summon a familiar): the action, where its exact EIP-191 text is served and where the signature goes. One shape for all: origin, action, parameters, UTC date; a signature for one is refused by every other. not_messages says which owner acts have no text here and why (a listing is an on-chain transaction: /prepare/register_tool). Signed.")
@@ -845,14 +845,14 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[])),
     route("GET", "/prepare/{action}",
         "One action, its arguments as query parameters: txs, the unsigned transactions to sign in order (an action that pulls an ERC-20 gets its approve first, with skip_if; the action last; to: null while a contract is not deployed here, the calldata still exact), and preconditions read live at one block (ok, fails, unset, or assumed when the chain could not be read: never zero). The service never quotes a price or asks for a key.")
-        .answer(|c| Box::pin(prepare::action(&c.app, &c.path, &c.query, None)))
+        .answer(|c| Box::pin(prepare::action(c.ctx(), &c.path, &c.query, None)))
         .cap(FreeCap::new(Counter::Lookup, "/prepare/{action}"))
         .except(owner_messages)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
             .params(PREPARE_QUERY)),
     route("POST", "/prepare/{action}",
         "The same, the arguments as a JSON object of strings.")
-        .answer(|c| Box::pin(prepare::action(&c.app, &c.path, &c.query, Some(c.body.clone()))))
+        .answer(|c| Box::pin(prepare::action(c.ctx(), &c.path, &c.query, Some(c.body.clone()))))
         .cap(FreeCap::new(Counter::Lookup, "/prepare/{action}"))
         .except(owner_messages)
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[404, 422, 429, 503])
@@ -860,17 +860,17 @@ pub const ROUTES: &[Route] = &[
             .params(&[ACTION])),
     route("GET", "/ticket/{game}/prepare",
         "Buy copies of a game's ticket (ERC-1155, paid in an ERC-20): the approve of the token for price x amount (skip_if: the allowance already covers it), then buy(game, amount); ?from=[&amount=][&price=][&token=]. As /prepare/buy_ticket.")
-        .answer(|c| Box::pin(ticket::prepare(&c.app, &c.path, &c.query)))
+        .answer(|c| Box::pin(ticket::prepare(c.ctx(), &c.path, &c.query)))
         .cap(FreeCap::new(Counter::Lookup, "/ticket/{game}/prepare"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Prepared), &[422, 429, 503])
             .params(TICKET_PREPARE)),
     route("GET", "/ticket/{game}/message",
         "The exact EIP-191 text a holder signs to prove its wallet: ?wallet=. It names the origin, the action prove_holder, the game, the wallet and the UTC date; a signature is good that day.")
-        .answer(|c| Box::pin(ticket::message(&c.app, &c.path, &c.query)))
+        .answer(|c| Box::pin(ticket::message(c.ctx(), &c.path, &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[422]).params(TICKET_MESSAGE)),
     route("POST", "/ticket/{game}/entitle",
         "Prove holding a copy {wallet, signature}: the signature over GET /ticket/{game}/message proves the wallet (403 otherwise); the entitlement is balanceOf(wallet, game) read live at a named block: a signed conduct.ticket-entitlement/v1 with entitled true or false. A chain that does not answer is 503, never a no.")
-        .answer(|c| Box::pin(ticket::entitle(&c.app, &c.path, c.body.clone())))
+        .answer(|c| Box::pin(ticket::entitle(c.ctx(), &c.path, c.body.clone())))
         .cap(FreeCap::new(Counter::Lookup, "/ticket/{game}/entitle"))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Entitlement), &[403, 404, 422, 429, 503])
             .body(ENTITLE_BODY)

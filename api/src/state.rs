@@ -8,8 +8,10 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::store::Store;
 
 use crate::config::Config;
+use crate::handlers::views::{Chain, Ledger, Signing};
+use crate::handlers::{card, health, prepare, profile, reputation, ticket, who};
 use crate::http::caps::Caps;
-use crate::payment::gate::{GateParts, Price};
+use crate::payment::gate::{GateParts, Payments, Price};
 use crate::payment::Rails;
 
 /// Shared state of a running service.
@@ -112,14 +114,118 @@ impl App {
     /// What the payment gate needs to charge `price`, as of `now` (at the labor price, the
     /// labor rails: their `accepts`, so its 402 challenge carries that price).
     pub fn gate_parts(&self, price: Price, now: u64) -> GateParts<'_> {
-        GateParts {
-            rails: match price {
-                Price::Read => &self.rails,
-                Price::Labor => &self.labor_rails,
-            },
-            store: &self.store,
-            inflight: &self.inflight,
-            now,
+        Payments::from(self).gate_parts(price, now)
+    }
+}
+
+impl<'a> From<&'a App> for Signing<'a> {
+    fn from(app: &'a App) -> Self {
+        Signing {
+            key: &app.key,
+            public_url: &app.cfg.public_url,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for Ledger<'a> {
+    fn from(app: &'a App) -> Self {
+        Ledger {
+            seq: &app.seq,
+            vows: &app.vows,
+            site: &app.site,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for Chain<'a> {
+    fn from(app: &'a App) -> Self {
+        Chain {
+            cfg: app.cfg.chain.as_ref(),
+            parts: &app.chain_parts,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for Payments<'a> {
+    fn from(app: &'a App) -> Self {
+        Payments {
+            rails: &app.rails,
+            labor_rails: &app.labor_rails,
+            store: &app.store,
+            inflight: &app.inflight,
+        }
+    }
+}
+
+// Each handler's context, cut from the state (the route table's rows take them with
+// `Call::ctx`).
+
+impl<'a> From<&'a App> for health::Health<'a> {
+    fn from(app: &'a App) -> Self {
+        health::Health {
+            rails: &app.rails,
+            seq: &app.seq,
+            site: &app.site,
+            chain: app.cfg.chain.as_ref(),
+            status: &app.chain,
+            started: app.started,
+            key: &app.key,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for card::Cards<'a> {
+    fn from(app: &'a App) -> Self {
+        card::Cards {
+            tree: &app.cfg.site,
+            sign: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for who::Who<'a> {
+    fn from(app: &'a App) -> Self {
+        who::Who {
+            tree: &app.cfg.site,
+            key: &app.key,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for reputation::Reputation<'a> {
+    fn from(app: &'a App) -> Self {
+        reputation::Reputation {
+            tree: &app.cfg.site,
+            key: &app.key,
+            chain: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for prepare::Prepare<'a> {
+    fn from(app: &'a App) -> Self {
+        prepare::Prepare {
+            key: &app.key,
+            chain: app.into(),
+            quest_token: app.cfg.munus.token.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for ticket::Tickets<'a> {
+    fn from(app: &'a App) -> Self {
+        ticket::Tickets {
+            prepare: app.into(),
+            public_url: &app.cfg.public_url,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for profile::Profile<'a> {
+    fn from(app: &'a App) -> Self {
+        profile::Profile {
+            key: &app.key,
+            pay: app.into(),
         }
     }
 }

@@ -6,16 +6,26 @@
 //! negotiation. A key with no rendered card gets the negative card, rendered on the fly: an
 //! unknown key is a successful lookup with a negative result, 200, never a 404.
 
-use std::sync::Arc;
+use std::path::Path;
 
 use conduct_renderer::discovery::{card_files, card_stem, normalize_key};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
+use crate::handlers::views::Signing;
 use crate::http::reply::{bytes_response, Problem};
 use crate::http::request::query_param;
 use crate::http::static_site::{file_response, lookup, negotiate, Found, Variant};
-use crate::state::App;
+
+/// What a card lookup reads of the running service: the rendered tree, and the key and
+/// public URL a negative card is signed with.
+#[derive(Clone, Copy)]
+pub struct Cards<'a> {
+    /// The rendered tree.
+    pub tree: &'a Path,
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+}
 
 /// The representations a card has.
 const CARD_VARIANTS: [Variant; 3] = [Variant::Json, Variant::Text, Variant::Html];
@@ -62,17 +72,17 @@ pub fn card_key(query: &str) -> Option<String> {
 
 /// Answer a card lookup.
 pub async fn card(
-    app: &Arc<App>,
+    ctx: Cards<'_>,
     query: &str,
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
     let key = card_key(query).ok_or_else(missing_key)?;
-    serve_card(app, key, format(query)?, accept).await
+    serve_card(ctx, key, format(query)?, accept).await
 }
 
 /// Answer `GET /card/{key}`: the key is the path's last segment, percent-decoded.
 pub async fn card_at(
-    app: &Arc<App>,
+    ctx: Cards<'_>,
     path: &str,
     query: &str,
     accept: Option<&str>,
@@ -80,7 +90,7 @@ pub async fn card_at(
     // A file of the tree under card/ (a rendered card, or one of its twins by name) is
     // served as it is; anything else is a key.
     let asked = format(query)?;
-    if let Found::File(p, negotiated) = lookup(&app.cfg.site, path, accept, asked).await {
+    if let Found::File(p, negotiated) = lookup(ctx.tree, path, accept, asked).await {
         if let Some(resp) = file_response(&p, negotiated, false).await {
             return Ok(resp);
         }
@@ -91,35 +101,35 @@ pub async fn card_at(
     if key.is_empty() {
         return Err(missing_key());
     }
-    serve_card(app, key, asked, accept).await
+    serve_card(ctx, key, asked, accept).await
 }
 
 /// The card of `key` in the representation asked (`format`, else `accept`).
 async fn serve_card(
-    app: &Arc<App>,
+    ctx: Cards<'_>,
     key: String,
     format: Option<Variant>,
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
     let stem = card_stem(&key);
     serve_lookup(
-        app,
+        ctx.tree,
         &stem,
         (accept, format),
         &CARD_VARIANTS,
         not_acceptable,
         "The card could not be rendered",
-        || card_files(&app.key, &app.cfg.public_url, &key, &[]),
+        || card_files(ctx.sign.key, ctx.sign.public_url, &key, &[]),
     )
     .await
 }
 
-/// Serve the lookup record rendered at `stem` (`/card`, `/who`) in the representation asked
-/// (`format`, else `accept`) among `variants`; when none is rendered, the negative result
-/// that `negative` renders on the fly (a successful lookup, never a 404); `what` titles the
-/// problem if it cannot be rendered.
+/// Serve the lookup record rendered at `stem` (`/card`, `/who`) of the `tree` in the
+/// representation asked (`format`, else `accept`) among `variants`; when none is rendered, the
+/// negative result that `negative` renders on the fly (a successful lookup, never a 404);
+/// `what` titles the problem if it cannot be rendered.
 pub async fn serve_lookup(
-    app: &App,
+    tree: &Path,
     stem: &str,
     (accept, format): (Option<&str>, Option<Variant>),
     variants: &[Variant],
@@ -129,7 +139,7 @@ pub async fn serve_lookup(
 ) -> Result<WarpResponse, Problem> {
     // The stem is a literal file name; `lookup` percent-decodes its path, so escape `%`.
     let path = format!("/{}", stem.replace('%', "%25"));
-    match lookup(&app.cfg.site, &path, accept, format).await {
+    match lookup(tree, &path, accept, format).await {
         Found::File(p, negotiated) => {
             if let Some(resp) = file_response(&p, negotiated, false).await {
                 return Ok(resp);

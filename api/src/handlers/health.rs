@@ -6,13 +6,39 @@ use serde_json::json;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
+use std::sync::Mutex;
+use std::time::Instant;
+
+use conduct_core::signing::ServiceKey;
+use conduct_indexer::chain::{ChainConfig, ChainStatus};
+use conduct_indexer::ledger::Sequencer;
+use conduct_renderer::live::LiveSite;
+
 use crate::http::reply::json_response;
-use crate::state::App;
+use crate::payment::Rails;
+
+/// What `/health` reads of the running service.
+pub struct Health<'a> {
+    /// The configured payment rails.
+    pub rails: &'a Rails,
+    /// The log's writer (its head, whether it commits).
+    pub seq: &'a Sequencer,
+    /// The live site (whether it is behind).
+    pub site: &'a LiveSite,
+    /// `[chain]`, when configured.
+    pub chain: Option<&'a ChainConfig>,
+    /// What the chain follower knows.
+    pub status: &'a Mutex<ChainStatus>,
+    /// Start instant, for uptime.
+    pub started: Instant,
+    /// The signing key (its id).
+    pub key: &'a ServiceKey,
+}
 
 /// `GET /health`: 200 when the ledger commits and the site is current, else 503 (`degraded`).
-pub async fn health(app: &App) -> WarpResponse {
-    let mut rails = Vec::with_capacity(app.rails.rails.len());
-    for r in &app.rails.rails {
+pub async fn health(ctx: Health<'_>) -> WarpResponse {
+    let mut rails = Vec::with_capacity(ctx.rails.rails.len());
+    for r in &ctx.rails.rails {
         let up = r.settler.up(&r.network).await;
         rails.push(json!({
             "rail": r.name,
@@ -24,7 +50,7 @@ pub async fn health(app: &App) -> WarpResponse {
     }
     // The writers' true state: a ledger that cannot commit (or whose files lag), or a site
     // that is behind the ledger, is not "ok", and the status code says so too.
-    let head = app.seq.head();
+    let head = ctx.seq.head();
     let ledger = match &head.failing {
         None => json!({"state": "ok", "size": head.size}),
         Some(f) => json!({
@@ -36,8 +62,8 @@ pub async fn health(app: &App) -> WarpResponse {
             "recovery": "retried every second: the ledger re-opens, verifies and resumes by itself once writes can commit",
         }),
     };
-    let catching_up = app.site.catching_up();
-    let behind = app.site.behind();
+    let catching_up = ctx.site.catching_up();
+    let behind = ctx.site.behind();
     let healthy = head.failing.is_none() && behind.is_none();
     let site = match behind {
         None if catching_up > 0 => json!({
@@ -55,8 +81,8 @@ pub async fn health(app: &App) -> WarpResponse {
         }),
     };
     // The chain is someone else's: a chain that does not answer is reported, never "degraded".
-    let chain = app.cfg.chain.as_ref().map(|c| {
-        let s = conduct_core::sync::lock(&app.chain).clone();
+    let chain = ctx.chain.map(|c| {
+        let s = conduct_core::sync::lock(ctx.status).clone();
         json!({
             "name": c.name,
             "chain_id": c.chain_id,
@@ -75,10 +101,10 @@ pub async fn health(app: &App) -> WarpResponse {
         "site": site,
         "chain": chain,
         "version": env!("CARGO_PKG_VERSION"),
-        "uptime_seconds": app.started.elapsed().as_secs(),
-        "key_id": app.key.key_id_hex(),
+        "uptime_seconds": ctx.started.elapsed().as_secs(),
+        "key_id": ctx.key.key_id_hex(),
         "rails": rails,
-        "rails_note": if app.rails.rails.is_empty() {
+        "rails_note": if ctx.rails.rails.is_empty() {
             "no payment rail is configured on this instance: paid calls answer 402 with an empty accepts"
         } else {
             "a facilitator rail is up when its facilitator answers /supported listing exact on its network; a permit2 rail when its RPC answers with its chain id"

@@ -25,6 +25,7 @@ mod refusal;
 pub mod reputation;
 pub mod sign_index;
 pub mod ticket;
+pub mod views;
 pub mod vows;
 pub mod who;
 pub mod witness;

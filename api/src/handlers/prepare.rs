@@ -5,10 +5,9 @@
 //! module reads the arguments (query parameters, or a JSON object of strings), shapes and
 //! signs the answer. The service never holds, asks for or accepts a key.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use conduct_core::scope::scope_value;
+use conduct_core::signing::ServiceKey;
 use conduct_core::trace::FieldError;
 use conduct_indexer::chain::prepare::{
     self, parse_args, Action, ArgError, Env, PrepareError, Prepared, ACTIONS,
@@ -19,9 +18,21 @@ use serde_json::{json, Value};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
+use crate::handlers::views::Chain;
 use crate::http::reply::{json_response, Problem};
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What preparing reads of the running service: the signing key, the chain followed (its
+/// contracts, the RPC of the live reads) and the quest token (`[munus] token`).
+#[derive(Clone, Copy)]
+pub struct Prepare<'a> {
+    /// The signing key.
+    pub key: &'a ServiceKey,
+    /// The chain followed.
+    pub chain: Chain<'a>,
+    /// The quest token's address, when configured.
+    pub quest_token: Option<&'a str>,
+}
 
 /// The type of `GET /prepare`'s answer.
 pub const INDEX_TYPE: &str = "conduct.prepare-index/v1";
@@ -63,16 +74,20 @@ impl Source {
 }
 
 /// The `[chain]` name and id, or null.
-fn chain_value(app: &App) -> Value {
-    match &app.cfg.chain {
+fn chain_value(chain: &Chain<'_>) -> Value {
+    match chain.cfg {
         Some(c) => json!({"name": c.name, "chain_id": c.chain_id}),
         None => Value::Null,
     }
 }
 
 /// Sign a document; a live answer is never cached.
-pub fn signed_answer(app: &App, status: StatusCode, doc: Value) -> Result<WarpResponse, Problem> {
-    let bytes = signed_bytes(&app.key, doc).map_err(|e| {
+pub fn signed_answer(
+    key: &ServiceKey,
+    status: StatusCode,
+    doc: Value,
+) -> Result<WarpResponse, Problem> {
+    let bytes = signed_bytes(key, doc).map_err(|e| {
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unrepresentable",
@@ -88,13 +103,13 @@ pub fn signed_answer(app: &App, status: StatusCode, doc: Value) -> Result<WarpRe
 }
 
 /// The configured address of an action's contract (the quest token: `[munus] token`).
-fn contract_address(app: &App, a: &Action) -> Option<String> {
-    let c = app.cfg.chain.as_ref();
+fn contract_address(ctx: &Prepare<'_>, a: &Action) -> Option<String> {
+    let c = ctx.chain.cfg;
     let addr = match a.target {
-        prepare::Target::Registry => c.and_then(|c| c.registry.as_ref()).map(|x| &x.address),
-        prepare::Target::Tickets => c.and_then(|c| c.tickets.as_ref()).map(|x| &x.address),
-        prepare::Target::Validation => c.and_then(|c| c.validation.as_ref()).map(|x| &x.address),
-        prepare::Target::QuestToken => app.cfg.munus.token.as_ref(),
+        prepare::Target::Registry => c.and_then(|c| c.registry.as_ref()).map(|x| &*x.address),
+        prepare::Target::Tickets => c.and_then(|c| c.tickets.as_ref()).map(|x| &*x.address),
+        prepare::Target::Validation => c.and_then(|c| c.validation.as_ref()).map(|x| &*x.address),
+        prepare::Target::QuestToken => ctx.quest_token,
     }?;
     parse_address(addr).ok().map(|a| address_text(&a))
 }
@@ -114,7 +129,7 @@ fn selector(function: &str) -> String {
 }
 
 /// `GET /prepare`: every action, its contract, function and arguments.
-pub fn index(app: &Arc<App>) -> Result<WarpResponse, Problem> {
+pub fn index(ctx: Prepare<'_>) -> Result<WarpResponse, Problem> {
     let actions: Vec<Value> = ACTIONS
         .iter()
         .map(|a| {
@@ -149,7 +164,7 @@ pub fn index(app: &Arc<App>) -> Result<WarpResponse, Problem> {
                 "description": a.description,
                 "contract": {
                     "name": a.target.name(),
-                    "address": contract_address(app, a),
+                    "address": contract_address(&ctx, a),
                     "configured_by": a.target.config(),
                 },
                 "function": a.function,
@@ -166,7 +181,7 @@ pub fn index(app: &Arc<App>) -> Result<WarpResponse, Problem> {
         "what": "Every on-chain action this service prepares: unsigned transactions to sign in \
             order with your own wallet, and the preconditions to check first, read live. The \
             service never holds, asks for or accepts a key.",
-        "chain": chain_value(app),
+        "chain": chain_value(&ctx.chain),
         "how": "GET /prepare/<action>?from=0x…&<argument>=… (or POST /prepare/<action> with a \
             JSON object of the same arguments, each a string): {txs, preconditions}. Unknown \
             arguments are refused, and so is any named like a key.",
@@ -182,7 +197,7 @@ pub fn index(app: &Arc<App>) -> Result<WarpResponse, Problem> {
         "docs": "/library/PREPARE.md",
         "scope": scope_value(),
     });
-    signed_answer(app, StatusCode::OK, doc)
+    signed_answer(ctx.key, StatusCode::OK, doc)
 }
 
 /// The arguments of a query string: (name, percent-decoded value) pairs in order.
@@ -262,7 +277,7 @@ pub fn arg_problem(errors: Vec<ArgError>, source: Source, rename: &[(&str, &str)
 }
 
 /// The answer of one prepared action.
-pub fn answer(app: &App, action: &Action, p: Prepared) -> Result<WarpResponse, Problem> {
+pub fn answer(ctx: &Prepare<'_>, action: &Action, p: Prepared) -> Result<WarpResponse, Problem> {
     let mut read_at = serde_json::to_value(&p.read_at).unwrap_or(Value::Null);
     read_at["at"] = json!(conduct_core::time::rfc3339(service_now()));
     let doc = json!({
@@ -270,7 +285,7 @@ pub fn answer(app: &App, action: &Action, p: Prepared) -> Result<WarpResponse, P
         "action": p.action,
         "title": action.title,
         "function": action.function,
-        "chain": chain_value(app),
+        "chain": chain_value(&ctx.chain),
         "arguments": p.arguments,
         "txs": p.txs,
         "preconditions": p.preconditions,
@@ -281,7 +296,7 @@ pub fn answer(app: &App, action: &Action, p: Prepared) -> Result<WarpResponse, P
         "docs": "/library/PREPARE.md",
         "scope": scope_value(),
     });
-    signed_answer(app, StatusCode::OK, doc)
+    signed_answer(ctx.key, StatusCode::OK, doc)
 }
 
 fn unknown_action(name: &str) -> Problem {
@@ -300,26 +315,21 @@ fn unknown_action(name: &str) -> Problem {
 
 /// Prepare `action` with `given` against this instance's chain.
 pub async fn run(
-    app: &Arc<App>,
+    ctx: &Prepare<'_>,
     action: &'static Action,
     given: &[(String, String)],
     source: Source,
     rename: &[(&str, &str)],
 ) -> Result<WarpResponse, Problem> {
     let args = parse_args(action, given).map_err(|e| arg_problem(e, source, rename))?;
-    let quest_token = app
-        .cfg
-        .munus
-        .token
-        .as_deref()
-        .and_then(|t| parse_address(t).ok());
+    let quest_token = ctx.quest_token.and_then(|t| parse_address(t).ok());
     let env = Env {
-        chain: app.cfg.chain.as_ref(),
+        chain: ctx.chain.cfg,
         quest_token,
-        rpc: app.chain_parts.rpc.as_deref(),
+        rpc: ctx.chain.parts.rpc.as_deref(),
     };
     match prepare::prepare(&env, action, &args).await {
-        Ok(p) => answer(app, action, p),
+        Ok(p) => answer(ctx, action, p),
         Err(PrepareError::NeedsChain(n)) => {
             let fields = n
                 .missing
@@ -351,7 +361,7 @@ pub async fn run(
 
 /// `GET /prepare/<action>` (query) and `POST /prepare/<action>` (JSON body).
 pub async fn action(
-    app: &Arc<App>,
+    ctx: Prepare<'_>,
     path: &str,
     query: &str,
     body: Option<Bytes>,
@@ -361,7 +371,7 @@ pub async fn action(
         return Err(unknown_action(name));
     };
     match body {
-        None => run(app, action, &query_pairs(query), Source::Query, &[]).await,
+        None => run(&ctx, action, &query_pairs(query), Source::Query, &[]).await,
         Some(b) => {
             if !query.is_empty() {
                 return Err(Problem::invalid(vec![FieldError::at(
@@ -370,7 +380,7 @@ pub async fn action(
                 )]));
             }
             let given = body_pairs(&b)?;
-            run(app, action, &given, Source::Body, &[]).await
+            run(&ctx, action, &given, Source::Body, &[]).await
         }
     }
 }

@@ -13,9 +13,17 @@ use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::http::reply::{json_response, Problem};
-use crate::payment::gate::{gate, Charge, Served};
+use crate::payment::gate::{gate, Charge, Payments, Served};
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What `POST /profile` reads of the running service: the signing key, and the payments.
+#[derive(Clone, Copy)]
+pub struct Profile<'a> {
+    /// The signing key.
+    pub key: &'a ServiceKey,
+    /// What the payment gate charges with.
+    pub pay: Payments<'a>,
+}
 
 /// Bodies above this size are scored on the blocking pool instead of a runtime worker.
 const BLOCKING_THRESHOLD: usize = 64 * 1024;
@@ -92,7 +100,7 @@ impl ParsedProfile {
 /// the SHA-256 of its bytes, and a replay (which carries the same trace) re-scores and re-signs
 /// (Ed25519 is deterministic), serving the identical bytes after checking their hash.
 pub async fn paid(
-    app: &Arc<App>,
+    ctx: Profile<'_>,
     body: Bytes,
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
@@ -100,9 +108,9 @@ pub async fn paid(
     let parsed = Arc::new(ParsedProfile::checked(body)?);
     let request = parsed.request();
     let now = service_now();
-    let (again, key) = (parsed.clone(), app.key.clone());
+    let (again, key) = (parsed.clone(), ctx.key.clone());
     let rebuild = move |record: Vec<u8>| reproduce(again.borrow_dependent(), &record, &key);
-    let key = app.key.clone();
+    let key = ctx.key.clone();
     let handler = || async move {
         let bytes = tokio::task::spawn_blocking(move || {
             score_request(parsed.borrow_dependent(), now, Some(&key))
@@ -121,7 +129,7 @@ pub async fn paid(
             response: json_response(bytes),
         })
     };
-    let parts = app.gate_parts(charge.pay.price, now);
+    let parts = ctx.pay.gate_parts(charge.pay.price, now);
     gate(parts, &charge, request, rebuild, |_| Ok(()), handler).await
 }
 

@@ -4,7 +4,7 @@
 //! the site publishes; without a query it serves that snapshot). `/reputation` itself is a
 //! static page of the live site ([`crate::sources::REPUTATION`]).
 
-use std::sync::Arc;
+use std::path::Path;
 
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::chain::reputation::{live_score, ReputationEvent};
@@ -16,11 +16,23 @@ use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::handlers::common::blocking;
+use crate::handlers::views::Chain;
 use crate::http::reply::{json_response, Problem};
 use crate::http::request::query_param;
 use crate::http::static_site::Variant;
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What the reputation lookups read of the running service: the rendered tree (the holders
+/// snapshot), the signing key and the chain followed.
+#[derive(Clone, Copy)]
+pub struct Reputation<'a> {
+    /// The rendered tree.
+    pub tree: &'a Path,
+    /// The signing key.
+    pub key: &'a ServiceKey,
+    /// The chain followed.
+    pub chain: Chain<'a>,
+}
 
 /// The representations of the holders board.
 const VARIANTS: [Variant; 2] = [Variant::Json, Variant::Html];
@@ -45,8 +57,8 @@ fn not_acceptable() -> Problem {
 }
 
 /// The stored reputation events (none without a chain).
-async fn events(app: &Arc<App>) -> Result<Vec<ReputationEvent>, Problem> {
-    let Some(db) = app.chain_parts.db.clone() else {
+async fn events(chain: &Chain<'_>) -> Result<Vec<ReputationEvent>, Problem> {
+    let Some(db) = chain.parts.db.clone() else {
         return Ok(Vec::new());
     };
     blocking("reading the reputation mirror", move || {
@@ -55,18 +67,18 @@ async fn events(app: &Arc<App>) -> Result<Vec<ReputationEvent>, Problem> {
     .await
 }
 
-/// Build the renderer's input from the app's chain parts and call `f` with it.
+/// Build the renderer's input from the chain followed and call `f` with it.
 fn with_input<T>(
-    app: &App,
+    chain: &Chain<'_>,
     key: &ServiceKey,
     events: &[ReputationEvent],
     f: impl FnOnce(&ReputationInput<'_>) -> T,
 ) -> T {
-    let status = conduct_core::sync::lock(&app.chain_parts.status).clone();
-    let probe = conduct_core::sync::lock(&app.chain_parts.probe).clone();
+    let status = conduct_core::sync::lock(&chain.parts.status).clone();
+    let probe = conduct_core::sync::lock(&chain.parts.probe).clone();
     let input = ReputationInput {
         key,
-        chain: app.cfg.chain.as_ref(),
+        chain: chain.cfg,
         status: &status,
         events,
         probe: probe.as_ref(),
@@ -121,7 +133,7 @@ fn parse_query(query: &str) -> Result<Option<Query>, Problem> {
 
 /// `GET /reputation/holders[?q=&limit=&sort=]`.
 pub async fn holders(
-    app: &Arc<App>,
+    ctx: Reputation<'_>,
     query: &str,
     accept: Option<&str>,
 ) -> Result<WarpResponse, Problem> {
@@ -138,8 +150,12 @@ pub async fn holders(
         },
     };
     let parsed = parse_query(query)?;
-    let events = events(app).await?;
-    let render = |q: &Query| with_input(app, &app.key, &events, |input| holders_files(input, q));
+    let events = events(&ctx.chain).await?;
+    let render = |q: &Query| {
+        with_input(&ctx.chain, ctx.key, &events, |input| {
+            holders_files(input, q)
+        })
+    };
     let unrepresentable = |e: conduct_renderer::RenderError| {
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -152,7 +168,7 @@ pub async fn holders(
         // No query: the published snapshot (rendered on the fly only if it is missing).
         None => {
             crate::handlers::card::serve_lookup(
-                app,
+                ctx.tree,
                 HOLDERS_STEM,
                 (accept, format),
                 &VARIANTS,
@@ -180,7 +196,7 @@ pub async fn holders(
 }
 
 /// `GET /reputation/{address}`.
-pub async fn score(app: &Arc<App>, path: &str) -> Result<WarpResponse, Problem> {
+pub async fn score(ctx: Reputation<'_>, path: &str) -> Result<WarpResponse, Problem> {
     let raw = path.trim_start_matches("/reputation/");
     let hex = raw.strip_prefix("0x").unwrap_or("");
     if hex.len() != 40 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -190,21 +206,20 @@ pub async fn score(app: &Arc<App>, path: &str) -> Result<WarpResponse, Problem> 
         ));
     }
     let wallet = raw.to_ascii_lowercase();
-    let events = events(app).await?;
-    let contract = app
-        .cfg
+    let events = events(&ctx.chain).await?;
+    let contract = ctx
         .chain
-        .as_ref()
+        .cfg
         .and_then(|c| c.reputation.as_ref())
         .and_then(|r| conduct_indexer::chain::registry::parse_address(&r.address).ok());
-    let live = match (contract, &app.chain_parts.rpc, wallet.parse()) {
+    let live = match (contract, &ctx.chain.parts.rpc, wallet.parse()) {
         (Some(c), Some(rpc), Ok(who)) => live_score(rpc, c, who).await,
         _ => None,
     };
-    let doc = with_input(app, &app.key, &events, |input| {
+    let doc = with_input(&ctx.chain, ctx.key, &events, |input| {
         score_doc(input, &wallet, live)
     });
-    let bytes = signed_bytes(&app.key, doc).map_err(|e| {
+    let bytes = signed_bytes(ctx.key, doc).map_err(|e| {
         Problem::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "unrepresentable",

@@ -6,8 +6,6 @@
 //! signed `conduct.ticket-entitlement/v1` comes back. A chain that does not answer is 503
 //! `chain-unreachable` with `Retry-After`, never a no.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use conduct_core::owner;
 use conduct_core::scope::scope_value;
@@ -24,11 +22,20 @@ use serde_json::Value;
 use warp::http::{header, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::handlers::prepare::{query_pairs, run, signed_answer, Source};
+use crate::handlers::prepare::{query_pairs, run, signed_answer, Prepare, Source};
 use crate::http::reply::{text_response, Problem};
 use crate::http::request::query_param;
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What the ticket routes read of the running service: what preparing reads (the key, the
+/// chain followed), and the public URL the holder's text names.
+#[derive(Clone, Copy)]
+pub struct Tickets<'a> {
+    /// What `/prepare/buy_ticket` reads.
+    pub prepare: Prepare<'a>,
+    /// The public URL.
+    pub public_url: &'a str,
+}
 
 // The body of `POST /ticket/{game}/entitle`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -80,7 +87,7 @@ fn wallet_of(raw: &str, pointer: &str) -> Result<alloy_primitives::Address, Prob
 
 /// `GET /ticket/{game}/prepare?from=[&amount=][&price=][&token=]`: `/prepare/buy_ticket` for the
 /// game.
-pub async fn prepare(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn prepare(ctx: Tickets<'_>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
     let (game, _) = game_of(path)?;
     let mut given = query_pairs(query);
     if given.iter().any(|(k, _)| k == "game") {
@@ -98,11 +105,18 @@ pub async fn prepare(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResp
             "the catalogue has no buy_ticket",
         ));
     };
-    run(app, action, &given, Source::Query, &[("game", "/game")]).await
+    run(
+        &ctx.prepare,
+        action,
+        &given,
+        Source::Query,
+        &[("game", "/game")],
+    )
+    .await
 }
 
 /// `GET /ticket/{game}/message?wallet=`: the exact text to sign.
-pub async fn message(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn message(ctx: Tickets<'_>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
     let (game, _) = game_of(path)?;
     let mut errors = Vec::new();
     for (k, _) in query_pairs(query) {
@@ -130,12 +144,7 @@ pub async fn message(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResp
         )]));
     };
     let wallet = wallet_of(&raw, "?wallet")?;
-    let text = holder_message(
-        &app.cfg.public_url,
-        &game,
-        &address_text(&wallet),
-        service_now(),
-    );
+    let text = holder_message(ctx.public_url, &game, &address_text(&wallet), service_now());
     let mut resp = text_response(text);
     resp.headers_mut().insert(
         header::CACHE_CONTROL,
@@ -167,7 +176,7 @@ fn contract_unset(detail: String) -> Problem {
 }
 
 /// `POST /ticket/{game}/entitle {wallet, signature}`.
-pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn entitle(ctx: Tickets<'_>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
     let (game, game_id) = game_of(path)?;
     // A member named like a key is refused as such, before anything else is read.
     if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(&body) {
@@ -194,7 +203,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
     let wallet = wallet_of(&b.wallet, "/wallet")?;
     let wallet_text = address_text(&wallet);
     let now = service_now();
-    let text = holder_message(&app.cfg.public_url, &game, &wallet_text, now);
+    let text = holder_message(ctx.public_url, &game, &wallet_text, now);
     match owner::recover(owner::Kind::ProveHolder, &text, &b.signature) {
         Ok(addr) if addr == wallet.into_array() => {}
         Ok(addr) => {
@@ -220,12 +229,12 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
             return Err(p);
         }
     }
-    let chain = app.cfg.chain.as_ref();
+    let chain = ctx.prepare.chain.cfg;
     let contract = chain
         .and_then(|c| c.tickets.as_ref())
         .and_then(|t| parse_address(&t.address).ok());
-    let (Some(chain), Some(contract), Some(rpc)) = (chain, contract, app.chain_parts.rpc.as_ref())
-    else {
+    let rpc = ctx.prepare.chain.parts.rpc.as_ref();
+    let (Some(chain), Some(contract), Some(rpc)) = (chain, contract, rpc) else {
         return Err(contract_unset(
             "this instance has no ticket contract ([chain.tickets] is not set): no copy can be \
              held here, and no entitlement is read"
@@ -250,7 +259,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
         eip191::canonical(&b.signature).unwrap_or_else(|_| b.signature.to_ascii_lowercase());
     let contract_text = address_text(&contract);
     let reading = BalanceAt {
-        origin: &app.cfg.public_url,
+        origin: ctx.public_url,
         game: &game,
         wallet: &wallet_text,
         holder_signature: &holder_signature,
@@ -262,7 +271,7 @@ pub async fn entitle(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResp
         at: now,
     };
     signed_answer(
-        app,
+        ctx.prepare.key,
         StatusCode::OK,
         entitlement_doc(&reading, scope_value()),
     )

@@ -6,8 +6,9 @@
 //! negative result (200), never a 404.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::path::Path;
 
+use conduct_core::signing::ServiceKey;
 use conduct_renderer::discovery::normalize_key;
 use conduct_renderer::registry::{who_files, who_stem};
 use warp::http::StatusCode;
@@ -16,7 +17,16 @@ use warp::reply::Response as WarpResponse;
 use crate::http::reply::Problem;
 use crate::http::request::query_param;
 use crate::http::static_site::Variant;
-use crate::state::App;
+
+/// What a `/who` lookup reads of the running service: the rendered tree, and the key a
+/// negative record is signed with.
+#[derive(Clone, Copy)]
+pub struct Who<'a> {
+    /// The rendered tree.
+    pub tree: &'a Path,
+    /// The signing key.
+    pub key: &'a ServiceKey,
+}
 
 /// The representations a record has.
 const WHO_VARIANTS: [Variant; 2] = [Variant::Json, Variant::Html];
@@ -41,11 +51,7 @@ fn not_acceptable() -> Problem {
 }
 
 /// Answer a `/who` lookup.
-pub async fn who(
-    app: &Arc<App>,
-    query: &str,
-    accept: Option<&str>,
-) -> Result<WarpResponse, Problem> {
+pub async fn who(ctx: Who<'_>, query: &str, accept: Option<&str>) -> Result<WarpResponse, Problem> {
     let handle = query_param(query, "handle")
         .map(|h| normalize_key(&h))
         .filter(|h| !h.is_empty())
@@ -65,13 +71,13 @@ pub async fn who(
         },
     };
     crate::handlers::card::serve_lookup(
-        app,
+        ctx.tree,
         &who_stem(&handle),
         (accept, format),
         &WHO_VARIANTS,
         not_acceptable,
         "The record could not be rendered",
-        || who_files(&app.key, &handle, &[], &[], &HashMap::new()),
+        || who_files(ctx.key, &handle, &[], &[], &HashMap::new()),
     )
     .await
 }

@@ -49,6 +49,12 @@ impl Call {
             .and_then(|v| v.to_str().ok())
     }
 
+    /// The context a handler takes, cut from the service's state by the composition root
+    /// (its `From<&App>`, `state.rs`).
+    pub fn ctx<'a, T: From<&'a App>>(&'a self) -> T {
+        T::from(&self.app)
+    }
+
     /// This request of a route paid on `pay`'s terms (the paid resource is this path at the
     /// public URL).
     pub fn charge(&self, pay: &'static Pay) -> Charge<'_> {

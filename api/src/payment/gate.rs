@@ -35,6 +35,36 @@ pub struct GateParts<'a> {
     pub now: u64,
 }
 
+/// The payment state of the running service, at either posted price: what a paid handler is
+/// given, and the [`GateParts`] it hands the gate.
+#[derive(Clone, Copy)]
+pub struct Payments<'a> {
+    /// The rails at the read price.
+    pub rails: &'a Rails,
+    /// The same rails at the posted labor price (`POST /familiar/summon`).
+    pub labor_rails: &'a Rails,
+    /// Payment claims and the idempotency cache.
+    pub store: &'a Arc<Store>,
+    /// Idempotency keys of paid calls in progress.
+    pub inflight: &'a Mutex<HashSet<String>>,
+}
+
+impl<'a> Payments<'a> {
+    /// What the gate needs to charge `price`, as of `now` (at the labor price, the labor
+    /// rails: their `accepts`, so its 402 challenge carries that price).
+    pub fn gate_parts(&self, price: Price, now: u64) -> GateParts<'a> {
+        GateParts {
+            rails: match price {
+                Price::Read => self.rails,
+                Price::Labor => self.labor_rails,
+            },
+            store: self.store,
+            inflight: self.inflight,
+            now,
+        }
+    }
+}
+
 /// When the payment settles relative to the handler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SettleWhen {
