@@ -6,8 +6,14 @@
 #
 # Usage: api/benches/report_in.sh [SIZES...]        (default: 1000 100000 1000000)
 # Env:   SECS=20 CONNS="16 64" CHECK=2000 (exact-count requests) KEEP=1 (keep the temp dirs)
+#        VOWS=V: prefill V vows (default SIZE/100), SIZE/V - 1 entries each
+#        RENDER=1: render the whole tree (`conduct render`) before serving, and time it
+#        WORK=DIR: prefill into DIR (kept) instead of a temp dir under /tmp
 #        PREFILLED=DIR: use DIR (made by prefill_log with --origin bench.invalid/log and
 #        --ids DIR/ids, data in DIR/data, site in DIR/site) instead of prefilling; one size.
+# Each random-vow run is followed by the integration report (metrics_delta.py over the
+# service's /metrics before and after): entries integrated, commit -> signed snapshot p50/p99,
+# group commits and their sizes, and how long the render backlog took to drain after the load.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -104,9 +110,11 @@ for n in "${sizes[@]}"; do
     echo "== $n records: using prefilled $work (log size $(log_size "$work"))"
     prefill_s="(prefilled)"
   else
-    work=$(mktemp -d /tmp/report_in.XXXXXX)
-    dirs+=("$work")
-    vows=$(( n / 100 > 0 ? n / 100 : 1 ))
+    if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else
+      work=$(mktemp -d /tmp/report_in.XXXXXX)
+      dirs+=("$work")
+    fi
+    vows=${VOWS:-$(( n / 100 > 0 ? n / 100 : 1 ))}
     epv=$(( n / vows - 1 > 0 ? n / vows - 1 : 1 ))
     echo "== $n records: prefilling $vows vows x $epv entries into $work"
     t0=$(date +%s.%N)
@@ -115,7 +123,6 @@ for n in "${sizes[@]}"; do
       2> "$work/prefill.err" | tee "$work/prefill.out"
     prefill_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
   fi
-  disk=$(du -sh "$work/data" | cut -f1)/$(du -sh "$work/site" | cut -f1)
   cat > "$work/conduct.toml" <<'EOF'
 public_url = "http://bench.invalid"
 demo_daily_cap = 0
@@ -123,19 +130,39 @@ report_demo_daily_cap = 0
 vow_daily_cap = 0
 max_connections_per_ip = 0
 EOF
+  render_s="-"
+  if [ -n "${RENDER:-}" ] && [ -z "${PREFILLED:-}" ]; then
+    t0=$(date +%s.%N)
+    /usr/bin/time -f "%M" -o "$work/render.rss" target/release/conduct render \
+      --config "$work/conduct.toml" --data "$work/data" --site "$work/site" > "$work/render.out"
+    render_s="$(python3 -c "import time; print('%.1f' % (time.time() - $t0))") s, peak RSS $(( $(cat "$work/render.rss") / 1024 )) MB"
+    echo "   full render: $render_s"
+  fi
+  records=$(log_size "$work")
+  disk=$(du -sh "$work/data" | cut -f1)/$(du -sh "$work/site" | cut -f1)
+  per_record=$(python3 -c "print(round($(du -sb "$work/data" | cut -f1) / $records), round($(du -sb "$work/site" | cut -f1) / $records))")
+  sync
   t0=$(date +%s.%N)
   target/release/conduct serve --config "$work/conduct.toml" --listen 127.0.0.1:0 \
+    --metrics-listen 127.0.0.1:0 \
     --data "$work/data" --site "$work/site" > "$work/conduct.out" 2> "$work/conduct.err" &
   server=$!
   until grep -q listening "$work/conduct.out"; do
     kill -0 "$server" 2>/dev/null || { cat "$work/conduct.err"; exit 1; }
-    sleep 0.1
+    sleep 0.05
   done
   startup_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
-  sync # the startup render's writes must not be written back during the measurements
   url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/conduct.out")
+  until grep -q "metrics on" "$work/conduct.out"; do sleep 0.05; done
+  metrics=$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' "$work/conduct.out")
+  until curl -s "$url/health" | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['site']['state'] == 'ok' else 1)" 2>/dev/null; do
+    sleep 0.2
+  done
+  caught_up_s=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
+  sync # the startup render's writes must not be written back during the measurements
   rss=$(awk '/VmRSS/ {print int($2/1024) " MB"}' /proc/$server/status)
-  echo "   prefill ${prefill_s} s, disk data/site $disk, startup (render all vows) ${startup_s} s, RSS $rss"
+  echo "   $records records in $vows vows: prefill ${prefill_s} s, render $render_s, disk data/site $disk ($per_record bytes a record)"
+  echo "   restart: listening ${startup_s} s, site caught up ${caught_up_s} s, RSS $rss"
 
   one=$(head -1 "$work/ids")
   body "$one" > "$work/one.json"
@@ -158,8 +185,13 @@ EOF
     for scen in one random; do
       before=$(log_size "$work")
       f=$work/$scen.$c.txt
+      curl -s "$metrics" > "$work/metrics.before"
       wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$work/$scen.lua" "$url/vow/report/demo" > "$f"
-      sleep 1 # let requests in flight when wrk stopped commit
+      t0=$(date +%s.%N)
+      # The load stopped: await the render backlog (the pages catching up with the commits).
+      until curl -s "$metrics" | awk '/^conduct_render_queue / {q=$2} END {exit !(q == 0)}'; do sleep 0.05; done
+      drain=$(python3 -c "import time; print('%.2f' % (time.time() - $t0))")
+      curl -s "$metrics" > "$work/metrics.after"
       after=$(log_size "$work")
       grew=$(( after - before ))
       ok=$(field ok "$f")
@@ -168,6 +200,7 @@ EOF
       label=$([ "$scen" = one ] && echo "report-in, one vow" || echo "report-in, random vows")
       echo "| $n | $label | $c | $rps | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | $ok | $grew (+$(( grew - ok )) in flight at stop) | $ratio |" >> "$results"
       grep -q "first unexpected" "$f" && grep "first unexpected" "$f" | head -2
+      echo "   integration ($label, $c conns): $(python3 api/benches/metrics_delta.py "$work/metrics.before" "$work/metrics.after") backlog_drained_after_load_s=$drain" | tee -a "$results.notes"
     done
   done
   # Exact count: every request answered, 201s == log growth.
@@ -180,9 +213,9 @@ EOF
   echo "   exact check: $check report-ins at 16 threads -> statuses $counts, log grew $(( after - before )): $verdict"
   echo "   exact check ($n): statuses $counts, log grew $(( after - before )): $verdict" >> "$results.notes"
   echo "   one vow $one chain length now $(python3 -c "import json; d=json.load(open('$work/site/vow/$one/chain.json')); print(d.get('length', '?'))" 2>/dev/null || echo '?')"
-  echo "   $n records: prefill ${prefill_s} s, data/site on disk $disk, startup ${startup_s} s, RSS after load $(awk '/VmRSS/ {print int($2/1024) " MB"}' /proc/$server/status)" >> "$results.notes"
+  echo "   $records records in $vows vows: prefill ${prefill_s} s, render $render_s, data/site on disk $disk ($per_record bytes a record), restart listening ${startup_s} s, caught up ${caught_up_s} s, RSS after load $(awk '/VmRSS/ {print int($2/1024) " MB"}' /proc/$server/status), peak $(awk '/VmHWM/ {print int($2/1024) " MB"}' /proc/$server/status)" >> "$results.notes"
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
-  if [ -z "${KEEP:-}" ] && [ -z "${PREFILLED:-}" ]; then rm -rf "$work"; fi
+  if [ -z "${KEEP:-}" ] && [ -z "${PREFILLED:-}" ] && [ -z "${WORK:-}" ]; then rm -rf "$work"; fi
 done
 
 echo
