@@ -592,7 +592,7 @@ pub const ROUTES: &[Route] = &[
             .params(PAID)),
     route("POST", "/erc8004/validation",
         "An ERC-8004 validation credential {trace, predicate: {metric, band}, subject: {form, id}}: a signed predicate about one trace (never the numbers) bound to an agent subject (erc8004-agentId, wallet, caip10, vow, npub or did), and credential_hash = keccak256(JCS(credential)) for an ERC-8004 validationRequest. Paid via x402. See /library/ERC8004.md.")
-        .paid(&ERC8004, |c, charge| Box::pin(erc8004::paid(&c.app, c.body.clone(), charge)))
+        .paid(&ERC8004, |c, charge| Box::pin(erc8004::paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Erc8004Validation), &[409, 503])
             .body(ERC8004_BODY)
             .params(PAID)),
@@ -657,27 +657,27 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200], &[TEXT], None, &[400, 404, 503]).params(&[LOG_INDEX])),
     route("GET", "/vow/message",
         "The exact EIP-191 text a wallet signs to take a vow: ?text=&agent=&cadence_hours=[&sealed=true].")
-        .answer(|c| Box::pin(ready(vows::message(&c.app, &c.query))))
+        .answer(|c| Box::pin(ready(vows::message(c.ctx(), &c.query))))
         .with(Contract::call(&[200], &[TEXT], None, &[422]).params(VOW_MESSAGE)),
     route("POST", "/vow",
         "Take a vow {text, agent, cadence_hours, wallet?, signature?, sealed?}; sandbox unless the wallet signature verifies. Free, capped per IP per UTC day.")
-        .answer(|c| Box::pin(vows::take(&c.app, c.body.clone())))
+        .answer(|c| Box::pin(vows::take(c.ctx(), c.body.clone())))
         .cap(FreeCap::new(Counter::Vow, "POST /vow"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[404, 409, 429, 503])
             .body(VOW_BODY)),
     route("GET", "/vow/report/message",
         "The exact EIP-191 text a wallet-signed vow's wallet signs to report in: ?vow_id=&trace_sha256=[&note=][&donate_trace=true]. Binds the trace, the note and donate_trace; each signature is accepted once.")
-        .answer(|c| Box::pin(vows::report_message(&c.app, &c.query)))
+        .answer(|c| Box::pin(vows::report_message(c.ctx(), &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(REPORT_MESSAGE)),
     route("POST", "/vow/report",
         "A report-in {vow_id, turns, context_key, note?, donate_trace?}: a signed chain entry with attested: true. Paid via x402.")
-        .paid(&VOW_REPORT, |c, charge| Box::pin(vows::report_paid(&c.app, c.body.clone(), charge)))
+        .paid(&VOW_REPORT, |c, charge| Box::pin(vows::report_paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
             .body(REPORT_BODY)
             .params(PAID)),
     route("POST", "/vow/report/demo",
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
-        .answer(|c| Box::pin(vows::report_demo(&c.app, c.body.clone(), &c.headers)))
+        .answer(|c| Box::pin(vows::report_demo(c.ctx(), c.body.clone(), &c.headers)))
         .cap(FreeCap::new(Counter::ReportDemo, "/vow/report/demo").or_pay(", or pay for POST /vow/report"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(REPORT_BODY)),
@@ -712,7 +712,7 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::file(&[ATOM], None).params(&[VOW_ID])),
     route("GET", "/vow/{id}/verify_text",
         "Whether ?text= is the vow's text (compares sha256 with the published text_sha256).")
-        .answer(|c| Box::pin(vows::verify_text(&c.app, &c.path, &c.query)))
+        .answer(|c| Box::pin(vows::verify_text(c.ctx(), &c.path, &c.query)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Snapshot), &[404, 422, 503]).params(VERIFY_TEXT)),
     route("GET", "/card",
         "?key= an agent name, npub, vow id or wallet: its card (your own signed material plus fixed text; no score, no clock). An unknown key is a negative result, never a 404.")
@@ -752,18 +752,18 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE.params(&[QUEST_ID])),
     route("GET", "/play/message",
         "The exact EIP-191 text a sworn vow's wallet signs for a quest action: ?action=claim|submit&quest=&vow_id=[&link=]. It names the origin, the action, the quest, the vow and the UTC date; a signature is good that day, once.")
-        .answer(|c| Box::pin(munus::message(&c.app, &c.query)))
+        .answer(|c| Box::pin(munus::message(c.ctx(), &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLAY_MESSAGE)),
     route("POST", "/munus/{id}/claim",
         "Claim a quest {vow_id, signature}: a signed (not sandbox) vow's wallet; first come; one claim per vow per UTC day; lapses after 14 idle days. The claim is a record of the log.")
-        .answer(|c| Box::pin(munus::claim(&c.app, &c.path, c.body.clone())))
+        .answer(|c| Box::pin(munus::claim(c.ctx(), &c.path, c.body.clone())))
         .cap(FreeCap::new(Counter::Owner, "POST /munus/{id}/claim"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 410, 429, 503])
             .body(CLAIM_BODY)
             .params(&[QUEST_ID])),
     route("POST", "/munus/{id}/submit",
         "Put a delivery on the record {vow_id, link, signature}: the claimant's https link (a pull request), never fetched or run.")
-        .answer(|c| Box::pin(munus::submit(&c.app, &c.path, c.body.clone())))
+        .answer(|c| Box::pin(munus::submit(c.ctx(), &c.path, c.body.clone())))
         .cap(FreeCap::new(Counter::Owner, "POST /munus/{id}/submit"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(SUBMIT_BODY)
@@ -795,37 +795,37 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::file(&[SVG], None).params(&[VOW_ID])),
     route("GET", "/nostr/bind/message",
         "The exact text that binds an npub to a signed vow: ?vow_id=&npub=. The vow's wallet signs it (EIP-191) and so does the npub's key (BIP-340 over sha256 of its UTF-8 bytes). It names the origin, the vow, the npub and the UTC date.")
-        .answer(|c| Box::pin(nostr::message(&c.app, &c.query)))
+        .answer(|c| Box::pin(nostr::message(c.ctx(), &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(BIND_MESSAGE)),
     route("POST", "/nostr/bind",
         "Bind an npub to a signed vow {vow_id, npub, wallet_signature, nostr_signature}: both signatures over the text of GET /nostr/bind/message, each used once. A signed record of the log; the latest binding of an npub wins; then /card?key=npub1... and /who?handle=npub1... find the vow. See /library/NOSTR.md.")
-        .answer(|c| Box::pin(nostr::bind(&c.app, c.body.clone())))
+        .answer(|c| Box::pin(nostr::bind(c.ctx(), c.body.clone())))
         .cap(FreeCap::new(Counter::Owner, "POST /nostr/bind"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(BIND_BODY)),
     route("GET", "/witness/pledge/message",
         "The exact EIP-191 text a signed vow's wallet signs to pledge portfolio limits: ?vow_id=&limits=<asset>:<max_balance>:<max_outflow_per_day>,... It names the origin, pledge_limits, the vow, every limit and the UTC date; a signature is good that day, once.")
-        .answer(|c| Box::pin(witness::message(&c.app, &c.query)))
+        .answer(|c| Box::pin(witness::message(c.ctx(), &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[404, 422, 503]).params(PLEDGE_MESSAGE)),
     route("POST", "/witness/pledge",
         "Pledge portfolio limits {vow_id, limits: [{asset, max_balance?, max_outflow_per_day?}], signature}: per ERC-20 asset a maximum balance and/or a maximum outflow per UTC day, in base units. A signed (not sandbox) vow's wallet signs GET /witness/pledge/message. Free; a signed record of the log; the latest pledge of a vow wins. See /library/WITNESS.md.")
-        .answer(|c| Box::pin(witness::pledge(&c.app, c.body.clone())))
+        .answer(|c| Box::pin(witness::pledge(c.ctx(), c.body.clone())))
         .cap(FreeCap::new(Counter::Owner, "POST /witness/pledge"))
         .with(Contract::call(&[201], &[JSON], Some(Schema::Record), &[403, 404, 409, 429, 503])
             .body(PLEDGE_BODY)),
     route("POST", "/witness/reading",
         "A witness reading {vow_id, window_days?}: the wallet's ERC-20 transfers of each pledged asset over the window (whole UTC days, default 7, at most 30) and its balances, read from the chain; every pledged limit checked arithmetically; breaches flagged with the transfers that caused them (breaches: [] when every limit held); signed. Paid via x402 at the read price. A chain that does not answer is 503 chain-unreachable, never no breach, and is not charged.")
-        .paid(&WITNESS_READING, |c, charge| Box::pin(witness::reading(&c.app, c.body.clone(), charge)))
+        .paid(&WITNESS_READING, |c, charge| Box::pin(witness::reading(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::WitnessReading), &[404, 409, 503])
             .body(READING_BODY)
             .params(PAID)),
     route("GET", "/familiar/message",
         "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
-        .answer(|c| Box::pin(familiar::message(&c.app, &c.query)))
+        .answer(|c| Box::pin(familiar::message(c.ctx(), &c.query)))
         .with(Contract::call(&[200], &[TEXT], None, &[403, 404, 422, 503]).params(FAMILIAR_MESSAGE)),
     route("POST", "/familiar/summon",
         "Summon a hosted familiar {owner: {vow_id} or {wallet}, order: {title, what, budget?, deliverable?}, signature}: the owner's wallet signs GET /familiar/message. Paid via x402 at the posted labor price (its own price, in its 402 challenge; see /.well-known/x402.json). Records a labor order with its owner, wallet: null and faucet_cap: \"0\", on a public page (201 with Location). The same summon sent again within 24 h answers 200 with the same record and Location, uncharged. The familiar holds no wallet, moves no funds and signs nothing. See /library/FAMILIARS.md.")
-        .paid(&FAMILIAR_SUMMON, |c, charge| Box::pin(familiar::summon(&c.app, c.body.clone(), charge)))
+        .paid(&FAMILIAR_SUMMON, |c, charge| Box::pin(familiar::summon(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
             .body(SUMMON_BODY)
             .params(PAID)),
@@ -935,7 +935,7 @@ pub fn dynamic_methods(path: &str) -> Vec<&'static str> {
 /// The problem for a path that neither a route nor the tree answers, when it is more than
 /// `not-found`: `unknown-vow` under `/vow/<id>` when the store has no such vow.
 pub fn missing<'a>(app: &'a Arc<App>, path: &'a str) -> BoxFuture<'a, Option<Problem>> {
-    Box::pin(vows::missing(app, path))
+    Box::pin(vows::missing(&app.vows, path))
 }
 
 /// The fixed HTML pages of the site (static GET routes with no parameter that answer HTML),

@@ -1,5 +1,7 @@
-//! Shared state of a running service ([`App`]) and the parts it is built from: what every
-//! handler reads, importing no handler (the dispatcher is [`crate::http::dispatch`]).
+//! Shared state of a running service ([`App`]) and the parts it is built from: the
+//! composition root (ARCHITECTURE.md, "api"). No handler names it: each takes a narrow context
+//! (its module's, made of the views of `handlers::views` and `payment::gate::Payments`), cut
+//! from it here (`From<&App>`) and handed over by the route table's rows (`Call::ctx`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,9 +11,12 @@ use conduct_indexer::store::Store;
 
 use crate::config::Config;
 use crate::handlers::views::{Chain, Ledger, Signing};
-use crate::handlers::{card, health, prepare, profile, reputation, ticket, who};
+use crate::handlers::{
+    card, erc8004, familiar, health, munus, nostr, prepare, profile, reputation, ticket, vows, who,
+    witness,
+};
 use crate::http::caps::Caps;
-use crate::payment::gate::{GateParts, Payments, Price};
+use crate::payment::gate::Payments;
 use crate::payment::Rails;
 
 /// Shared state of a running service.
@@ -107,14 +112,6 @@ impl App {
             inflight: Default::default(),
             started: Instant::now(),
         }
-    }
-}
-
-impl App {
-    /// What the payment gate needs to charge `price`, as of `now` (at the labor price, the
-    /// labor rails: their `accepts`, so its 402 challenge carries that price).
-    pub fn gate_parts(&self, price: Price, now: u64) -> GateParts<'_> {
-        Payments::from(self).gate_parts(price, now)
     }
 }
 
@@ -225,6 +222,69 @@ impl<'a> From<&'a App> for profile::Profile<'a> {
     fn from(app: &'a App) -> Self {
         profile::Profile {
             key: &app.key,
+            pay: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for erc8004::Erc8004<'a> {
+    fn from(app: &'a App) -> Self {
+        erc8004::Erc8004 {
+            sign: app.into(),
+            vows: &app.vows,
+            pay: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for vows::Vows<'a> {
+    fn from(app: &'a App) -> Self {
+        vows::Vows {
+            sign: app.into(),
+            ledger: app.into(),
+            donated: &app.donated,
+            pay: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for munus::Munus<'a> {
+    fn from(app: &'a App) -> Self {
+        munus::Munus {
+            sign: app.into(),
+            ledger: app.into(),
+            data: &app.cfg.data,
+            keeper: &app.munus,
+        }
+    }
+}
+
+impl<'a> From<&'a App> for nostr::Nostr<'a> {
+    fn from(app: &'a App) -> Self {
+        nostr::Nostr {
+            sign: app.into(),
+            ledger: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for witness::Witness<'a> {
+    fn from(app: &'a App) -> Self {
+        witness::Witness {
+            sign: app.into(),
+            ledger: app.into(),
+            chain: app.into(),
+            pay: app.into(),
+        }
+    }
+}
+
+impl<'a> From<&'a App> for familiar::Familiars<'a> {
+    fn from(app: &'a App) -> Self {
+        familiar::Familiars {
+            sign: app.into(),
+            ledger: app.into(),
+            labor_price_usd: &app.cfg.familiar.labor_price_usd,
             pay: app.into(),
         }
     }

@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use conduct_indexer::vows::VowRow;
+use conduct_indexer::vows::{VowReader, VowRow};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::error::unavailable;
 use crate::http::reply::{json_response, Problem};
-use crate::state::App;
 
 /// Run `f` off the runtime; its failure (or the task's) is 503 `store-unavailable` naming
 /// `what`.
@@ -25,9 +24,9 @@ pub(crate) async fn blocking<T: Send + 'static>(
     }
 }
 
-/// Look a vow up, or 404 naming `/vow_id`.
-pub(crate) async fn find_vow(app: &Arc<App>, id: &str) -> Result<VowRow, Problem> {
-    let (reader, key) = (app.vows.clone(), id.to_owned());
+/// Look a vow up in `vows`, or 404 naming `/vow_id`.
+pub(crate) async fn find_vow(vows: &Arc<VowReader>, id: &str) -> Result<VowRow, Problem> {
+    let (reader, key) = (vows.clone(), id.to_owned());
     let row = blocking("reading the vow", move || {
         reader.vow(&key).map_err(|e| e.to_string())
     })

@@ -17,14 +17,27 @@ use conduct_core::erc8004::{
 };
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, validate, FieldError};
+use conduct_indexer::vows::VowReader;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::handlers::profile::{replay_from_record, replay_record};
+use crate::handlers::views::Signing;
 use crate::http::reply::{json_response, Problem};
-use crate::payment::gate::{gate, Charge, Served};
+use crate::payment::gate::{gate, Charge, Payments, Served};
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What `POST /erc8004/validation` reads of the running service: the signing key and public
+/// URL (the issuer), the vows (a `vow` subject must exist) and the payments.
+#[derive(Clone, Copy)]
+pub struct Erc8004<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// Reads of vows.
+    pub vows: &'a Arc<VowReader>,
+    /// What the payment gate charges with.
+    pub pay: Payments<'a>,
+}
 
 self_cell::self_cell!(
     /// A validation request parsed once, borrowing the body it came from.
@@ -147,11 +160,11 @@ impl Checked {
 }
 
 /// A `vow` subject must be a vow of this service.
-async fn vow_exists(app: &Arc<App>, subject: &Subject) -> Result<(), Problem> {
+async fn vow_exists(vows: &Arc<VowReader>, subject: &Subject) -> Result<(), Problem> {
     if subject.form != Form::Vow {
         return Ok(());
     }
-    match crate::handlers::common::find_vow(app, &subject.id).await {
+    match crate::handlers::common::find_vow(vows, &subject.id).await {
         Ok(_) => Ok(()),
         Err(p) if p.kind == "unknown-vow" => Err(refuse_subject(FieldError::at(
             "/subject/id",
@@ -169,18 +182,22 @@ async fn vow_exists(app: &Arc<App>, subject: &Subject) -> Result<(), Problem> {
 /// payment, issue and sign, settle, serve (the payment gate, settling after the handler: a
 /// credential that cannot be issued is never charged).
 pub async fn paid(
-    app: &Arc<App>,
+    ctx: Erc8004<'_>,
     body: Bytes,
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let checked = Arc::new(Checked::new(body)?);
-    vow_exists(app, &checked.subject).await?;
+    vow_exists(ctx.vows, &checked.subject).await?;
     let request = checked.request();
     let now = service_now();
-    let (again, key, public) = (checked.clone(), app.key.clone(), app.cfg.public_url.clone());
+    let (again, key, public) = (
+        checked.clone(),
+        ctx.sign.key.clone(),
+        ctx.sign.public_url.to_owned(),
+    );
     let rebuild =
         move |record: Vec<u8>| replay_from_record(&record, |at| again.issue(at, &key, &public));
-    let (key, public) = (app.key.clone(), app.cfg.public_url.clone());
+    let (key, public) = (ctx.sign.key.clone(), ctx.sign.public_url.to_owned());
     let handler = || async move {
         let bytes = tokio::task::spawn_blocking(move || checked.issue(now, &key, &public))
             .await
@@ -197,6 +214,6 @@ pub async fn paid(
             response: json_response(bytes),
         })
     };
-    let parts = app.gate_parts(charge.pay.price, now);
+    let parts = ctx.pay.gate_parts(charge.pay.price, now);
     gate(parts, &charge, request, rebuild, |_| Ok(()), handler).await
 }

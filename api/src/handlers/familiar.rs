@@ -30,6 +30,7 @@ use conduct_core::trace::{parse_json, FieldError};
 use conduct_core::vow::eip191;
 use conduct_core::witness::address;
 use conduct_indexer::familiar::{familiar_job, FamiliarRow};
+use conduct_indexer::vows::VowReader;
 use conduct_renderer::live::familiar::familiar_key;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -40,11 +41,24 @@ use crate::handlers::common::{blocking, find_vow};
 use crate::handlers::owner::{
     append, commit, sworn_wallet, verify, Ack, Party, Refuse, Signer, Words,
 };
+use crate::handlers::views::{Ledger, Signing};
 use crate::http::reply::{json_response, text_response, Problem};
 use crate::http::request::query_param;
-use crate::payment::gate::{gate, Charge, Served};
+use crate::payment::gate::{gate, Charge, Payments, Served};
 use crate::sources::{service_now, FAMILIARS};
-use crate::state::App;
+
+/// What the familiar endpoints read of the running service.
+#[derive(Clone, Copy)]
+pub struct Familiars<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// The log, the vows and their pages.
+    pub ledger: Ledger<'a>,
+    /// The posted labor price (`[familiar] labor_price_usd`).
+    pub labor_price_usd: &'a str,
+    /// What the payment gate charges with (and the summons in progress).
+    pub pay: Payments<'a>,
+}
 
 /// The owner of a summon body: exactly one of the two.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -148,17 +162,17 @@ fn resent(row: FamiliarRow) -> WarpResponse {
     resp
 }
 
-/// The owner named by `vow_id` or `wallet` (exactly one), with the wallet that signs for it;
-/// `base` is the pointer of the owner (`/owner` in a body, `?` in a query).
+/// The owner named by `vow_id` (of `vows`) or `wallet` (exactly one), with the wallet that
+/// signs for it; `base` is the pointer of the owner (`/owner` in a body, `?` in a query).
 async fn owner_of(
-    app: &Arc<App>,
+    vows: &Arc<VowReader>,
     vow_id: Option<String>,
     wallet: Option<String>,
     base: &str,
 ) -> Result<Owner, Problem> {
     match (vow_id, wallet) {
         (Some(id), None) => {
-            let row = find_vow(app, &id).await.map_err(|mut p| {
+            let row = find_vow(vows, &id).await.map_err(|mut p| {
                 if let Some(e) = p.errors.first_mut() {
                     e.pointer = format!("{base}vow_id");
                 }
@@ -186,7 +200,7 @@ async fn owner_of(
 
 /// `GET /familiar/message?vow_id=|wallet=&order=<order_sha256>`: the exact text the owner's
 /// wallet signs (`text/plain`).
-pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn message(ctx: Familiars<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let order = query_param(query, "order")
         .filter(|o| o.len() == 64 && o.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
         .ok_or_else(|| {
@@ -197,14 +211,14 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
             )])
         })?;
     let owner = owner_of(
-        app,
+        ctx.ledger.vows,
         query_param(query, "vow_id"),
         query_param(query, "wallet"),
         "?",
     )
     .await?;
     let text = familiar_message(
-        &app.cfg.public_url,
+        ctx.sign.public_url,
         &owner.named(),
         &order,
         &utc_date(service_now()),
@@ -221,10 +235,10 @@ struct Summon {
     signature: String,
 }
 
-async fn read(app: &Arc<App>, body: Bytes) -> Result<Summon, Problem> {
+async fn read(vows: &Arc<VowReader>, body: Bytes) -> Result<Summon, Problem> {
     let req: SummonBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let order = parse_order(&req.order, "/order").map_err(Problem::invalid)?;
-    let owner = owner_of(app, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
+    let owner = owner_of(vows, req.owner.vow_id, req.owner.wallet, "/owner/").await?;
     let Some(sent) = req.signature.filter(|s| !s.is_empty()) else {
         return Err(WORDS.absent());
     };
@@ -241,8 +255,8 @@ async fn read(app: &Arc<App>, body: Bytes) -> Result<Summon, Problem> {
 /// summon sent again within 24 hours ([`Familiar::resent_by`]), 409 `familiar-replayed` for any
 /// other summon with the signature. Checked before the signature is checked against today's
 /// text (the record's text may name yesterday) and before any payment is asked for.
-async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Problem> {
-    let (reader, id) = (app.vows.clone(), familiar_id(&s.signature));
+async fn earlier(ctx: &Familiars<'_>, s: &Summon) -> Result<Option<FamiliarRow>, Problem> {
+    let (reader, id) = (ctx.ledger.vows.clone(), familiar_id(&s.signature));
     let seen = blocking("reading the familiars", move || {
         reader.familiar(&id).map_err(|e| e.to_string())
     })
@@ -256,7 +270,7 @@ async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Prob
     match rec {
         Some((_, rec))
             if rec.resent_by(
-                &app.cfg.public_url,
+                ctx.sign.public_url,
                 &s.owner,
                 &s.order,
                 &s.signature,
@@ -275,15 +289,15 @@ async fn earlier(app: &Arc<App>, s: &Summon) -> Result<Option<FamiliarRow>, Prob
 /// owner and order, whatever its `Idempotency-Key`) is answered 200 with the same record and
 /// its `Location`, asks for no payment and settles none offered.
 pub async fn summon(
-    app: &Arc<App>,
+    ctx: Familiars<'_>,
     body: Bytes,
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
-    let s = read(app, body).await?;
+    let s = read(ctx.ledger.vows, body).await?;
     // Held until the answer: the look-up below and the append cannot be raced by the same
     // signature under another idempotency key.
-    let _summoning = Summoning::enter(&app.inflight, &s.signature)?;
-    if let Some(row) = earlier(app, &s).await? {
+    let _summoning = Summoning::enter(ctx.pay.inflight, &s.signature)?;
+    if let Some(row) = earlier(&ctx, &s).await? {
         return Ok(resent(row));
     }
     // The owner's signature over today's text (a signature not used before).
@@ -295,26 +309,28 @@ pub async fn summon(
         refuse: &WORDS,
     };
     let rec = verify(
-        &app.cfg.public_url,
+        ctx.sign.public_url,
         &signer,
         Some(&sent),
         |owner_signature| Familiar {
-            origin: app.cfg.public_url.clone(),
+            origin: ctx.sign.public_url.to_owned(),
             owner,
             owner_signature,
             order,
-            labor_price_usd: app.cfg.familiar.labor_price_usd.clone(),
+            labor_price_usd: ctx.labor_price_usd.to_owned(),
             at: service_now(),
         },
     )?;
-    let parts = app.gate_parts(charge.pay.price, service_now());
+    let parts = ctx.pay.gate_parts(charge.pay.price, service_now());
     // The signature names the owner, the order and the day.
     let request = format!("familiar|{}", rec.owner_signature);
     let handler = || async move {
         let id = rec.id();
         let ack = Ack::at(format!("/familiar/{id}")).page(FAMILIARS, familiar_key(&id), true);
-        let job = familiar_job(app.key.clone(), rec);
-        commit(app, append(app, job), ack).await.map(Served::from)
+        let job = familiar_job(ctx.sign.key.clone(), rec);
+        commit(ctx.ledger.site, append(ctx.ledger.seq, job), ack)
+            .await
+            .map(Served::from)
     };
     gate(parts, &charge, request, Ok, |_| Ok(()), handler).await
 }

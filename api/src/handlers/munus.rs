@@ -9,6 +9,7 @@
 //! ([`conduct_indexer::munus::board_job`]), so first come and one claim per vow per UTC day
 //! hold under concurrent requests. A write is acknowledged (201) once the log committed it.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -19,7 +20,7 @@ use conduct_core::schema;
 use conduct_core::trace::{parse_json, FieldError};
 use conduct_indexer::ledger::{Appended, LedgerError, Refusal};
 use conduct_indexer::munus::board_job;
-use conduct_indexer::munus::keeper::read_quests;
+use conduct_indexer::munus::keeper::{read_quests, Keeper};
 use conduct_renderer::live::munus::quest_key;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -29,10 +30,23 @@ use warp::reply::Response as WarpResponse;
 use crate::error::ledger_problem;
 use crate::handlers::common::{blocking, find_vow};
 use crate::handlers::owner::{self, sworn_vow, Ack, Refuse};
+use crate::handlers::views::{Ledger, Signing};
 use crate::http::reply::{text_response, Problem};
 use crate::http::request::{query_param, required_param};
 use crate::sources::{service_now, MUNUS};
-use crate::state::App;
+
+/// What the quest board's endpoints read of the running service.
+#[derive(Clone, Copy)]
+pub struct Munus<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// The log, the vows and their pages.
+    pub ledger: Ledger<'a>,
+    /// The data directory (the operator's quest file).
+    pub data: &'a Path,
+    /// The quest board's keeper (its records, flags and lapses).
+    pub keeper: &'a Arc<Keeper>,
+}
 
 // The body of `POST /munus/{id}/claim`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -165,11 +179,11 @@ impl Refuse for Board {
 
 /// The quest `id` as the operator's file lists it now (retired ones included), and every
 /// quest of the file.
-async fn find_quest(app: &Arc<App>, id: &str) -> Result<(Quest, Vec<Quest>), Problem> {
+async fn find_quest(data: &Path, id: &str) -> Result<(Quest, Vec<Quest>), Problem> {
     if !is_quest_id(id) {
         return Err(unknown_quest(id));
     }
-    let data = app.cfg.data.clone();
+    let data = data.to_path_buf();
     let parsed = blocking("reading the quests", move || Ok(read_quests(&data))).await?;
     let quests = parsed.items;
     match quests.iter().find(|q| q.id == id) {
@@ -193,7 +207,7 @@ async fn find_quest(app: &Arc<App>, id: &str) -> Result<(Quest, Vec<Quest>), Pro
 }
 
 /// `GET /play/message?action=claim|submit&quest=&vow_id=[&link=]`: the exact text to sign.
-pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn message(ctx: Munus<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
     let action = required_param(query, "action", &mut errs);
     let quest = required_param(query, "quest", &mut errs);
@@ -226,28 +240,32 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
     if !errs.is_empty() {
         return Err(Problem::invalid(errs));
     }
-    find_quest(app, &quest).await?;
-    find_vow(app, &vow_id).await?;
+    find_quest(ctx.data, &quest).await?;
+    find_vow(ctx.ledger.vows, &vow_id).await?;
     let act = match &link {
         Some(l) if submit => Action::Submit { link: l },
         _ => Action::Claim,
     };
-    let text = play_message(&app.cfg.public_url, act, &quest, &vow_id, service_now());
+    let text = play_message(ctx.sign.public_url, act, &quest, &vow_id, service_now());
     Ok(text_response(text))
 }
 
 /// Append `rec` after the due lapses of its quest (a claim waits for them).
-async fn append(app: &App, rec: BoardRecord, quests: Vec<Quest>) -> Result<Appended, Problem> {
+async fn append(
+    ctx: &Munus<'_>,
+    rec: BoardRecord,
+    quests: Vec<Quest>,
+) -> Result<Appended, Problem> {
     let id = rec.quest_id().to_owned();
     // A claim that finds a lapse due waits for it once; found again, it is refused.
     let mut waited = false;
     loop {
-        if let Err(e) = app.munus.append_due_lapses(rec.at(), Some(&id)).await {
+        if let Err(e) = ctx.keeper.append_due_lapses(rec.at(), Some(&id)).await {
             tracing::warn!(error = %e, "appending a due lapse failed");
         }
-        let flags = app.munus.flags().snapshot();
-        let job = board_job(app.key.clone(), rec.clone(), quests.clone(), flags);
-        match app.seq.submit_job(job).await {
+        let flags = ctx.keeper.flags().snapshot();
+        let job = board_job(ctx.sign.key.clone(), rec.clone(), quests.clone(), flags);
+        match ctx.ledger.seq.submit_job(job).await {
             Ok(a) => return Ok(a),
             Err(LedgerError::Refused(Refusal::MunusLapsePending)) if !waited => waited = true,
             Err(e) => return Err(ledger_problem(e)),
@@ -262,14 +280,14 @@ fn ack(id: &str) -> Ack {
 }
 
 /// `POST /munus/{id}/claim` `{vow_id, signature}`.
-pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn claim(ctx: Munus<'_>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
     let req: ClaimBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let id = quest_of(path).to_owned();
-    let (quest, quests) = find_quest(app, &id).await?;
+    let (quest, quests) = find_quest(ctx.data, &id).await?;
     if quest.retired {
         return Err(claim_problem(ClaimRefusal::Retired));
     }
-    let (vow, signer) = sworn_vow(app, &req.vow_id, &Board).await?;
+    let (vow, signer) = sworn_vow(ctx.ledger.vows, &req.vow_id, &Board).await?;
     let at = service_now();
     let make = |wallet_signature| Claim {
         quest_id: id.clone(),
@@ -278,22 +296,32 @@ pub async fn claim(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespon
         wallet_signature,
         at,
     };
-    let append = |rec| append(app, BoardRecord::Claim(rec), quests);
-    owner::write(app, &signer, Some(&req.signature), make, append, ack(&id)).await
+    let append = |rec| append(&ctx, BoardRecord::Claim(rec), quests);
+    let (origin, site) = (ctx.sign.public_url, ctx.ledger.site);
+    owner::write(
+        origin,
+        site,
+        &signer,
+        Some(&req.signature),
+        make,
+        append,
+        ack(&id),
+    )
+    .await
 }
 
 /// `POST /munus/{id}/submit` `{vow_id, link, signature}`.
-pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn submit(ctx: Munus<'_>, path: &str, body: Bytes) -> Result<WarpResponse, Problem> {
     let req: SubmitBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     check_link(&req.link)
         .map_err(|e| Problem::invalid(vec![FieldError::at("/link", e.to_string())]))?;
     let id = quest_of(path).to_owned();
-    let (_, quests) = find_quest(app, &id).await?;
-    let (vow, signer) = sworn_vow(app, &req.vow_id, &Board).await?;
+    let (_, quests) = find_quest(ctx.data, &id).await?;
+    let (vow, signer) = sworn_vow(ctx.ledger.vows, &req.vow_id, &Board).await?;
     let at = service_now();
     // The claim delivered on is the board's, read once the signature holds (the text does not
     // name it).
-    let mut rec = owner::verify(&app.cfg.public_url, &signer, Some(&req.signature), |sig| {
+    let mut rec = owner::verify(ctx.sign.public_url, &signer, Some(&req.signature), |sig| {
         Delivery {
             quest_id: id.clone(),
             vow_id: vow.vow_id.clone(),
@@ -303,14 +331,16 @@ pub async fn submit(app: &Arc<App>, path: &str, body: Bytes) -> Result<WarpRespo
             at,
         }
     })?;
-    let a = app.clone();
+    let keeper = ctx.keeper.clone();
     let (board, _) = blocking("reading the board", move || {
-        a.munus.board(at).map_err(|e| e.to_string())
+        keeper.board(at).map_err(|e| e.to_string())
     })
     .await?;
     rec.claim = board
         .check_submit(&id, &vow.vow_id)
         .map_err(submit_problem)?;
-    let appended = append(app, BoardRecord::Delivery(rec), quests);
-    Ok(owner::commit(app, appended, ack(&id)).await?.response)
+    let appended = append(&ctx, BoardRecord::Delivery(rec), quests);
+    Ok(owner::commit(ctx.ledger.site, appended, ack(&id))
+        .await?
+        .response)
 }

@@ -9,8 +9,6 @@
 //! signed record) once the log committed it, after the vow's cards (the npub's among them)
 //! and the npub's `/who` record are rendered.
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use conduct_core::nostr::record::Binding;
 use conduct_core::nostr::{bind_message, is_curve_point, npub_decode, npub_encode, verify_text};
@@ -26,9 +24,18 @@ use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
 use crate::handlers::owner::{self, sworn_vow, Ack, Party, Words};
+use crate::handlers::views::{Ledger, Signing};
 use crate::http::reply::Problem;
 use crate::sources::{service_now, REGISTRY, VOWS};
-use crate::state::App;
+
+/// What binding an npub reads of the running service.
+#[derive(Clone, Copy)]
+pub struct Nostr<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// The log, the vows and their pages.
+    pub ledger: Ledger<'a>,
+}
 
 // The body of `POST /nostr/bind`. The signatures are optional here so that a missing one is
 // refused as what it is (403 naming it), not as a malformed body; the schema says they are
@@ -106,36 +113,42 @@ fn check_npub(s: &str) -> Result<(String, [u8; 32]), String> {
 
 /// `GET /nostr/bind/message?vow_id=&npub=`: the exact text to sign (`text/plain`), for any
 /// vow that exists (as `/play/message`; `POST /nostr/bind` refuses a sandbox vow).
-pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn message(ctx: Nostr<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let npub = |raw: Option<String>| {
         let raw = raw.ok_or_else(|| vec![FieldError::at("?npub", "missing query parameter")])?;
         check_npub(&raw)
             .map(|(npub, _)| npub)
             .map_err(|e| vec![FieldError::at("?npub", format!("not an npub: {e}"))])
     };
-    owner::vow_message(app, query, "npub", npub, |origin, vow, npub, date| {
-        bind_message(origin, vow, npub, date)
-    })
+    let (origin, vows) = (ctx.sign.public_url, ctx.ledger.vows);
+    owner::vow_message(
+        origin,
+        vows,
+        query,
+        "npub",
+        npub,
+        |origin, vow, npub, date| bind_message(origin, vow, npub, date),
+    )
     .await
 }
 
 /// `POST /nostr/bind` `{vow_id, npub, wallet_signature, nostr_signature}`: 201 and the signed
 /// `conduct.npub-binding/v1` record.
-pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn bind(ctx: Nostr<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
     let req: BindBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let (npub, pk) = check_npub(&req.npub).map_err(|e| {
         Problem::invalid(vec![FieldError::at("/npub", format!("not an npub: {e}"))])
     })?;
-    let (vow, signer) = sworn_vow(app, &req.vow_id, &WORDS).await?;
+    let (vow, signer) = sworn_vow(ctx.ledger.vows, &req.vow_id, &WORDS).await?;
     let nsig = req.nostr_signature.unwrap_or_default();
     let at = service_now();
     // The vow's wallet (EIP-191), over the record's text.
     let rec = owner::verify(
-        &app.cfg.public_url,
+        ctx.sign.public_url,
         &signer,
         req.wallet_signature.as_deref(),
         |wallet_signature| Binding {
-            origin: app.cfg.public_url.clone(),
+            origin: ctx.sign.public_url.to_owned(),
             vow_id: vow.vow_id.clone(),
             wallet: signer.wallet.clone(),
             npub: npub.clone(),
@@ -155,7 +168,7 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
                 .into(),
         ));
     }
-    verify_text(&pk, &rec.message_at(&app.cfg.public_url), &nsig).map_err(|e| {
+    verify_text(&pk, &rec.message_at(ctx.sign.public_url), &nsig).map_err(|e| {
         nostr_signature(format!(
             "nostr_signature: {e}; sign the 32 bytes sha256(text) of the exact text of GET \
              /nostr/bind/message with the npub's key (BIP-340, no further hashing)"
@@ -167,8 +180,10 @@ pub async fn bind(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
     let ack = Ack::at(format!("/card?key={npub}"))
         .page(VOWS, vow.vow_id, true)
         .page(REGISTRY, who_key(&npub), false);
-    let appended = owner::append(app, binding_job(app.key.clone(), rec));
-    Ok(owner::commit(app, appended, ack).await?.response)
+    let appended = owner::append(ctx.ledger.seq, binding_job(ctx.sign.key.clone(), rec));
+    Ok(owner::commit(ctx.ledger.site, appended, ack)
+        .await?
+        .response)
 }
 
 #[cfg(test)]

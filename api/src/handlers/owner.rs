@@ -28,9 +28,9 @@ use conduct_core::trace::FieldError;
 use conduct_core::vow::eip191;
 use conduct_core::vow::parse_wallet;
 use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{Appended, Job};
-use conduct_indexer::vows::VowRow;
-use conduct_renderer::live::SourceId;
+use conduct_indexer::ledger::{Appended, Job, Sequencer};
+use conduct_indexer::vows::{VowReader, VowRow};
+use conduct_renderer::live::{LiveSite, SourceId};
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
@@ -40,7 +40,6 @@ use crate::http::reply::{text_response, Problem};
 use crate::http::request::{query_param, required_param};
 use crate::payment::gate::Served;
 use crate::sources::service_now;
-use crate::state::App;
 
 /// How one owner-signed kind refuses what [`verify`] and [`sworn_vow`] find.
 pub(crate) trait Refuse: Sync {
@@ -188,14 +187,15 @@ pub(crate) fn sworn_wallet(row: &VowRow) -> Option<String> {
     parse_wallet(wallet).map(|a| checksum_address(&a))
 }
 
-/// The sworn vow `id`, and its wallet as the signer of a record of the kind `refuse` words:
-/// 404 when the store has no such vow, the kind's sandbox refusal when it is not sworn.
+/// The sworn vow `id` (of `vows`), and its wallet as the signer of a record of the kind
+/// `refuse` words: 404 when the store has no such vow, the kind's sandbox refusal when it is
+/// not sworn.
 pub(crate) async fn sworn_vow<'r>(
-    app: &Arc<App>,
+    vows: &Arc<VowReader>,
     id: &str,
     refuse: &'r dyn Refuse,
 ) -> Result<(VowRow, Signer<'r>), Problem> {
-    let row = find_vow(app, id).await?;
+    let row = find_vow(vows, id).await?;
     match sworn_wallet(&row) {
         Some(wallet) => Ok((row, Signer { wallet, refuse })),
         None => Err(refuse.sandbox(id)),
@@ -203,11 +203,12 @@ pub(crate) async fn sworn_vow<'r>(
 }
 
 /// `GET` the exact text a vow's owner signs today (`text/plain`), for any vow that exists (the
-/// write refuses a sandbox vow): `build` writes it from the service's public URL, the vow, the
-/// query's `param` as `read` takes it, and today's UTC date. A missing `vow_id` and what `read`
-/// refuses are named together (422); a vow the store lacks is 404.
+/// write refuses a sandbox vow): `build` writes it from the service's `public_url`, the vow (of
+/// `vows`), the query's `param` as `read` takes it, and today's UTC date. A missing `vow_id`
+/// and what `read` refuses are named together (422); a vow the store lacks is 404.
 pub(crate) async fn vow_message<T>(
-    app: &Arc<App>,
+    public_url: &str,
+    vows: &Arc<VowReader>,
     query: &str,
     param: &str,
     read: impl FnOnce(Option<String>) -> Result<T, Vec<FieldError>>,
@@ -219,14 +220,9 @@ pub(crate) async fn vow_message<T>(
     let (Ok(value), true) = (value, errs.is_empty()) else {
         return Err(Problem::invalid(errs));
     };
-    let vow = find_vow(app, &vow_id).await?;
+    let vow = find_vow(vows, &vow_id).await?;
     let date = utc_date(service_now());
-    Ok(text_response(build(
-        &app.cfg.public_url,
-        &vow.vow_id,
-        &value,
-        &date,
-    )))
+    Ok(text_response(build(public_url, &vow.vow_id, &value, &date)))
 }
 
 /// Who must have signed a record: its owner's wallet, and how the kind refuses.
@@ -318,16 +314,17 @@ pub(crate) struct Committed {
     pub leaf: Vec<u8>,
 }
 
-/// Append a record through its kind's `job`.
-pub(crate) async fn append(app: &App, job: Job) -> Result<Appended, Problem> {
-    app.seq.submit_job(job).await.map_err(ledger_problem)
+/// Append a record through its kind's `job`, by `seq`.
+pub(crate) async fn append(seq: &Sequencer, job: Job) -> Result<Appended, Problem> {
+    seq.submit_job(job).await.map_err(ledger_problem)
 }
 
-/// Append a verified record (`appended`: its append) and answer the commit as `ack` says. From
-/// the commit on, the answer is its acknowledgement: a page that could not be rendered is
-/// retried by the render thread and said so (`Conduct-Render: pending`).
+/// Append a verified record (`appended`: its append) and answer the commit as `ack` says, its
+/// pages rendered by `site`. From the commit on, the answer is its acknowledgement: a page that
+/// could not be rendered is retried by the render thread and said so (`Conduct-Render:
+/// pending`).
 pub(crate) async fn commit(
-    app: &App,
+    site: &LiveSite,
     appended: impl Future<Output = Result<Appended, Problem>>,
     ack: Ack,
 ) -> Result<Committed, Problem> {
@@ -340,7 +337,7 @@ pub(crate) async fn commit(
     if !ack.pages.is_empty() {
         let mut pending = None;
         for (source, key, index) in &ack.pages {
-            let rendered = app.site.render(*source, key, *index).await;
+            let rendered = site.render(*source, key, *index).await;
             pending = pending.or(rendered.err().map(|e| e.0));
         }
         response = with_render_state(response, pending);
@@ -349,9 +346,11 @@ pub(crate) async fn commit(
 }
 
 /// Verify an owner-signed request and append it ([`verify`], then [`commit`]): the record
-/// `make` builds, signed by `signer`, appended by `append`, answered as `ack` says.
+/// `make` builds, signed by `signer` over its text at `public_url`, appended by `append`,
+/// answered as `ack` says (its pages rendered by `site`).
 pub(crate) async fn write<R, F>(
-    app: &App,
+    public_url: &str,
+    site: &LiveSite,
     signer: &Signer<'_>,
     sent: Option<&str>,
     make: impl FnOnce(String) -> R,
@@ -362,8 +361,8 @@ where
     R: OwnerSigned,
     F: Future<Output = Result<Appended, Problem>>,
 {
-    let rec = verify(&app.cfg.public_url, signer, sent, make)?;
-    Ok(commit(app, append(rec), ack).await?.response)
+    let rec = verify(public_url, signer, sent, make)?;
+    Ok(commit(site, append(rec), ack).await?.response)
 }
 
 #[cfg(test)]

@@ -17,24 +17,39 @@ use conduct_core::vow::consistency::y_consistency;
 use conduct_core::vow::record::{declared_ys, text_sha256, Proof};
 use conduct_core::vow::{self as vow, eip191, ReportRequest, VowRequest};
 use conduct_indexer::ledger::LedgerError;
-use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowRow};
+use conduct_indexer::vows::{
+    entry_job, vow_job, DonatedTraces, NewEntry, NewVow, VowReader, VowRow,
+};
 use serde_json::json;
 use warp::http::{HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
 use crate::error::unavailable;
 use crate::handlers::common::{blocking, created, find_vow, unknown_vow, with_render_state};
+use crate::handlers::views::{Ledger, Signing};
 use crate::http::reply::{json_response, text_response, Problem};
 use crate::http::request::{query_param, required_param};
 use crate::payment;
-use crate::payment::gate::{gate, Charge, Served};
+use crate::payment::gate::{gate, Charge, Payments, Served};
 use crate::sources::service_now;
-use crate::state::App;
 
-/// The problem for a path under `/vow/<id>` the tree does not hold when the store has no such
+/// What the vow endpoints read of the running service.
+#[derive(Clone, Copy)]
+pub struct Vows<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// The log, the vows and their pages.
+    pub ledger: Ledger<'a>,
+    /// Donated raw traces, kept apart.
+    pub donated: &'a Arc<DonatedTraces>,
+    /// What the payment gate charges with (`POST /vow/report`).
+    pub pay: Payments<'a>,
+}
+
+/// The problem for a path under `/vow/<id>` the tree does not hold when `vows` has no such
 /// vow: `unknown-vow`, as the write routes and MCP tools say it (library/MCP.md); `None` for any
 /// other path, or a vow the store holds.
-pub(crate) async fn missing(app: &Arc<App>, path: &str) -> Option<Problem> {
+pub(crate) async fn missing(vows: &Arc<VowReader>, path: &str) -> Option<Problem> {
     let rest = path.strip_prefix("/vow/").unwrap_or("");
     let id = rest.get(..vow::VOW_ID_LEN).unwrap_or("");
     let tail = rest.get(vow::VOW_ID_LEN..).unwrap_or("");
@@ -42,14 +57,14 @@ pub(crate) async fn missing(app: &Arc<App>, path: &str) -> Option<Problem> {
     if !(vow_path && vow::is_vow_id(id)) {
         return None;
     }
-    match find_vow(app, id).await {
+    match find_vow(vows, id).await {
         Err(p) if p.kind == "unknown-vow" => Some(p),
         _ => None,
     }
 }
 
 /// `GET /vow/message?text=&agent=&cadence_hours=[&sealed=true]`: the exact EIP-191 text.
-pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
+pub fn message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
     let text = required_param(query, "text", &mut errs);
     let agent = required_param(query, "agent", &mut errs);
@@ -81,12 +96,12 @@ pub fn message(app: &App, query: &str) -> Result<WarpResponse, Problem> {
     }
     let agent = vow::normalize_agent(&agent);
     let today = conduct_core::time::utc_date(service_now());
-    let msg = vow::vow_message(&app.cfg.public_url, &text, &agent, cadence, sealed, &today);
+    let msg = vow::vow_message(ctx.sign.public_url, &text, &agent, cadence, sealed, &today);
     Ok(text_response(msg))
 }
 
 /// `POST /vow`: take a vow (sandbox unless a wallet signature verifies).
-pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
     let req: VowRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let checked = vow::check_vow(&req).map_err(Problem::invalid)?;
     let mut signed_message = None;
@@ -94,7 +109,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
     let mut sandbox_reason = None;
     if let (Some(sig), Some(wallet)) = (&req.signature, &checked.wallet) {
         let msg = vow::vow_message(
-            &app.cfg.public_url,
+            ctx.sign.public_url,
             &req.text,
             &checked.agent,
             req.cadence_hours,
@@ -136,7 +151,7 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .filter(|_| signature.is_some() && sandbox_reason.is_none())
         .map(|w| format!("0x{}", hex::encode(w)));
     let new = NewVow {
-        origin: app.key.name().to_owned(),
+        origin: ctx.sign.key.name().to_owned(),
         agent: checked.agent.clone(),
         text: req.text,
         cadence_hours: req.cadence_hours,
@@ -148,9 +163,10 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         sandbox_reason: sandbox_reason.clone(),
         at: service_now(),
     };
-    let appended = app
+    let appended = ctx
+        .ledger
         .seq
-        .submit_job(vow_job(app.key.clone(), new))
+        .submit_job(vow_job(ctx.sign.key.clone(), new))
         .await
         .map_err(crate::error::ledger_problem)?;
     let leaf = appended.leaf.unwrap_or_default();
@@ -160,17 +176,23 @@ pub async fn take(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> 
         .unwrap_or_default();
     // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
     // is retried by the render thread until the pages catch up.
-    let rendered = app.site.render(crate::sources::VOWS, &id, true).await;
+    let rendered = ctx
+        .ledger
+        .site
+        .render(crate::sources::VOWS, &id, true)
+        .await;
     // The handle's public record and, for a signed vow, the creator records of the tools its
     // wallet registered.
     let who = conduct_renderer::live::registry::who_key;
     drop(
-        app.site
+        ctx.ledger
+            .site
             .start_render(crate::sources::REGISTRY, &who(&checked.agent), false),
     );
     if let Some(w) = new_wallet {
         drop(
-            app.site
+            ctx.ledger
+                .site
                 .start_render(crate::sources::REGISTRY, &who(&w), true),
         );
     }
@@ -203,9 +225,10 @@ fn wallet_proof_required(detail: String) -> Problem {
 }
 
 /// The proof a report-in on `row` carries: open for a sandbox vow; for a wallet-signed vow
-/// its signature over the report-in text, or (paid route only) the payer, checked later.
+/// its signature over the report-in text at `public_url`, or (paid route only) the payer,
+/// checked later.
 fn proof_for(
-    app: &App,
+    public_url: &str,
     row: &VowRow,
     req: &ReportRequest<'_>,
     trace_sha256: &[u8; 32],
@@ -227,7 +250,7 @@ fn proof_for(
         )));
     };
     let msg = vow::report_message(
-        &app.cfg.public_url,
+        public_url,
         &row.vow_id,
         &hex::encode(trace_sha256),
         req.note.as_deref(),
@@ -254,7 +277,7 @@ fn proof_for(
 
 /// `GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true]`: the exact
 /// EIP-191 text a wallet-signed vow's wallet signs to report in.
-pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
     let vow_id = query_param(query, "vow_id").unwrap_or_default();
     if !vow::is_vow_id(&vow_id) {
@@ -289,9 +312,9 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
     if !errs.is_empty() {
         return Err(Problem::invalid(errs));
     }
-    let row = find_vow(app, &vow_id).await?;
+    let row = find_vow(ctx.ledger.vows, &vow_id).await?;
     let msg = vow::report_message(
-        &app.cfg.public_url,
+        ctx.sign.public_url,
         &row.vow_id,
         &trace,
         note.as_deref(),
@@ -301,20 +324,20 @@ pub async fn report_message(app: &Arc<App>, query: &str) -> Result<WarpResponse,
     Ok(text_response(msg))
 }
 
-/// Check and score a report-in body (everything but appending).
-async fn meter_report(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Metered, Problem> {
-    let app2 = app.clone();
+/// Check and score a report-in body (everything but appending), off the runtime.
+async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Metered, Problem> {
+    let (reader, key) = (ctx.ledger.vows.clone(), ctx.sign.key.clone());
+    let public_url = ctx.sign.public_url.to_owned();
     let work = move || -> Result<Metered, Problem> {
         let req: ReportRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
         vow::check_report(&req).map_err(Problem::invalid)?;
-        let row = app2
-            .vows
+        let row = reader
             .vow(&req.vow_id)
             .map_err(|e| unavailable("reading the vow", e))?
             .ok_or_else(|| unknown_vow(&req.vow_id))?;
         let measured = measure(req.trace()).map_err(Problem::invalid)?;
         let (proof, payer_must_be) =
-            proof_for(&app2, &row, &req, &measured.trace_sha256, attested)?;
+            proof_for(&public_url, &row, &req, &measured.trace_sha256, attested)?;
         let ys = || req.turns.iter().map(|t| t.y.as_ref());
         let donate = req.donate_trace.unwrap_or(false);
         let donated = donate.then(|| {
@@ -337,7 +360,7 @@ async fn meter_report(app: &Arc<App>, body: Bytes, attested: bool) -> Result<Met
             proof,
         };
         let len = entry
-            .worst_case_len(&app2.key)
+            .worst_case_len(&key)
             .map_err(|e| unavailable("signing the entry", e))?;
         if len > MAX_ENTRY_LEN {
             return Err(crate::error::ledger_problem(LedgerError::EntryTooLarge {
@@ -399,14 +422,14 @@ impl Timing {
 /// published); with `wait` (`Prefer: wait=`), once the vow's signed snapshots are written
 /// too, or the wait ran out. Renders are coalesced per vow by the render thread.
 async fn append(
-    app: &Arc<App>,
+    ctx: &Vows<'_>,
     p: Metered,
     wait: Option<std::time::Duration>,
 ) -> Result<(Vec<u8>, Timing), Problem> {
     let vow_id = p.entry.vow_id.clone();
     if let Some(trace) = p.donated {
         let (d, v, h, at) = (
-            app.donated.clone(),
+            ctx.donated.clone(),
             vow_id.clone(),
             hex::encode(p.entry.trace_sha256),
             p.entry.at,
@@ -418,7 +441,7 @@ async fn append(
     }
     // The vow is re-rendered as soon as the entry has committed, while the log's files are
     // being published; the render's integration latency is measured from the commit.
-    let (site, id) = (app.site.clone(), vow_id.clone());
+    let (site, id) = (ctx.ledger.site.clone(), vow_id.clone());
     let (rendered_tx, rendered) = tokio::sync::oneshot::channel();
     let started_at = std::time::Instant::now();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
@@ -430,9 +453,10 @@ async fn append(
             ));
         }
     });
-    let appended = app
+    let appended = ctx
+        .ledger
         .seq
-        .submit_job_then(entry_job(app.key.clone(), p.entry), Some(on_commit))
+        .submit_job_then(entry_job(ctx.sign.key.clone(), p.entry), Some(on_commit))
         .await
         .map_err(crate::error::ledger_problem)?;
     // Committed: from here on the answer is the entry's acknowledgement. A render that
@@ -488,14 +512,14 @@ fn with_timing(mut resp: WarpResponse, t: &Timing) -> WarpResponse {
 /// `POST /vow/report/demo`: a free report-in, `attested: false` forever, answered at its
 /// commit (its pages waited for when `headers` ask with `Prefer: wait=`).
 pub async fn report_demo(
-    app: &Arc<App>,
+    ctx: Vows<'_>,
     body: Bytes,
     headers: &HeaderMap,
 ) -> Result<WarpResponse, Problem> {
     let wait = crate::http::prefer::wait(headers);
-    let metered = meter_report(app, body, false).await?;
+    let metered = meter_report(&ctx, body, false).await?;
     let id = metered.entry.vow_id.clone();
-    let (leaf, timing) = append(app, metered, wait).await?;
+    let (leaf, timing) = append(&ctx, metered, wait).await?;
     Ok(with_timing(
         created(leaf, &format!("/vow/{id}/chain")),
         &timing,
@@ -507,12 +531,12 @@ pub async fn report_demo(
 /// entry exists only for a settled payment). The same `Idempotency-Key` (default: the body's
 /// hash) within 24 hours returns the same entry and charges nothing.
 pub async fn report_paid(
-    app: &Arc<App>,
+    ctx: Vows<'_>,
     body: Bytes,
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
-    let metered = meter_report(app, body, true).await?;
+    let metered = meter_report(&ctx, body, true).await?;
     // A wallet-signed vow reported on without a signature: the payer must be its wallet.
     let (must, vow_id) = (metered.payer_must_be.clone(), metered.entry.vow_id.clone());
     let check = move |auth: &payment::Authorized| match &must {
@@ -529,18 +553,18 @@ pub async fn report_paid(
     let wait = crate::http::prefer::wait(charge.headers);
     let handler = || async move {
         let id = metered.entry.vow_id.clone();
-        let (leaf, timing) = append(app, metered, wait).await?;
+        let (leaf, timing) = append(&ctx, metered, wait).await?;
         Ok(Served {
             response: with_timing(created(leaf.clone(), &format!("/vow/{id}/chain")), &timing),
             record: leaf,
         })
     };
-    let parts = app.gate_parts(charge.pay.price, service_now());
+    let parts = ctx.pay.gate_parts(charge.pay.price, service_now());
     gate(parts, &charge, request, Ok, check, handler).await
 }
 
 /// `GET /vow/{id}/verify_text?text=`: whether a candidate text is the vow's text.
-pub async fn verify_text(app: &Arc<App>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn verify_text(ctx: Vows<'_>, path: &str, query: &str) -> Result<WarpResponse, Problem> {
     let id = path
         .strip_prefix("/vow/")
         .and_then(|r| r.strip_suffix("/verify_text"))
@@ -551,7 +575,7 @@ pub async fn verify_text(app: &Arc<App>, path: &str, query: &str) -> Result<Warp
     let text = query_param(query, "text").ok_or_else(|| {
         Problem::invalid(vec![FieldError::at("?text", "missing query parameter")])
     })?;
-    let row = find_vow(app, id).await?;
+    let row = find_vow(ctx.ledger.vows, id).await?;
     let candidate = text_sha256(&text);
     let published = text_sha256(&row.text);
     let doc = json!({
@@ -564,7 +588,7 @@ pub async fn verify_text(app: &Arc<App>, path: &str, query: &str) -> Result<Warp
         "how": "sha256 of the candidate's UTF-8 bytes compared with the vow's text_sha256",
         "scope": conduct_core::scope::scope_value(),
     });
-    let bytes = conduct_renderer::snapshot::signed_bytes(&app.key, doc)
+    let bytes = conduct_renderer::snapshot::signed_bytes(ctx.sign.key, doc)
         .map_err(|e| unavailable("signing", e.0))?;
     Ok(json_response(bytes))
 }

@@ -29,6 +29,7 @@ use conduct_core::witness::{
     MAX_WINDOW_DAYS,
 };
 use conduct_indexer::chain::rpc::Rpc;
+use conduct_indexer::vows::VowReader;
 use conduct_indexer::witness::chain::{self as witness_chain, Head, ReadError, ReadQuery};
 use conduct_indexer::witness::{pledge_job, PledgeRow};
 use schemars::JsonSchema;
@@ -39,10 +40,23 @@ use warp::reply::Response as WarpResponse;
 
 use crate::handlers::common::{blocking, find_vow};
 use crate::handlers::owner::{self, sworn_vow, Ack, Party, Words};
+use crate::handlers::views::{Chain, Ledger, Signing};
 use crate::http::reply::{json_response, Problem};
-use crate::payment::gate::{gate, Charge, Served};
+use crate::payment::gate::{gate, Charge, Payments, Served};
 use crate::sources::service_now;
-use crate::state::App;
+
+/// What the witness reads of the running service.
+#[derive(Clone, Copy)]
+pub struct Witness<'a> {
+    /// The signing key and public URL.
+    pub sign: Signing<'a>,
+    /// The log, the vows and their pages (pledges).
+    pub ledger: Ledger<'a>,
+    /// The chain followed (readings).
+    pub chain: Chain<'a>,
+    /// What the payment gate charges with (`POST /witness/reading`).
+    pub pay: Payments<'a>,
+}
 
 /// Most transfers one reading lists (all pledged assets together).
 pub const MAX_TRANSFERS: usize = 1000;
@@ -170,7 +184,7 @@ fn query_limits(raw: &str) -> Result<Vec<Limit>, Vec<FieldError>> {
 
 /// `GET /witness/pledge/message?vow_id=&limits=`: the exact text to sign (`text/plain`), for
 /// any vow that exists (`POST /witness/pledge` refuses a sandbox vow).
-pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Problem> {
+pub async fn message(ctx: Witness<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let limits = |raw: Option<String>| match raw {
         None => Err(vec![FieldError::at(
             "?limits",
@@ -179,36 +193,46 @@ pub async fn message(app: &Arc<App>, query: &str) -> Result<WarpResponse, Proble
         )]),
         Some(raw) => query_limits(&raw),
     };
-    owner::vow_message(app, query, "limits", limits, |origin, vow, limits, date| {
-        pledge_message(origin, vow, limits, date)
-    })
+    let (origin, vows) = (ctx.sign.public_url, ctx.ledger.vows);
+    owner::vow_message(
+        origin,
+        vows,
+        query,
+        "limits",
+        limits,
+        |origin, vow, limits, date| pledge_message(origin, vow, limits, date),
+    )
     .await
 }
 
 /// `POST /witness/pledge` `{vow_id, limits, signature}`: 201 and the signed
 /// `conduct.witness-pledge/v1` record (the vow's pledge from now on).
-pub async fn pledge(app: &Arc<App>, body: Bytes) -> Result<WarpResponse, Problem> {
+pub async fn pledge(ctx: Witness<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
     let req: PledgeBody = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
     let input: Vec<LimitInput> = req.limits.into_iter().map(Into::into).collect();
     let limits = normalize_limits(&input, "/limits").map_err(Problem::invalid)?;
-    let (vow, signer) = sworn_vow(app, &req.vow_id, &WORDS).await?;
+    let (vow, signer) = sworn_vow(ctx.ledger.vows, &req.vow_id, &WORDS).await?;
     let at = service_now();
     let make = |wallet_signature| Pledge {
-        origin: app.cfg.public_url.clone(),
+        origin: ctx.sign.public_url.to_owned(),
         vow_id: vow.vow_id.clone(),
         wallet: signer.wallet.clone(),
         limits,
         wallet_signature,
         at,
     };
-    let append = |rec| owner::append(app, pledge_job(app.key.clone(), rec));
-    let sent = req.signature.as_deref();
-    owner::write(app, &signer, sent, make, append, Ack::proof()).await
+    let append = |rec| owner::append(ctx.ledger.seq, pledge_job(ctx.sign.key.clone(), rec));
+    let (origin, site, sent) = (
+        ctx.sign.public_url,
+        ctx.ledger.site,
+        req.signature.as_deref(),
+    );
+    owner::write(origin, site, &signer, sent, make, append, Ack::proof()).await
 }
 
-/// The vow's current pledge, or 404 `witness-no-pledge`.
-async fn current_pledge(app: &Arc<App>, id: &str) -> Result<PledgeRow, Problem> {
-    let (reader, key) = (app.vows.clone(), id.to_owned());
+/// The vow's current pledge (of `vows`), or 404 `witness-no-pledge`.
+async fn current_pledge(vows: &Arc<VowReader>, id: &str) -> Result<PledgeRow, Problem> {
+    let (reader, key) = (vows.clone(), id.to_owned());
     let row = blocking("reading the pledge", move || {
         reader.pledge(&key).map_err(|e| e.to_string())
     })
@@ -224,8 +248,8 @@ struct ChainUse {
     timeout: Duration,
 }
 
-fn chain_use(app: &App) -> Result<ChainUse, Problem> {
-    match (&app.cfg.chain, &app.chain_parts.rpc) {
+fn chain_use(chain: &Chain<'_>) -> Result<ChainUse, Problem> {
+    match (chain.cfg, &chain.parts.rpc) {
         (Some(c), Some(rpc)) => Ok(ChainUse {
             rpc: rpc.clone(),
             chain: json!({"name": c.name, "chain_id": c.chain_id}),
@@ -244,7 +268,7 @@ fn chain_use(app: &App) -> Result<ChainUse, Problem> {
 /// has a pledge and the chain answers), take payment, read the chain and check every limit,
 /// sign, settle, serve.
 pub async fn reading(
-    app: &Arc<App>,
+    ctx: Witness<'_>,
     body: Bytes,
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
@@ -256,9 +280,9 @@ pub async fn reading(
             format!("a window is 1 to {MAX_WINDOW_DAYS} whole UTC days (got {days})"),
         )]));
     }
-    let vow = find_vow(app, &req.vow_id).await?;
-    let pledge = current_pledge(app, &vow.vow_id).await?;
-    let chain = chain_use(app)?;
+    let vow = find_vow(ctx.ledger.vows, &req.vow_id).await?;
+    let pledge = current_pledge(ctx.ledger.vows, &vow.vow_id).await?;
+    let chain = chain_use(&ctx.chain)?;
     let head: Head = witness_chain::head(&chain.rpc, chain.timeout)
         .await
         .map_err(|e| chain_unreachable(format!("the chain did not answer: {e}")))?;
@@ -268,7 +292,7 @@ pub async fn reading(
         "{}|{days}|{}|{}|{}",
         vow.vow_id, pledge.log_index, head.number, head.hash
     );
-    let (key, issuer) = (app.key.clone(), app.cfg.public_url.clone());
+    let (key, issuer) = (ctx.sign.key.clone(), ctx.sign.public_url.to_owned());
     let handler = || async move {
         let p = &pledge.pledge;
         let wallet = p.wallet.parse().map_err(|_| {
@@ -330,7 +354,7 @@ pub async fn reading(
             response: json_response(bytes),
         })
     };
-    let parts = app.gate_parts(charge.pay.price, now);
+    let parts = ctx.pay.gate_parts(charge.pay.price, now);
     gate(parts, &charge, request, Ok, |_| Ok(()), handler).await
 }
 
