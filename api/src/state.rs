@@ -289,3 +289,59 @@ impl<'a> From<&'a App> for familiar::Familiars<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    /// Whether `code` (comments removed) names `word` as an identifier.
+    fn names(code: &str, word: &str) -> bool {
+        let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        code.match_indices(word).any(|(i, _)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + word.len()..].chars().next();
+            !before.is_some_and(ident) && !after.is_some_and(ident)
+        })
+    }
+
+    /// The source files under `dir`.
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("reads the source dir") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// ARCHITECTURE.md, "api": the service's state is the composition root's. Only `state.rs`,
+    /// the route table, `http/` and `cmd/` name it; a handler (and anything else) takes the
+    /// narrow context its row builds, and no handler imports `state`.
+    #[test]
+    fn only_the_composition_root_names_the_services_state() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        let root = ["state.rs", "routes.rs", "http", "cmd"];
+        let mut offenders = Vec::new();
+        for f in &files {
+            let rel = f.strip_prefix(&src).expect("under src");
+            if root.iter().any(|r| rel.starts_with(r)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(f).expect("reads a source file");
+            let code: String = text
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if names(&code, "App") || code.contains("crate::state") {
+                offenders.push(rel.display().to_string());
+            }
+        }
+        assert!(files.len() > 20, "found only {} source files", files.len());
+        assert!(offenders.is_empty(), "these name the App: {offenders:#?}");
+    }
+}

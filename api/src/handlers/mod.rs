@@ -1,7 +1,10 @@
 //! The handlers: one module per resource, each answering the routes its rows of
-//! [`crate::routes`] name. No handler imports the dispatcher or the route table. What several
-//! share is `common` (a vow looked up, a 201 and its render state) and `owner` (the
-//! owner-signed write, written once); `refusal` turns each refused append into its problem.
+//! [`crate::routes`] name. No handler imports the dispatcher, the route table or the service's
+//! state: each takes a narrow context, its module's, listing what it reads (of the shared
+//! [`views`], and what only it reads), which the route table's rows build from the state
+//! (ARCHITECTURE.md, "api"). What several share is `common` (a vow looked up, a 201 and its
+//! render state) and `owner` (the owner-signed write, written once); `refusal` turns each
+//! refused append into its problem.
 //!
 //! A request body a handler parses into a type derives its schema from the type
 //! (`Schema::of`, ARCHITECTURE.md, "renderer"); such a type carries a plain comment, not a doc
