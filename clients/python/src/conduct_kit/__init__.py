@@ -1,0 +1,121 @@
+"""conduct-kit: a client and an offline verifier for a conduct attestation service.
+
+Everything the service signs can be checked here without the service, against the key you
+pinned once (the ``vkey`` of ``GET /pubkey``):
+
+>>> from conduct_kit import verify_attestation
+>>> att = verify_attestation(open("attestation.json", "rb").read(), VKEY, trace=my_trace)  # doctest: +SKIP
+
+The formats are those of the service's library documents (``/library``): ATTESTATION.md,
+VOWS.md, MIRRORS.md, ERRORS.md, ERC8004.md, PAYMENTS.md.
+"""
+
+from .errors import (
+    ChainError,
+    ConductError,
+    ExpiredError,
+    FieldError,
+    HashMismatchError,
+    InclusionError,
+    KeyMismatchError,
+    MalformedError,
+    ManifestError,
+    PaymentError,
+    ProblemError,
+    SignatureError,
+    TypeMismatchError,
+    UnexpectedResponseError,
+    VerificationError,
+)
+from .keys import PinnedKey, key_id_for
+from .manifest import DirectorySource, HttpSource, ManifestReport, file_key, unit, verify_bin, verify_manifest
+from .nostr import verify_nostr_event
+from .signed import (
+    credential_hash,
+    leaf_bytes,
+    trace_sha256,
+    verify_attestation,
+    verify_credential,
+    verify_openapi,
+    verify_signed,
+)
+from .tlog import (
+    Checkpoint,
+    InclusionProof,
+    leaf_hash,
+    merkle_root,
+    parse_proof,
+    verify_checkpoint,
+    verify_inclusion,
+    verify_note,
+)
+from .vows import (
+    record_sha256,
+    verify_chain,
+    verify_chain_files,
+    verify_entry,
+    verify_link,
+    verify_vow_record,
+    vow_id_for,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ChainError",
+    "Checkpoint",
+    "ConductError",
+    "DirectorySource",
+    "ExpiredError",
+    "FieldError",
+    "HashMismatchError",
+    "HttpSource",
+    "InclusionError",
+    "InclusionProof",
+    "KeyMismatchError",
+    "MalformedError",
+    "ManifestError",
+    "ManifestReport",
+    "PaymentError",
+    "PinnedKey",
+    "ProblemError",
+    "SignatureError",
+    "TypeMismatchError",
+    "UnexpectedResponseError",
+    "VerificationError",
+    "credential_hash",
+    "file_key",
+    "key_id_for",
+    "leaf_bytes",
+    "leaf_hash",
+    "merkle_root",
+    "parse_proof",
+    "record_sha256",
+    "trace_sha256",
+    "unit",
+    "verify_attestation",
+    "verify_bin",
+    "verify_chain",
+    "verify_chain_files",
+    "verify_checkpoint",
+    "verify_credential",
+    "verify_entry",
+    "verify_inclusion",
+    "verify_link",
+    "verify_manifest",
+    "verify_note",
+    "verify_nostr_event",
+    "verify_openapi",
+    "verify_signed",
+    "verify_vow_record",
+    "vow_id_for",
+]
+
+
+def __getattr__(name: str) -> object:
+    # The client pulls in httpx only; paying needs the `pay` extra, imported when used.
+    if name in ("Client", "Payer"):
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(name)
