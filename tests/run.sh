@@ -46,6 +46,15 @@ bash tests/tools.sh > /dev/null
 # shellcheck disable=SC1091
 . tests/.tools/env.sh
 
+echo "== the TypeScript kit's dependencies (npm ci) -> clients/js/node_modules; its dist/ matches a fresh tsc build"
+stamp=clients/js/node_modules/.conduct-kit.stamp
+want=$(cat clients/js/package.json clients/js/package-lock.json | sha256sum | cut -d' ' -f1)
+if [ ! -d clients/js/node_modules ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  (cd clients/js && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$stamp"
+fi
+node clients/js/scripts/check-dist.mjs
+
 echo "== contract artifacts match a fresh compile"
 node contracts/build.mjs --check
 

@@ -1,0 +1,532 @@
+/**
+ * {@link ConductClient}: the service's routes, every signed answer verified against the pinned
+ * key before it is returned. Paid routes (`POST /profile`, `POST /vow/report`,
+ * `POST /erc8004/validation`) are paid through the stock `@x402/fetch` wrapper
+ * (library/PAYMENTS.md), loaded only when a paid call is made, so the verifying half of the kit
+ * needs nothing but `@noble/*` and `canonicalize`.
+ *
+ * @module
+ */
+import { canonicalBytes, isObject, parseJson, parseObject, fromUtf8, type Json, type JsonObject } from "./encoding.js";
+import { verifyCredential, type VerifiedCredential } from "./erc8004.js";
+import { PaymentRequiredError, ProblemError, VerificationError, type ProblemDocument } from "./errors.js";
+import { verifyCheckpoint, verifyInclusion, type Checkpoint, type Inclusion } from "./log.js";
+import { httpReader, verifyManifest, type ManifestOptions, type ManifestReport } from "./manifest.js";
+import { parseVkey, traceSha256, verifyAttestation, verifySigned, type PinnedKey, type Trace } from "./signed.js";
+import { verifyChain, verifyEntry, verifyVow, type VerifiedChainDocument } from "./vow.js";
+
+/** Which x402 rail to pay on (library/PAYMENTS.md, "Rails"). */
+export type Rail = "eip3009" | "permit2";
+
+/** An EVM signer as `@x402/evm`'s `ExactEvmScheme` takes it (a viem `LocalAccount` is one). */
+export interface EvmSigner {
+  readonly address: `0x${string}`;
+  signTypedData(message: {
+    domain: Record<string, unknown>;
+    types: Record<string, unknown>;
+    primaryType: string;
+    message: Record<string, unknown>;
+  }): Promise<`0x${string}`>;
+}
+
+/** Who pays the paid calls, and within which limits. */
+export interface PayerOptions {
+  /** The payer's private key (a viem account is made from it); or give {@link PayerOptions.signer}. */
+  privateKey?: `0x${string}`;
+  /** A ready signer (a viem `LocalAccount`, say). */
+  signer?: EvmSigner;
+  /** The rail to prefer when the challenge offers several (default: the first offered). */
+  rail?: Rail;
+  /**
+   * A token to allow beyond x402's default assets (its atomic-unit cap per payment in
+   * `maxAmountPerPayment`, default 100000, $0.10 of a 6-decimal token: the read price).
+   * Needs {@link PayerOptions.network}.
+   */
+  asset?: string;
+  /** The CAIP-2 network of {@link PayerOptions.asset} (`eip155:8453`). */
+  network?: string;
+  /** The spend cap per payment for {@link PayerOptions.asset}, atomic units, decimal. */
+  maxAmountPerPayment?: string;
+}
+
+/** Options of {@link ConductClient}. */
+export interface ConductClientOptions {
+  /** The service's base URL (`https://conduct.example`). */
+  url: string;
+  /** The pinned key: the C2SP vkey (`GET /pubkey`'s `vkey`), pinned out of band. */
+  vkey: string | PinnedKey;
+  /** The fetch to use (default `globalThis.fetch`). */
+  fetch?: typeof fetch;
+  /** Who pays the paid calls; without it (and without `paymentFetch`) they throw {@link PaymentRequiredError}. */
+  payer?: PayerOptions;
+  /** A fetch that already pays (your own `wrapFetchWithPayment(...)`), used for paid calls instead of `payer`. */
+  paymentFetch?: typeof fetch;
+}
+
+/** The settlement of a paid call: the decoded `PAYMENT-RESPONSE` header (`success`, `transaction`, `network`, `payer`). */
+export type PaymentResponse = Record<string, unknown>;
+
+/** A verified attestation with what came with it. */
+export interface ProfileResult {
+  /** The verified attestation. */
+  attestation: JsonObject;
+  /** Its bytes, as served (keep them: they are what a counterparty verifies). */
+  bytes: Uint8Array;
+  /** The settlement, when this call paid (absent for an idempotent replay). */
+  payment: PaymentResponse | undefined;
+  /** True when the service replayed an earlier identical read (`Idempotent-Replayed`). */
+  replayed: boolean;
+}
+
+/** A verified chain entry with what came with it. */
+export interface ReportResult {
+  /** The verified entry (`conduct.entry/v1`). */
+  entry: JsonObject;
+  /** Its bytes, as served. */
+  bytes: Uint8Array;
+  /** The settlement, when this call paid. */
+  payment: PaymentResponse | undefined;
+  /** `Conduct-Render`: whether the vow's pages are written (`done`) or in flight (`queued`). */
+  render: string | undefined;
+}
+
+/** A report-in (library/VOWS.md, "Reporting in"). */
+export interface ReportIn {
+  vowId: string;
+  trace: Trace;
+  note?: string;
+  donateTrace?: boolean;
+  /** The vow's wallet's EIP-191 signature over {@link ConductClient.reportMessage}'s text. */
+  signature?: string;
+}
+
+/** A vow to take (library/VOWS.md, "Taking a vow"). */
+export interface VowRequest {
+  text: string;
+  agent: string;
+  cadenceHours: number;
+  sealed?: boolean;
+  wallet?: string;
+  /** The wallet's EIP-191 signature over {@link ConductClient.vowMessage}'s text. */
+  signature?: string;
+}
+
+/** Per-call options of a paid call. */
+export interface PaidCallOptions {
+  /** `Idempotency-Key` (default: the service's, the body's hash). */
+  idempotencyKey?: string;
+  /** The rail for this call (default: the payer's). */
+  rail?: Rail;
+}
+
+function decodeHeaderJson(value: string | null): Record<string, unknown> | undefined {
+  if (value === null) return undefined;
+  try {
+    const bin = atob(value);
+    const bytes = Uint8Array.from(bin, (c) => c.charCodeAt(0));
+    const v = JSON.parse(fromUtf8(bytes)) as unknown;
+    return isObject(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A client of one conduct service. Every signed answer is verified against the pinned key
+ * before it is returned, and a refusal is thrown as a {@link ProblemError}.
+ *
+ * ```ts
+ * const conduct = new ConductClient({ url, vkey, payer: { privateKey, asset, network } });
+ * const { attestation } = await conduct.profile(trace); // paid, verified
+ * ```
+ */
+export class ConductClient {
+  /** The service's base URL, without a trailing slash. */
+  readonly url: string;
+  /** The pinned key. */
+  readonly key: PinnedKey;
+  private readonly fetchImpl: typeof fetch;
+  private readonly payer: PayerOptions | undefined;
+  private readonly paymentFetch: typeof fetch | undefined;
+  private readonly payFetches = new Map<string, Promise<typeof fetch>>();
+
+  /** @param options - where the service is, its pinned key, and who pays */
+  constructor(options: ConductClientOptions) {
+    this.url = options.url.replace(/\/+$/, "");
+    this.key = parseVkey(options.vkey);
+    const f = options.fetch ?? globalThis.fetch;
+    this.fetchImpl = (input, init) => f(input, init);
+    this.payer = options.payer;
+    this.paymentFetch = options.paymentFetch;
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------
+
+  /** The fetch that pays on `rail` (built once per rail from the stock x402 client). */
+  private async payingFetch(rail: Rail | undefined): Promise<typeof fetch> {
+    if (this.paymentFetch !== undefined) return this.paymentFetch;
+    const payer = this.payer;
+    if (payer === undefined) return this.fetchImpl;
+    const want = rail ?? payer.rail;
+    const cacheKey = want ?? "";
+    let made = this.payFetches.get(cacheKey);
+    if (made === undefined) {
+      made = (async () => {
+        const { wrapFetchWithPayment, x402Client } = await import("@x402/fetch");
+        const { ExactEvmScheme } = await import("@x402/evm/exact/client");
+        let signer: EvmSigner | undefined = payer.signer;
+        if (signer === undefined) {
+          if (payer.privateKey === undefined) throw new Error("payer: give privateKey or signer");
+          const { privateKeyToAccount } = await import("viem/accounts");
+          signer = privateKeyToAccount(payer.privateKey);
+        }
+        const pick =
+          want === undefined
+            ? undefined
+            : (_v: number, reqs: { extra?: Record<string, unknown> }[]) =>
+                reqs.find((r) => (r.extra?.assetTransferMethod ?? "eip3009") === want) ?? reqs[0]!;
+        // The selector's parameter type is x402's PaymentRequirements; ours reads only `extra`.
+        const client = new x402Client(pick as never).register("eip155:*", new ExactEvmScheme(signer as never));
+        if (payer.asset !== undefined) {
+          if (payer.network === undefined) throw new Error("payer: asset needs network");
+          client.setSpendControls({
+            allowedAssets: [
+              {
+                network: payer.network as `${string}:${string}`,
+                asset: payer.asset,
+                maxAmountPerPayment: payer.maxAmountPerPayment ?? "100000",
+              },
+            ],
+          });
+        }
+        return wrapFetchWithPayment(this.fetchImpl, client) as typeof fetch;
+      })();
+      this.payFetches.set(cacheKey, made);
+    }
+    return made;
+  }
+
+  /** Send one request; a problem answer is thrown as {@link ProblemError}, a 402 as {@link PaymentRequiredError}. */
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    via?: typeof fetch,
+  ): Promise<Response> {
+    const init: RequestInit = { method, headers: { accept: "application/json", ...headers } };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      (init.headers as Record<string, string>)["content-type"] = "application/json";
+    }
+    const res = await (via ?? this.fetchImpl)(this.url + path, init);
+    if (res.status === 402)
+      throw new PaymentRequiredError(
+        decodeHeaderJson(res.headers.get("payment-required")),
+        decodeHeaderJson(res.headers.get("payment-response")),
+      );
+    if (!res.ok) {
+      const text = await res.text();
+      let doc: ProblemDocument = { status: res.status, title: res.statusText, detail: text.slice(0, 500) };
+      try {
+        const v = JSON.parse(text) as unknown;
+        if (isObject(v)) doc = v as ProblemDocument;
+      } catch {
+        // not JSON: keep the text as the detail
+      }
+      const ra = res.headers.get("retry-after");
+      throw new ProblemError(doc, res.status, ra !== null && /^\d+$/.test(ra) ? Number(ra) : undefined);
+    }
+    return res;
+  }
+
+  private async bytes(res: Response): Promise<Uint8Array> {
+    return new Uint8Array(await res.arrayBuffer());
+  }
+
+  /**
+   * GET a signed JSON document at `path` and verify it (optionally its `type`).
+   *
+   * @throws {VerificationError} when it does not verify; {@link ProblemError} when refused
+   */
+  async getSigned(path: string, type?: string): Promise<JsonObject> {
+    const res = await this.send("GET", path);
+    const bytes = await this.bytes(res);
+    try {
+      return verifySigned(bytes, this.key, type === undefined ? {} : { type });
+    } catch (e) {
+      throw e instanceof VerificationError ? e.at(path) : e;
+    }
+  }
+
+  private async getText(path: string): Promise<string> {
+    const res = await this.send("GET", path, undefined, { accept: "text/plain" });
+    return res.text();
+  }
+
+  private query(params: Record<string, string | number | boolean | undefined>): string {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
+    return q.toString();
+  }
+
+  // ---- the key and the log ----------------------------------------------------------------
+
+  /** `GET /pubkey`, verified, and its `vkey` must be the pinned one (a check of the pin, not a source of it). */
+  async pubkey(): Promise<JsonObject> {
+    const doc = await this.getSigned("/pubkey", "conduct.pubkey/v1");
+    if (doc.vkey !== this.key.vkey)
+      throw new VerificationError("key-id-mismatch", `serves ${String(doc.vkey)}, not the pinned key`, "/pubkey");
+    return doc;
+  }
+
+  /** `GET /log/checkpoint`, verified. */
+  async checkpoint(): Promise<Checkpoint> {
+    const res = await this.send("GET", "/log/checkpoint", undefined, { accept: "text/plain" });
+    return verifyCheckpoint(await this.bytes(res), this.key);
+  }
+
+  /** `GET /log/proof/<index>`, as served (a C2SP tlog-proof). */
+  async proofText(index: number): Promise<string> {
+    return this.getText(`/log/proof/${index}`);
+  }
+
+  /**
+   * Prove that a signed record (a vow, an entry, any log record with `log_index`) is in the
+   * log: fetch `GET /log/proof/<log_index>` and verify it ({@link verifyInclusion}).
+   */
+  async prove(record: JsonObject): Promise<Inclusion> {
+    const index = record.log_index;
+    if (typeof index !== "number") throw new VerificationError("bad-format", "the record has no log_index", "log_index");
+    return verifyInclusion(record, await this.proofText(index), this.key);
+  }
+
+  /** Verify the service's tree over HTTP against its manifest ({@link verifyManifest}; no listing, so no count). */
+  async verifySite(options: Omit<ManifestOptions, "listFiles"> = {}): Promise<ManifestReport> {
+    return verifyManifest(httpReader(this.url, this.fetchImpl), this.key, options);
+  }
+
+  // ---- profiles ---------------------------------------------------------------------------
+
+  /**
+   * `POST /profile` (paid, library/PAYMENTS.md): the signed profile of `trace`, verified, and
+   * its `trace_sha256` checked against the trace sent.
+   *
+   * @param trace - `{context_key, turns}`
+   * @param options - a disclosure (`{predicate: {metric, band}}`, METER.md), the idempotency key, the rail
+   */
+  async profile(
+    trace: Trace,
+    options: PaidCallOptions & { disclosure?: Json } = {},
+  ): Promise<ProfileResult> {
+    const body: Record<string, unknown> = { context_key: trace.context_key, turns: trace.turns };
+    if (options.disclosure !== undefined) body.disclosure = options.disclosure;
+    const res = await this.paid("/profile", body, options);
+    const bytes = await this.bytes(res);
+    const attestation = verifyAttestation(bytes, this.key, trace);
+    return {
+      attestation,
+      bytes,
+      payment: decodeHeaderJson(res.headers.get("payment-response")),
+      replayed: res.headers.get("idempotent-replayed") === "true",
+    };
+  }
+
+  private async paid(path: string, body: unknown, options: PaidCallOptions): Promise<Response> {
+    const headers: Record<string, string> = {};
+    if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey;
+    return this.send("POST", path, body, headers, await this.payingFetch(options.rail));
+  }
+
+  /**
+   * `POST /demo/profile` (free, capped per IP per day): the same profile, unsigned. Its
+   * `trace_sha256` is checked against the trace sent; nothing else can be (it carries no signature).
+   */
+  async demoProfile(trace: Trace): Promise<JsonObject> {
+    const res = await this.send("POST", "/demo/profile", { context_key: trace.context_key, turns: trace.turns });
+    const doc = parseObject(await this.bytes(res));
+    if (doc.trace_sha256 !== traceSha256(trace))
+      throw new VerificationError("hash-mismatch", "is not the hash of the trace sent", "trace_sha256");
+    return doc;
+  }
+
+  /** `GET /predicates`, verified: the posted metrics and bands a disclosure or a credential names. */
+  async predicates(): Promise<JsonObject> {
+    return this.getSigned("/predicates");
+  }
+
+  /**
+   * `POST /erc8004/validation` (paid, library/ERC8004.md): a signed predicate about `trace`
+   * bound to `subject`, verified with its `credential_hash`.
+   */
+  async validation(
+    request: { trace: Trace; predicate: { metric: string; band: string }; subject: { form: string; id: string } },
+    options: PaidCallOptions = {},
+  ): Promise<VerifiedCredential & { payment: PaymentResponse | undefined }> {
+    const body = {
+      trace: { context_key: request.trace.context_key, turns: request.trace.turns },
+      predicate: request.predicate,
+      subject: request.subject,
+    };
+    const res = await this.paid("/erc8004/validation", body, options);
+    const v = verifyCredential(await this.bytes(res), this.key, request.trace);
+    return { ...v, payment: decodeHeaderJson(res.headers.get("payment-response")) };
+  }
+
+  // ---- vows ------------------------------------------------------------------------------
+
+  /** `GET /vow/message`: the exact EIP-191 text a wallet signs to take this vow. */
+  async vowMessage(v: Omit<VowRequest, "wallet" | "signature">): Promise<string> {
+    return this.getText(
+      `/vow/message?${this.query({ text: v.text, agent: v.agent, cadence_hours: v.cadenceHours, sealed: v.sealed ? true : undefined })}`,
+    );
+  }
+
+  /** `POST /vow` (free): take a vow; the record is verified ({@link verifyVow}). */
+  async takeVow(v: VowRequest): Promise<JsonObject> {
+    const body: Record<string, unknown> = { text: v.text, agent: v.agent, cadence_hours: v.cadenceHours };
+    if (v.sealed !== undefined) body.sealed = v.sealed;
+    if (v.wallet !== undefined) body.wallet = v.wallet;
+    if (v.signature !== undefined) body.signature = v.signature;
+    const res = await this.send("POST", "/vow", body);
+    return verifyVow(await this.bytes(res), this.key);
+  }
+
+  /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in. */
+  async reportMessage(r: { vowId: string; traceSha256: string; note?: string; donateTrace?: boolean }): Promise<string> {
+    return this.getText(
+      `/vow/report/message?${this.query({
+        vow_id: r.vowId,
+        trace_sha256: r.traceSha256,
+        note: r.note,
+        donate_trace: r.donateTrace ? true : undefined,
+      })}`,
+    );
+  }
+
+  private reportBody(r: ReportIn): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      vow_id: r.vowId,
+      context_key: r.trace.context_key,
+      turns: r.trace.turns,
+    };
+    if (r.note !== undefined) body.note = r.note;
+    if (r.donateTrace !== undefined) body.donate_trace = r.donateTrace;
+    if (r.signature !== undefined) body.signature = r.signature;
+    return body;
+  }
+
+  private async entryOf(res: Response, r: ReportIn): Promise<ReportResult> {
+    const bytes = await this.bytes(res);
+    const entry = verifyEntry(bytes, this.key);
+    if (entry.vow_id !== r.vowId) throw new VerificationError("bad-chain", "an entry of another vow", "vow_id");
+    if (entry.trace_sha256 !== traceSha256(r.trace))
+      throw new VerificationError("hash-mismatch", "is not the hash of the trace sent", "trace_sha256");
+    return {
+      entry,
+      bytes,
+      payment: decodeHeaderJson(res.headers.get("payment-response")),
+      render: res.headers.get("conduct-render") ?? undefined,
+    };
+  }
+
+  /**
+   * `POST /vow/report/demo` (free, `attested: false`): a report-in, its entry verified.
+   *
+   * @param waitSeconds - `Prefer: wait=<seconds>`: wait for the vow's pages (VOWS.md, "Durability")
+   */
+  async reportDemo(r: ReportIn, waitSeconds?: number): Promise<ReportResult> {
+    const headers: Record<string, string> = waitSeconds === undefined ? {} : { prefer: `wait=${waitSeconds}` };
+    const res = await this.send("POST", "/vow/report/demo", this.reportBody(r), headers);
+    return this.entryOf(res, r);
+  }
+
+  /** `POST /vow/report` (paid, `attested: true`): a report-in, its entry verified. */
+  async report(r: ReportIn, options: PaidCallOptions & { waitSeconds?: number } = {}): Promise<ReportResult> {
+    const headers: Record<string, string> = {};
+    if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey;
+    if (options.waitSeconds !== undefined) headers.prefer = `wait=${options.waitSeconds}`;
+    const res = await this.send("POST", "/vow/report", this.reportBody(r), headers, await this.payingFetch(options.rail));
+    const out = await this.entryOf(res, r);
+    if (out.entry.attested !== true) throw new VerificationError("bad-format", "a paid report-in is attested", "attested");
+    return out;
+  }
+
+  /** `GET /vow/<id>`, verified (`conduct.vow_page/v1`): the vow, its chain in brief, its trajectory. */
+  async vow(id: string): Promise<JsonObject> {
+    return this.getSigned(`/vow/${encodeURIComponent(id)}`, "conduct.vow_page/v1");
+  }
+
+  /**
+   * The vow's complete chain (`/vow/<id>/chain` and its pages), every record verified and every
+   * link checked ({@link verifyChain}).
+   */
+  async chain(id: string): Promise<VerifiedChainDocument> {
+    const base = `/vow/${encodeURIComponent(id)}/chain`;
+    const head = await this.bytes(await this.send("GET", base));
+    const chain = await verifyChain(
+      head,
+      async (k) => this.bytes(await this.send("GET", `${base}/${k}`)),
+      this.key,
+    );
+    if (chain.vow.vow_id !== id) throw new VerificationError("bad-chain", `the chain of ${String(chain.vow.vow_id)}`, base);
+    return chain;
+  }
+
+  /**
+   * `GET /vow/<id>/reading`, verified (`conduct.reading/v1`): the trajectory and its
+   * interpretation (guidance, never a verdict; VOWS.md, "Readings").
+   */
+  async reading(id: string): Promise<JsonObject> {
+    const doc = await this.getSigned(`/vow/${encodeURIComponent(id)}/reading`, "conduct.reading/v1");
+    if (doc.vow_id !== id) throw new VerificationError("bad-format", "the reading of another vow", "vow_id");
+    return doc;
+  }
+
+  /** `GET /vows`, verified: every vow, by agent name. */
+  async vows(): Promise<JsonObject> {
+    return this.getSigned("/vows");
+  }
+
+  // ---- lookups ---------------------------------------------------------------------------
+
+  /** `GET /registry`, verified (`conduct.registry/v1`): the ERC-8257 tool registry as followed (library/REGISTRY.md). */
+  async registry(): Promise<JsonObject> {
+    return this.getSigned("/registry", "conduct.registry/v1");
+  }
+
+  /** `GET /registry/tool/<id>`, verified: one registry tool. */
+  async registryTool(id: string | number): Promise<JsonObject> {
+    return this.getSigned(`/registry/tool/${encodeURIComponent(String(id))}`);
+  }
+
+  /** `GET /munus`, verified (`conduct.munus/v1`): the quest board (library/MUNUS.md). */
+  async munus(): Promise<JsonObject> {
+    return this.getSigned("/munus", "conduct.munus/v1");
+  }
+
+  /** `GET /munus/<id>`, verified: one quest. */
+  async quest(id: string): Promise<JsonObject> {
+    return this.getSigned(`/munus/${encodeURIComponent(id)}`);
+  }
+
+  /** `GET /card?key=`, verified: the card of an agent name, npub, vow id or wallet. */
+  async card(key: string): Promise<JsonObject> {
+    return this.getSigned(`/card?${this.query({ key })}`);
+  }
+
+  /** `GET /who?handle=`, verified: a wallet's or agent name's vows and tools. */
+  async who(handle: string): Promise<JsonObject> {
+    return this.getSigned(`/who?${this.query({ handle })}`);
+  }
+}
+
+/** The RFC 8785 bytes of a record: its leaf in the log (VOWS.md, "Record formats"). */
+export function leafBytes(record: JsonObject): Uint8Array {
+  return canonicalBytes(record);
+}
+
+/** Parse bytes as JSON strictly (no duplicate members), for answers the kit does not verify. */
+export function readJson(bytes: Uint8Array | string): Json {
+  return parseJson(bytes);
+}

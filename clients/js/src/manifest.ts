@@ -1,0 +1,272 @@
+/**
+ * The site manifest (library/MIRRORS.md, "The manifest" and "Checking a mirror"): a 16-way trie
+ * of signed bins whose root, `manifest.json` (`conduct.manifest/v2`), names its children by
+ * length and SHA-256, down to leaves (`conduct.manifest-bin/v1`) listing every file outside
+ * `log/` with its length and SHA-256.
+ *
+ * {@link verifyManifest} reads files through a {@link FileReader}, so the same walk checks a
+ * directory (Node: `dirReader` of `@conduct/kit/node`) or a mirror over HTTP ({@link httpReader},
+ * also in browsers).
+ *
+ * @module
+ */
+import { isObject, parseObject, sha256Hex, type Json, type JsonObject } from "./encoding.js";
+import { VerificationError } from "./errors.js";
+import { verifyNostrEvent } from "./nostr.js";
+import { parseVkey, verifySigned, verifySnapshot, type PinnedKey } from "./signed.js";
+
+/** The root's type. */
+export const MANIFEST_TYPE = "conduct.manifest/v2";
+/** Every other bin's type. */
+export const BIN_TYPE = "conduct.manifest-bin/v1";
+/** The root's path. */
+export const ROOT_PATH = "manifest.json";
+/** The one JSON file that is a Nostr event, not a signed snapshot (library/NOSTR.md). */
+export const NOSTR_PROFILE = "hive/profile.json";
+
+/**
+ * A file's unit (MIRRORS.md, "Units and keys"): its path up to the second `/` or the first `.`
+ * after its first component; a path of one component ends at its first `.` (past a leading
+ * one), as MIRRORS.md's examples have it (`index.html` is `index`). `vow/<id>.json` and
+ * `vow/<id>/chain/3.json` are both `vow/<id>`; `.well-known/x402.json` is `.well-known/x402`.
+ */
+export function unitOf(path: string): string {
+  const slash = path.indexOf("/");
+  if (slash < 0) {
+    const dot = path.indexOf(".", 1);
+    return dot < 0 ? path : path.slice(0, dot);
+  }
+  const rest = path.slice(slash + 1);
+  const m = /[/.]/.exec(rest);
+  return path.slice(0, slash + 1 + (m === null ? rest.length : m.index));
+}
+
+/** A file's key: the lower-case hex SHA-256 of its unit, 64 digits (MIRRORS.md). */
+export function fileKey(path: string): string {
+  return sha256Hex(unitOf(path));
+}
+
+/** The path of the bin with `prefix` (`""` is the root). */
+export function binPath(prefix: string): string {
+  return prefix === "" ? ROOT_PATH : `manifest/${prefix}.json`;
+}
+
+/**
+ * Reads one file of the tree by its path (`vow/<id>.json`); resolves to `undefined` when there
+ * is no such file. Any other failure should reject.
+ */
+export type FileReader = (path: string) => Promise<Uint8Array | undefined>;
+
+/**
+ * A {@link FileReader} over HTTP: `GET <base>/<path>` (exact file paths, which the service, its
+ * nginx configuration and any static mirror serve as they are). 404 is a missing file.
+ *
+ * @param base - the tree's base URL (`https://mirror.example`)
+ * @param fetchImpl - the fetch to use (default `globalThis.fetch`)
+ */
+export function httpReader(base: string, fetchImpl: typeof fetch = globalThis.fetch): FileReader {
+  const root = base.endsWith("/") ? base : base + "/";
+  return async (path) => {
+    const url = root + path.split("/").map(encodeURIComponent).join("/");
+    const res = await fetchImpl(url);
+    if (res.status === 404) return undefined;
+    if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+    return new Uint8Array(await res.arrayBuffer());
+  };
+}
+
+/** Options of {@link verifyManifest}. */
+export interface ManifestOptions {
+  /** The instant the root must not have expired at (default: now). */
+  now?: Date;
+  /**
+   * Every file of the copy, as paths relative to its root (a directory listing). When given,
+   * completeness is checked by counting: the files outside `log/` and the manifest are exactly
+   * those the trie lists, every file under `manifest/` is a bin the trie names, and no path
+   * holds a dotfile but `.well-known/`. HTTP offers no listing, so leave it out there.
+   */
+  listFiles?: () => Promise<Iterable<string> | AsyncIterable<string>>;
+  /** Also verify every listed `.json` file as a signed snapshot (default true). */
+  checkJson?: boolean;
+  /** Called with each listed file's path once it is checked. */
+  onFile?: (path: string) => void;
+}
+
+/** What {@link verifyManifest} checked. */
+export interface ManifestReport {
+  /** The verified root (`manifest.json`). */
+  root: JsonObject;
+  /** How many files the trie lists (each found, with its listed length and SHA-256). */
+  files: number;
+  /** How many bins the trie has, the root included. */
+  bins: number;
+  /** How many files the copy holds outside `log/` and the manifest (when listed), else `undefined`. */
+  counted: number | undefined;
+}
+
+interface ChildPin {
+  files: number;
+  len: number;
+  sha256: string;
+}
+
+const isCount = (v: Json | undefined): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+const isHex64 = (v: Json | undefined): v is string => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
+
+function pin(v: Json | undefined, where: string): ChildPin {
+  if (!isObject(v) || !isCount(v.files) || v.files === 0 || !isCount(v.len) || !isHex64(v.sha256))
+    throw new VerificationError("bad-format", "must be {files (at least 1), len, sha256}", where);
+  return { files: v.files, len: v.len, sha256: v.sha256 };
+}
+
+/** A path a manifest may list: relative, no empty, `.` or `..` segment, outside `log/` and the manifest. */
+function listable(path: string): boolean {
+  if (path === ROOT_PATH || path.startsWith("manifest/") || path.startsWith("log/")) return false;
+  return path.split("/").every((s) => s !== "" && s !== "." && s !== "..");
+}
+
+/** A path segment that makes a dotfile (only `.well-known` may start with a dot). */
+function dotfile(path: string): boolean {
+  return path.split("/").some((s) => s.startsWith(".") && s !== ".well-known");
+}
+
+/**
+ * Verify a copy of the tree against its manifest (MIRRORS.md, "What `verify-site` checks"),
+ * stopping at the first failure, which names the path at fault:
+ *
+ * - the root verifies under the pinned key, has type `conduct.manifest/v2` and has not expired;
+ * - each bin, depth first, has exactly the length and SHA-256 its parent gives, verifies, has
+ *   type `conduct.manifest-bin/v1` and the prefix its path names, and lists as many files as
+ *   its parent says: either files whose key starts with its prefix, or its children, each one
+ *   hex digit longer;
+ * - every listed file is there with exactly the listed length and SHA-256, and (by default)
+ *   each `.json` file is a signed snapshot that verifies (`hive/profile.json`, the Nostr
+ *   profile, a verified kind-0 event instead);
+ * - with {@link ManifestOptions.listFiles}, completeness by counting.
+ *
+ * The log (`log/`) is not the manifest's: check it with `verifyCheckpoint` and
+ * `verifyInclusion`.
+ *
+ * @param readFile - reads a file of the tree by path
+ * @param vkey - the pinned key
+ * @throws {VerificationError} saying what failed, `path` naming the file
+ */
+export async function verifyManifest(
+  readFile: FileReader,
+  vkey: string | PinnedKey,
+  options: ManifestOptions = {},
+): Promise<ManifestReport> {
+  const key = parseVkey(vkey);
+  const now = options.now ?? new Date();
+  const checkJson = options.checkJson ?? true;
+  const listed = new Set<string>();
+  const bins = new Set<string>([ROOT_PATH]);
+
+  const read = async (path: string): Promise<Uint8Array> => {
+    const bytes = await readFile(path);
+    if (bytes === undefined) throw new VerificationError("missing-file", "listed but not there", path);
+    return bytes;
+  };
+  const within = <T>(path: string, f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      throw e instanceof VerificationError ? e.at(path) : e;
+    }
+  };
+
+  const rootBytes = await read(ROOT_PATH);
+  const root = within(ROOT_PATH, () => {
+    const r = verifySigned(rootBytes, key, { type: MANIFEST_TYPE });
+    const expires = typeof r.expires === "string" ? Date.parse(r.expires) : NaN;
+    if (typeof r.as_of !== "string" || Number.isNaN(Date.parse(r.as_of)))
+      throw new VerificationError("bad-format", "as_of must be an RFC 3339 instant");
+    if (Number.isNaN(expires)) throw new VerificationError("bad-format", "expires must be an RFC 3339 instant");
+    if (expires <= now.getTime())
+      throw new VerificationError("expired", `the manifest expired at ${String(r.expires)}`);
+    return r;
+  });
+
+  /** Check the children `entries` of the bin `prefix` (at `where`) and walk each; returns files under it. */
+  const walkChildren = async (prefix: string, where: string, entries: Json | undefined): Promise<number> => {
+    if (!isObject(entries) || Object.keys(entries).length === 0)
+      throw new VerificationError("bad-format", "bins must name at least one child", where);
+    let total = 0;
+    for (const [childPath, v] of Object.entries(entries)) {
+      const m = /^manifest\/([0-9a-f]+)\.json$/.exec(childPath);
+      if (m === null || m[1]!.length !== prefix.length + 1 || !m[1]!.startsWith(prefix))
+        throw new VerificationError("bad-format", `${childPath} is not a child of this bin`, where);
+      const p = pin(v, `${where}: ${childPath}`);
+      total += p.files;
+      await walkBin(m[1]!, childPath, p);
+    }
+    return total;
+  };
+
+  const walkBin = async (prefix: string, path: string, expected: ChildPin): Promise<void> => {
+    bins.add(path);
+    const bytes = await read(path);
+    if (bytes.length !== expected.len)
+      throw new VerificationError("hash-mismatch", `${bytes.length} bytes, its parent says ${expected.len}`, path);
+    if (sha256Hex(bytes) !== expected.sha256)
+      throw new VerificationError("hash-mismatch", "not the bin its parent names (SHA-256)", path);
+    const bin = within(path, () => verifySigned(parseObject(bytes), key, { type: BIN_TYPE }));
+    if (bin.prefix !== prefix)
+      throw new VerificationError("bad-format", `prefix ${JSON.stringify(bin.prefix)}, its path names ${prefix}`, path);
+    const hasFiles = bin.files !== undefined;
+    if (hasFiles === (bin.bins !== undefined))
+      throw new VerificationError("bad-format", "a bin lists either files or bins", path);
+    if (!hasFiles) {
+      const n = await walkChildren(prefix, path, bin.bins);
+      if (n !== expected.files)
+        throw new VerificationError("bad-format", `its children hold ${n} files, its parent says ${expected.files}`, path);
+      return;
+    }
+    const files = bin.files;
+    if (!isObject(files)) throw new VerificationError("bad-format", "files must be an object", path);
+    const names = Object.keys(files);
+    if (names.length !== expected.files)
+      throw new VerificationError("bad-format", `lists ${names.length} files, its parent says ${expected.files}`, path);
+    for (const file of names) {
+      if (!listable(file)) throw new VerificationError("bad-format", `lists ${JSON.stringify(file)}`, path);
+      if (!fileKey(file).startsWith(prefix))
+        throw new VerificationError("bad-format", `lists ${file}, whose key is not under prefix ${prefix}`, path);
+      const want = files[file];
+      if (!isObject(want) || !isCount(want.len) || !isHex64(want.sha256))
+        throw new VerificationError("bad-format", `${file} must have len and sha256`, path);
+      listed.add(file);
+      const data = await read(file);
+      if (data.length !== want.len)
+        throw new VerificationError("hash-mismatch", `${data.length} bytes, the manifest lists ${want.len}`, file);
+      if (sha256Hex(data) !== want.sha256)
+        throw new VerificationError("hash-mismatch", "its SHA-256 is not the one the manifest lists", file);
+      if (checkJson && file.endsWith(".json"))
+        within(file, () => (file === NOSTR_PROFILE ? verifyNostrEvent(data, 0) : verifySnapshot(data, key)));
+      options.onFile?.(file);
+    }
+  };
+
+  const total = await walkChildren("", ROOT_PATH, root.bins);
+
+  let counted: number | undefined;
+  if (options.listFiles !== undefined) {
+    counted = 0;
+    let binFiles = 0;
+    for await (const file of await options.listFiles()) {
+      if (file.startsWith("log/") || file === ROOT_PATH) continue;
+      if (dotfile(file)) throw new VerificationError("unlisted-file", "a dotfile", file);
+      if (file.startsWith("manifest/")) {
+        if (!bins.has(file)) throw new VerificationError("unlisted-file", "a bin the trie does not name", file);
+        binFiles++;
+        continue;
+      }
+      counted++;
+      if (!listed.has(file)) throw new VerificationError("unlisted-file", "not listed in the manifest", file);
+    }
+    if (counted !== total)
+      throw new VerificationError("missing-file", `the copy holds ${counted} files, the manifest lists ${total}`);
+    if (binFiles !== bins.size - 1)
+      throw new VerificationError("missing-file", `the copy holds ${binFiles} bins, the trie names ${bins.size - 1}`);
+  }
+  return { root, files: total, bins: bins.size, counted };
+}
