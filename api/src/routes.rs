@@ -577,6 +577,14 @@ const READING_BODY: Schema = Schema::of::<crate::handlers::witness::ReadingBody>
 const SUMMON_BODY: Schema = Schema::of::<crate::handlers::familiar::SummonBody>();
 const ENTITLE_BODY: Schema = Schema::of::<crate::handlers::ticket::EntitleBody>();
 
+// A body each paid route takes: the example of its `bazaar` discovery extension (a test holds
+// each to the route's parser and schema).
+const PROFILE_EXAMPLE: &str = r#"{"context_key":"monitored","turns":[{"Y":"stay in scope","M":"reading the file","D":"clean","context":{"monitored":1}},{"Y":"stay in scope","M":"editing","D":"write_file","context":{"monitored":0}}]}"#;
+const ERC8004_EXAMPLE: &str = r#"{"trace":{"context_key":"monitored","turns":[{"Y":"stay in scope","M":"reading the file","D":"clean","context":{"monitored":1}},{"Y":"stay in scope","M":"editing","D":"write_file","context":{"monitored":0}}]},"predicate":{"metric":"i_c_d","band":"under_0.05"},"subject":{"form":"wallet","id":"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}}"#;
+const REPORT_EXAMPLE: &str = r#"{"vow_id":"0123456789abcdef","context_key":"monitored","turns":[{"Y":"stay in scope","M":"reading the file","D":"clean","context":{"monitored":1}},{"Y":"stay in scope","M":"editing","D":"write_file","context":{"monitored":0}}],"note":"steady"}"#;
+const READING_EXAMPLE: &str = r#"{"vow_id":"0123456789abcdef","window_days":7}"#;
+const SUMMON_EXAMPLE: &str = r#"{"owner":{"vow_id":"0123456789abcdef"},"signature":"0x1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b","order":{"title":"Tidy the docs","what":"Fix the links."}}"#;
+
 // The contracts of the kinds of route.
 const PAGE: Contract = Contract::page(&[JSON, HTML]);
 const JSON_FILE: Contract = Contract::file(&[JSON], Some(Schema::Snapshot));
@@ -589,12 +597,14 @@ pub const ROUTES: &[Route] = &[
         .paid(&PROFILE, |c, charge| Box::pin(profile::paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Attestation), &[409, 503])
             .body(PROFILE_BODY)
+            .example(PROFILE_EXAMPLE)
             .params(PAID)),
     route("POST", "/erc8004/validation",
         "An ERC-8004 validation credential {trace, predicate: {metric, band}, subject: {form, id}}: a signed predicate about one trace (never the numbers) bound to an agent subject (erc8004-agentId, wallet, caip10, vow, npub or did), and credential_hash = keccak256(JCS(credential)) for an ERC-8004 validationRequest. Paid via x402. See /library/ERC8004.md.")
         .paid(&ERC8004, |c, charge| Box::pin(erc8004::paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::Erc8004Validation), &[409, 503])
             .body(ERC8004_BODY)
+            .example(ERC8004_EXAMPLE)
             .params(PAID)),
     route("POST", "/demo/profile",
         "The same profile, unsigned. Free, capped per IP per UTC day.")
@@ -674,6 +684,7 @@ pub const ROUTES: &[Route] = &[
         .paid(&VOW_REPORT, |c, charge| Box::pin(vows::report_paid(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Record), &[403, 404, 409, 503])
             .body(REPORT_BODY)
+            .example(REPORT_EXAMPLE)
             .params(PAID)),
     route("POST", "/vow/report/demo",
         "The same report-in on the free tier: attested: false forever. Capped per IP per UTC day.")
@@ -818,6 +829,7 @@ pub const ROUTES: &[Route] = &[
         .paid(&WITNESS_READING, |c, charge| Box::pin(witness::reading(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200], &[JSON], Some(Schema::WitnessReading), &[404, 409, 503])
             .body(READING_BODY)
+            .example(READING_EXAMPLE)
             .params(PAID)),
     route("GET", "/familiar/message",
         "The exact EIP-191 text an owner's wallet signs to summon a familiar: ?vow_id=|wallet=&order=<sha256 of the labor order's RFC 8785 bytes>. It names the origin, summon_familiar, the owner, the order's hash and the UTC date; a signature is good that day, once.")
@@ -828,6 +840,7 @@ pub const ROUTES: &[Route] = &[
         .paid(&FAMILIAR_SUMMON, |c, charge| Box::pin(familiar::summon(c.ctx(), c.body.clone(), charge)))
         .with(Contract::call(&[200, 201], &[JSON], Some(Schema::Familiar), &[403, 404, 409, 503])
             .body(SUMMON_BODY)
+            .example(SUMMON_EXAMPLE)
             .params(PAID)),
     route("GET", "/familiars",
         "Every hosted familiar summoned here, in log order: its order's title, owner, wallet (null) and faucet cap (0).")
@@ -951,6 +964,27 @@ pub fn html_pages() -> Vec<String> {
         })
         .map(|r| r.info.path.to_owned())
         .collect()
+}
+
+/// The x402 `bazaar` discovery extension of the paid route whose pattern is `pattern`
+/// (library/PAYMENTS.md, "Discovery"), derived once from its row's contract.
+pub fn bazaar(pattern: &str) -> Option<&'static serde_json::Value> {
+    static EXTENSIONS: std::sync::OnceLock<Vec<(&'static str, serde_json::Value)>> =
+        std::sync::OnceLock::new();
+    EXTENSIONS
+        .get_or_init(|| {
+            ROUTES
+                .iter()
+                .filter(|r| r.info.paid)
+                .filter_map(|r| {
+                    let ext = conduct_renderer::bazaar::extension(&r.info);
+                    ext.ok().map(|v| (r.info.path, v))
+                })
+                .collect()
+        })
+        .iter()
+        .find(|(p, _)| *p == pattern)
+        .map(|(_, v)| v)
 }
 
 /// The public descriptions, in table order.
@@ -1312,6 +1346,43 @@ mod tests {
                 parses: parses!(crate::handlers::ticket::EntitleBody),
             },
         ]
+    }
+
+    #[test]
+    fn every_paid_route_is_described_for_discovery_by_its_contract() {
+        let examples = examples();
+        for r in ROUTES.iter().filter(|r| r.info.paid) {
+            let what = format!("{} {}", r.info.method, r.info.path);
+            let ext = bazaar(r.info.path).unwrap_or_else(|| panic!("{what}: no bazaar"));
+            // Its example is a body the route's parser and its schema take.
+            let text = r
+                .info
+                .contract
+                .example
+                .unwrap_or_else(|| panic!("{what}: no example"));
+            let body = r.info.contract.body.expect("a paid route reads a body");
+            let e = examples
+                .iter()
+                .find(|e| e.schema == body)
+                .expect("an example");
+            assert!(
+                (e.parses)(text.as_bytes()),
+                "{what}: the parser refuses {text}"
+            );
+            let check = jsonschema::draft202012::new(&ext["schema"]).expect("compiles");
+            let errors: Vec<String> = check
+                .iter_errors(&ext["info"])
+                .map(|x| x.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{what}: {errors:?}");
+            assert_eq!(ext["info"]["input"]["method"], r.info.method, "{what}");
+            assert_eq!(
+                ext["schema"]["properties"]["input"]["properties"]["body"],
+                conduct_renderer::openapi::standalone(body).unwrap(),
+                "{what}"
+            );
+        }
+        assert!(bazaar("/demo/profile").is_none());
     }
 
     #[test]

@@ -216,6 +216,9 @@ pub struct Contract {
     pub negotiated: bool,
     /// Other statuses answered with problem+json.
     pub problems: &'static [u16],
+    /// A request body the route takes (JSON text), shown as the `bazaar` discovery
+    /// extension's example of a paid route ([`crate::bazaar`]).
+    pub example: Option<&'static str>,
 }
 
 impl Contract {
@@ -228,6 +231,7 @@ impl Contract {
         schema: None,
         negotiated: false,
         problems: &[],
+        example: None,
     };
 
     /// A file of the tree served as it is: 200, or 404 when absent.
@@ -240,6 +244,7 @@ impl Contract {
             schema,
             negotiated: false,
             problems: &[404],
+            example: None,
         }
     }
 
@@ -267,6 +272,7 @@ impl Contract {
             schema,
             negotiated: false,
             problems,
+            example: None,
         }
     }
 
@@ -279,6 +285,14 @@ impl Contract {
     pub const fn body(self, body: Schema) -> Self {
         Contract {
             body: Some(body),
+            ..self
+        }
+    }
+
+    /// With `example`, a body the route takes (JSON text).
+    pub const fn example(self, example: &'static str) -> Self {
+        Contract {
+            example: Some(example),
             ..self
         }
     }

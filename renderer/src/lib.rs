@@ -3,6 +3,7 @@
 //! Signed JSON snapshots, HTML pages (askama), the library (pulldown-cmark) and the signed
 //! mirror manifest. Pure given its input: the same state and `as_of` give the same bytes.
 
+pub mod bazaar;
 pub mod chart;
 pub mod contract;
 pub mod discovery;

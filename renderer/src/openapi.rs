@@ -805,6 +805,34 @@ fn operation(r: &RouteInfo, docs: &[String], routes: &[RouteInfo]) -> Result<Val
         responses.insert(status.to_string(), resp);
     }
     if r.paid {
+        // The payment's settlement was broadcast and is not confirmed yet (library/PAYMENTS.md,
+        // "Settlement pending"): nothing is served yet; the same payment sent again is.
+        responses.insert(
+            "202".into(),
+            json!({
+                "description": "Paid; settlement pending: send the same PAYMENT-SIGNATURE again after Retry-After.",
+                "headers": {
+                    "Retry-After": {"description": "Seconds to wait.", "required": true,
+                                    "schema": {"type": "string", "pattern": "^[0-9]+$"}},
+                    "PAYMENT-RESPONSE": {"description": "base64 of the x402 SettleResponse: success false, errorReason settlement_pending, the transaction.",
+                                         "required": true, "schema": {"type": "string"}},
+                },
+                "content": {JSON: {"schema": {
+                    "type": "object",
+                    "required": ["status", "transaction", "network", "payment_identifier",
+                                 "retry_after_seconds", "detail"],
+                    "properties": {
+                        "status": {"const": "settlement_pending"},
+                        "transaction": {"type": "string"},
+                        "network": {"type": "string"},
+                        "payer": {"type": ["string", "null"]},
+                        "payment_identifier": {"type": ["string", "null"]},
+                        "retry_after_seconds": {"type": "integer", "minimum": 0},
+                        "detail": {"type": "string"},
+                    },
+                }}},
+            }),
+        );
         responses.insert(
             "402".into(),
             json!({

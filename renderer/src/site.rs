@@ -171,20 +171,32 @@ fn put_openapi(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError
 /// The well-known documents: the x402 paid-resources manifest and the agent card.
 fn put_well_known(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {
     let key = input.key;
-    let paid: Vec<Value> = input
-        .routes
-        .iter()
-        .filter(|r| r.paid)
-        .map(|r| {
-            let (price, accepts) = match input.posted.iter().find(|p| p.path == r.path) {
-                Some(p) => (p.price_usd, p.accepts),
-                None => (input.price_usd, input.accepts),
-            };
-            json!({"resource": format!("{}{}", input.public_url, r.path), "method": r.method,
-                   "description": r.description, "mimeType": "application/json",
-                   "price_usd": price, "accepts": accepts})
-        })
-        .collect();
+    let mut paid: Vec<Value> = Vec::new();
+    for r in input.routes.iter().filter(|r| r.paid) {
+        let (price, accepts) = match input.posted.iter().find(|p| p.path == r.path) {
+            Some(p) => (p.price_usd, p.accepts),
+            None => (input.price_usd, input.accepts),
+        };
+        // The same bazaar extension as the route's 402 (library/PAYMENTS.md, "Discovery"),
+        // and its contract lifted: how to call it, what it answers.
+        let bazaar = crate::bazaar::extension(r)?;
+        let schema = &bazaar["schema"]["properties"];
+        let mut call = json!({"method": r.method});
+        if let Some(body) = schema["input"]["properties"].get("body") {
+            call["bodyType"] = json!("json");
+            call["body"] = body.clone();
+        }
+        let mut item = json!({"resource": format!("{}{}", input.public_url, r.path),
+               "type": "http", "method": r.method, "description": r.description,
+               "mimeType": "application/json", "price_usd": price, "accepts": accepts,
+               "input": call});
+        if let Some(out) = schema.get("output") {
+            item["output"] = json!({"mimeType": "application/json",
+                                    "schema": out["properties"]["example"].clone()});
+        }
+        item["extensions"] = json!({"bazaar": bazaar});
+        paid.push(item);
+    }
     tree.put(
         ".well-known/x402.json",
         sign(

@@ -13,6 +13,7 @@ use super::wire::{Payment, SettleResponse, VerifyResponse};
 pub struct RemoteFacilitator {
     base: String,
     http: reqwest::Client,
+    rpc: Option<String>,
 }
 
 /// Timeout of a `/verify` call.
@@ -31,12 +32,29 @@ impl RemoteFacilitator {
         Ok(RemoteFacilitator {
             base: base.trim_end_matches('/').to_owned(),
             http,
+            rpc: None,
         })
+    }
+
+    /// With the chain's JSON-RPC URL, by which a pending settlement is confirmed.
+    pub fn with_rpc(mut self, rpc: Option<String>) -> Self {
+        self.rpc = rpc;
+        self
     }
 
     /// The facilitator's base URL.
     pub fn url(&self) -> &str {
         &self.base
+    }
+
+    /// The chain's JSON-RPC URL, when configured.
+    pub fn rpc_url(&self) -> Option<&str> {
+        self.rpc.as_deref()
+    }
+
+    /// The HTTP client.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
     }
 
     async fn post(

@@ -1,7 +1,10 @@
-//! The one paid sequence every paid route runs (library/PAYMENTS.md): idempotency key,
+//! The one paid sequence every paid route runs (library/PAYMENTS.md): idempotency key, the
+//! payment identifier (calls carrying one run one at a time; a retry with the same identifier
+//! and payload is answered from what it bought, a different payload under it is refused),
 //! in-flight refusal, a reused key refused, verify and claim, replay, the route's own check of
-//! the payer, then the handler and settlement in the order the route asks for, then the
-//! idempotent record of what was served.
+//! the payer, then the handler and settlement in the order the route asks for (a pending
+//! settlement answered 202 and resumed by the same payment), then the idempotent record of
+//! what was served.
 //!
 //! A route supplies only what differs: its request fingerprint, how to rebuild a replay from
 //! its record, a check of the authorized payment, and its handler.
@@ -12,12 +15,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use conduct_indexer::store::payid::{PaymentIdBinding, PaymentIdState, ServedAnswer};
 use conduct_indexer::store::{Idempotent, PaymentStatus, Store, IDEMPOTENCY_WINDOW};
 use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use super::{authorize, settle, with_receipt, Authorized, Rails, Refusal, Resource};
+use super::wire::{self, SettleResponse};
+use super::{authorize, pending, settle, with_receipt, Authorized, Rails, Refusal, Resource};
 use crate::http::reply::{json_response, Problem};
 use conduct_core::trace::FieldError;
 use conduct_indexer::metrics::metrics;
@@ -117,6 +122,7 @@ impl Charge<'_> {
         Resource {
             url: &self.url,
             description: self.pay.description,
+            bazaar: crate::routes::bazaar(self.pattern),
         }
     }
 }
@@ -136,23 +142,49 @@ struct InFlight<'a> {
     key: String,
 }
 
+fn in_flight(what: &str) -> Problem {
+    Problem::new(
+        StatusCode::CONFLICT,
+        "in-flight",
+        "The same request is being paid for right now",
+        format!(
+            "a paid call with the same {what} is in progress; retry shortly and what it paid \
+             for is returned without a second charge"
+        ),
+    )
+    .with_header(header::RETRY_AFTER, "1")
+}
+
+/// How long a call waits for an earlier call carrying the same payment identifier: longer
+/// than that call's verification, handler and settlement can take.
+const TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(90);
+
 impl<'a> InFlight<'a> {
+    fn try_enter(set: &'a Mutex<HashSet<String>>, key: &str) -> Option<Self> {
+        crate::lock(set).insert(key.to_owned()).then(|| InFlight {
+            set,
+            key: key.to_owned(),
+        })
+    }
+
     /// Enter `key`, or the 409 (with `Retry-After`) for a key already in flight.
     fn enter(set: &'a Mutex<HashSet<String>>, key: &str) -> Result<Self, Problem> {
-        if crate::lock(set).insert(key.to_owned()) {
-            return Ok(InFlight {
-                set,
-                key: key.to_owned(),
-            });
+        Self::try_enter(set, key).ok_or_else(|| in_flight("idempotency key"))
+    }
+
+    /// Enter `key` once the call holding it has finished (its answer is then in the store),
+    /// or the 409 when it is still held after [`TURN_WAIT`].
+    async fn wait(set: &'a Mutex<HashSet<String>>, key: &str) -> Result<Self, Problem> {
+        let deadline = Instant::now() + TURN_WAIT;
+        loop {
+            if let Some(turn) = Self::try_enter(set, key) {
+                return Ok(turn);
+            }
+            if Instant::now() >= deadline {
+                return Err(in_flight("payment identifier"));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
-        Err(Problem::new(
-            StatusCode::CONFLICT,
-            "in-flight",
-            "The same request is being paid for right now",
-            "a paid call with the same idempotency key is in progress; retry shortly and \
-             what it paid for is returned without a second charge",
-        )
-        .with_header(header::RETRY_AFTER, "1"))
     }
 }
 
@@ -206,6 +238,184 @@ fn idempotency_key(headers: &HeaderMap, route: &str, request: &str) -> Result<Id
         key: hex::encode(h.finalize()),
         request: hex::encode(Sha256::digest(request.as_bytes())),
     })
+}
+
+/// A paid call's x402 payment identifier (library/PAYMENTS.md, "Payment identifiers"): its
+/// `id`, the digest of the payment payload carrying it, and the request it pays for (the
+/// idempotency key and fingerprint), which a retry under the same id must repeat.
+#[derive(Debug, Clone)]
+struct PayId {
+    id: String,
+    payload: String,
+    request: String,
+}
+
+impl PayId {
+    /// The identifier of the payment in `headers`, if it carries one; a malformed one is a
+    /// 400 naming it. A payment header that cannot be read carries none (the gate's
+    /// verification refuses it with the reason).
+    fn of(headers: &HeaderMap, idem: &Idem) -> Result<Option<PayId>, Problem> {
+        let Some(payment) =
+            super::payment_header(headers).and_then(|h| wire::decode_payment(h).ok())
+        else {
+            return Ok(None);
+        };
+        let id = wire::payment_identifier(&payment.raw).map_err(|why| {
+            let mut p = Problem::new(
+                StatusCode::BAD_REQUEST,
+                "bad-payment-identifier",
+                "Bad payment identifier",
+                format!("{}: {why}", wire::PAYMENT_ID_POINTER),
+            );
+            p.errors.push(FieldError::at(wire::PAYMENT_ID_POINTER, why));
+            p
+        })?;
+        Ok(id.map(|id| PayId {
+            id,
+            payload: payment.digest,
+            request: format!("{}:{}", idem.key, idem.request),
+        }))
+    }
+
+    /// Its key among the calls in flight (a route's identifiers are its own).
+    fn turn_key(&self, route: &str) -> String {
+        format!("payment-identifier\0{route}\0{}", self.id)
+    }
+}
+
+/// The 409 of an identifier already bound to another payment payload or request.
+fn identifier_reused(p: &PayId, bound: &PaymentIdBinding) -> Problem {
+    let what = if bound.payload != p.payload {
+        "another payment payload"
+    } else {
+        "another request (body or Idempotency-Key)"
+    };
+    let mut problem = Problem::new(
+        StatusCode::CONFLICT,
+        "payment-identifier-reused",
+        "Payment identifier used for another payment",
+        format!(
+            "the payment identifier {} was first used with {what}; one identifier names one \
+             payment: resend the identical PAYMENT-SIGNATURE to retry it, or use a new \
+             identifier for a new payment (nothing was charged for this call)",
+            p.id
+        ),
+    );
+    problem.errors.push(FieldError::at(
+        wire::PAYMENT_ID_POINTER,
+        format!("already used with {what}"),
+    ));
+    problem
+}
+
+/// The answer kept under a payment identifier, served again: the same status, body bytes,
+/// `PAYMENT-RESPONSE` and `Location`, with `Idempotent-Replayed: true`.
+async fn replay_identified<R>(bound: PaymentIdBinding, rebuild: R) -> Result<WarpResponse, Problem>
+where
+    R: FnOnce(Vec<u8>) -> Result<Vec<u8>, Problem> + Send + 'static,
+{
+    let record = bound.record.unwrap_or_default();
+    let bytes = blocking(move || rebuild(record))
+        .await
+        .ok_or_else(replay_failed)??;
+    let mut resp = json_response(bytes);
+    *resp.status_mut() = bound
+        .status
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    if let Some(loc) = bound.location.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        resp.headers_mut().insert(header::LOCATION, loc);
+    }
+    resp.headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    match bound
+        .receipt
+        .as_deref()
+        .and_then(|r| serde_json::from_str::<SettleResponse>(r).ok())
+    {
+        Some(receipt) => Ok(with_receipt(resp, &receipt)),
+        None => Ok(resp),
+    }
+}
+
+fn replay_failed() -> Problem {
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "busy",
+        "Could not replay now",
+        "the replay task failed",
+    )
+}
+
+/// Keep what was served under a payment identifier (retrying a failing store a few times).
+async fn keep_identified(
+    store: &Arc<Store>,
+    route: &'static str,
+    p: &PayId,
+    resp: &WarpResponse,
+    record: &[u8],
+    receipt: Option<&SettleResponse>,
+    now: u64,
+) {
+    let status = resp.status().as_u16();
+    let location = resp
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let receipt_json = receipt
+        .and_then(|r| serde_json::to_string(r).ok())
+        .unwrap_or_default();
+    let tx = receipt.map(|r| r.transaction.clone()).unwrap_or_default();
+    for attempt in 0..3u64 {
+        let (s, id) = (store.clone(), p.id.clone());
+        let (rec, loc, rj, tx) = (
+            record.to_vec(),
+            location.clone(),
+            receipt_json.clone(),
+            tx.clone(),
+        );
+        let kept = blocking(move || {
+            let answer = ServedAnswer {
+                status,
+                receipt: &rj,
+                record: &rec,
+                location: loc.as_deref(),
+                tx: &tx,
+            };
+            s.payment_id_served(route, &id, &answer, now)
+        })
+        .await;
+        if matches!(kept, Some(Ok(()))) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50 << attempt)).await;
+    }
+    tracing::error!(
+        id = %p.id,
+        "a paid call's answer could not be kept under its payment identifier"
+    );
+}
+
+/// Mark a payment identifier pending on its settlement's transaction, keeping the record of
+/// the answer already made (settled after the handler), and answer 202.
+async fn answer_pending(
+    store: &Arc<Store>,
+    route: &'static str,
+    pid: Option<&PayId>,
+    reply: &SettleResponse,
+    record: Option<Vec<u8>>,
+    now: u64,
+) -> WarpResponse {
+    if let Some(p) = pid {
+        let (s, id, tx) = (store.clone(), p.id.clone(), reply.transaction.clone());
+        let kept =
+            blocking(move || s.payment_id_pending(route, &id, &tx, record.as_deref(), now)).await;
+        if !matches!(kept, Some(Ok(()))) {
+            tracing::error!(id = %p.id, "a pending payment identifier could not be recorded");
+        }
+    }
+    pending(reply, pid.map(|p| p.id.as_str()))
 }
 
 fn key_reused() -> Problem {
@@ -301,9 +511,13 @@ async fn settled(
     auth: &Authorized,
     charge: &Charge<'_>,
     now: u64,
-) -> Result<super::wire::SettleResponse, Refusal> {
+) -> Result<SettleResponse, Refusal> {
     let r = settle(rails, store, auth, charge.resource(), now).await;
-    let what = if r.is_ok() { "settled" } else { "refused" };
+    let what = match &r {
+        Ok(_) => "settled",
+        Err(Refusal::Pending(_)) => "pending",
+        Err(_) => "refused",
+    };
     outcome(charge, rails, Some(auth), what);
     r
 }
@@ -339,7 +553,36 @@ where
         now,
     } = parts;
     let headers = charge.headers;
-    let idem = idempotency_key(headers, charge.pay.route, &request)?;
+    let route = charge.pay.route;
+    let idem = idempotency_key(headers, route, &request)?;
+    // Calls carrying one payment identifier run one at a time: a second waits for the first
+    // and is then answered from what it recorded (they share its one settlement).
+    let pid = PayId::of(headers, &idem)?;
+    let _turn = match &pid {
+        Some(p) => Some(InFlight::wait(inflight, &p.turn_key(route)).await?),
+        None => None,
+    };
+    // Looked up before verification: a retry's payment may no longer verify (it settled).
+    let mut bound_record = None;
+    if let Some(p) = &pid {
+        let (s, id) = (store.clone(), p.id.clone());
+        let bound = blocking(move || s.payment_id(route, &id))
+            .await
+            .and_then(Result::ok)
+            .flatten();
+        match bound {
+            None => {}
+            Some(b) if b.payload != p.payload || b.request != p.request => {
+                return Err(identifier_reused(p, &b))
+            }
+            Some(b) if b.state == PaymentIdState::Served => {
+                return replay_identified(b, rebuild).await
+            }
+            // Open or pending: the payment's own claim decides below (a pending settlement
+            // resumes; anything else is a spent authorization).
+            Some(b) => bound_record = b.record,
+        }
+    }
     // One paid call per key at a time; nothing has been verified or charged yet.
     let _inflight = InFlight::enter(inflight, &idem.key)?;
     // A key reused for another request is refused before any payment is asked for. The key
@@ -363,33 +606,64 @@ where
             return match refusal {
                 Refusal::Challenge(r) => Ok(r),
                 Refusal::Problem(p) => Err(p),
+                Refusal::Pending(reply) => Ok(pending(&reply, pid.as_ref().map(|p| p.id.as_str()))),
             };
         }
     };
     let verify_ms = ms(t_verify);
-    // The same key within 24 hours returns what was served and charges nothing more.
-    match held {
-        Idempotent::Fresh | Idempotent::Reused => {}
-        Idempotent::Cached(rec) => {
-            leave_unsettled(store, &auth, "idempotent replay: not charged", now).await;
-            let bytes = blocking(move || rebuild(rec)).await.ok_or_else(|| {
-                Problem::new(
+    // A fresh claim binds its identifier (the first binding wins, also across processes).
+    if let (Some(p), None) = (&pid, &auth.pending) {
+        let (s, id, pay) = (store.clone(), p.id.clone(), p.clone());
+        let key = auth.payment.clone();
+        let bound = blocking(move || {
+            s.bind_payment_id(route, &id, &pay.payload, &pay.request, &key.key(), now)
+        })
+        .await
+        .and_then(Result::ok);
+        match bound {
+            Some(b) if b.payload == p.payload && b.request == p.request => {}
+            Some(b) => {
+                leave_unsettled(store, &auth, "payment identifier reused: not charged", now).await;
+                return Err(identifier_reused(p, &b));
+            }
+            None => {
+                leave_unsettled(store, &auth, "store unavailable: not charged", now).await;
+                return Err(Problem::new(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "busy",
-                    "Could not replay now",
-                    "the replay task failed",
+                    "store-unavailable",
+                    "The store could not record the payment",
+                    "the payment identifier could not be recorded; nothing was charged",
                 )
-            })??;
+                .with_header(header::RETRY_AFTER, "1"));
+            }
+        }
+    }
+    // The same key within 24 hours returns what was served and charges nothing more (a
+    // pending settlement is finished instead: its transfer is already broadcast).
+    match held {
+        Idempotent::Cached(rec) if auth.pending.is_none() => {
+            leave_unsettled(store, &auth, "idempotent replay: not charged", now).await;
+            let kept = rec.clone();
+            let bytes = blocking(move || rebuild(rec))
+                .await
+                .ok_or_else(replay_failed)??;
             let mut resp = json_response(bytes);
+            if let Some(p) = &pid {
+                keep_identified(store, route, p, &resp, &kept, None, now).await;
+            }
             resp.headers_mut()
                 .insert("idempotent-replayed", HeaderValue::from_static("true"));
             return Ok(resp);
         }
+        _ => {}
     }
     if let Err(p) = check(&auth) {
-        leave_unsettled(store, &auth, "refused before settlement: not charged", now).await;
+        if auth.pending.is_none() {
+            leave_unsettled(store, &auth, "refused before settlement: not charged", now).await;
+        }
         return Err(p);
     }
+    let pid_ref = pid.as_ref();
     let (handler_ms, settle_ms);
     let (served, receipt) = match charge.pay.settle {
         SettleWhen::BeforeHandler => {
@@ -398,6 +672,9 @@ where
                 Ok(r) => r,
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),
+                Err(Refusal::Pending(reply)) => {
+                    return Ok(answer_pending(store, route, pid_ref, &reply, None, now).await)
+                }
             };
             settle_ms = ms(t);
             let t = Instant::now();
@@ -417,19 +694,35 @@ where
         }
         SettleWhen::AfterHandler => {
             let t = Instant::now();
-            let done = handler().await;
+            // A resumed settlement whose answer was made and kept serves that answer.
+            let done = match (&auth.pending, bound_record) {
+                (Some(_), Some(record)) => {
+                    let kept = record.clone();
+                    blocking(move || rebuild(record))
+                        .await
+                        .ok_or_else(replay_failed)
+                        .and_then(|r| r)
+                        .map(|bytes| Served {
+                            response: json_response(bytes),
+                            record: kept,
+                        })
+                }
+                _ => handler().await,
+            };
             handler_ms = ms(t);
             let t = Instant::now();
             let served = match done {
                 Ok(s) => s,
                 Err(p) => {
-                    leave_unsettled(
-                        store,
-                        &auth,
-                        "handler refused the request: not charged",
-                        now,
-                    )
-                    .await;
+                    if auth.pending.is_none() {
+                        leave_unsettled(
+                            store,
+                            &auth,
+                            "handler refused the request: not charged",
+                            now,
+                        )
+                        .await;
+                    }
                     return Err(p);
                 }
             };
@@ -437,13 +730,27 @@ where
                 Ok(r) => (served, r),
                 Err(Refusal::Challenge(r)) => return Ok(r),
                 Err(Refusal::Problem(p)) => return Err(p),
+                Err(Refusal::Pending(reply)) => {
+                    let record = Some(served.record);
+                    return Ok(answer_pending(store, route, pid_ref, &reply, record, now).await);
+                }
             };
             settle_ms = ms(t);
             settled
         }
     };
-    let recorded = record(store, &idem, served.record, now, &receipt.transaction).await;
+    let recorded = record(
+        store,
+        &idem,
+        served.record.clone(),
+        now,
+        &receipt.transaction,
+    )
+    .await;
     let mut resp = with_receipt(served.response, &receipt);
+    if let Some(p) = pid_ref {
+        keep_identified(store, route, p, &resp, &served.record, Some(&receipt), now).await;
+    }
     // Where the time of the paid call went (W3C Server-Timing), after the handler's own.
     let stages = format!(
         "verify;dur={verify_ms:.1};desc=\"verify+claim\", handler;dur={handler_ms:.1}, \

@@ -174,6 +174,11 @@ impl LocalFacilitator {
     pub fn rpc_url(&self) -> &str {
         &self.rpc_url
     }
+
+    /// The HTTP client of its RPC.
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
 }
 
 fn reason_of<T: serde::Serialize>(reason: &T) -> String {

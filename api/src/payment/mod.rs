@@ -10,8 +10,12 @@
 //!
 //! When settlement fails after the handler ran, nothing is served and nothing was charged:
 //! the answer is a 402 carrying the failed `PAYMENT-RESPONSE`, and the authorization stays
-//! spent here (sign a new one). A `settlement_pending` reply keeps the claim open: the same
-//! payment sent again resumes it, the facilitator settles it once, and the read is served.
+//! spent here (sign a new one). A settlement broadcast but not confirmed in time
+//! (`settlement_pending`) is answered [`pending`]: 202 with `Retry-After`, never a 402 for a
+//! payment already in flight. The claim stays open on its transaction; the same payload sent
+//! again is not verified or broadcast again: [`settle`] asks the rail whether that transaction
+//! confirmed ([`rails::Settler::confirm`]) and the read is served once it has
+//! (library/PAYMENTS.md, "Settlement pending").
 
 pub mod facilitator;
 pub mod gate;
@@ -31,6 +35,10 @@ use warp::reply::Response as WarpResponse;
 use crate::http::reply::Problem;
 use rails::Rail;
 use wire::{accepted_matches, decode_payment, encode_settle, Payment, SettleResponse};
+
+/// Seconds a pending settlement's answer asks the client to wait before sending the same
+/// payment again (`Retry-After`).
+pub const PENDING_RETRY_AFTER: u64 = 2;
 
 /// The x402 protocol version spoken.
 pub const X402_VERSION: u64 = 2;
@@ -90,13 +98,30 @@ fn payment_header(headers: &HeaderMap) -> Option<&str> {
         .and_then(|v| v.to_str().ok())
 }
 
-/// What a paid call is for: its URL and a description, both echoed in the challenge.
+/// What a paid call is for: its URL and a description, both echoed in the challenge, and its
+/// route's `bazaar` discovery extension (derived from the route table's contract).
 #[derive(Debug, Clone, Copy)]
 pub struct Resource<'a> {
     /// Absolute URL of the paid resource.
     pub url: &'a str,
     /// What it returns.
     pub description: &'a str,
+    /// The `bazaar` extension of its route, when the route table describes it.
+    pub bazaar: Option<&'a Value>,
+}
+
+/// The `extensions` of a challenge for `resource`: `payment-identifier` (optional) always,
+/// `bazaar` when the route is described (library/PAYMENTS.md).
+pub fn extensions(resource: Resource<'_>) -> Value {
+    let mut ext = serde_json::Map::new();
+    ext.insert(
+        wire::PAYMENT_IDENTIFIER.into(),
+        wire::declare_payment_identifier(),
+    );
+    if let Some(b) = resource.bazaar {
+        ext.insert("bazaar".into(), b.clone());
+    }
+    Value::Object(ext)
 }
 
 /// The 402 challenge for `resource`.
@@ -106,7 +131,7 @@ pub fn challenge(rails: &Rails, resource: Resource<'_>, error: &str) -> WarpResp
         "error": error,
         "resource": {"url": resource.url, "description": resource.description, "mimeType": "application/json"},
         "accepts": rails.accepts,
-        "extensions": {},
+        "extensions": extensions(resource),
     });
     let encoded = B64.encode(serde_json::to_vec(&doc).unwrap_or_default());
     let mut resp = WarpResponse::new(Vec::<u8>::new().into());
@@ -135,6 +160,38 @@ pub struct Authorized {
     pub payment: Payment,
     /// Index of its rail.
     pub rail: usize,
+    /// The transaction of this payment's settlement, broadcast by an earlier call and not
+    /// confirmed then: this call resumes it (confirms it, never broadcasts again).
+    pub pending: Option<String>,
+}
+
+/// The answer to a paid call whose settlement is pending (library/PAYMENTS.md, "Settlement
+/// pending"): 202 with `Retry-After`, the pending `PAYMENT-RESPONSE` (`success: false`,
+/// `errorReason: settlement_pending`, the transaction), and a JSON body saying the same with
+/// the payment's identifier when it has one. Nothing is served yet; nothing is charged twice.
+pub fn pending(reply: &SettleResponse, identifier: Option<&str>) -> WarpResponse {
+    let body = json!({
+        "status": "settlement_pending",
+        "transaction": reply.transaction,
+        "network": reply.network,
+        "payer": reply.payer,
+        "payment_identifier": identifier,
+        "retry_after_seconds": PENDING_RETRY_AFTER,
+        "detail": "the payment's transfer was broadcast and is not confirmed yet; nothing is \
+                   served until it is, and it is never broadcast again. Send the same payment \
+                   (the same PAYMENT-SIGNATURE) again after Retry-After: it is served once the \
+                   transfer confirms, and charged once.",
+    });
+    let mut resp = WarpResponse::new(serde_json::to_vec(&body).unwrap_or_default().into());
+    *resp.status_mut() = StatusCode::ACCEPTED;
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::RETRY_AFTER, HeaderValue::from(PENDING_RETRY_AFTER));
+    with_receipt(resp, reply)
 }
 
 async fn blocking<T: Send + 'static>(
@@ -153,12 +210,14 @@ async fn blocking<T: Send + 'static>(
     ))
 }
 
-/// How [`authorize`] refused.
+/// How [`authorize`] or [`settle`] refused.
 pub enum Refusal {
     /// Answer with this 402 challenge.
     Challenge(WarpResponse),
     /// Answer with this problem (rail or store unavailable).
     Problem(Problem),
+    /// The settlement is pending (broadcast, not confirmed): this reply, answered [`pending`].
+    Pending(SettleResponse),
 }
 
 /// Verify and claim the request's payment, or say why not.
@@ -185,15 +244,32 @@ pub async fn authorize(
         ));
     };
     let r = &rails.rails[rail];
-    // A known authorization is refused at once (the claim below settles races).
+    const USED: &str =
+        "payment_already_used: this authorization has already bought a read; sign a new one";
+    // A known authorization is refused at once (the claim below settles races), unless it is
+    // this very payload's pending settlement: that resumes without verifying again (its
+    // transfer is broadcast, so a fresh verification would find the nonce spent).
     let (s0, p0) = (store.clone(), payment.clone());
-    let known = blocking(move || s0.payment_status(&p0.key()))
-        .await
-        .map_err(Refusal::Problem)?;
-    if matches!(known, Some((st, tx)) if !(st == PaymentStatus::Claimed && tx.is_some())) {
-        return Err(deny(
-            "payment_already_used: this authorization has already bought a read; sign a new one",
-        ));
+    let known = blocking(move || {
+        let st = s0.payment_status(&p0.key())?;
+        let payload = match st {
+            Some((PaymentStatus::Claimed, Some(_))) => s0.payment_payload(&p0.key())?,
+            _ => None,
+        };
+        Ok((st, payload))
+    })
+    .await
+    .map_err(Refusal::Problem)?;
+    match known {
+        (None, _) => {}
+        (Some((PaymentStatus::Claimed, Some(tx))), Some(payload)) if payload == payment.digest => {
+            return Ok(Authorized {
+                payment,
+                rail,
+                pending: Some(tx),
+            })
+        }
+        _ => return Err(deny(USED)),
     }
     let verdict = r
         .settler
@@ -210,7 +286,11 @@ pub async fn authorize(
         };
         return Err(deny(&msg));
     }
-    let auth = Authorized { payment, rail };
+    let mut auth = Authorized {
+        payment,
+        rail,
+        pending: None,
+    };
     let (s1, p1) = (store.clone(), auth.payment.clone());
     let (rail_name, url, amount) = (
         r.name.clone(),
@@ -218,24 +298,29 @@ pub async fn authorize(
         r.requirements["amount"].as_str().unwrap_or("").to_owned(),
     );
     let outcome = blocking(move || {
-        if s1.claim_payment(&p1.key(), &rail_name, &url, &amount, now)? {
+        if s1.claim_payment(&p1.key(), &p1.digest, &rail_name, &url, &amount, now)? {
             return Ok(None);
         }
-        s1.payment_status(&p1.key()).map(Some)
+        let st = s1.payment_status(&p1.key())?;
+        Ok(Some((st, s1.payment_payload(&p1.key())?)))
     })
     .await
     .map_err(Refusal::Problem)?;
     match outcome {
         None => Ok(auth),
-        // A pending settlement of this very authorization resumes.
-        Some(Some((PaymentStatus::Claimed, Some(_tx)))) => Ok(auth),
-        Some(_) => Err(deny(
-            "payment_already_used: this authorization has already bought a read; sign a new one",
-        )),
+        // A pending settlement of this very payload resumes.
+        Some((Some((PaymentStatus::Claimed, Some(tx))), Some(payload)))
+            if payload == auth.payment.digest =>
+        {
+            auth.pending = Some(tx);
+            Ok(auth)
+        }
+        Some(_) => Err(deny(USED)),
     }
 }
 
-/// Settle an authorized payment after the handler ran.
+/// Settle an authorized payment (before or after the handler, as its route says); a pending
+/// settlement being resumed is confirmed instead ([`confirm`]), never broadcast again.
 pub async fn settle(
     rails: &Rails,
     store: &Arc<Store>,
@@ -244,6 +329,9 @@ pub async fn settle(
     now: u64,
 ) -> Result<SettleResponse, Refusal> {
     let r = &rails.rails[auth.rail];
+    if let Some(tx) = &auth.pending {
+        return confirm(rails, store, auth, tx, resource, now).await;
+    }
     let result = r.settler.settle(&auth.payment, &r.requirements).await;
     let (status, tx, detail, reply) = match &result {
         Ok(s) if s.success => (
@@ -283,21 +371,75 @@ pub async fn settle(
     blocking(move || s2.finish_payment(&p2.key(), status, tx2.as_deref(), detail2.as_deref(), now))
         .await
         .map_err(Refusal::Problem)?;
-    if status == PaymentStatus::Settled {
-        return Ok(reply);
+    match status {
+        PaymentStatus::Settled => Ok(reply),
+        PaymentStatus::Claimed => Err(Refusal::Pending(reply)),
+        _ => Err(failed(rails, resource, &reply)),
     }
+}
+
+/// The 402 of a settlement that failed: nothing was served and nothing was charged.
+fn failed(rails: &Rails, resource: Resource<'_>, reply: &SettleResponse) -> Refusal {
     let why = match (&reply.error_reason, &reply.error_message) {
         (Some(r), Some(m)) => format!("{r}: {m}"),
         (Some(r), None) => r.clone(),
         _ => "settlement_failed".into(),
     };
-    let why = if status == PaymentStatus::Claimed {
-        format!("{why}: the transfer is not confirmed yet; send the same payment again to resume")
-    } else {
-        format!("{why}: nothing was served and nothing was charged; sign a new authorization")
+    let why =
+        format!("{why}: nothing was served and nothing was charged; sign a new authorization");
+    Refusal::Challenge(with_receipt(challenge(rails, resource, &why), reply))
+}
+
+/// Resume a pending settlement: ask the rail whether transaction `tx` confirmed (never
+/// broadcast again). Confirmed: the claim is settled, by exactly one of any concurrent
+/// resumers (the others are refused as a replay). Still pending, or the rail cannot say:
+/// pending again. Failed on chain: the claim fails and nothing is served.
+async fn confirm(
+    rails: &Rails,
+    store: &Arc<Store>,
+    auth: &Authorized,
+    tx: &str,
+    resource: Resource<'_>,
+    now: u64,
+) -> Result<SettleResponse, Refusal> {
+    let r = &rails.rails[auth.rail];
+    let still = |why: Option<String>| SettleResponse {
+        success: false,
+        error_reason: Some("settlement_pending".into()),
+        error_message: why,
+        transaction: tx.to_owned(),
+        network: r.network.clone(),
+        payer: Some(auth.payment.payer.clone()),
     };
-    Err(Refusal::Challenge(with_receipt(
-        challenge(rails, resource, &why),
-        &reply,
-    )))
+    let reply = match r.settler.confirm(&auth.payment, &r.requirements, tx).await {
+        Ok(s) if s.success => s,
+        Ok(s) if s.error_reason.as_deref() == Some("settlement_pending") => {
+            return Err(Refusal::Pending(still(s.error_message)))
+        }
+        Ok(s) => s,
+        Err(e) => return Err(Refusal::Pending(still(Some(e.to_string())))),
+    };
+    let status = if reply.success {
+        PaymentStatus::Settled
+    } else {
+        PaymentStatus::Failed
+    };
+    let (s2, p2, tx2) = (store.clone(), auth.payment.clone(), tx.to_owned());
+    let detail = reply.error_reason.clone();
+    let finished =
+        blocking(move || s2.finish_claimed(&p2.key(), status, Some(&tx2), detail.as_deref(), now))
+            .await
+            .map_err(Refusal::Problem)?;
+    if !finished {
+        return Err(Refusal::Challenge(challenge(
+            rails,
+            resource,
+            "payment_already_used: this payment's settlement was resumed by another call",
+        )));
+    }
+    if reply.success {
+        Ok(reply)
+    } else {
+        Err(failed(rails, resource, &reply))
+    }
 }

@@ -37,7 +37,9 @@ pub struct RailConfig {
     pub max_timeout_seconds: u64,
     /// Facilitator base URL (`kind = "facilitator"`).
     pub facilitator_url: Option<String>,
-    /// JSON-RPC URL of the chain (`kind = "permit2"`).
+    /// JSON-RPC URL of the chain: required for `kind = "permit2"`; optional for
+    /// `kind = "facilitator"`, where it confirms a pending settlement by its transaction's
+    /// receipt (library/PAYMENTS.md, "Settlement pending").
     pub rpc_url: Option<String>,
     /// Name of the environment variable holding the settler's private key (`kind = "permit2"`).
     /// The key itself never goes in the file.
@@ -100,6 +102,30 @@ impl Settler {
         }
     }
 
+    /// Whether the settlement of `p` broadcast as transaction `tx` has confirmed, without
+    /// broadcasting anything: a success, `settlement_pending` while it has not, or the
+    /// failure. The Permit2 rail, and a facilitator rail given an `rpc_url`, read the
+    /// transaction's receipt; a facilitator rail without one asks the facilitator's `/settle`
+    /// again with the same payload, which an x402 facilitator answers from the transaction it
+    /// already broadcast (library/PAYMENTS.md, "Settlement pending").
+    pub async fn confirm(
+        &self,
+        p: &Payment,
+        req: &Value,
+        tx: &str,
+    ) -> Result<SettleResponse, Error> {
+        let network = req["network"].as_str().unwrap_or("");
+        match self {
+            Settler::Remote(f) => match f.rpc_url() {
+                Some(rpc) => receipt_outcome(f.http(), rpc, tx, network, &p.payer).await,
+                None => f.settle(p, req).await,
+            },
+            Settler::Local(f) => {
+                receipt_outcome(f.http(), f.rpc_url(), tx, network, &p.payer).await
+            }
+        }
+    }
+
     /// Whether the rail can take payments now.
     pub async fn up(&self, network: &str) -> bool {
         match self {
@@ -115,6 +141,47 @@ impl Settler {
             Settler::Local(f) => format!("in-process via {}", f.rpc_url()),
         }
     }
+}
+
+/// What the receipt of settlement transaction `tx` says, read over JSON-RPC at `rpc_url`: a
+/// success (status 1), a failure (status 0, `transaction_failed`), or `settlement_pending`
+/// while the chain has no receipt for it.
+pub async fn receipt_outcome(
+    http: &reqwest::Client,
+    rpc_url: &str,
+    tx: &str,
+    network: &str,
+    payer: &str,
+) -> Result<SettleResponse, Error> {
+    let resp = http
+        .post(rpc_url)
+        .timeout(std::time::Duration::from_secs(10))
+        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 1,
+            "method": "eth_getTransactionReceipt", "params": [tx]}))
+        .send()
+        .await
+        .map_err(|e| Error::Rail(format!("receipt of {tx}: {e}")))?;
+    let v: Value = resp
+        .json()
+        .await
+        .map_err(|e| Error::Rail(format!("receipt of {tx}: {e}")))?;
+    if let Some(err) = v.get("error") {
+        return Err(Error::Rail(format!("receipt of {tx}: {err}")));
+    }
+    let reply = |success: bool, reason: Option<&str>| SettleResponse {
+        success,
+        error_reason: reason.map(str::to_owned),
+        error_message: None,
+        transaction: tx.to_owned(),
+        network: network.to_owned(),
+        payer: Some(payer.to_owned()),
+    };
+    Ok(match v["result"]["status"].as_str() {
+        _ if v["result"].is_null() => reply(false, Some("settlement_pending")),
+        Some("0x1") => reply(true, None),
+        Some(_) => reply(false, Some("transaction_failed")),
+        None => return Err(Error::Rail(format!("receipt of {tx}: no status"))),
+    })
 }
 
 /// A configured rail.
@@ -233,7 +300,12 @@ impl RailConfig {
                 if !(url.starts_with("https://") || url.starts_with("http://")) {
                     return Err(self.at("facilitator_url", "must be an http(s) URL"));
                 }
-                Settler::Remote(RemoteFacilitator::new(url)?)
+                if let Some(rpc) = &self.rpc_url {
+                    if !(rpc.starts_with("https://") || rpc.starts_with("http://")) {
+                        return Err(self.at("rpc_url", "must be an http(s) URL"));
+                    }
+                }
+                Settler::Remote(RemoteFacilitator::new(url)?.with_rpc(self.rpc_url.clone()))
             }
         };
         Ok(Rail {

@@ -23,6 +23,9 @@ pub struct Payment {
     pub payer: String,
     /// The authorization nonce (EIP-3009 bytes32 or Permit2 nonce), as sent.
     pub nonce: String,
+    /// SHA-256 (hex) of the payload's RFC 8785 canonical JSON: the payload itself, whatever
+    /// its spacing or member order on the wire.
+    pub digest: String,
 }
 
 impl Payment {
@@ -101,13 +104,74 @@ pub fn payment_from_value(raw: Value) -> Result<Payment, PaymentError> {
         })
         .filter(|n| !n.is_empty() && n.len() <= 80)
         .ok_or_else(|| PaymentError("invalid_payload: the nonce is malformed".into()))?;
+    let digest = conduct_core::canonical::jcs(&raw)
+        .map(|b| conduct_core::canonical::sha256_hex(&b))
+        .map_err(|e| PaymentError(format!("invalid_payload: {e}")))?;
     Ok(Payment {
         version,
         raw,
         accepted,
         payer,
         nonce,
+        digest,
     })
+}
+
+/// The name of the x402 `payment-identifier` extension.
+pub const PAYMENT_IDENTIFIER: &str = "payment-identifier";
+/// The shortest payment identifier.
+pub const PAYMENT_ID_MIN: usize = 16;
+/// The longest payment identifier.
+pub const PAYMENT_ID_MAX: usize = 128;
+
+/// The `payment-identifier` declaration of a 402 challenge's `extensions`: optional, with the
+/// JSON Schema of its `info` (library/PAYMENTS.md, "Payment identifiers").
+pub fn declare_payment_identifier() -> Value {
+    serde_json::json!({
+        "info": {"required": false},
+        "schema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "required": {"type": "boolean"},
+                "id": {"type": "string", "minLength": PAYMENT_ID_MIN, "maxLength": PAYMENT_ID_MAX,
+                       "pattern": "^[a-zA-Z0-9_-]+$"},
+            },
+            "required": ["required"],
+        },
+    })
+}
+
+/// Where a payment identifier travels in the payment header, for refusals that name it.
+pub const PAYMENT_ID_POINTER: &str = "PAYMENT-SIGNATURE/extensions/payment-identifier/info/id";
+
+/// The `payment-identifier` id a payload carries (`extensions["payment-identifier"].info.id`):
+/// `None` when it carries none, an error saying what is wrong with one that is malformed (16
+/// to 128 of `A-Z a-z 0-9 _ -`).
+pub fn payment_identifier(raw: &Value) -> Result<Option<String>, String> {
+    let Some(ext) = raw
+        .get("extensions")
+        .and_then(|e| e.get(PAYMENT_IDENTIFIER))
+    else {
+        return Ok(None);
+    };
+    let Some(id) = ext.get("info").and_then(|i| i.get("id")) else {
+        return Ok(None);
+    };
+    let id = id
+        .as_str()
+        .ok_or_else(|| "the payment identifier must be a string".to_owned())?;
+    let ok_chars = id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !(PAYMENT_ID_MIN..=PAYMENT_ID_MAX).contains(&id.len()) || !ok_chars {
+        return Err(format!(
+            "a payment identifier is {PAYMENT_ID_MIN} to {PAYMENT_ID_MAX} characters of \
+             A-Z, a-z, 0-9, '_' and '-' (got {} characters)",
+            id.chars().count()
+        ));
+    }
+    Ok(Some(id.to_owned()))
 }
 
 /// True for `0x` followed by 40 hex digits.
@@ -276,6 +340,49 @@ mod tests {
         assert!(decode_payment(&v1).unwrap_err().0.contains("v2"));
         let no_auth = header(json!({"x402Version":2,"accepted":offered(),"payload":{}}));
         assert!(decode_payment(&no_auth).is_err());
+    }
+
+    #[test]
+    fn payment_identifiers_are_read_from_the_payload_extensions() {
+        let with = |id: Value| {
+            json!({"x402Version": 2, "extensions": {"payment-identifier": {
+                "info": {"required": false, "id": id}, "schema": {}}}})
+        };
+        assert_eq!(
+            payment_identifier(&with(json!("pay_7d5d747be160e280504c099d984bcfe0"))),
+            Ok(Some("pay_7d5d747be160e280504c099d984bcfe0".into()))
+        );
+        assert_eq!(payment_identifier(&json!({"x402Version": 2})), Ok(None));
+        let declared_only =
+            json!({"extensions": {"payment-identifier": {"info": {"required": false}}}});
+        assert_eq!(payment_identifier(&declared_only), Ok(None));
+        for bad in [
+            json!("short"),
+            json!("a".repeat(129)),
+            json!("pay_with spaces_0123"),
+            json!("pay_ünïcödé_0123456"),
+            json!(7),
+        ] {
+            assert!(payment_identifier(&with(bad.clone())).is_err(), "{bad}");
+        }
+        assert!(payment_identifier(&with(json!("a".repeat(16)))).is_ok());
+        assert!(payment_identifier(&with(json!("a".repeat(128)))).is_ok());
+        // The declaration's schema accepts what the parser accepts.
+        let schema = declare_payment_identifier()["schema"].clone();
+        let check = jsonschema::draft202012::new(&schema).unwrap();
+        assert!(check.is_valid(&json!({"required": false, "id": "pay_7d5d747be160e280"})));
+        assert!(!check.is_valid(&json!({"required": false, "id": "short"})));
+    }
+
+    #[test]
+    fn the_payload_digest_ignores_spacing_and_member_order() {
+        let a = r#"{"x402Version":2,"accepted":{"scheme":"exact"},"payload":{"authorization":{"from":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","nonce":"0x01"}}}"#;
+        let b = r#"{ "payload": {"authorization": {"nonce":"0x01", "from":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8"}}, "accepted": {"scheme":"exact"}, "x402Version": 2 }"#;
+        let pa = decode_payment(&B64.encode(a)).unwrap();
+        let pb = decode_payment(&B64.encode(b)).unwrap();
+        assert_eq!(pa.digest, pb.digest);
+        let c = a.replace("0x01", "0x02");
+        assert_ne!(decode_payment(&B64.encode(c)).unwrap().digest, pa.digest);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod chain;
 pub mod familiar;
 pub mod munus;
 pub mod nostr;
+pub mod payid;
 pub mod vows;
 pub mod witness;
 
@@ -206,6 +207,29 @@ const MIGRATIONS: &[&str] = &[
         signature TEXT PRIMARY KEY,
         log_index INTEGER NOT NULL
     ) STRICT;",
+    // 9: x402 payment identifiers (see `payid`): each identifier of a route bound to the one
+    // payment payload and request it was first used with, and what that payment bought; a
+    // claim keeps the SHA-256 of the payload that claimed it (a pending settlement resumes
+    // only for that payload).
+    "ALTER TABLE payment ADD COLUMN payload TEXT;
+    CREATE TABLE payment_identifier (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        request TEXT NOT NULL,
+        network TEXT NOT NULL,
+        payer TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open', 'pending', 'served')),
+        status INTEGER,
+        receipt TEXT,
+        record BLOB,
+        location TEXT,
+        tx TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, id)
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
@@ -389,11 +413,13 @@ impl Store {
         conduct_core::sync::lock(&self.conn)
     }
 
-    /// Claim an authorization for one read. Returns `false` when it was claimed before (a
-    /// replay): exactly one of any number of concurrent claims of the same key returns `true`.
+    /// Claim an authorization for one read, by the payload whose SHA-256 is `payload`. Returns
+    /// `false` when it was claimed before (a replay): exactly one of any number of concurrent
+    /// claims of the same key returns `true`.
     pub fn claim_payment(
         &self,
         key: &PaymentKey<'_>,
+        payload: &str,
         rail: &str,
         resource: &str,
         amount: &str,
@@ -401,8 +427,8 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let n = self.conn().execute(
             "INSERT INTO payment (network, payer, nonce, rail, resource, amount, status,
-                                  claimed_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'claimed', ?7, ?7)
+                                  claimed_at, updated_at, payload)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'claimed', ?7, ?7, ?8)
              ON CONFLICT DO NOTHING",
             params![
                 key.network,
@@ -411,7 +437,8 @@ impl Store {
                 rail,
                 resource,
                 amount,
-                now as i64
+                now as i64,
+                payload
             ],
         )?;
         Ok(n == 1)
@@ -440,6 +467,46 @@ impl Store {
             ],
         )?;
         Ok(())
+    }
+
+    /// Record the outcome of a payment that is still `claimed` (a pending settlement
+    /// confirmed or failed); `false` when another call finished it first.
+    pub fn finish_claimed(
+        &self,
+        key: &PaymentKey<'_>,
+        status: PaymentStatus,
+        tx: Option<&str>,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE payment SET status = ?4, tx = ?5, detail = ?6, updated_at = ?7
+             WHERE network = ?1 AND payer = ?2 AND nonce = ?3 AND status = 'claimed'",
+            params![
+                key.network,
+                key.payer,
+                key.nonce,
+                status.as_str(),
+                tx,
+                detail,
+                now as i64
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// The SHA-256 of the payload that claimed a payment, if it is claimed (and was claimed
+    /// since payloads are kept).
+    pub fn payment_payload(&self, key: &PaymentKey<'_>) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT payload FROM payment WHERE network = ?1 AND payer = ?2 AND nonce = ?3",
+                params![key.network, key.payer, key.nonce],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?
+            .flatten())
     }
 
     /// The recorded status of a payment, if claimed.
@@ -669,7 +736,7 @@ mod tests {
             .map(|_| {
                 let s = s.clone();
                 std::thread::spawn(move || {
-                    s.claim_payment(&key("0x01"), "eip3009", "/profile", "100000", 1)
+                    s.claim_payment(&key("0x01"), "p1", "eip3009", "/profile", "100000", 1)
                         .unwrap()
                 })
             })
@@ -686,7 +753,7 @@ mod tests {
             Some((PaymentStatus::Settled, Some("0xtx".into())))
         );
         assert!(s
-            .claim_payment(&key("0x02"), "eip3009", "/profile", "100000", 1)
+            .claim_payment(&key("0x02"), "p2", "eip3009", "/profile", "100000", 1)
             .unwrap());
     }
 
