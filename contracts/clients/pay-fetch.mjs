@@ -4,6 +4,9 @@
 //   MAX_AMOUNT: the client's spend cap per payment, in the token's atomic units (a decimal integer;
 //   default 100000, $0.10 of a 6-decimal token: the read price). The client declines any payment
 //   over it, so a summon at the labor price (library/FAMILIARS.md, $1.00) needs MAX_AMOUNT=1000000.
+//   PAYMENT_ID (optional): an x402 payment-identifier id the client puts in its payment's
+//   extensions (where the server's 402 declares the extension; library/PAYMENTS.md). The JSON
+//   line then also carries paymentSignature, the PAYMENT-SIGNATURE header the client sent.
 import { wrapFetchWithPayment, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
@@ -22,7 +25,20 @@ const client = new x402Client(pick)
   .setSpendControls({
     allowedAssets: [{ network, asset: process.env.TOKEN, maxAmountPerPayment: maxAmount }],
   });
-const fetchWithPay = wrapFetchWithPayment(fetch, client);
+const paymentId = process.env.PAYMENT_ID;
+if (paymentId) {
+  client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+    const ext = paymentRequired.extensions?.["payment-identifier"];
+    if (ext) ext.info = { ...ext.info, id: paymentId };
+  });
+}
+let paymentSignature = null;
+const recording = async (input, init) => {
+  const h = input instanceof Request ? input.headers : new Headers(init?.headers);
+  paymentSignature = h.get("PAYMENT-SIGNATURE") ?? paymentSignature;
+  return fetch(input, init);
+};
+const fetchWithPay = wrapFetchWithPayment(recording, client);
 const res = await fetchWithPay(process.env.URL, {
   method: "POST",
   headers: { "content-type": "application/json" },
@@ -33,5 +49,6 @@ const out = {
   status: res.status,
   paymentResponse: pr ? decodePaymentResponseHeader(pr) : null,
   body: await res.text(),
+  ...(paymentId ? { paymentSignature } : {}),
 };
 console.log(JSON.stringify(out));

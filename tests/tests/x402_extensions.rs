@@ -1,0 +1,74 @@
+//! The x402 extensions end to end (library/PAYMENTS.md: "Payment identifiers", "Settlement
+//! pending", "Discovery"): one anvil chain and one `conduct serve` with both rails, a stand-in
+//! facilitator speaking the facilitator wire protocol (it answers `settlement_pending` while
+//! anvil's mining is paused), and the stock PyPI `x402` and npm `@x402/fetch` clients,
+//! orchestrated by `tests/py/x402_extensions_e2e.py`. Needs `ANVIL_BIN`, exported by
+//! `tests/tools.sh`.
+
+use std::path::Path;
+use std::process::Command;
+
+use conduct_tests::{conduct_bin, py_dir, python};
+
+#[test]
+fn payment_identifier_settlement_pending_and_bazaar_with_the_stock_clients() {
+    let anvil = std::env::var("ANVIL_BIN")
+        .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/out/TestUSD.json");
+    let out = Command::new(python())
+        .arg(py_dir().join("x402_extensions_e2e.py"))
+        .args(["--anvil", &anvil])
+        .arg("--conduct")
+        .arg(conduct_bin())
+        .arg("--artifact")
+        .arg(&artifact)
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "x402 extensions checks failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(" 0 failed"), "{stdout}");
+    for must in [
+        // payment-identifier
+        "the 402 declares payment-identifier (optional, with its schema)",
+        "PyPI x402 client pays /profile with a payment identifier: 200, settled, charged once",
+        "the stock client's payload carries the identifier",
+        "the same identifier and payload again: the same bytes and receipt, Idempotent-Replayed, not charged",
+        "after a restart the same identifier and payload replay the same bytes (the store, not memory)",
+        "a new payload under the same identifier: 409 payment-identifier-reused naming the field, not charged",
+        "the same payload and identifier with another trace: 409 payment-identifier-reused, not charged",
+        "a malformed identifier: 400 bad-payment-identifier naming the field, not charged",
+        "npm @x402/fetch client pays with a payment identifier; its header resent: the same answer, not charged",
+        "10 concurrent calls with one payment and identifier: all 200 with the same bytes, one transfer",
+        "a new payment under a served Idempotency-Key replays uncharged, and its identifier keeps that answer",
+        // settlement pending
+        "settlement pending: 202, Retry-After, the pending receipt with its transaction, the identifier, not charged yet",
+        "the same payment while still pending: 202 again, the same transaction, not broadcast again",
+        "a paid report-in (settled before its handler) pending: 202, nothing appended",
+        "npm @x402/fetch client with mining paused: 202 settlement_pending, never a fresh 402",
+        "concurrent retries of a pending payment share its one settlement: the same answer, broadcast once",
+        "once mined, the same payment: 200 with the settled receipt of that transaction, charged once, broadcast once",
+        "that payment again: the kept answer replayed byte for byte",
+        "once mined, the same report-in payment appends one entry (201), and again replays it",
+        "pending without an identifier: the same payment resumes once mined (200), then is spent (402)",
+        "the npm client's pending payment, its header sent again once mined: 200 settled",
+        "every pending payment above was charged exactly once and broadcast once",
+        // bazaar
+        "the 402's bazaar extension passes the stock x402 bazaar validation (info against schema, spec rules)",
+        "the bazaar body and output schemas are the ones /openapi.json publishes",
+        "/openapi.json documents the pending 202 of paid routes",
+        "/.well-known/x402.json carries each paid route's bazaar extension, the same as its 402",
+    ] {
+        assert!(
+            stdout.contains(&format!("ok:   {must}")),
+            "missing check: {must}\n{stdout}"
+        );
+    }
+}
