@@ -327,6 +327,21 @@ impl Ledger {
         jobs: Vec<Job>,
         on_commit: impl FnOnce(&[Result<Appended>]),
     ) -> Result<Vec<Result<Appended>>> {
+        let results = self.commit_jobs_then(jobs, on_commit)?;
+        if let Err(e) = self.publish() {
+            tracing::warn!(size = self.size, error = %e, "ledger: publishing the log files after a commit failed; retried");
+        }
+        Ok(results)
+    }
+
+    /// [`Self::append_jobs_then`] without publishing: the batch is committed (durable) and
+    /// the log's files lag ([`Self::publish_behind`]) until [`Self::republish`] writes them,
+    /// for a caller that publishes several commits at once (the sequencer under load).
+    pub fn commit_jobs_then(
+        &mut self,
+        jobs: Vec<Job>,
+        on_commit: impl FnOnce(&[Result<Appended>]),
+    ) -> Result<Vec<Result<Appended>>> {
         if self.poisoned {
             return Err(LedgerError::Poisoned);
         }
@@ -387,9 +402,6 @@ impl Ledger {
         let committed = commit_batch(tx, written, first);
         self.adopt(committed)?;
         on_commit(&results);
-        if let Err(e) = self.publish() {
-            tracing::warn!(first, error = %e, "ledger: publishing the log files after a commit failed; retried");
-        }
         Ok(results)
     }
 

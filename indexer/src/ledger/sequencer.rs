@@ -5,6 +5,7 @@
 
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use conduct_core::tlog::Hash;
 
@@ -41,7 +42,9 @@ pub struct WriterFailure {
 }
 
 /// How often a failing writer retries by itself.
-const RECOVER_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+const RECOVER_EVERY: Duration = Duration::from_secs(1);
+/// Longest the log's files lag commits answered without them (under load).
+const MAX_FILE_LAG: Duration = Duration::from_millis(250);
 
 enum Reply {
     Async(tokio::sync::oneshot::Sender<Result<Appended>>),
@@ -186,8 +189,15 @@ impl Drop for Sequencer {
 }
 
 /// The sequencer loop: block for one request, drain what else is pending, commit, answer.
-/// While writes fail (a full disk), it retries by itself every [`RECOVER_EVERY`] (and before
-/// the next batch), re-opening a stopped ledger, so writes resume once they can.
+///
+/// Idle, a batch's answers wait for the log's files (tiles, bundles, checkpoint), as a
+/// reader of `log/checkpoint` right after an answer expects. Under load (another request
+/// already waiting when a batch commits) the answers go out at the commit, which is what
+/// makes them durable, and the files are written once for several commits, at most
+/// [`MAX_FILE_LAG`] behind: fewer file syncs per entry, and no request waits for files
+/// derived from an earlier batch. While writes fail (a full disk), it retries by itself every
+/// [`RECOVER_EVERY`] (and before the next batch), re-opening a stopped ledger, so writes
+/// resume once they can. When its channel closes it publishes what lags, then returns.
 fn run(
     mut ledger: Ledger,
     rx: mpsc::Receiver<Request>,
@@ -196,8 +206,16 @@ fn run(
 ) -> Ledger {
     let set = |f: &dyn Fn(&mut LogHead)| f(&mut conduct_core::sync::lock(&head));
     let mut failing = false;
+    // The log's files could not be written after a commit (retried like a failing write).
+    let mut files_failed = false;
+    // A request taken while deciding whether to defer the files: the next batch's first.
+    let mut carry: Option<Request> = None;
+    // Since when the files lag commits answered without them.
+    let mut deferred: Option<Instant> = None;
     loop {
-        let first = if failing || ledger.publish_behind() {
+        let first = if let Some(r) = carry.take() {
+            Some(r)
+        } else if failing || files_failed {
             match rx.recv_timeout(RECOVER_EVERY) {
                 Ok(r) => Some(r),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
@@ -209,13 +227,15 @@ fn run(
                 Err(_) => break,
             }
         };
-        if failing || ledger.is_poisoned() || ledger.publish_behind() {
+        if failing || files_failed || ledger.is_poisoned() {
             match ledger.recover() {
                 Ok(()) => {
                     if failing {
                         tracing::info!("ledger: writes commit again");
                     }
                     failing = false;
+                    files_failed = false;
+                    deferred = None;
                     set(&|g| {
                         update_files(g, &ledger);
                         g.failing = None;
@@ -252,22 +272,12 @@ fn run(
         };
         let metrics = crate::metrics::metrics();
         metrics.batch_size.observe(jobs.len() as f64);
-        let started = std::time::Instant::now();
-        let appended = ledger.append_jobs_then(jobs, on_commit);
-        metrics.commit_duration.observe_duration(started.elapsed());
-        match appended {
-            Ok(results) => {
-                failing = false;
-                set(&|g| {
-                    update_head(g, &ledger);
-                    g.failing = None;
-                    update_files(g, &ledger);
-                });
-                for (reply, r) in replies.into_iter().zip(results) {
-                    reply.send(r);
-                }
-            }
+        let started = Instant::now();
+        let committed = ledger.commit_jobs_then(jobs, on_commit);
+        let results = match committed {
+            Ok(results) => results,
             Err(e) => {
+                metrics.commit_duration.observe_duration(started.elapsed());
                 failing = true;
                 metrics.commit_failures.inc();
                 record_failure(&set, &ledger, &e);
@@ -275,10 +285,45 @@ fn run(
                 for reply in replies {
                     reply.send(Err(LedgerError::Sequencer(msg.clone())));
                 }
+                continue;
             }
+        };
+        failing = false;
+        carry = rx.try_recv().ok();
+        let lag_ok = deferred.is_none_or(|since| since.elapsed() < MAX_FILE_LAG);
+        if carry.is_some() && lag_ok {
+            deferred.get_or_insert(started);
+        } else {
+            files_failed = publish(&mut ledger);
+            deferred = None;
+        }
+        metrics.commit_duration.observe_duration(started.elapsed());
+        set(&|g| {
+            update_head(g, &ledger);
+            g.failing = None;
+            if files_failed {
+                update_files(g, &ledger);
+            }
+        });
+        for (reply, r) in replies.into_iter().zip(results) {
+            reply.send(r);
         }
     }
+    if ledger.publish_behind() {
+        publish(&mut ledger);
+    }
     ledger
+}
+
+/// Publish the log's files the commits gained; true when that failed (retried).
+fn publish(ledger: &mut Ledger) -> bool {
+    match ledger.republish() {
+        Ok(()) => false,
+        Err(e) => {
+            tracing::warn!(size = ledger.size(), error = %e, "ledger: publishing the log files after a commit failed; retried");
+            true
+        }
+    }
 }
 
 /// Applies an update to the shared [`LogHead`].
