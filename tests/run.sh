@@ -41,6 +41,20 @@ if [ ! -x "$tools/venv-mcp1/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != 
 fi
 export CONDUCT_TEST_PYTHON_MCP1=$tools/venv-mcp1/bin/python
 
+echo "== the Python kit (clients/python with its pay extra, and its pinned test tools) -> tests/.tools/venv-kit; mypy --strict"
+stamp=$tools/venv-kit/.kit.sha256
+want=$(find clients/python/pyproject.toml clients/python/requirements-test.txt clients/python/README.md clients/python/src \
+  -type f -not -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)
+if [ ! -x "$tools/venv-kit/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  rm -rf "$tools/venv-kit"
+  python3 -m venv "$tools/venv-kit"
+  "$tools/venv-kit/bin/pip" install --quiet --disable-pip-version-check \
+    -r clients/python/requirements-test.txt "./clients/python[pay]"
+  echo "$want" > "$stamp"
+fi
+export CONDUCT_TEST_PYTHON_KIT=$tools/venv-kit/bin/python
+(cd clients/python && "$CONDUCT_TEST_PYTHON_KIT" -m mypy --strict --no-incremental src)
+
 echo "== pinned npm tools (anvil, solc, viem, the MCP SDK and inspector) -> contracts/node_modules"
 bash tests/tools.sh > /dev/null
 # shellcheck disable=SC1091
