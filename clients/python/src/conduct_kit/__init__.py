@@ -59,6 +59,9 @@ from .vows import (
     vow_id_for,
 )
 
+verify_vow_entry = verify_entry
+"""Alias of :func:`verify_entry` (a report-in's ``conduct.entry/v1``)."""
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -107,6 +110,7 @@ __all__ = [
     "verify_nostr_event",
     "verify_openapi",
     "verify_signed",
+    "verify_vow_entry",
     "verify_vow_record",
     "vow_id_for",
 ]
