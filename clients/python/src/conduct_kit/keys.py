@@ -69,7 +69,8 @@ class PinnedKey:
         subject = "vkey"
         if not isinstance(vkey, str) or vkey.count("+") < 2:
             fail(subject, "not name+key_id+base64(0x01 || key)")
-        name, kid, data = vkey.rsplit("+", 2)
+        # A key name holds no '+' and the base64 key data may: split from the left.
+        name, kid, data = vkey.split("+", 2)
         if not _KEY_ID.match(kid):
             fail(subject, f"key id {kid!r} is not 8 lower-case hex digits")
         raw = b64decode_strict(data, subject, "key data", 33)
