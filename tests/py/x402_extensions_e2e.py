@@ -155,7 +155,7 @@ async def signed_header(client, challenge, pid=None):
     """A payment header made by the stock client for `challenge` (with `pid`, when given)."""
     ch = json.loads(json.dumps(challenge))
     if pid:
-        append_payment_identifier_to_extensions(ch["extensions"], pid)
+        append_payment_identifier_to_extensions(ch.setdefault("extensions", {}), pid)
     return encode_payment_signature_header(await client.create_payment_payload(PaymentRequired.model_validate(ch)))
 
 
@@ -235,34 +235,37 @@ settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
         check("the 402 declares payment-identifier (optional, with its schema)",
               pi.get("info") == {"required": False}
               and pi.get("schema", {}).get("properties", {}).get("id", {}).get("minLength") == 16, json.dumps(pi))
-        bz = ext.get("bazaar", {})
-        v1, v2 = validate_discovery_extension(bz), validate_discovery_extension_spec(bz)
-        check("the 402's bazaar extension passes the stock x402 bazaar validation (info against schema, spec rules)",
-              v1.valid and v2.valid and bz["info"]["input"]["method"] == "POST"
-              and bz["info"]["input"]["bodyType"] == "json", f"{v1} {v2}")
-        oa = (await plain.get(base() + "/openapi.json")).json()
-        op = oa["paths"]["/profile"]["post"]
-        comp = oa["components"]["schemas"]
-        body_ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
-        bz_body = bz["schema"]["properties"]["input"]["properties"]["body"]
-        check("the bazaar body and output schemas are the ones /openapi.json publishes",
-              bz_body.get("properties", {}).keys() == comp[body_ref].get("properties", {}).keys()
-              and bz["schema"]["properties"]["output"]["properties"]["example"].get("properties", {}).keys()
-              == comp["Attestation"].get("properties", {}).keys(), f"{body_ref}")
-        check("/openapi.json documents the pending 202 of paid routes",
-              "202" in op["responses"] and "Retry-After" in op["responses"]["202"]["headers"])
-        wk = (await plain.get(base() + "/.well-known/x402.json")).json()
-        paid_routes = {r["resource"][len(base()):]: r for r in wk["resources"]}
-        same = True
-        for path, item in paid_routes.items():
-            body = {"vow_id": "0123456789abcdef"} if path != "/profile" else trace(40)
-            r = await plain.post(base() + path, json=body)
-            if r.status_code == 402:
-                same &= decode_challenge(r)["extensions"]["bazaar"] == item["extensions"]["bazaar"]
-            same &= validate_discovery_extension(item["extensions"]["bazaar"]).valid
-        check("/.well-known/x402.json carries each paid route's bazaar extension, the same as its 402",
-              same and len(paid_routes) == 5 and paid_routes["/profile"]["input"]["method"] == "POST",
-              json.dumps(list(paid_routes)))
+        try:
+            bz = ext.get("bazaar", {})
+            v1, v2 = validate_discovery_extension(bz), validate_discovery_extension_spec(bz)
+            check("the 402's bazaar extension passes the stock x402 bazaar validation (info against schema, spec rules)",
+                  v1.valid and v2.valid and bz["info"]["input"]["method"] == "POST"
+                  and bz["info"]["input"]["bodyType"] == "json", f"{v1} {v2}")
+            oa = (await plain.get(base() + "/openapi.json")).json()
+            op = oa["paths"]["/profile"]["post"]
+            comp = oa["components"]["schemas"]
+            body_ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].split("/")[-1]
+            bz_body = bz["schema"]["properties"]["input"]["properties"]["body"]
+            check("the bazaar body and output schemas are the ones /openapi.json publishes",
+                  bz_body.get("properties", {}).keys() == comp[body_ref].get("properties", {}).keys()
+                  and bz["schema"]["properties"]["output"]["properties"]["example"].get("properties", {}).keys()
+                  == comp["Attestation"].get("properties", {}).keys(), f"{body_ref}")
+            check("/openapi.json documents the pending 202 of paid routes",
+                  "202" in op["responses"] and "Retry-After" in op["responses"]["202"]["headers"])
+            wk = (await plain.get(base() + "/.well-known/x402.json")).json()
+            paid_routes = {r["resource"][len(base()):]: r for r in wk["resources"]}
+            same = True
+            for path, item in paid_routes.items():
+                body = {"vow_id": "0123456789abcdef"} if path != "/profile" else trace(40)
+                r = await plain.post(base() + path, json=body)
+                if r.status_code == 402:
+                    same &= decode_challenge(r)["extensions"]["bazaar"] == item["extensions"]["bazaar"]
+                same &= validate_discovery_extension(item["extensions"]["bazaar"]).valid
+            check("/.well-known/x402.json carries each paid route's bazaar extension, the same as its 402",
+                  same and len(paid_routes) == 5 and paid_routes["/profile"]["input"]["method"] == "POST",
+                  json.dumps(list(paid_routes)))
+        except Exception as e:  # noqa: BLE001 (a check that cannot run fails, the rest still run)
+            check("the bazaar checks ran", False, repr(e))
 
         # ---- payment-identifier with the stock PyPI client.
         pid = generate_payment_id()
@@ -306,12 +309,13 @@ settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
               and bal() == before, f"{moved.status_code} {moved.text[:300]}")
         ch = decode_challenge(await plain.post(url(), json=trace(52)))
         bad = json.loads(base64.b64decode(await signed_header(make_client(token_addr), ch)))
-        bad["extensions"]["payment-identifier"]["info"]["id"] = "short"
+        bad.setdefault("extensions", {}).setdefault("payment-identifier", {}).setdefault("info", {})["id"] = "short"
         r = await plain.post(url(), json=trace(52),
                              headers={"PAYMENT-SIGNATURE": base64.b64encode(json.dumps(bad).encode()).decode()})
         check("a malformed identifier: 400 bad-payment-identifier naming the field, not charged",
               r.status_code == 400 and problem(r).get("type", "").endswith("bad-payment-identifier")
-              and problem(r)["errors"][0]["pointer"].endswith("payment-identifier/info/id") and bal() == before,
+              and (problem(r).get("errors") or [{}])[0].get("pointer", "").endswith("payment-identifier/info/id")
+              and bal() == before,
               f"{r.status_code} {r.text[:300]}")
 
         # The stock npm client, with an identifier; its own header sent again.
