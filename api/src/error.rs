@@ -98,6 +98,26 @@ pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
     .with_header(header::RETRY_AFTER, "1")
 }
 
+/// 503 `integration-behind`: report-ins are acknowledged faster than their vows' pages are
+/// written, and a new one would wait `wait` for its page (more than the live site's bound);
+/// nothing was recorded (library/ERRORS.md).
+pub(crate) fn integration_behind(wait: std::time::Duration) -> Problem {
+    let retry = wait.as_secs().clamp(1, 30);
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "integration-behind",
+        "The vows' pages are behind the log",
+        format!(
+            "report-ins are arriving faster than their vows' pages are written: a new one would \
+             wait about {:.1} s for its page, above the bound of {:.1} s; nothing was recorded, \
+             retry after {retry} s",
+            wait.as_secs_f64(),
+            conduct_renderer::live::PUSHBACK_AT.as_secs_f64()
+        ),
+    )
+    .with_header(header::RETRY_AFTER, retry.to_string())
+}
+
 /// A failed append as a request's answer: a job's refusal (its own problem, through
 /// `From<Refusal>`), an entry too large for the log (422 naming `/turns`), or the log not
 /// writable now (503 `store-unavailable`).

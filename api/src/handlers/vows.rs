@@ -325,6 +325,16 @@ pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, 
 }
 
 /// Check and score a report-in body (everything but appending), off the runtime.
+/// Refuse a report-in (before anything is metered, paid or written) while the live site is
+/// further behind than its bound: answering at the commit must not let the pages fall
+/// behind without limit.
+fn pushed_back(ctx: &Vows<'_>) -> Result<(), Problem> {
+    match ctx.ledger.site.pushback() {
+        Some(wait) => Err(crate::error::integration_behind(wait)),
+        None => Ok(()),
+    }
+}
+
 async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Metered, Problem> {
     let (reader, key) = (ctx.ledger.vows.clone(), ctx.sign.key.clone());
     let public_url = ctx.sign.public_url.to_owned();
@@ -517,6 +527,7 @@ pub async fn report_demo(
     headers: &HeaderMap,
 ) -> Result<WarpResponse, Problem> {
     let wait = crate::http::prefer::wait(headers);
+    pushed_back(&ctx)?;
     let metered = meter_report(&ctx, body, false).await?;
     let id = metered.entry.vow_id.clone();
     let (leaf, timing) = append(&ctx, metered, wait).await?;
@@ -536,6 +547,7 @@ pub async fn report_paid(
     charge: Charge<'_>,
 ) -> Result<WarpResponse, Problem> {
     let request = format!("vow-report|{}", sha256_hex(&body));
+    pushed_back(&ctx)?;
     let metered = meter_report(&ctx, body, true).await?;
     // A wallet-signed vow reported on without a signature: the payer must be its wallet.
     let (must, vow_id) = (metered.payer_must_be.clone(), metered.entry.vow_id.clone());

@@ -137,6 +137,51 @@ pub struct LiveSite {
     tx: Arc<mpsc::Sender<Msg>>,
     behind: Arc<Mutex<Option<Behind>>>,
     left: Arc<AtomicUsize>,
+    flow: Arc<Flow>,
+}
+
+/// How far behind the engine may fall before report-ins are pushed back: the estimated wait
+/// of a change asked for now ([`LiveSite::pushback`]). With a round in progress on top, the
+/// time from a commit to its signed snapshot stays near a second.
+pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
+
+/// What is asked of the engine and how fast it gets through it: requests sent and not yet
+/// taken, and the requests a second of rendering serves (a moving average of its rounds;
+/// requests for one key coalesce, so this is requests, not keys).
+#[derive(Debug, Default)]
+struct Flow {
+    queued: std::sync::atomic::AtomicI64,
+    /// `f64` bits; 0 until the first round.
+    per_second: std::sync::atomic::AtomicU64,
+}
+
+impl Flow {
+    /// Record a round that served `requests` in `took`.
+    fn served(&self, requests: i64, took: Duration) {
+        self.queued.fetch_sub(requests, Ordering::Relaxed);
+        let secs = took.as_secs_f64();
+        if requests <= 0 || secs <= 0.0 {
+            return;
+        }
+        let now = requests as f64 / secs;
+        let before = f64::from_bits(self.per_second.load(Ordering::Relaxed));
+        let rate = if before > 0.0 {
+            0.7 * before + 0.3 * now
+        } else {
+            now
+        };
+        self.per_second.store(rate.to_bits(), Ordering::Relaxed);
+    }
+
+    /// The estimated wait of a request sent now.
+    fn wait(&self) -> Duration {
+        let queued = self.queued.load(Ordering::Relaxed);
+        let rate = f64::from_bits(self.per_second.load(Ordering::Relaxed));
+        if queued <= 0 || rate <= 0.0 {
+            return Duration::ZERO;
+        }
+        Duration::from_secs_f64((queued as f64 / rate).min(3600.0))
+    }
 }
 
 /// Keys of the restart backlog rendered per round (between requests, which keep being
@@ -253,6 +298,7 @@ impl LiveSite {
         let tx = Arc::new(tx);
         let behind = Arc::new(Mutex::new(None));
         let left = Arc::new(AtomicUsize::new(backlog.iter().map(|(_, q)| q.len()).sum()));
+        let flow = Arc::new(Flow::default());
         let engine = Engine {
             key,
             manifest_ttl,
@@ -265,12 +311,26 @@ impl LiveSite {
             backlog,
             left: left.clone(),
             catch_up,
+            flow: flow.clone(),
         };
         std::thread::Builder::new()
             .name("live-site".into())
             .spawn(move || engine.run(rx))
             .map_err(|e| RenderError::Input(format!("render thread: {e}")))?;
-        Ok(LiveSite { tx, behind, left })
+        Ok(LiveSite {
+            tx,
+            behind,
+            left,
+            flow,
+        })
+    }
+
+    /// `Some(estimated wait)` when a change asked for now would wait longer than
+    /// [`PUSHBACK_AT`] to be rendered: writers that answer before their pages are written
+    /// (report-ins) refuse new work until the engine catches up, so the time from a commit
+    /// to its signed snapshot stays bounded (library/VOWS.md, "Durability and verification").
+    pub fn pushback(&self) -> Option<Duration> {
+        Some(self.flow.wait()).filter(|w| *w > PUSHBACK_AT)
     }
 
     /// Keys the restart backlog still has to bring up to date (0 once caught up).
@@ -312,6 +372,7 @@ impl LiveSite {
         let (done, rx) = tokio::sync::oneshot::channel();
         let queue = &metrics().render_queue;
         queue.add(1);
+        self.flow.queued.fetch_add(1, Ordering::Relaxed);
         // When the thread is gone, `done` is dropped with the message and `rx` says so.
         if self
             .tx
@@ -325,6 +386,7 @@ impl LiveSite {
             .is_err()
         {
             queue.add(-1);
+            self.flow.queued.fetch_sub(1, Ordering::Relaxed);
         }
         rx
     }
@@ -384,6 +446,7 @@ struct Engine {
     /// `Some(listed)` while a restart catches up: whether the manifest may be re-signed
     /// before the backlog is done.
     catch_up: Option<bool>,
+    flow: Arc<Flow>,
 }
 
 /// What one round asks of one source.
@@ -501,6 +564,7 @@ impl Engine {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             batch.extend(rx.try_iter());
+            let round_started = Instant::now();
             let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
             let mut manifest_now = false;
             let mut requests = 0;
@@ -547,6 +611,7 @@ impl Engine {
                 self.round(id, w, now);
             }
             metrics().render_queue.add(-requests);
+            self.flow.served(requests, round_started.elapsed());
             if self.backlog_round(now) {
                 manifest_now = true;
             }
@@ -740,5 +805,41 @@ impl Engine {
         if self.retry.is_empty() {
             *lock(&self.behind) = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_is_what_is_queued_over_what_a_second_of_rounds_serves() {
+        let flow = Flow::default();
+        assert_eq!(flow.wait(), Duration::ZERO, "no round yet: no estimate");
+        flow.queued.store(300, Ordering::Relaxed);
+        assert_eq!(flow.wait(), Duration::ZERO, "no rate yet: no pushback");
+        // A round served 100 requests in 0.2 s: 500 a second, 200 left.
+        flow.served(100, Duration::from_millis(200));
+        assert_eq!(flow.queued.load(Ordering::Relaxed), 200);
+        let w = flow.wait().as_secs_f64();
+        assert!((w - 0.4).abs() < 1e-9, "{w}");
+        // A slower round moves the average a third of the way: 0.7 * 500 + 0.3 * 100.
+        flow.served(10, Duration::from_millis(100));
+        let rate = f64::from_bits(flow.per_second.load(Ordering::Relaxed));
+        assert!((rate - 380.0).abs() < 1e-9, "{rate}");
+        // An empty queue never waits, whatever the rate.
+        flow.served(190, Duration::from_millis(500));
+        assert_eq!(flow.queued.load(Ordering::Relaxed), 0);
+        assert_eq!(flow.wait(), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_site_pushes_back_only_past_its_bound() {
+        let flow = Flow::default();
+        flow.served(1000, Duration::from_secs(1));
+        flow.queued.store(400, Ordering::Relaxed);
+        assert!(Some(flow.wait()).filter(|w| *w > PUSHBACK_AT).is_none());
+        flow.queued.store(600, Ordering::Relaxed);
+        assert!(Some(flow.wait()).filter(|w| *w > PUSHBACK_AT).is_some());
     }
 }
