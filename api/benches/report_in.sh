@@ -45,7 +45,10 @@ fixed, ids, want = sys.argv[1], sys.argv[2], sys.argv[3]
 out = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"',
        'local want = ' + want, 'local threads = {}',
        'function setup(t) table.insert(threads, t) end',
-       'ok = 0; bad = 0; shown = false']
+       'ok = 0; bad = 0; pushed = 0; backoff = false; shown = false',
+       # A 503 (integration-behind) is the service pushing back: count it apart and wait
+       # 100 ms before this thread's next request, as a client honouring Retry-After would.
+       'function delay() if backoff then backoff = false; return 100 end return 0 end']
 if ids:
     tmpl = json.loads(open(fixed).read())
     s = json.dumps(tmpl)
@@ -58,14 +61,14 @@ if ids:
 else:
     out += ['wrk.body = ' + json.dumps(open(fixed).read())]
 out += ['function response(status, headers, body)',
-        '  if status == want then ok = ok + 1 else bad = bad + 1',
+        '  if status == want then ok = ok + 1 elseif status == 503 then pushed = pushed + 1; backoff = true else bad = bad + 1',
         '    if not shown then print("first unexpected: " .. status .. " " .. body); shown = true end end',
         'end',
         'function done(s, lat, req)',
-        '  local o, b = 0, 0',
-        '  for _, t in ipairs(threads) do o = o + t:get("ok"); b = b + t:get("bad") end',
-        '  io.write(string.format("RESULT requests=%d secs=%.3f ok=%d bad=%d sockerr=%d p50=%.2f p99=%.2f max=%.2f\\n",',
-        '    s.requests, s.duration / 1e6, o, b, s.errors.connect + s.errors.read + s.errors.write + s.errors.timeout,',
+        '  local o, b, p = 0, 0, 0',
+        '  for _, t in ipairs(threads) do o = o + t:get("ok"); b = b + t:get("bad"); p = p + t:get("pushed") end',
+        '  io.write(string.format("RESULT requests=%d secs=%.3f ok=%d bad=%d pushed=%d sockerr=%d p50=%.2f p99=%.2f max=%.2f\\n",',
+        '    s.requests, s.duration / 1e6, o, b, p, s.errors.connect + s.errors.read + s.errors.write + s.errors.timeout,',
         '    lat:percentile(50) / 1000, lat:percentile(99) / 1000, lat.max / 1000))',
         'end']
 print("\n".join(out))
@@ -181,7 +184,7 @@ EOF
     wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$work/floor.lua" "$url/demo/profile" > "$work/floor.$c.txt"
     f=$work/floor.$c.txt
     floor_rps[$c]=$(python3 -c "print('%.0f' % ($(field requests "$f") / $(field secs "$f")))")
-    echo "| $n | /demo/profile floor | $c | ${floor_rps[$c]} | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | - | - | - |" >> "$results"
+    echo "| $n | /demo/profile floor | $c | ${floor_rps[$c]} | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | - | - | - | - |" >> "$results"
     for scen in one random; do
       before=$(log_size "$work")
       f=$work/$scen.$c.txt
@@ -198,7 +201,7 @@ EOF
       rps=$(python3 -c "print('%.0f' % ($ok / $(field secs "$f")))")
       ratio=$(python3 -c "print('%.1f%%' % (100 * $rps / ${floor_rps[$c]}))")
       label=$([ "$scen" = one ] && echo "report-in, one vow" || echo "report-in, random vows")
-      echo "| $n | $label | $c | $rps | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | $ok | $grew (+$(( grew - ok )) in flight at stop) | $ratio |" >> "$results"
+      echo "| $n | $label | $c | $rps | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | $(field pushed "$f") | $ok | $grew (+$(( grew - ok )) in flight at stop) | $ratio |" >> "$results"
       grep -q "first unexpected" "$f" && grep "first unexpected" "$f" | head -2
       echo "   integration ($label, $c conns): $(python3 api/benches/metrics_delta.py "$work/metrics.before" "$work/metrics.after") backlog_drained_after_load_s=$drain" | tee -a "$results.notes"
     done
@@ -221,8 +224,8 @@ done
 echo
 echo "Each run ${secs} s, wrk -t2, 10-turn trace; latency ms; report-ins/s counts 201s only."
 echo
-echo "| records | endpoint | conns | req/s | p50 ms | p99 ms | max ms | non-201 + socket errors | 201s | log growth | of floor |"
-echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| records | endpoint | conns | req/s | p50 ms | p99 ms | max ms | errors + socket errors | 503 pushback | 201s | log growth | of floor |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 cat "$results"
 echo
 cat "$results.notes"

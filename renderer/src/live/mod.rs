@@ -140,47 +140,40 @@ pub struct LiveSite {
     flow: Arc<Flow>,
 }
 
-/// How far behind the engine may fall before report-ins are pushed back: the estimated wait
-/// of a change asked for now ([`LiveSite::pushback`]). With a round in progress on top, the
-/// time from a commit to its signed snapshot stays near a second.
+/// How far behind the engine may fall before report-ins are pushed back: the time changes
+/// waited from their commit to their signed snapshot in the last round, while more wait
+/// ([`LiveSite::pushback`]). With the round in progress on top, the time from a commit to
+/// its signed snapshot stays near a second.
 pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
 
-/// What is asked of the engine and how fast it gets through it: requests sent and not yet
-/// taken, and the requests a second of rendering serves (a moving average of its rounds;
-/// requests for one key coalesce, so this is requests, not keys).
+/// How far behind the engine is (as CoDel judges a queue, by how long what leaves it waited):
+/// requests sent and not yet taken, and the longest a committed change of the last round
+/// waited for its signed snapshot.
 #[derive(Debug, Default)]
 struct Flow {
     queued: std::sync::atomic::AtomicI64,
-    /// `f64` bits; 0 until the first round.
-    per_second: std::sync::atomic::AtomicU64,
+    /// Microseconds.
+    waited: std::sync::atomic::AtomicU64,
 }
 
 impl Flow {
-    /// Record a round that served `requests` in `took`.
-    fn served(&self, requests: i64, took: Duration) {
+    /// Record a round that took `requests` off the queue, whose committed changes waited at
+    /// most `waited` (`None`: it had none, and says nothing new).
+    fn served(&self, requests: i64, waited: Option<Duration>) {
         self.queued.fetch_sub(requests, Ordering::Relaxed);
-        let secs = took.as_secs_f64();
-        if requests <= 0 || secs <= 0.0 {
-            return;
+        if let Some(w) = waited {
+            let micros = u64::try_from(w.as_micros()).unwrap_or(u64::MAX);
+            self.waited.store(micros, Ordering::Relaxed);
         }
-        let now = requests as f64 / secs;
-        let before = f64::from_bits(self.per_second.load(Ordering::Relaxed));
-        let rate = if before > 0.0 {
-            0.7 * before + 0.3 * now
-        } else {
-            now
-        };
-        self.per_second.store(rate.to_bits(), Ordering::Relaxed);
     }
 
-    /// The estimated wait of a request sent now.
+    /// How long a change sent now can expect to wait: what the last round's waited, while
+    /// anything is queued; nothing when the queue is empty.
     fn wait(&self) -> Duration {
-        let queued = self.queued.load(Ordering::Relaxed);
-        let rate = f64::from_bits(self.per_second.load(Ordering::Relaxed));
-        if queued <= 0 || rate <= 0.0 {
+        if self.queued.load(Ordering::Relaxed) <= 0 {
             return Duration::ZERO;
         }
-        Duration::from_secs_f64((queued as f64 / rate).min(3600.0))
+        Duration::from_micros(self.waited.load(Ordering::Relaxed))
     }
 }
 
@@ -325,10 +318,10 @@ impl LiveSite {
         })
     }
 
-    /// `Some(estimated wait)` when a change asked for now would wait longer than
-    /// [`PUSHBACK_AT`] to be rendered: writers that answer before their pages are written
-    /// (report-ins) refuse new work until the engine catches up, so the time from a commit
-    /// to its signed snapshot stays bounded (library/VOWS.md, "Durability and verification").
+    /// `Some(expected wait)` while changes wait for their pages longer than [`PUSHBACK_AT`]
+    /// and more are queued: writers that answer before their pages are written (report-ins)
+    /// refuse new work until the engine catches up, so the time from a commit to its signed
+    /// snapshot stays bounded (library/VOWS.md, "Durability and verification").
     pub fn pushback(&self) -> Option<Duration> {
         Some(self.flow.wait()).filter(|w| *w > PUSHBACK_AT)
     }
@@ -564,7 +557,6 @@ impl Engine {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
             batch.extend(rx.try_iter());
-            let round_started = Instant::now();
             let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
             let mut manifest_now = false;
             let mut requests = 0;
@@ -607,11 +599,12 @@ impl Engine {
                     r.due = None;
                 }
             }
+            let mut waited = None;
             for (id, w) in work {
-                self.round(id, w, now);
+                waited = waited.max(self.round(id, w, now));
             }
             metrics().render_queue.add(-requests);
-            self.flow.served(requests, round_started.elapsed());
+            self.flow.served(requests, waited);
             if self.backlog_round(now) {
                 manifest_now = true;
             }
@@ -659,13 +652,14 @@ impl Engine {
     }
 
     /// One source's work of a round: render, write the files of record, answer the waiters,
-    /// hand over the derived files; on failure, schedule a retry.
-    fn round(&mut self, id: SourceId, w: Work, now: u64) {
+    /// hand over the derived files; on failure, schedule a retry. Returns the longest a
+    /// committed change waited for its files of record, when it had any.
+    fn round(&mut self, id: SourceId, w: Work, now: u64) -> Option<Duration> {
         let Some(source) = self.sources.get_mut(id.0) else {
             for d in w.waiters {
                 let _ = d.send(Err(NotRendered(format!("no source {}", id.0))));
             }
-            return;
+            return None;
         };
         let publisher = &self.publisher;
         let known = |path: &str| lock(publisher).sha256_of(path);
@@ -677,9 +671,12 @@ impl Engine {
             .map(|derived| write_new_derived(publisher, derived));
         let m = metrics();
         m.render_round.observe_duration(started.elapsed());
+        let mut waited = None;
         if result.is_ok() {
             for at in &w.committed {
-                m.integration.observe_duration(at.elapsed());
+                let took = at.elapsed();
+                m.integration.observe_duration(took);
+                waited = waited.max(Some(took));
             }
         }
         for d in w.waiters {
@@ -708,6 +705,7 @@ impl Engine {
                 self.fail(id, w.keys, w.index, e, now)
             }
         }
+        waited
     }
 
     /// One slice of the restart backlog: render it and write its files (failures go to the
@@ -813,33 +811,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_wait_is_what_is_queued_over_what_a_second_of_rounds_serves() {
+    fn the_wait_is_what_the_last_round_waited_while_more_is_queued() {
         let flow = Flow::default();
-        assert_eq!(flow.wait(), Duration::ZERO, "no round yet: no estimate");
+        assert_eq!(flow.wait(), Duration::ZERO, "nothing queued");
         flow.queued.store(300, Ordering::Relaxed);
-        assert_eq!(flow.wait(), Duration::ZERO, "no rate yet: no pushback");
-        // A round served 100 requests in 0.2 s: 500 a second, 200 left.
-        flow.served(100, Duration::from_millis(200));
+        assert_eq!(flow.wait(), Duration::ZERO, "no round yet: no pushback");
+        flow.served(100, Some(Duration::from_millis(700)));
         assert_eq!(flow.queued.load(Ordering::Relaxed), 200);
-        let w = flow.wait().as_secs_f64();
-        assert!((w - 0.4).abs() < 1e-9, "{w}");
-        // A slower round moves the average a third of the way: 0.7 * 500 + 0.3 * 100.
-        flow.served(10, Duration::from_millis(100));
-        let rate = f64::from_bits(flow.per_second.load(Ordering::Relaxed));
-        assert!((rate - 380.0).abs() < 1e-9, "{rate}");
-        // An empty queue never waits, whatever the rate.
-        flow.served(190, Duration::from_millis(500));
+        assert_eq!(flow.wait(), Duration::from_millis(700));
+        assert!(flow.wait() > PUSHBACK_AT);
+        // A round of due keys (no committed change) says nothing new.
+        flow.served(0, None);
+        assert_eq!(flow.wait(), Duration::from_millis(700));
+        flow.served(150, Some(Duration::from_millis(200)));
+        assert_eq!(flow.wait(), Duration::from_millis(200));
+        assert!(flow.wait() <= PUSHBACK_AT);
+        // Once the queue is empty nothing waits, whatever the last round waited.
+        flow.served(10, Some(Duration::from_secs(3)));
+        flow.served(40, None);
         assert_eq!(flow.queued.load(Ordering::Relaxed), 0);
         assert_eq!(flow.wait(), Duration::ZERO);
-    }
-
-    #[test]
-    fn a_site_pushes_back_only_past_its_bound() {
-        let flow = Flow::default();
-        flow.served(1000, Duration::from_secs(1));
-        flow.queued.store(400, Ordering::Relaxed);
-        assert!(Some(flow.wait()).filter(|w| *w > PUSHBACK_AT).is_none());
-        flow.queued.store(600, Ordering::Relaxed);
-        assert!(Some(flow.wait()).filter(|w| *w > PUSHBACK_AT).is_some());
     }
 }
