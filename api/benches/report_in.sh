@@ -81,12 +81,12 @@ field() { sed -n "s/.*RESULT.* $1=\([^ ]*\).*/\1/p" "$2"; }
 # Exact accounting: $3 requests at concurrency $4, one connection per thread, count 201s.
 exact() { # $1 url, $2 body file (vow_id "@@ID@@" replaced by a random id from $5), $3 n, $4 conc, $5 ids
   python3 - "$@" <<'PY'
-import http.client, json, random, sys, threading, urllib.parse
+import http.client, json, random, sys, threading, time, urllib.parse
 url, bodyf, n, conc, idsf = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 u = urllib.parse.urlparse(url)
 tmpl = open(bodyf).read()
 ids = [l.strip() for l in open(idsf) if l.strip()]
-counts, lock, left = {}, threading.Lock(), [n]
+counts, lock, left, pushed = {}, threading.Lock(), [n], [0]
 def worker():
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
     while True:
@@ -94,16 +94,22 @@ def worker():
             if left[0] == 0: return
             left[0] -= 1
         b = tmpl.replace("@@ID@@", random.choice(ids)).encode()
-        try:
-            c.request("POST", u.path, b, {"content-type": "application/json"})
-            r = c.getresponse(); r.read(); s = r.status
-        except Exception as e:
-            s = "exc:" + type(e).__name__
-            c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+        while True:
+            try:
+                c.request("POST", u.path, b, {"content-type": "application/json"})
+                r = c.getresponse(); r.read(); s = r.status
+            except Exception as e:
+                s = "exc:" + type(e).__name__
+                c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+            if s != 503:
+                break
+            with lock: pushed[0] += 1  # pushed back: nothing recorded, retry after a pause
+            time.sleep(0.1)
         with lock: counts[s] = counts.get(s, 0) + 1
 ts = [threading.Thread(target=worker) for _ in range(conc)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(json.dumps({str(k): v for k, v in counts.items()}))
+print("   (%d pushed back and retried)" % pushed[0], file=sys.stderr)
 PY
 }
 

@@ -140,40 +140,74 @@ pub struct LiveSite {
     flow: Arc<Flow>,
 }
 
-/// How far behind the engine may fall before report-ins are pushed back: the time changes
-/// waited from their commit to their signed snapshot in the last round, while more wait
-/// ([`LiveSite::pushback`]). With the round in progress on top, the time from a commit to
-/// its signed snapshot stays near a second.
+/// How far behind the engine may fall before report-ins are pushed back: the age of the
+/// oldest committed change whose signed snapshot is not written yet
+/// ([`LiveSite::pushback`]). The time from a commit to its snapshot stays near this bound
+/// plus one round.
 pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
 
-/// How far behind the engine is (as CoDel judges a queue, by how long what leaves it waited):
-/// requests sent and not yet taken, and the longest a committed change of the last round
-/// waited for its signed snapshot.
-#[derive(Debug, Default)]
+/// How far behind the engine is, as CoDel judges a queue by the age of what waits in it: the
+/// oldest committed change in the round being rendered, and the oldest sent since the engine
+/// last took its channel (every round takes everything sent before it, so nothing older
+/// waits). Instants are microseconds since `base` plus one; 0 is none.
+#[derive(Debug)]
 struct Flow {
-    queued: std::sync::atomic::AtomicI64,
-    /// Microseconds.
-    waited: std::sync::atomic::AtomicU64,
+    base: Instant,
+    in_round: std::sync::atomic::AtomicU64,
+    in_channel: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Flow {
+    fn default() -> Self {
+        Flow {
+            base: Instant::now(),
+            in_round: std::sync::atomic::AtomicU64::new(0),
+            in_channel: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
 }
 
 impl Flow {
-    /// Record a round that took `requests` off the queue, whose committed changes waited at
-    /// most `waited` (`None`: it had none, and says nothing new).
-    fn served(&self, requests: i64, waited: Option<Duration>) {
-        self.queued.fetch_sub(requests, Ordering::Relaxed);
-        if let Some(w) = waited {
-            let micros = u64::try_from(w.as_micros()).unwrap_or(u64::MAX);
-            self.waited.store(micros, Ordering::Relaxed);
-        }
+    fn mark(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.base).as_micros()).unwrap_or(u64::MAX - 1)
+            + 1
     }
 
-    /// How long a change sent now can expect to wait: what the last round's waited, while
-    /// anything is queued; nothing when the queue is empty.
-    fn wait(&self) -> Duration {
-        if self.queued.load(Ordering::Relaxed) <= 0 {
-            return Duration::ZERO;
+    /// A change committed at `at` was sent to the engine.
+    fn sent(&self, at: Instant) {
+        let _ = self.in_channel.compare_exchange(
+            0,
+            self.mark(at),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// The engine took its channel; the oldest committed change it took is `oldest`.
+    fn taken(&self, oldest: Option<Instant>) {
+        self.in_channel.store(0, Ordering::Relaxed);
+        self.in_round
+            .store(oldest.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
+    }
+
+    /// The round's snapshots are written.
+    fn rendered(&self) {
+        self.in_round.store(0, Ordering::Relaxed);
+    }
+
+    /// How long the oldest change not yet rendered has waited, at `now`.
+    fn wait(&self, now: Instant) -> Duration {
+        let oldest = [&self.in_round, &self.in_channel]
+            .iter()
+            .map(|a| a.load(Ordering::Relaxed))
+            .filter(|m| *m > 0)
+            .min();
+        match oldest {
+            Some(m) => now
+                .saturating_duration_since(self.base)
+                .saturating_sub(Duration::from_micros(m - 1)),
+            None => Duration::ZERO,
         }
-        Duration::from_micros(self.waited.load(Ordering::Relaxed))
     }
 }
 
@@ -318,12 +352,12 @@ impl LiveSite {
         })
     }
 
-    /// `Some(expected wait)` while changes wait for their pages longer than [`PUSHBACK_AT`]
-    /// and more are queued: writers that answer before their pages are written (report-ins)
+    /// `Some(age)` while the oldest committed change not yet rendered is older than
+    /// [`PUSHBACK_AT`]: writers that answer before their pages are written (report-ins)
     /// refuse new work until the engine catches up, so the time from a commit to its signed
     /// snapshot stays bounded (library/VOWS.md, "Durability and verification").
     pub fn pushback(&self) -> Option<Duration> {
-        Some(self.flow.wait()).filter(|w| *w > PUSHBACK_AT)
+        Some(self.flow.wait(Instant::now())).filter(|w| *w > PUSHBACK_AT)
     }
 
     /// Keys the restart backlog still has to bring up to date (0 once caught up).
@@ -365,7 +399,9 @@ impl LiveSite {
         let (done, rx) = tokio::sync::oneshot::channel();
         let queue = &metrics().render_queue;
         queue.add(1);
-        self.flow.queued.fetch_add(1, Ordering::Relaxed);
+        if let Some(at) = committed {
+            self.flow.sent(at);
+        }
         // When the thread is gone, `done` is dropped with the message and `rx` says so.
         if self
             .tx
@@ -379,7 +415,6 @@ impl LiveSite {
             .is_err()
         {
             queue.add(-1);
-            self.flow.queued.fetch_sub(1, Ordering::Relaxed);
         }
         rx
     }
@@ -599,12 +634,17 @@ impl Engine {
                     r.due = None;
                 }
             }
-            let mut waited = None;
+            self.flow.taken(
+                work.values()
+                    .flat_map(|w| w.committed.iter())
+                    .min()
+                    .copied(),
+            );
             for (id, w) in work {
-                waited = waited.max(self.round(id, w, now));
+                self.round(id, w, now);
             }
+            self.flow.rendered();
             metrics().render_queue.add(-requests);
-            self.flow.served(requests, waited);
             if self.backlog_round(now) {
                 manifest_now = true;
             }
@@ -652,14 +692,13 @@ impl Engine {
     }
 
     /// One source's work of a round: render, write the files of record, answer the waiters,
-    /// hand over the derived files; on failure, schedule a retry. Returns the longest a
-    /// committed change waited for its files of record, when it had any.
-    fn round(&mut self, id: SourceId, w: Work, now: u64) -> Option<Duration> {
+    /// hand over the derived files; on failure, schedule a retry.
+    fn round(&mut self, id: SourceId, w: Work, now: u64) {
         let Some(source) = self.sources.get_mut(id.0) else {
             for d in w.waiters {
                 let _ = d.send(Err(NotRendered(format!("no source {}", id.0))));
             }
-            return None;
+            return;
         };
         let publisher = &self.publisher;
         let known = |path: &str| lock(publisher).sha256_of(path);
@@ -671,12 +710,9 @@ impl Engine {
             .map(|derived| write_new_derived(publisher, derived));
         let m = metrics();
         m.render_round.observe_duration(started.elapsed());
-        let mut waited = None;
         if result.is_ok() {
             for at in &w.committed {
-                let took = at.elapsed();
-                m.integration.observe_duration(took);
-                waited = waited.max(Some(took));
+                m.integration.observe_duration(at.elapsed());
             }
         }
         for d in w.waiters {
@@ -705,7 +741,6 @@ impl Engine {
                 self.fail(id, w.keys, w.index, e, now)
             }
         }
-        waited
     }
 
     /// One slice of the restart backlog: render it and write its files (failures go to the
@@ -811,25 +846,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_wait_is_what_the_last_round_waited_while_more_is_queued() {
+    fn the_wait_is_the_age_of_the_oldest_change_not_rendered() {
         let flow = Flow::default();
-        assert_eq!(flow.wait(), Duration::ZERO, "nothing queued");
-        flow.queued.store(300, Ordering::Relaxed);
-        assert_eq!(flow.wait(), Duration::ZERO, "no round yet: no pushback");
-        flow.served(100, Some(Duration::from_millis(700)));
-        assert_eq!(flow.queued.load(Ordering::Relaxed), 200);
-        assert_eq!(flow.wait(), Duration::from_millis(700));
-        assert!(flow.wait() > PUSHBACK_AT);
-        // A round of due keys (no committed change) says nothing new.
-        flow.served(0, None);
-        assert_eq!(flow.wait(), Duration::from_millis(700));
-        flow.served(150, Some(Duration::from_millis(200)));
-        assert_eq!(flow.wait(), Duration::from_millis(200));
-        assert!(flow.wait() <= PUSHBACK_AT);
-        // Once the queue is empty nothing waits, whatever the last round waited.
-        flow.served(10, Some(Duration::from_secs(3)));
-        flow.served(40, None);
-        assert_eq!(flow.queued.load(Ordering::Relaxed), 0);
-        assert_eq!(flow.wait(), Duration::ZERO);
+        let t0 = flow.base + Duration::from_secs(10);
+        assert_eq!(flow.wait(t0), Duration::ZERO, "nothing sent");
+        flow.sent(t0);
+        flow.sent(t0 + Duration::from_millis(100)); // younger: the oldest stays
+        assert_eq!(
+            flow.wait(t0 + Duration::from_millis(300)),
+            Duration::from_millis(300)
+        );
+        // The engine takes both; one more arrives while it renders.
+        flow.taken(Some(t0));
+        flow.sent(t0 + Duration::from_millis(400));
+        let at = t0 + Duration::from_millis(700);
+        assert_eq!(
+            flow.wait(at),
+            Duration::from_millis(700),
+            "the round's oldest"
+        );
+        assert!(flow.wait(at) > PUSHBACK_AT);
+        flow.rendered();
+        assert_eq!(
+            flow.wait(at),
+            Duration::from_millis(300),
+            "the channel's oldest"
+        );
+        flow.taken(None);
+        flow.rendered();
+        assert_eq!(flow.wait(at), Duration::ZERO, "all rendered");
     }
 }
