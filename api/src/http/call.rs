@@ -56,12 +56,17 @@ impl Call {
     }
 
     /// This request of a route paid on `pay`'s terms (the paid resource is this path at the
-    /// public URL).
-    pub fn charge(&self, pay: &'static Pay) -> Charge<'_> {
+    /// public URL), described for discovery by `bazaar`.
+    pub fn charge(
+        &self,
+        pay: &'static Pay,
+        bazaar: Option<&'static serde_json::Value>,
+    ) -> Charge<'_> {
         Charge {
             pay,
             url: format!("{}{}", self.app.cfg.public_url, self.path),
             pattern: self.pattern,
+            bazaar,
             headers: &self.headers,
         }
     }

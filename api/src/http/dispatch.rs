@@ -180,7 +180,7 @@ where
     };
     let answered = match &row.answer {
         Answer::Free(handle) => handle(&call).await,
-        Answer::Paid(pay, handle) => handle(&call, call.charge(pay)).await,
+        Answer::Paid(pay, handle) => handle(&call, call.charge(pay, routes::bazaar(pattern))).await,
     };
     match ticket {
         Some(ticket) => counted(ticket, answered),

@@ -112,6 +112,8 @@ pub struct Charge<'a> {
     pub url: String,
     /// The route's pattern in the route table (the label of its payment metrics).
     pub pattern: &'static str,
+    /// The route's `bazaar` discovery extension, derived from its row's contract.
+    pub bazaar: Option<&'static serde_json::Value>,
     /// The request's headers.
     pub headers: &'a HeaderMap,
 }
@@ -122,7 +124,7 @@ impl Charge<'_> {
         Resource {
             url: &self.url,
             description: self.pay.description,
-            bazaar: crate::routes::bazaar(self.pattern),
+            bazaar: self.bazaar,
         }
     }
 }
