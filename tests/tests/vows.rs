@@ -279,6 +279,18 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
                                 break;
                             }
                         };
+                        if r.status() == 503 && r.headers().contains_key("retry-after") {
+                            let text = r.text().unwrap_or_default();
+                            if text.contains("integration-behind") {
+                                // Pushed back (nothing recorded): the pages are catching up.
+                                std::thread::sleep(Duration::from_millis(50));
+                                continue;
+                            }
+                            if !stop.load(Ordering::Relaxed) {
+                                eprintln!("worker {w}: 503 {text}");
+                            }
+                            break;
+                        }
                         if r.status() != 201 {
                             if !stop.load(Ordering::Relaxed) {
                                 eprintln!(
