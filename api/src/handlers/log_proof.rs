@@ -1,4 +1,4 @@
-//! `GET /log/proof/{index}`: the C2SP tlog-proof of one entry of the log (library/ATTESTATION.md).
+//! `GET /log/proof/{index}`: the C2SP tlog-proof of one entry of the log (library/VOWS.md, "The log's formats").
 
 use std::sync::Arc;
 
