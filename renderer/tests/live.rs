@@ -104,3 +104,83 @@ fn the_manifest_covers_derived_files_written_after_catch_up() {
     }
     drop(site);
 }
+
+/// A source that records how many keys each round asked of it, slowly (so requests pile up
+/// behind a round).
+struct Counting {
+    key: ServiceKey,
+    rounds: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl Source for Counting {
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+
+    fn render_all(&mut self, _: &mut Publisher, _: u64) -> Result<(), RenderError> {
+        Ok(())
+    }
+
+    fn render(
+        &mut self,
+        keys: &BTreeSet<String>,
+        _index: bool,
+        _now: u64,
+        _known: &Known<'_>,
+    ) -> Result<Files, RenderError> {
+        self.rounds.lock().unwrap().push(keys.len());
+        std::thread::sleep(Duration::from_millis(20));
+        keys.iter()
+            .map(|k| {
+                let record = signed_bytes(&self.key, json!({"type": "test.count/v1", "key": k}))
+                    .map_err(|e| RenderError::Input(e.to_string()))?;
+                Ok((format!("c/{k}.json"), record))
+            })
+            .collect()
+    }
+
+    fn take_due(&mut self, _: u64, _: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn next_due(&self) -> Option<u64> {
+        None
+    }
+
+    fn forget(&mut self, _: &BTreeSet<String>) {}
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_round_renders_a_bounded_number_of_keys_oldest_first_and_every_request_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = ServiceKey::from_seed(&[9; 32], "test");
+    let rounds = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let source = Counting {
+        key: key.clone(),
+        rounds: rounds.clone(),
+    };
+    let publisher = Publisher::from_tree(dir.path(), &Tree::default());
+    let site = LiveSite::start(publisher, key, 3600, vec![Box::new(source)]).unwrap();
+    let id = conduct_renderer::live::SourceId(0);
+    // 1,000 distinct keys and a second request for each of the first 100, all at once.
+    let committed = Instant::now();
+    let mut asked: Vec<_> = (0..1000)
+        .map(|i| site.start_render_committed(id, &format!("k{i:04}"), false, committed))
+        .collect();
+    asked.extend((0..100).map(|i| site.start_render(id, &format!("k{i:04}"), false)));
+    for rx in asked {
+        rx.await.unwrap().unwrap();
+    }
+    let rounds = rounds.lock().unwrap().clone();
+    assert!(rounds.iter().sum::<usize>() >= 1000, "{rounds:?}");
+    assert!(
+        rounds.iter().all(|n| *n <= 128),
+        "a round rendered more than 128 keys: {rounds:?}"
+    );
+    assert!(rounds.len() >= 8, "{rounds:?}");
+    for i in [0, 500, 999] {
+        assert!(dir.path().join(format!("c/k{i:04}.json")).exists());
+    }
+    // Nothing is left waiting: no pushback once all is rendered.
+    assert_eq!(site.pushback(), None);
+}

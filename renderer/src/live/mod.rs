@@ -147,9 +147,9 @@ pub struct LiveSite {
 pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
 
 /// How far behind the engine is, as CoDel judges a queue by the age of what waits in it: the
-/// oldest committed change in the round being rendered, and the oldest sent since the engine
-/// last took its channel (every round takes everything sent before it, so nothing older
-/// waits). Instants are microseconds since `base` plus one; 0 is none.
+/// oldest committed change in the round being rendered, and the oldest waiting behind it (in
+/// the engine's queue, or sent since it last took its channel). Instants are microseconds
+/// since `base` plus one; 0 is none.
 #[derive(Debug)]
 struct Flow {
     base: Instant,
@@ -183,11 +183,13 @@ impl Flow {
         );
     }
 
-    /// The engine took its channel; the oldest committed change it took is `oldest`.
-    fn taken(&self, oldest: Option<Instant>) {
-        self.in_channel.store(0, Ordering::Relaxed);
+    /// The engine took its channel into its queue and a round from the queue: the oldest
+    /// committed change left queued is `queued`, the round's oldest is `round`.
+    fn taken(&self, queued: Option<Instant>, round: Option<Instant>) {
+        self.in_channel
+            .store(queued.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
         self.in_round
-            .store(oldest.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
+            .store(round.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
     }
 
     /// The round's snapshots are written.
@@ -209,6 +211,20 @@ impl Flow {
             None => Duration::ZERO,
         }
     }
+}
+
+/// Most distinct keys a round renders of what was asked (the rest wait in the engine's queue,
+/// oldest first): a round of random vows stays a fraction of a second, so a change waits
+/// about the pushback bound plus one short round.
+const ROUND_KEYS: usize = 128;
+
+/// One render asked of the engine, waiting in its queue.
+struct Asked {
+    source: SourceId,
+    key: String,
+    index: bool,
+    done: Option<Done>,
+    committed: Option<Instant>,
 }
 
 /// Keys of the restart backlog rendered per round (between requests, which keep being
@@ -561,6 +577,7 @@ impl Engine {
         let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
+        let mut pending: std::collections::VecDeque<Asked> = std::collections::VecDeque::new();
         loop {
             let now = service_now();
             let until = |at: Option<Instant>| {
@@ -577,7 +594,7 @@ impl Engine {
                     Duration::from_secs(t.saturating_sub(now))
                 });
             let until_retry = until(self.retry.values().filter_map(|r| r.due).min());
-            let wait = if self.backlog.is_empty() {
+            let wait = if self.backlog.is_empty() && pending.is_empty() {
                 until_due
                     .min(until(manifest_due))
                     .min(until_retry)
@@ -585,36 +602,57 @@ impl Engine {
             } else {
                 Duration::ZERO
             };
-            let mut batch = Vec::new();
-            match rx.recv_timeout(wait) {
-                Ok(m) => batch.push(m),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-            batch.extend(rx.try_iter());
-            let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
             let mut manifest_now = false;
-            let mut requests = 0;
-            for m in batch {
-                match m {
-                    Msg::Render {
-                        source,
-                        key,
-                        index,
-                        done,
-                        committed,
-                    } => {
-                        requests += 1;
-                        let w = work.entry(source).or_default();
-                        w.keys.insert(key);
-                        w.index |= index;
-                        w.waiters.extend(done);
-                        w.committed.extend(committed);
-                    }
-                    Msg::Manifest => manifest_now = true,
-                    // The publisher is dirty now; the check below schedules the manifest.
-                    Msg::DerivedWritten => {}
+            let mut take = |m: Msg| match m {
+                Msg::Render {
+                    source,
+                    key,
+                    index,
+                    done,
+                    committed,
+                } => pending.push_back(Asked {
+                    source,
+                    key,
+                    index,
+                    done,
+                    committed,
+                }),
+                Msg::Manifest => manifest_now = true,
+                // The publisher is dirty now; the check below schedules the manifest.
+                Msg::DerivedWritten => {}
+            };
+            let gone = match rx.recv_timeout(wait) {
+                Ok(m) => {
+                    take(m);
+                    false
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) => false,
+                Err(mpsc::RecvTimeoutError::Disconnected) => true,
+            };
+            rx.try_iter().for_each(&mut take);
+            // Every handle is gone: render what is still queued, then stop.
+            if gone && pending.is_empty() {
+                break;
+            }
+            // A round takes the oldest requests up to ROUND_KEYS distinct keys (requests for
+            // a key already taken join it), so it stays short and what waits behind it is
+            // seen waiting (pushback judges by that age).
+            let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
+            let mut requests = 0;
+            let mut keys = 0;
+            while let Some(a) = pending.front() {
+                let known = work.get(&a.source).is_some_and(|w| w.keys.contains(&a.key));
+                if !known && keys >= ROUND_KEYS {
+                    break;
+                }
+                let Some(a) = pending.pop_front() else { break };
+                requests += 1;
+                keys += usize::from(!known);
+                let w = work.entry(a.source).or_default();
+                w.keys.insert(a.key);
+                w.index |= a.index;
+                w.waiters.extend(a.done);
+                w.committed.extend(a.committed);
             }
             let now = service_now();
             // Keys that fell due, a few per source per round.
@@ -635,6 +673,7 @@ impl Engine {
                 }
             }
             self.flow.taken(
+                pending.iter().find_map(|a| a.committed),
                 work.values()
                     .flat_map(|w| w.committed.iter())
                     .min()
@@ -856,8 +895,8 @@ mod tests {
             flow.wait(t0 + Duration::from_millis(300)),
             Duration::from_millis(300)
         );
-        // The engine takes both; one more arrives while it renders.
-        flow.taken(Some(t0));
+        // The engine takes both into a round; one more arrives while it renders.
+        flow.taken(None, Some(t0));
         flow.sent(t0 + Duration::from_millis(400));
         let at = t0 + Duration::from_millis(700);
         assert_eq!(
@@ -872,7 +911,18 @@ mod tests {
             Duration::from_millis(300),
             "the channel's oldest"
         );
-        flow.taken(None);
+        // A round that leaves some queued: they are what waits.
+        flow.taken(
+            Some(t0 + Duration::from_millis(400)),
+            Some(t0 + Duration::from_millis(400)),
+        );
+        flow.rendered();
+        assert_eq!(
+            flow.wait(at),
+            Duration::from_millis(300),
+            "the queue's oldest"
+        );
+        flow.taken(None, None);
         flow.rendered();
         assert_eq!(flow.wait(at), Duration::ZERO, "all rendered");
     }
