@@ -210,6 +210,7 @@ eip712_name = "USD Coin"
 eip712_version = "2"
 rpc_url = "{rpc}"
 settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
+receipt_wait_seconds = 2
 ''')
         server = {}
 
@@ -388,11 +389,34 @@ settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
         check("npm @x402/fetch client with mining paused: 202 settlement_pending, never a fresh 402",
               out.get("status") == 202 and (out.get("paymentResponse") or {}).get("errorReason") == "settlement_pending",
               json.dumps(out)[:400])
+        # The Permit2 rail (settled in-process): its receipt not seen within receipt_wait_seconds,
+        # the same 202, its transaction kept with the claim; a retry reads the receipt, never sends.
+        settler = Account.from_key(SETTLER_KEY).address
+        sent_by_settler = lambda: w3.eth.get_transaction_count(settler, "pending")
+        pick = lambda v, reqs: next(r for r in reqs if (r.extra or {}).get("assetTransferMethod") == "permit2")
+        k2pid = generate_payment_id()
+        h2 = await signed_header(make_client(token_addr, pick), ch, k2pid)
+        sent0, bal0 = sent_by_settler(), bal()
+        q1 = await plain.post(url(), json=trace(63), headers={"PAYMENT-SIGNATURE": h2})
+        rq = receipt_of(q1)
+        q1_tx = rq.get("transaction", "")
+        check("Permit2 rail, receipt not seen in time: 202 settlement_pending with its transaction, sent once, not charged yet",
+              q1.status_code == 202 and json.loads(base64.b64decode(h2))["accepted"]["extra"].get("assetTransferMethod") == "permit2"
+              and rq.get("errorReason") == "settlement_pending" and q1_tx.startswith("0x")
+              and (q1.json().get("transaction") == q1_tx) and q1.json().get("payment_identifier") == k2pid
+              and sent_by_settler() == sent0 + 1 and bal() == bal0,
+              f"{q1.status_code} {q1.text[:300]} sent={sent_by_settler() - sent0}")
+        q2 = await plain.post(url(), json=trace(63), headers={"PAYMENT-SIGNATURE": h2})
+        check("Permit2 rail: the same payment while still pending: 202, the same transaction, nothing sent again",
+              q2.status_code == 202 and receipt_of(q2).get("transaction") == q1_tx and sent_by_settler() == sent0 + 1,
+              f"{q2.status_code} {q2.text[:300]} sent={sent_by_settler() - sent0}")
         # Concurrent retries of a pending payment, then mining resumes.
+        q_conc = asyncio.gather(*[plain.post(url(), json=trace(63), headers={"PAYMENT-SIGNATURE": h2}) for _ in range(3)])
         conc = asyncio.gather(*[plain.post(url(), json=trace(60), headers={"PAYMENT-SIGNATURE": hp}) for _ in range(5)])
         w3.provider.make_request("evm_mine", [])
         w3.provider.make_request("evm_setAutomine", [True])
         shared = await conc
+        q_shared = await q_conc
         check("concurrent retries of a pending payment share its one settlement: the same answer, broadcast once",
               [r.status_code for r in shared] == [200] * 5 and len({r.content for r in shared}) == 1
               and broadcasts[sig] == 1, f"{[r.status_code for r in shared]} broadcasts={broadcasts[sig]}")
@@ -426,8 +450,27 @@ settler_key_env = "CONDUCT_TEST_SETTLER_KEY"
         resent = await plain.post(url(), json=trace(62), headers={"PAYMENT-SIGNATURE": out.get("paymentSignature") or ""})
         check("the npm client's pending payment, its header sent again once mined: 200 settled",
               resent.status_code == 200 and receipt_of(resent).get("success") is True, f"{resent.status_code} {resent.text[:200]}")
+        deadline = time.time() + 60
+        while True:
+            q3 = await plain.post(url(), json=trace(63), headers={"PAYMENT-SIGNATURE": h2})
+            if q3.status_code != 202 or time.time() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        q4 = await plain.post(url(), json=trace(63), headers={"PAYMENT-SIGNATURE": h2})
+        mined = w3.eth.get_transaction_receipt(q1_tx) if q1_tx.startswith("0x") else {}
+        transfers = token.events.Transfer().process_receipt(mined) if mined else []
+        check("Permit2 rail once mined: the same payment served (200, the settled receipt of that transaction), "
+              "one transfer on chain, charged once, never sent again",
+              q3.status_code == 200 and receipt_of(q3).get("success") is True and receipt_of(q3).get("transaction") == q1_tx
+              and all(r.status_code == 202 or (r.status_code == 200 and r.content == q3.content) for r in q_shared),
+              f"{q3.status_code} {q3.text[:300]} {[r.status_code for r in q_shared]}")
+        check("Permit2 rail: one transfer on chain, the payer charged once, the settler sent once, the answer replayed",
+              mined and mined.get("status") == 1 and len(transfers) == 1 and transfers[0]["args"]["value"] == PRICE
+              and transfers[0]["args"]["from"] == ADDR["payer"] and sent_by_settler() == sent0 + 1
+              and q4.status_code == 200 and q4.content == q3.content,
+              f"charged {bal0 - bal()} sent={sent_by_settler() - sent0} transfers={len(transfers)} {q4.status_code}")
         check("every pending payment above was charged exactly once and broadcast once",
-              before - bal() == 4 * PRICE and all(n == 1 for n in broadcasts.values()),
+              before - bal() == 5 * PRICE and all(n == 1 for n in broadcasts.values()),
               f"charged {before - bal()} broadcasts {dict(broadcasts)}")
         await plain.aclose()
     finally:

@@ -1,7 +1,8 @@
 //! The x402 extensions end to end (library/PAYMENTS.md: "Payment identifiers", "Settlement
 //! pending", "Discovery"): one anvil chain and one `conduct serve` with both rails, a stand-in
 //! facilitator speaking the facilitator wire protocol (it answers `settlement_pending` while
-//! anvil's mining is paused), and the stock PyPI `x402` and npm `@x402/fetch` clients,
+//! anvil's mining is paused; the Permit2 rail, settled in-process, answers the same while its
+//! receipt is not seen), and the stock PyPI `x402` and npm `@x402/fetch` clients,
 //! orchestrated by `tests/py/x402_extensions_e2e.py`. Needs `ANVIL_BIN`, exported by
 //! `tests/tools.sh`.
 
@@ -59,6 +60,10 @@ fn payment_identifier_settlement_pending_and_bazaar_with_the_stock_clients() {
         "once mined, the same report-in payment appends one entry (201), and again replays it",
         "pending without an identifier: the same payment resumes once mined (200), then is spent (402)",
         "the npm client's pending payment, its header sent again once mined: 200 settled",
+        "Permit2 rail, receipt not seen in time: 202 settlement_pending with its transaction, sent once, not charged yet",
+        "Permit2 rail: the same payment while still pending: 202, the same transaction, nothing sent again",
+        "Permit2 rail once mined: the same payment served (200, the settled receipt of that transaction), one transfer on chain, charged once, never sent again",
+        "Permit2 rail: one transfer on chain, the payer charged once, the settler sent once, the answer replayed",
         "every pending payment above was charged exactly once and broadcast once",
         // bazaar
         "the 402's bazaar extension passes the stock x402 bazaar validation (info against schema, spec rules)",

@@ -451,7 +451,7 @@ async fn deploy_registry(rpc: &Rpc) -> Result<(String, String, String), String> 
 /// settler, signing with the deployer account.
 async fn serve_facilitator(rpc: &str) -> Result<String, String> {
     let fac = Arc::new(
-        LocalFacilitator::connect(31337, rpc, ACCOUNTS[DEPLOYER].1)
+        LocalFacilitator::connect(31337, rpc, ACCOUNTS[DEPLOYER].1, Duration::from_secs(30))
             .await
             .map_err(|e| e.to_string())?,
     );
@@ -466,7 +466,8 @@ async fn serve_facilitator(rpc: &str) -> Result<String, String> {
                     Ok(p) => {
                         let req = &body["paymentRequirements"];
                         if settle {
-                            match fac.settle(&p, req).await {
+                            // A facilitator keeps no claims: its answer carries the hash.
+                            match fac.settle(&p, req, &|_| Box::pin(async {})).await {
                                 Ok(s) => serde_json::to_value(s).unwrap_or(Value::Null),
                                 Err(e) => json!({"success": false, "errorReason": e.to_string()}),
                             }
@@ -528,6 +529,7 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
         facilitator_url: None,
         rpc_url: None,
         settler_key_env: None,
+        receipt_wait_seconds: crate::payment::rails::default_receipt_wait(),
         settler_key: None,
     };
     let mut eip3009 = base("facilitator");

@@ -332,7 +332,32 @@ pub async fn settle(
     if let Some(tx) = &auth.pending {
         return confirm(rails, store, auth, tx, resource, now).await;
     }
-    let result = r.settler.settle(&auth.payment, &r.requirements).await;
+    // The hash of a transaction this service broadcasts itself (the Permit2 rail) is kept with
+    // the claim before its receipt is awaited: if no answer comes (a timeout, a crash), the
+    // same payment resumes by confirming that transaction, never by sending again.
+    let (s_sent, p_sent) = (store.clone(), auth.payment.clone());
+    let on_sent = move |tx: String| -> rails::Recording {
+        let (s, p) = (s_sent.clone(), p_sent.clone());
+        Box::pin(async move {
+            let kept = blocking(move || {
+                s.finish_claimed(
+                    &p.key(),
+                    PaymentStatus::Claimed,
+                    Some(&tx),
+                    Some("settlement_pending"),
+                    now,
+                )
+            })
+            .await;
+            if kept.is_err() {
+                tracing::error!("a broadcast settlement's transaction could not be recorded");
+            }
+        })
+    };
+    let result = r
+        .settler
+        .settle(&auth.payment, &r.requirements, &on_sent)
+        .await;
     let (status, tx, detail, reply) = match &result {
         Ok(s) if s.success => (
             PaymentStatus::Settled,
@@ -368,9 +393,20 @@ pub async fn settle(
     };
     let (s2, p2) = (store.clone(), auth.payment.clone());
     let (tx2, detail2) = (tx.clone(), detail.clone());
-    blocking(move || s2.finish_payment(&p2.key(), status, tx2.as_deref(), detail2.as_deref(), now))
-        .await
-        .map_err(Refusal::Problem)?;
+    // Still claimed unless a call resuming its broadcast transaction finished it meanwhile:
+    // then that call answered it, and exactly one call is served.
+    let finished = blocking(move || {
+        s2.finish_claimed(&p2.key(), status, tx2.as_deref(), detail2.as_deref(), now)
+    })
+    .await
+    .map_err(Refusal::Problem)?;
+    if !finished {
+        return Err(Refusal::Challenge(challenge(
+            rails,
+            resource,
+            "payment_already_used: this payment's settlement was resumed by another call",
+        )));
+    }
     match status {
         PaymentStatus::Settled => Ok(reply),
         PaymentStatus::Claimed => Err(Refusal::Pending(reply)),

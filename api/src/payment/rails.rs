@@ -44,6 +44,10 @@ pub struct RailConfig {
     /// Name of the environment variable holding the settler's private key (`kind = "permit2"`).
     /// The key itself never goes in the file.
     pub settler_key_env: Option<String>,
+    /// Seconds the Permit2 rail waits for its settlement's receipt before answering the
+    /// payment pending (202; library/PAYMENTS.md, "Settlement pending"). Default 10.
+    #[serde(default = "default_receipt_wait")]
+    pub receipt_wait_seconds: u64,
     /// The settler key itself, set only by `conduct dev` (never read from a file).
     #[serde(skip)]
     pub settler_key: Option<String>,
@@ -76,6 +80,19 @@ fn default_timeout() -> u64 {
     60
 }
 
+/// The Permit2 rail's default receipt wait, in seconds.
+pub fn default_receipt_wait() -> u64 {
+    10
+}
+
+/// What a settler calls with the hash of a settlement transaction it has broadcast, before it
+/// waits for the receipt: the gate keeps the hash with the payment's claim, so a settlement
+/// whose answer never comes can still be resumed (library/PAYMENTS.md, "Settlement pending").
+pub type OnBroadcast<'a> = &'a (dyn Fn(String) -> Recording + Send + Sync);
+
+/// The recording of a broadcast transaction's hash, awaited before its receipt is.
+pub type Recording = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
 /// Who verifies and settles a rail's payments.
 #[derive(Debug, Clone)]
 pub enum Settler {
@@ -94,11 +111,18 @@ impl Settler {
         }
     }
 
-    /// Settle a verified payment.
-    pub async fn settle(&self, p: &Payment, req: &Value) -> Result<SettleResponse, Error> {
+    /// Settle a verified payment. The Permit2 rail broadcasts the transaction itself and
+    /// hands its hash to `on_sent` before waiting for the receipt; a facilitator broadcasts
+    /// on its own side and answers with the hash.
+    pub async fn settle(
+        &self,
+        p: &Payment,
+        req: &Value,
+        on_sent: OnBroadcast<'_>,
+    ) -> Result<SettleResponse, Error> {
         match self {
             Settler::Remote(f) => f.settle(p, req).await,
-            Settler::Local(f) => f.settle(p, req).await,
+            Settler::Local(f) => f.settle(p, req, on_sent).await,
         }
     }
 
@@ -289,8 +313,9 @@ impl RailConfig {
                 let chain_id: u64 = self.network[7..]
                     .parse()
                     .map_err(|_| self.at("network", "bad chain id"))?;
+                let wait = std::time::Duration::from_secs(self.receipt_wait_seconds.max(1));
                 Settler::Local(Arc::new(
-                    LocalFacilitator::connect(chain_id, rpc, &key).await?,
+                    LocalFacilitator::connect(chain_id, rpc, &key, wait).await?,
                 ))
             }
             _ => {
@@ -335,6 +360,7 @@ mod tests {
             facilitator_url: None,
             rpc_url: Some("http://127.0.0.1:8545".into()),
             settler_key_env: None,
+            receipt_wait_seconds: default_receipt_wait(),
             settler_key: Some("0xsecretsecret".into()),
         };
         assert!(!format!("{c:?}").contains("secret"));
