@@ -140,21 +140,27 @@ pub struct LiveSite {
     flow: Arc<Flow>,
 }
 
-/// How far behind the engine may fall before report-ins are pushed back: the age of the
-/// oldest committed change whose signed snapshot is not written yet
-/// ([`LiveSite::pushback`]). The time from a commit to its snapshot stays near this bound
-/// plus one round.
+/// How far behind the engine may fall before report-ins are pushed back: the longer of the
+/// age of the oldest committed change whose signed snapshot is not written yet and the
+/// expected wait of a change sent now ([`LiveSite::pushback`]). The time from a commit to its
+/// snapshot stays near this bound plus one round.
 pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
 
-/// How far behind the engine is, as CoDel judges a queue by the age of what waits in it: the
+/// How far behind the engine is. As CoDel judges a queue by the age of what waits in it: the
 /// oldest committed change in the round being rendered, and the oldest waiting behind it (in
-/// the engine's queue, or sent since it last took its channel). Instants are microseconds
-/// since `base` plus one; 0 is none.
+/// the engine's queue, or sent since it last took its channel). And what a change sent now
+/// can expect: the requests not yet rendered over the requests a second the engine renders
+/// while busy (a moving average of its back-to-back rounds, so idle time does not count).
+/// Instants are microseconds since `base` plus one; 0 is none.
 #[derive(Debug)]
 struct Flow {
     base: Instant,
     in_round: std::sync::atomic::AtomicU64,
     in_channel: std::sync::atomic::AtomicU64,
+    /// Requests sent and not yet rendered.
+    queued: std::sync::atomic::AtomicI64,
+    /// Requests a second while busy, `f64` bits; 0 until measured.
+    per_second: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Flow {
@@ -163,6 +169,8 @@ impl Default for Flow {
             base: Instant::now(),
             in_round: std::sync::atomic::AtomicU64::new(0),
             in_channel: std::sync::atomic::AtomicU64::new(0),
+            queued: std::sync::atomic::AtomicI64::new(0),
+            per_second: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -192,24 +200,46 @@ impl Flow {
             .store(round.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
     }
 
-    /// The round's snapshots are written.
-    fn rendered(&self) {
+    /// The round's snapshots are written: it rendered `requests`, in `busy` when the engine
+    /// went from the previous round straight to this one (`None` when it had waited).
+    fn rendered(&self, requests: i64, busy: Option<Duration>) {
         self.in_round.store(0, Ordering::Relaxed);
+        self.queued.fetch_sub(requests, Ordering::Relaxed);
+        let secs = busy.map_or(0.0, |d| d.as_secs_f64());
+        if requests > 0 && secs > 0.0 {
+            let now = requests as f64 / secs;
+            let before = f64::from_bits(self.per_second.load(Ordering::Relaxed));
+            let rate = if before > 0.0 {
+                0.5 * before + 0.5 * now
+            } else {
+                now
+            };
+            self.per_second.store(rate.to_bits(), Ordering::Relaxed);
+        }
     }
 
-    /// How long the oldest change not yet rendered has waited, at `now`.
+    /// How long a change sent at `now` can expect to wait: the age of the oldest change not
+    /// yet rendered, or what is queued at the busy rate, whichever is longer.
     fn wait(&self, now: Instant) -> Duration {
         let oldest = [&self.in_round, &self.in_channel]
             .iter()
             .map(|a| a.load(Ordering::Relaxed))
             .filter(|m| *m > 0)
             .min();
-        match oldest {
+        let age = match oldest {
             Some(m) => now
                 .saturating_duration_since(self.base)
                 .saturating_sub(Duration::from_micros(m - 1)),
             None => Duration::ZERO,
-        }
+        };
+        let queued = self.queued.load(Ordering::Relaxed);
+        let rate = f64::from_bits(self.per_second.load(Ordering::Relaxed));
+        let ahead = if queued > 0 && rate > 0.0 {
+            Duration::from_secs_f64((queued as f64 / rate).min(3600.0))
+        } else {
+            Duration::ZERO
+        };
+        age.max(ahead)
     }
 }
 
@@ -415,6 +445,7 @@ impl LiveSite {
         let (done, rx) = tokio::sync::oneshot::channel();
         let queue = &metrics().render_queue;
         queue.add(1);
+        self.flow.queued.fetch_add(1, Ordering::Relaxed);
         if let Some(at) = committed {
             self.flow.sent(at);
         }
@@ -431,6 +462,7 @@ impl LiveSite {
             .is_err()
         {
             queue.add(-1);
+            self.flow.queued.fetch_sub(1, Ordering::Relaxed);
         }
         rx
     }
@@ -578,6 +610,8 @@ impl Engine {
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
         let mut pending: std::collections::VecDeque<Asked> = std::collections::VecDeque::new();
+        // When the last round ended with more queued (the next starts at once).
+        let mut busy_since: Option<Instant> = None;
         loop {
             let now = service_now();
             let until = |at: Option<Instant>| {
@@ -679,10 +713,16 @@ impl Engine {
                     .min()
                     .copied(),
             );
+            let started = Instant::now();
             for (id, w) in work {
                 self.round(id, w, now);
             }
-            self.flow.rendered();
+            // Back to back with the previous round: the time since it ended is what this
+            // round's requests took the engine, every overhead included.
+            let busy = busy_since.map(|at| at.elapsed());
+            self.flow
+                .rendered(requests, busy.or(Some(started.elapsed())));
+            busy_since = (!pending.is_empty()).then(Instant::now);
             metrics().render_queue.add(-requests);
             if self.backlog_round(now) {
                 manifest_now = true;
@@ -905,7 +945,7 @@ mod tests {
             "the round's oldest"
         );
         assert!(flow.wait(at) > PUSHBACK_AT);
-        flow.rendered();
+        flow.rendered(0, None);
         assert_eq!(
             flow.wait(at),
             Duration::from_millis(300),
@@ -916,14 +956,34 @@ mod tests {
             Some(t0 + Duration::from_millis(400)),
             Some(t0 + Duration::from_millis(400)),
         );
-        flow.rendered();
+        flow.rendered(0, None);
         assert_eq!(
             flow.wait(at),
             Duration::from_millis(300),
             "the queue's oldest"
         );
         flow.taken(None, None);
-        flow.rendered();
+        flow.rendered(0, None);
         assert_eq!(flow.wait(at), Duration::ZERO, "all rendered");
+    }
+
+    #[test]
+    fn the_wait_is_also_what_is_queued_at_the_busy_rate() {
+        let flow = Flow::default();
+        let at = flow.base + Duration::from_secs(5);
+        flow.queued.store(1000, Ordering::Relaxed);
+        assert_eq!(flow.wait(at), Duration::ZERO, "no rate yet");
+        // 100 requests in 0.25 s of back-to-back rounds: 400 a second, 900 left.
+        flow.rendered(100, Some(Duration::from_millis(250)));
+        let w = flow.wait(at).as_secs_f64();
+        assert!((w - 2.25).abs() < 1e-6, "{w}");
+        assert!(flow.wait(at) > PUSHBACK_AT);
+        // Halfway to a faster sample: 0.5 * 400 + 0.5 * 800.
+        flow.rendered(100, Some(Duration::from_millis(125)));
+        let rate = f64::from_bits(flow.per_second.load(Ordering::Relaxed));
+        assert!((rate - 600.0).abs() < 1e-6, "{rate}");
+        // Nothing queued: no wait, whatever the rate.
+        flow.rendered(800, None);
+        assert_eq!(flow.wait(at), Duration::ZERO);
     }
 }
