@@ -99,8 +99,8 @@ pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
 }
 
 /// 503 `integration-behind`: report-ins are acknowledged faster than their vows' pages are
-/// written, and the pages written last waited `wait` since their commit (more than the live
-/// site's bound) with more waiting; nothing was recorded (library/ERRORS.md).
+/// written, and a change waits about `wait` for its page (more than the live site's bound);
+/// nothing was recorded (library/ERRORS.md).
 pub(crate) fn integration_behind(wait: std::time::Duration) -> Problem {
     let retry = wait.as_secs().clamp(1, 30);
     Problem::new(
@@ -108,9 +108,9 @@ pub(crate) fn integration_behind(wait: std::time::Duration) -> Problem {
         "integration-behind",
         "The vows' pages are behind the log",
         format!(
-            "report-ins are arriving faster than their vows' pages are written: the pages \
-             written last waited {:.1} s since their commit, above the bound of {:.1} s, and \
-             more are waiting; nothing was recorded, retry after {retry} s",
+            "report-ins are arriving faster than their vows' pages are written: a change \
+             waits about {:.1} s for its page, above the bound of {:.1} s; nothing was \
+             recorded, retry after {retry} s",
             wait.as_secs_f64(),
             conduct_renderer::live::PUSHBACK_AT.as_secs_f64()
         ),
