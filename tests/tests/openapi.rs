@@ -5,11 +5,11 @@
 //! error and no response its operation does not document.
 
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use conduct_core::signing::{verify_object, verify_snapshot, PinnedKey};
 use conduct_tests::{client, python, Server};
-use conduct_verify::verify_site_at;
+use conduct_verify::verify_site_settled;
 use serde_json::Value;
 
 /// Start a server with the free daily caps lifted (0 lifts a cap), so that the many free calls
@@ -89,8 +89,15 @@ fn the_openapi_document_is_served_listed_valid_and_signed() {
     let mut tampered = doc.clone();
     tampered["info"]["title"] = Value::from("not conduct");
     assert!(verify_snapshot(&tampered, &pinned).is_err());
-    // The served tree, openapi.json included, verifies as a mirror would check it.
-    let audit = verify_site_at(s.site.to_str().expect("utf-8"), vkey).expect("verify-site");
+    // The served tree, openapi.json included, verifies as a mirror would check it (a live
+    // tree: a page the engine rewrote since the manifest was signed is listed in the next
+    // manifest, about a second later).
+    let audit = verify_site_settled(
+        s.site.to_str().expect("utf-8"),
+        vkey,
+        Duration::from_secs(10),
+    )
+    .expect("verify-site");
     assert!(audit.tree.listed > 0);
     // Valid OpenAPI 3.1: checked against the meta-schema Schemathesis ships.
     let check = r#"

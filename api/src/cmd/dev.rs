@@ -534,6 +534,9 @@ pub fn configure(cfg: &mut Config, chain: &DevChain) {
     };
     let mut eip3009 = base("facilitator");
     eip3009.facilitator_url = Some(chain.facilitator.clone());
+    // A settlement the facilitator answers pending is confirmed by its receipt on the dev
+    // chain (PAYMENTS.md, "Settlement pending"), not by asking it to settle again.
+    eip3009.rpc_url = Some(chain.rpc.clone());
     let mut permit2 = base("permit2");
     permit2.rpc_url = Some(chain.rpc.clone());
     permit2.settler_key = Some(ACCOUNTS[SETTLER].1.into());
