@@ -37,7 +37,7 @@ use x402_types::config::LiteralOrEnv;
 use x402_types::proto::{self, AsPaymentProblem};
 use x402_types::scheme::X402SchemeFacilitator;
 
-use super::rails::OnBroadcast;
+use super::broadcast::OnBroadcast;
 use super::wire::{Payment, SettleResponse, VerifyResponse};
 
 /// Seconds the crate's own sender would wait for a receipt (it is not used to settle: see

@@ -17,6 +17,7 @@
 //! confirmed ([`rails::Settler::confirm`]) and the read is served once it has
 //! (library/PAYMENTS.md, "Settlement pending").
 
+pub mod broadcast;
 pub mod facilitator;
 pub mod gate;
 pub mod local;

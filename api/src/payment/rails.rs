@@ -85,13 +85,7 @@ pub fn default_receipt_wait() -> u64 {
     10
 }
 
-/// What a settler calls with the hash of a settlement transaction it has broadcast, before it
-/// waits for the receipt: the gate keeps the hash with the payment's claim, so a settlement
-/// whose answer never comes can still be resumed (library/PAYMENTS.md, "Settlement pending").
-pub type OnBroadcast<'a> = &'a (dyn Fn(String) -> Recording + Send + Sync);
-
-/// The recording of a broadcast transaction's hash, awaited before its receipt is.
-pub type Recording = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+pub use super::broadcast::{OnBroadcast, Recording};
 
 /// Who verifies and settles a rail's payments.
 #[derive(Debug, Clone)]
