@@ -55,6 +55,45 @@ pub fn run_py(script: &str, args: &[&std::ffi::OsStr]) -> (bool, String, String)
     )
 }
 
+/// Run `tests/py/<script>`, a chain end-to-end script, on its own anvil (`ANVIL_BIN`) with the
+/// `conduct` under test, the TestUSD artifact and a fresh work directory; panics with
+/// everything it printed, labelled `what`, unless it succeeds. Returns its standard output.
+pub fn run_chain_script(script: &str, what: &str) -> String {
+    let anvil = std::env::var("ANVIL_BIN")
+        .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let artifact = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/out/TestUSD.json");
+    let out = Command::new(python())
+        .arg(py_dir().join(script))
+        .args(["--anvil", &anvil])
+        .arg("--conduct")
+        .arg(conduct_bin())
+        .arg("--artifact")
+        .arg(&artifact)
+        .arg("--workdir")
+        .arg(dir.path())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Assert that a script's output reports each of `checks` as passed (`ok:   <check>`).
+pub fn assert_checks_passed(stdout: &str, checks: &[&str]) {
+    for must in checks {
+        assert!(
+            stdout.contains(&format!("ok:   {must}")),
+            "missing check: {must}\n{stdout}"
+        );
+    }
+}
+
 /// A running `conduct serve` (or `conduct dev`).
 pub struct Server {
     child: Option<Child>,

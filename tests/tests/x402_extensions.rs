@@ -6,37 +6,13 @@
 //! orchestrated by `tests/py/x402_extensions_e2e.py`. Needs `ANVIL_BIN`, exported by
 //! `tests/tools.sh`.
 
-use std::path::Path;
-use std::process::Command;
-
-use conduct_tests::{conduct_bin, py_dir, python};
+use conduct_tests::{assert_checks_passed, run_chain_script};
 
 #[test]
 fn payment_identifier_settlement_pending_and_bazaar_with_the_stock_clients() {
-    let anvil = std::env::var("ANVIL_BIN")
-        .expect("ANVIL_BIN is not set: run the project's test command (tests/run.sh)");
-    let dir = tempfile::tempdir().unwrap();
-    let artifact = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contracts/out/TestUSD.json");
-    let out = Command::new(python())
-        .arg(py_dir().join("x402_extensions_e2e.py"))
-        .args(["--anvil", &anvil])
-        .arg("--conduct")
-        .arg(conduct_bin())
-        .arg("--artifact")
-        .arg(&artifact)
-        .arg("--workdir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "x402 extensions checks failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = run_chain_script("x402_extensions_e2e.py", "x402 extensions checks");
     assert!(stdout.contains(" 0 failed"), "{stdout}");
-    for must in [
+    let checks = [
         // payment-identifier
         "the 402 declares payment-identifier (optional, with its schema)",
         "PyPI x402 client pays /profile with a payment identifier: 200, settled, charged once",
@@ -70,10 +46,6 @@ fn payment_identifier_settlement_pending_and_bazaar_with_the_stock_clients() {
         "the bazaar body and output schemas are the ones /openapi.json publishes",
         "/openapi.json documents the pending 202 of paid routes",
         "/.well-known/x402.json carries each paid route's bazaar extension, the same as its 402",
-    ] {
-        assert!(
-            stdout.contains(&format!("ok:   {must}")),
-            "missing check: {must}\n{stdout}"
-        );
-    }
+    ];
+    assert_checks_passed(&stdout, &checks);
 }
