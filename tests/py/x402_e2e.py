@@ -71,6 +71,32 @@ def trace(n, dense=False):
     return {"context_key": "monitored", "turns": turns}
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP handler that answers JSON (the facilitator stand-ins)."""
+
+    def log_message(self, *a):
+        pass
+
+    def _send(self, code, obj):
+        b = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+
+def stop(procs):
+    """Terminate the processes a script started, killing those that do not exit in 10 s."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def serve_facilitator(rpc, key=KEYS["facilitator"]):
     fac = register_exact_evm_facilitator(
         x402FacilitatorSync(), FacilitatorWeb3Signer(private_key=key, rpc_url=rpc),
@@ -79,18 +105,7 @@ def serve_facilitator(rpc, key=KEYS["facilitator"]):
     def dump(m):
         return m.model_dump(by_alias=True, exclude_none=True, mode="json")
 
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _send(self, code, obj):
-            b = json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(b)))
-            self.end_headers()
-            self.wfile.write(b)
-
+    class H(JsonHandler):
         def do_GET(self):
             if self.path == "/supported":
                 return self._send(200, dump(fac.get_supported()))
@@ -513,13 +528,7 @@ facilitator_url = "{fac_url}"
               again.status_code == 402 and "payment_already_used" in decode_challenge(again).get("error", ""))
         await plain.aclose()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
     passed = sum(1 for _, ok in results if ok)
     print(f"x402 e2e: {passed} checks passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1

@@ -18,7 +18,7 @@ usage: x402_extensions_e2e.py --anvil BIN --conduct BIN --artifact contracts/out
 Prints one line per check and exits 0 only when every check passed.
 """
 import argparse, asyncio, base64, collections, json, os, secrets, subprocess, sys, threading, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import httpx
 from eth_account import Account
@@ -34,7 +34,8 @@ from x402.schemas import PaymentRequired, parse_payment_requirements
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from x402_e2e import (ADDR, CREATE2_DEPLOYER, KEYS, PERMIT2, PRICE, PROXY, PROXY_SALT,  # noqa: E402
-                      SETTLER_KEY, VALIDATOR_6492, decode_challenge, make_client, start_line, trace)
+                      SETTLER_KEY, VALIDATOR_6492, JsonHandler, decode_challenge, make_client,
+                      start_line, stop, trace)
 
 results = []
 
@@ -101,18 +102,7 @@ def serve_facilitator(rpc, w3, token):
             return dict(base, success=False, errorReason="transaction_failed", transaction=tx)
         return dict(base, success=True, transaction=tx)
 
-    class H(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
-        def _send(self, code, obj):
-            b = json.dumps(obj).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(b)))
-            self.end_headers()
-            self.wfile.write(b)
-
+    class H(JsonHandler):
         def do_GET(self):
             if self.path == "/supported":
                 return self._send(200, dump(ref.get_supported()))
@@ -474,13 +464,7 @@ receipt_wait_seconds = 2
               f"charged {before - bal()} broadcasts {dict(broadcasts)}")
         await plain.aclose()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
     passed = sum(1 for _, ok in results if ok)
     print(f"x402 extensions e2e: {passed} checks passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
