@@ -237,7 +237,7 @@ const VOW_ID: Param = Param::path(
     "A vow id: 16 lowercase hex digits.",
 );
 const DECIMAL: &str = r#"{"type":"string","pattern":"^(0|[1-9][0-9]{0,18})$"}"#;
-const CHAIN_PAGE: Param = Param::path("k", DECIMAL, "The page number, from 0.");
+const PAGE_NUMBER: Param = Param::path("k", DECIMAL, "The page number, from 0.");
 const LOG_INDEX: Param = Param::path("index", DECIMAL, "A log index, in decimal.");
 const TILE_LEVEL: Param = Param::path(
     "L",
@@ -704,8 +704,11 @@ pub const ROUTES: &[Route] = &[
         .with(Contract::call(&[200, 202, 400, 404], &[JSON], Some(Schema::McpAnswer), &[403, 406])
             .body(Schema::McpMessage)),
     route("GET", "/vows",
-        "Public index of every vow, by agent name (never by score).")
+        "Public index of every vow, in the order taken (never by score): the count, the newest vows, and the last full page pinned by hash (library/VOWS.md).")
         .with(PAGE),
+    route("GET", "/vows/{k}",
+        "Page k of the index of vows: the 256 vows taken from the 256k-th, immutable once full, pinning page k-1 by hash.")
+        .with(Contract::page(&[JSON, HTML]).params(&[PAGE_NUMBER])),
     route("GET", "/vow/{id}",
         "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification).")
         .with(PAGE.params(&[VOW_ID])),
@@ -717,7 +720,7 @@ pub const ROUTES: &[Route] = &[
         .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/chain/{k}",
         "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain.")
-        .with(Contract::page(&[JSON]).params(&[VOW_ID, CHAIN_PAGE])),
+        .with(Contract::page(&[JSON]).params(&[VOW_ID, PAGE_NUMBER])),
     route("GET", "/vow/{id}/feed.atom",
         "An Atom feed of a vow's report-ins (the static answer to \"no push interface\").")
         .with(Contract::file(&[ATOM], None).params(&[VOW_ID])),

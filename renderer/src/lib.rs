@@ -27,6 +27,7 @@ pub mod snapshot;
 pub mod tree;
 pub mod vow_html;
 pub mod vows;
+pub mod vows_index;
 
 pub use input::{PostedPrice, RouteInfo, SiteInput};
 pub use site::render;

@@ -265,22 +265,24 @@ pub struct VowRowView {
     pub taken: String,
 }
 
-/// One page of the HTML vow index (`/vows`, `/vows/<k>`).
+/// One page of the HTML vow index (`/vows`, the newest; `/vows/<k>`, immutable).
 #[derive(Template)]
 #[template(path = "vows.html")]
 pub struct VowsPage<'a> {
     /// Title, description, scope line and key id.
     pub head: PageHead<'a>,
+    /// What this page lists, in a sentence.
+    pub summary: String,
+    /// The rank (1-based) of the first vow listed.
+    pub start: usize,
     /// The vows of this page.
     pub vows: Vec<VowRowView>,
-    /// Vows in all.
-    pub total: usize,
-    /// This page (1-based) and the number of pages.
-    pub page: usize,
-    /// Pages in all.
-    pub pages: usize,
-    /// Links to every page: (number, href).
-    pub page_links: Vec<(usize, String)>,
+    /// The page of older vows, if any.
+    pub older: Option<String>,
+    /// The page of the newest vows, when this is not it.
+    pub newest: Option<String>,
+    /// This page's signed JSON.
+    pub json_href: String,
 }
 
 /// The HTML twin of `/pubkey`.

@@ -14,7 +14,7 @@ use conduct_indexer::durable::write_atomic;
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
 /// `/rh`, `/opensea`, the quest board (`/munus` and its quest pages), the Nostr profile and
 /// mark (`hive/`, written at startup from the indexer's key), the familiars (`/familiars` and
-/// `/familiar/<id>`), sitemap and the manifest and its bins (the publisher's).
+/// `/familiar/<id>`), the sitemap (`sitemap.xml` and `sitemap/`) and the manifest and its bins (the publisher's).
 pub const FOREIGN_PREFIXES: &[&str] = &[
     "log/",
     "vow/",
@@ -35,6 +35,7 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "familiars.",
     "familiar/",
     "sitemap.xml",
+    "sitemap/",
     "manifest.json",
     "manifest/",
 ];

@@ -1,6 +1,6 @@
 //! The human-readable side of the vow ledger: the HTML twins of `/vow/<id>`, its chain and its
-//! reading, the paginated HTML index `/vows`, each vow's Atom feed (the static answer to "no
-//! push interface"), and the crawler files `sitemap.xml` and `robots.txt`.
+//! reading, each vow's Atom feed (the static answer to "no push interface"), and `robots.txt`
+//! (the index of vows and the sitemap are vows_index.rs's).
 //!
 //! HTML is derived from the signed JSON and trusted for nothing. Every user text is escaped
 //! (askama escapes; the chart and the feed escape their own), and no page needs JavaScript.
@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
     EntryRow, InterpretationPage, LinksPage, PageHead, PageRow, RecordRow, VowPage, VowRowView,
-    VowsPage,
 };
 use crate::RenderError;
 
@@ -26,8 +25,6 @@ use crate::RenderError;
 pub const TABLE_ROWS: usize = 50;
 /// Entries in a vow's Atom feed.
 pub const FEED_ENTRIES: usize = 50;
-/// Vows per page of the HTML index.
-pub const VOWS_PER_PAGE: usize = 150;
 
 /// Path of a vow page's HTML twin.
 pub fn vow_html_path(id: &str) -> String {
@@ -363,102 +360,34 @@ pub fn feed_atom(public_url: &str, id: &str, track: &Track) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// The HTML index of every vow, by agent name then id (never by score), in pages of
-/// [`VOWS_PER_PAGE`]: `vows.html`, then `vows/2.html`, ...
-pub fn vows_html(key: &ServiceKey, rows: &[VowRow]) -> Result<Vec<(String, Vec<u8>)>, RenderError> {
-    let pages = rows.len().div_ceil(VOWS_PER_PAGE).max(1);
-    let href = |n: usize| {
-        if n == 1 {
-            "/vows".to_owned()
+/// One vow as the HTML index lists it (`/vows`, `/vows/<k>`; vows_index.rs).
+pub fn vow_row_view(r: &VowRow) -> VowRowView {
+    let mut b = Vec::new();
+    if r.sealed {
+        b.push("sealed");
+    }
+    b.push(if r.sandbox {
+        "sandbox"
+    } else {
+        "wallet-signed"
+    });
+    VowRowView {
+        vow_id: r.vow_id.clone(),
+        agent: r.agent.clone(),
+        text: if r.sealed {
+            format!("(sealed: sha256 {})", text_sha256(&r.text))
         } else {
-            format!("/vows/{n}")
-        }
-    };
-    let page_links: Vec<(usize, String)> = (1..=pages).map(|n| (n, href(n))).collect();
-    let mut out = Vec::with_capacity(pages);
-    for n in 1..=pages {
-        let chunk = rows
-            .iter()
-            .skip((n - 1) * VOWS_PER_PAGE)
-            .take(VOWS_PER_PAGE);
-        let vows = chunk
-            .map(|r| {
-                let mut b = Vec::new();
-                if r.sealed {
-                    b.push("sealed");
-                }
-                b.push(if r.sandbox {
-                    "sandbox"
-                } else {
-                    "wallet-signed"
-                });
-                VowRowView {
-                    vow_id: r.vow_id.clone(),
-                    agent: r.agent.clone(),
-                    text: if r.sealed {
-                        format!("(sealed: sha256 {})", text_sha256(&r.text))
-                    } else {
-                        r.text.clone()
-                    },
-                    classes: format!(
-                        "{} {}",
-                        if r.sealed { "sealed" } else { "open" },
-                        if r.sandbox { "sandbox" } else { "signed" }
-                    ),
-                    badges: b.join(", "),
-                    cadence: cadence_words(r.cadence_seconds, CadenceStyle::Unit),
-                    taken: rfc3339(r.created_at).chars().take(10).collect(),
-                }
-            })
-            .collect();
-        let path = if n == 1 {
-            "vows.html".to_owned()
-        } else {
-            format!("vows/{n}.html")
-        };
-        let bytes = VowsPage {
-            head: PageHead::new(
-                key,
-                "Vows",
-                "Every public vow, by agent name, never by score.",
-            ),
-            vows,
-            total: rows.len(),
-            page: n,
-            pages,
-            page_links: page_links.clone(),
-        }
-        .render()?
-        .into_bytes();
-        out.push((path, bytes));
+            r.text.clone()
+        },
+        classes: format!(
+            "{} {}",
+            if r.sealed { "sealed" } else { "open" },
+            if r.sandbox { "sandbox" } else { "signed" }
+        ),
+        badges: b.join(", "),
+        cadence: cadence_words(r.cadence_seconds, CadenceStyle::Unit),
+        taken: rfc3339(r.created_at).chars().take(10).collect(),
     }
-    Ok(out)
-}
-
-/// `sitemap.xml`: the service's fixed pages and every vow's page, reading and chain.
-pub fn sitemap(public_url: &str, fixed: &[String], rows: &[VowRow]) -> Vec<u8> {
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
-    );
-    let mut url = |path: &str| {
-        out.push_str(&format!(
-            "<url><loc>{}</loc></url>\n",
-            xml_escape(&format!("{public_url}{path}"))
-        ));
-    };
-    for p in fixed {
-        url(p);
-    }
-    for n in 2..=rows.len().div_ceil(VOWS_PER_PAGE) {
-        url(&format!("/vows/{n}"));
-    }
-    for r in rows {
-        url(&format!("/vow/{}", r.vow_id));
-        url(&format!("/vow/{}/reading", r.vow_id));
-        url(&format!("/vow/{}/chain", r.vow_id));
-    }
-    out.push_str("</urlset>\n");
-    out.into_bytes()
 }
 
 /// `robots.txt`: everything public may be crawled; the write paths are not pages.

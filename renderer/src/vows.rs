@@ -2,7 +2,8 @@
 //! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning immutable pages of
 //! [`LINKS_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
 //! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance, and
-//! `note_check`, each note's claim compared with the numbers) and `/vows` (the public index).
+//! `note_check`, each note's claim compared with the numbers). The index `/vows` is
+//! vows_index.rs's.
 //!
 //! Each is a signed JSON snapshot. Pages that depend on the clock carry `as_of`; the same
 //! chain and `as_of` give the same bytes. [`VowDocs`] keeps a vow's state between renders, so
@@ -16,13 +17,11 @@ use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
 use conduct_core::vow::interpret::InterpretationInput;
 use conduct_core::vow::notes;
-use conduct_core::vow::record::text_sha256;
 use conduct_core::vow::trajectory::{Track, SERIES_LIMIT};
 use conduct_core::vow::windows::Windows;
-use conduct_indexer::vows::VowRow;
 use serde_json::{json, Map, Value};
 
-use crate::snapshot::{signed_bytes, signed_raw};
+use crate::snapshot::signed_raw;
 use crate::vow_html::{
     feed_atom, feed_path, interpretation_html, links_html, vow_html, vow_html_path,
 };
@@ -34,8 +33,6 @@ pub const VOW_PAGE_TYPE: &str = "conduct.vow_page/v1";
 pub const LINKS_TYPE: &str = "conduct.chain/v1";
 /// Type of `/vow/<id>/reading`.
 pub const INTERPRETATION_TYPE: &str = "conduct.reading/v1";
-/// Type of `/vows`.
-pub const VOWS_TYPE: &str = "conduct.vows/v1";
 
 /// Records per immutable page of a vow's chain (`/vow/<id>/chain/<k>`).
 pub const LINKS_PAGE_SIZE: usize = 32;
@@ -379,40 +376,6 @@ impl VowDocs {
             input,
         })
     }
-}
-
-/// `/vows`: every vow, by agent name then id, with the fields fixed when it was taken (so it
-/// changes only when a vow is taken; counts and windows live on each vow's page).
-pub fn vows_index(key: &ServiceKey, rows: &[VowRow]) -> Result<(String, Vec<u8>), RenderError> {
-    let list: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            let mut v = json!({
-                "vow_id": r.vow_id,
-                "agent": r.agent,
-                "sealed": r.sealed,
-                "sandbox": r.sandbox,
-                "wallet": r.wallet,
-                "cadence_hours": r.cadence_seconds as f64 / 3600.0,
-                "taken_at": rfc3339(r.created_at),
-                "log_index": r.log_index,
-                "text_sha256": text_sha256(&r.text),
-                "href": format!("/vow/{}", r.vow_id),
-            });
-            if !r.sealed {
-                v["text"] = json!(r.text);
-            }
-            v
-        })
-        .collect();
-    let doc = json!({
-        "type": VOWS_TYPE,
-        "count": list.len(),
-        "order": "by agent name, then vow id; never by score",
-        "vows": list,
-        "scope": scope_value(),
-    });
-    Ok(("vows.json".into(), signed_bytes(key, doc)?))
 }
 
 #[cfg(test)]

@@ -254,6 +254,21 @@ impl VowReader {
         })
     }
 
+    /// At most `limit` vows taken after the one at log index `after` (from the first when
+    /// `None`), in the order they were taken: the signed index's pages and tail
+    /// (library/VOWS.md).
+    pub fn taken_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<VowRow>, StoreError> {
+        let after = after.map_or(-1, |i| i as i64);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(|c| {
+            let mut st = c.prepare_cached(&format!(
+                "SELECT {VOW_COLUMNS} FROM vow WHERE log_index > ?1 ORDER BY log_index LIMIT ?2"
+            ))?;
+            let rows = st.query_map(params![after, limit], vow_row)?;
+            rows.collect()
+        })
+    }
+
     /// Every vow a lookup key names in any role: its vow id, its agent name, or its wallet
     /// (compared in lowercase), oldest first.
     pub fn matching(&self, lookup: &str) -> Result<Vec<VowRow>, StoreError> {
@@ -296,22 +311,17 @@ impl VowReader {
         self.with(|c| {
             let tx = c.transaction()?;
             let Some(row) = tx
-                .query_row(
-                    &format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"),
-                    params![vow_id],
-                    vow_row,
-                )
+                .prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
+                .query_row(params![vow_id], vow_row)
                 .optional()?
             else {
                 return Ok(None);
             };
             let mut records = Vec::with_capacity((row.head_seq + 1).saturating_sub(from) as usize);
             if from == 0 {
-                let leaf: Vec<u8> = tx.query_row(
-                    "SELECT data FROM leaf WHERE idx = ?1",
-                    params![row.log_index as i64],
-                    |r| r.get(0),
-                )?;
+                let leaf: Vec<u8> = tx
+                    .prepare_cached("SELECT data FROM leaf WHERE idx = ?1")?
+                    .query_row(params![row.log_index as i64], |r| r.get(0))?;
                 records.push((row.log_index, leaf));
             }
             {

@@ -7,9 +7,10 @@
 //! readings are read from the store (never from the published site); when one is missing or
 //! stale the source asks for it through the hook it was given, once per chain position.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use conduct_core::canonical::sha256_hex;
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_indexer::vows::{VowReader, VowRow};
@@ -19,8 +20,8 @@ use super::{Known, Source};
 use crate::discovery::{card_files, card_files_bound, CardBinding};
 use crate::parallel::map_on_every_core;
 use crate::publish::Publisher;
-use crate::vow_html::{sitemap, vows_html};
-use crate::vows::{vows_index, Files, VowDocs};
+use crate::vows::{Files, VowDocs};
+use crate::vows_index::{IndexInput, IndexState};
 use crate::RenderError;
 
 /// Asks for a language-model interpretation of vow `.0`'s reading at chain position `.1`.
@@ -31,6 +32,17 @@ const CACHE_BYTES: usize = 64 << 20;
 
 /// Vows rendered at once by the startup render (bounds the memory of rendered files).
 const STARTUP_CHUNK: usize = 256;
+
+/// Vows read at once for the index of vows: a whole number of sitemap files.
+const INDEX_READ: usize = 64 * crate::vows_index::SITEMAP_VOWS;
+
+/// Write `files` (a startup render's), naming the file that failed.
+fn put_all(publisher: &mut Publisher, files: Files) -> Result<(), RenderError> {
+    publisher
+        .put_many(files)
+        .map(|_| ())
+        .map_err(|e| RenderError::Input(format!("writing the vows' files: {e}")))
+}
 
 /// The vows source.
 pub struct VowSource {
@@ -46,6 +58,8 @@ pub struct VowSource {
     asked: HashMap<String, u64>,
     verified: HashMap<String, usize>,
     cache: DocsCache,
+    /// Where the index of vows stands (`None`: read every vow on its next render).
+    index: Option<IndexState>,
 }
 
 impl VowSource {
@@ -69,6 +83,7 @@ impl VowSource {
             asked: HashMap::new(),
             verified: HashMap::new(),
             cache: DocsCache::default(),
+            index: None,
         }
     }
 
@@ -91,22 +106,44 @@ impl VowSource {
         self.boundaries.insert((next, id.to_owned()));
     }
 
-    /// The files that change when a vow is taken: the signed index `/vows`, its HTML pages,
-    /// and `sitemap.xml`.
-    fn index_files(&self, rows: &[VowRow]) -> Result<Files, RenderError> {
-        let mut files = vec![vows_index(&self.key, rows)?];
-        files.extend(vows_html(&self.key, rows)?);
+    /// The files that change when a vow is taken, each given to `keep` unless `known` says it
+    /// is published already: the signed index `/vows` (its head, and a page when one fills),
+    /// its HTML twins and the sitemap. Reads the vows after the last complete sitemap file,
+    /// not every vow; after a start or a failure, every vow once, [`INDEX_READ`] at a time.
+    fn index_files(
+        &mut self,
+        known: &dyn Fn(&str) -> Option<String>,
+        keep: &mut dyn FnMut(String, Vec<u8>) -> Result<(), RenderError>,
+    ) -> Result<(), RenderError> {
+        let mut state = self.index.take().unwrap_or_default();
         let mut fixed = self.pages.clone();
         fixed.extend(
             crate::docs::published()
                 .iter()
                 .map(|d| format!("/library/{}", d.stem())),
         );
-        files.push((
-            "sitemap.xml".into(),
-            sitemap(&self.public_url, &fixed, rows),
-        ));
-        Ok(files)
+        let input = IndexInput {
+            key: &self.key,
+            public_url: &self.public_url,
+            fixed: &fixed,
+        };
+        loop {
+            let rows = self.reader.taken_after(state.after(), INDEX_READ)?;
+            let last = rows.len() < INDEX_READ;
+            for (path, bytes) in state.files(&input, &rows)? {
+                // Before the last read the head and the sitemap index are not final.
+                if (last || !state.is_head(&path))
+                    && known(&path).is_none_or(|sha| sha != sha256_hex(&bytes))
+                {
+                    keep(path, bytes)?;
+                }
+            }
+            if last {
+                break;
+            }
+        }
+        self.index = Some(state);
+        Ok(())
     }
 
     /// The cards (`/card?key=`) of every lookup key that names one of `vows`: its vow id, its
@@ -252,13 +289,20 @@ impl Source for VowSource {
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {
+        self.index = None;
+        // The publisher skips what is on disk already.
+        let mut index = Vec::new();
+        self.index_files(&|_| None, &mut |path, bytes| {
+            index.push((path, bytes));
+            if index.len() >= STARTUP_CHUNK {
+                put_all(publisher, std::mem::take(&mut index))?;
+            }
+            Ok(())
+        })?;
+        put_all(publisher, index)?;
         let rows = self.reader.all()?;
-        let mut fixed = self.index_files(&rows)?;
-        fixed.extend(self.card_files(&rows)?);
-        for (path, bytes) in fixed {
-            publisher
-                .put(&path, &bytes)
-                .map_err(|e| RenderError::Input(format!("{path}: {e}")))?;
+        for chunk in rows.chunks(STARTUP_CHUNK) {
+            put_all(publisher, self.card_files(chunk)?)?;
         }
         let none = |_: &str| None;
         let sh = self.shared(now, &none);
@@ -326,7 +370,8 @@ impl Source for VowSource {
                     continue;
                 }
             };
-            self.cache.put(id.clone(), docs);
+            let w = docs.weight();
+            self.cache.put(id.clone(), docs, w);
             self.verified.insert(id.clone(), r.verified);
             files.extend(r.files);
             self.schedule(&id, r.next);
@@ -341,12 +386,14 @@ impl Source for VowSource {
             return Err(e);
         }
         if index {
-            let rows = self.reader.all()?;
-            files.extend(self.index_files(&rows)?);
-            let batch: Vec<VowRow> = rows
-                .into_iter()
-                .filter(|r| keys.contains(&r.vow_id))
-                .collect();
+            self.index_files(known, &mut |path, bytes| {
+                files.push((path, bytes));
+                Ok(())
+            })?;
+            let batch: Vec<VowRow> = keys
+                .iter()
+                .filter_map(|k| self.reader.vow(k).transpose())
+                .collect::<Result<_, _>>()?;
             files.extend(self.card_files(&batch)?);
         }
         Ok(files)
@@ -391,45 +438,77 @@ impl Source for VowSource {
     }
 
     fn forget(&mut self, keys: &BTreeSet<String>) {
+        // The index's files may be behind what was kept too: read every vow next time.
+        self.index = None;
         for k in keys {
             let _ = self.cache.take(k);
         }
     }
 }
 
-/// Vows' kept state, least recently rendered evicted first. A vow not here is read whole
-/// from the store on its next render.
-#[derive(Default)]
-struct DocsCache {
-    docs: HashMap<String, (VowDocs, u64, usize)>,
+/// Vows' kept state, least recently rendered evicted first (in O(log n): the ticks are kept
+/// in order beside the map). A vow not here is read whole from the store on its next render.
+struct DocsCache<D = VowDocs> {
+    docs: HashMap<String, (D, u64, usize)>,
+    /// The ids of `docs` by the tick they were put at, oldest first.
+    by_tick: BTreeMap<u64, String>,
     weight: usize,
     tick: u64,
 }
 
-impl DocsCache {
-    fn take(&mut self, id: &str) -> Option<VowDocs> {
-        let (docs, _, w) = self.docs.remove(id)?;
+impl<D> Default for DocsCache<D> {
+    fn default() -> Self {
+        DocsCache {
+            docs: HashMap::new(),
+            by_tick: BTreeMap::new(),
+            weight: 0,
+            tick: 0,
+        }
+    }
+}
+
+impl<D> DocsCache<D> {
+    fn take(&mut self, id: &str) -> Option<D> {
+        let (docs, tick, w) = self.docs.remove(id)?;
+        self.by_tick.remove(&tick);
         self.weight -= w;
         Some(docs)
     }
 
-    fn put(&mut self, id: String, docs: VowDocs) {
+    /// Keep `docs` (weighing `w` bytes) as the most recently rendered.
+    fn put(&mut self, id: String, docs: D, w: usize) {
+        let _ = self.take(&id);
         self.tick += 1;
-        let w = docs.weight();
         self.weight += w;
-        if let Some((_, _, old)) = self.docs.insert(id, (docs, self.tick, w)) {
-            self.weight -= old;
-        }
+        self.by_tick.insert(self.tick, id.clone());
+        self.docs.insert(id, (docs, self.tick, w));
         while self.weight > CACHE_BYTES {
-            let Some(oldest) = self
-                .docs
-                .iter()
-                .min_by_key(|(_, (_, t, _))| *t)
-                .map(|(k, _)| k.clone())
-            else {
+            let Some((_, oldest)) = self.by_tick.pop_first() else {
                 break;
             };
-            let _ = self.take(&oldest);
+            if let Some((_, _, w)) = self.docs.remove(&oldest) {
+                self.weight -= w;
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_evicts_the_least_recently_put_first() {
+        let half = CACHE_BYTES / 2;
+        let mut c = DocsCache::<u8>::default();
+        c.put("a".into(), 1, half);
+        c.put("b".into(), 2, half);
+        c.put("a".into(), 3, half); // a is now the newest
+        c.put("c".into(), 4, half); // over: b (the oldest) goes
+        assert_eq!(c.take("b"), None);
+        assert_eq!(c.take("a"), Some(3));
+        assert_eq!((c.docs.len(), c.by_tick.len(), c.weight), (1, 1, half));
+        c.put("d".into(), 5, CACHE_BYTES + 1); // heavier than the cache: nothing is kept
+        assert_eq!((c.docs.len(), c.by_tick.len(), c.weight), (0, 0, 0));
     }
 }

@@ -13,7 +13,8 @@ use std::sync::{Arc, LazyLock};
 use conduct_core::trace::FieldError;
 use conduct_core::vow::VOW_ID_LEN;
 use conduct_renderer::openapi::{standalone, Schema};
-use conduct_renderer::vows::{INTERPRETATION_TYPE, LINKS_PAGE_TYPE, LINKS_TYPE, VOWS_TYPE};
+use conduct_renderer::vows::{INTERPRETATION_TYPE, LINKS_PAGE_TYPE, LINKS_TYPE};
+use conduct_renderer::vows_index::VOWS_TYPE;
 use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
@@ -156,7 +157,12 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
         ),
         Kind::ListVows => (
             no_arguments(),
-            snapshot(&[VOWS_TYPE], &["count", "vows"], "The index of GET /vows."),
+            snapshot(
+                &[VOWS_TYPE],
+                &["count", "tail"],
+                "The head of the index, GET /vows: the count, the newest vows and the last \
+                 full page by hash.",
+            ),
         ),
         Kind::GetReading => (
             json!({
