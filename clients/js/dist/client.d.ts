@@ -223,8 +223,24 @@ export declare class ConductClient {
      * interpretation (guidance, never a verdict; VOWS.md, "Readings").
      */
     reading(id: string): Promise<JsonObject>;
-    /** `GET /vows`, verified: every vow, by agent name. */
+    /**
+     * `GET /vows`, verified ({@link verifyVowsHead}): the head of the index of vows
+     * (`conduct.vows/v2`): how many vows, the last full page pinned by hash, and the newest vows
+     * (`tail`), in the order taken. {@link ConductClient.allVows} reads every vow.
+     */
     vows(): Promise<JsonObject>;
+    /**
+     * `GET /vows/<k>`, verified ({@link verifyVowsPage}): full page `k` of the index of vows
+     * (`conduct.vows_page/v1`), the vows taken `256k .. 256k+255`. Only
+     * {@link ConductClient.allVows} checks a page's bytes against the pin naming it.
+     */
+    vowsPage(k: number): Promise<JsonObject>;
+    /**
+     * Every vow, in the order taken, oldest first: the head (`GET /vows`), then each full page
+     * walking back from its `last_page` pin through each page's `prev`, each page's bytes as served
+     * checked against the SHA-256 pinning them and then verified ({@link verifyVowsIndex}).
+     */
+    allVows(): Promise<JsonObject[]>;
     /** `GET /registry`, verified (`conduct.registry/v1`): the ERC-8257 tool registry as followed (library/REGISTRY.md). */
     registry(): Promise<JsonObject>;
     /** `GET /registry/tool/<id>`, verified: one registry tool. */

@@ -13,7 +13,7 @@ import { PaymentRequiredError, ProblemError, VerificationError } from "./errors.
 import { verifyCheckpoint, verifyInclusion } from "./log.js";
 import { httpReader, verifyManifest } from "./manifest.js";
 import { parseVkey, traceSha256, verifyAttestation, verifySigned } from "./signed.js";
-import { verifyChain, verifyEntry, verifyVow } from "./vow.js";
+import { verifyChain, verifyEntry, verifyVow, verifyVowsHead, verifyVowsIndex, verifyVowsPage, } from "./vow.js";
 function decodeHeaderJson(value) {
     if (value === null)
         return undefined;
@@ -346,9 +346,44 @@ export class ConductClient {
             throw new VerificationError("bad-format", "the reading of another vow", "vow_id");
         return doc;
     }
-    /** `GET /vows`, verified: every vow, by agent name. */
+    /**
+     * `GET /vows`, verified ({@link verifyVowsHead}): the head of the index of vows
+     * (`conduct.vows/v2`): how many vows, the last full page pinned by hash, and the newest vows
+     * (`tail`), in the order taken. {@link ConductClient.allVows} reads every vow.
+     */
     async vows() {
-        return this.getSigned("/vows");
+        const bytes = await this.bytes(await this.send("GET", "/vows"));
+        try {
+            return verifyVowsHead(bytes, this.key);
+        }
+        catch (e) {
+            throw e instanceof VerificationError ? e.at("/vows") : e;
+        }
+    }
+    /**
+     * `GET /vows/<k>`, verified ({@link verifyVowsPage}): full page `k` of the index of vows
+     * (`conduct.vows_page/v1`), the vows taken `256k .. 256k+255`. Only
+     * {@link ConductClient.allVows} checks a page's bytes against the pin naming it.
+     */
+    async vowsPage(k) {
+        const path = `/vows/${k}`;
+        const bytes = await this.bytes(await this.send("GET", path));
+        try {
+            return verifyVowsPage(bytes, this.key, { page: k });
+        }
+        catch (e) {
+            throw e instanceof VerificationError ? e.at(path) : e;
+        }
+    }
+    /**
+     * Every vow, in the order taken, oldest first: the head (`GET /vows`), then each full page
+     * walking back from its `last_page` pin through each page's `prev`, each page's bytes as served
+     * checked against the SHA-256 pinning them and then verified ({@link verifyVowsIndex}).
+     */
+    async allVows() {
+        const head = await this.bytes(await this.send("GET", "/vows"));
+        const index = await verifyVowsIndex(head, async (k) => this.bytes(await this.send("GET", `/vows/${k}`)), this.key);
+        return index.vows;
     }
     // ---- lookups ---------------------------------------------------------------------------
     /** `GET /registry`, verified (`conduct.registry/v1`): the ERC-8257 tool registry as followed (library/REGISTRY.md). */

@@ -1,7 +1,8 @@
 /**
  * Vows and their chains (library/VOWS.md, "Record formats"): the vow record
  * (`conduct.vow/v1`), its entries (`conduct.entry/v1`), the links between them, and the chain
- * as served (`conduct.chain/v1` head and `conduct.chain_page/v1` pages).
+ * as served (`conduct.chain/v1` head and `conduct.chain_page/v1` pages); and the public index
+ * of every vow, in the order taken (`conduct.vows/v2` head and `conduct.vows_page/v1` pages).
  *
  * @module
  */
@@ -18,6 +19,12 @@ export const CHAIN_TYPE = "conduct.chain/v1";
 export const CHAIN_PAGE_TYPE = "conduct.chain_page/v1";
 /** Records in a full chain page (VOWS.md: positions `32k .. 32k+31` form page `k`). */
 export const CHAIN_PAGE_SIZE = 32;
+/** The type of the index of vows' head (`/vows`). */
+export const VOWS_TYPE = "conduct.vows/v2";
+/** The type of a full page of the index of vows (`/vows/<k>`). */
+export const VOWS_PAGE_TYPE = "conduct.vows_page/v1";
+/** Vows in a full page of the index (`/vows/<k>` holds the vows taken `256k .. 256k+255`). */
+export const VOWS_PAGE_SIZE = 256;
 /**
  * A vow's id (VOWS.md): the first 8 bytes, in hex, of SHA-256 over the length-prefixed strings
  * `conduct.vow_id/v1`, the log origin, the decimal log index, `text_sha256` and `agent`. Each
@@ -207,4 +214,172 @@ export async function verifyChain(head, readPage, vkey) {
     if (h.head_sha256 !== undefined && h.head_sha256 !== recordSha256(records[records.length - 1]))
         throw new VerificationError("hash-mismatch", "is not the SHA-256 of the chain's last record", "head_sha256");
     return { ...chain, head: h };
+}
+// ---- the index of vows ---------------------------------------------------------------------
+/**
+ * Check one vow as the index lists it (`where` names it): its `vow_id` the id of its origin (the
+ * pinned key's name), `log_index`, `text_sha256` and `agent`; `text_sha256` the hash of `text`
+ * when open, no `text` when sealed; `href` its page.
+ */
+function checkListedVow(v, key, where) {
+    if (!isObject(v))
+        throw new VerificationError("bad-format", "must be an object", where);
+    const at = (m) => `${where}.${m}`;
+    const want = (m, ok, what) => {
+        if (!ok(v[m]))
+            throw new VerificationError("bad-format", `must be ${what}`, at(m));
+    };
+    want("vow_id", (x) => typeof x === "string" && /^[0-9a-f]{16}$/.test(x), "16 lower-case hex digits");
+    want("agent", isString, "a string");
+    want("log_index", isIndex, "a log index");
+    want("text_sha256", isHex64, "64 lower-case hex digits");
+    want("sealed", (x) => typeof x === "boolean", "a boolean");
+    want("sandbox", (x) => typeof x === "boolean", "a boolean");
+    want("taken_at", isInstant, "an RFC 3339 UTC instant");
+    const id = vowId(key.name, v.log_index, v.text_sha256, v.agent);
+    if (id !== v.vow_id)
+        throw new VerificationError("hash-mismatch", `is not the id of this vow (expected ${id})`, at("vow_id"));
+    if (v.href !== `/vow/${id}`)
+        throw new VerificationError("bad-format", `must be /vow/${id}`, at("href"));
+    if (v.sealed === true) {
+        if (v.text !== undefined)
+            throw new VerificationError("bad-format", "a sealed vow publishes no text", at("text"));
+    }
+    else {
+        want("text", isString, "a string (the vow is not sealed)");
+        if (sha256Hex(v.text) !== v.text_sha256)
+            throw new VerificationError("hash-mismatch", "is not the SHA-256 of the vow's text", at("text_sha256"));
+    }
+    return v;
+}
+/** Check a run of listed vows (`member` of a document, ranks from `first`): each one, log indexes increasing. */
+function checkListedVows(list, key, member, first) {
+    if (!Array.isArray(list))
+        throw new VerificationError("bad-format", "must be a list of vows", member);
+    const out = [];
+    list.forEach((v, n) => {
+        const vow = checkListedVow(v, key, `${member}[${n}]`);
+        const last = out[out.length - 1];
+        if (last !== undefined && vow.log_index <= last.log_index)
+            throw new VerificationError("bad-chain", `vow ${first + n}: log_index ${String(vow.log_index)} is not after ${String(last.log_index)} (the order taken)`, `${member}[${n}]`);
+        out.push(vow);
+    });
+    return out;
+}
+/** The SHA-256 a page pin (`{href: "/vows/<k>", page: k, sha256}`, member `member`) names for page `k`. */
+function pagePin(pin, k, member) {
+    if (pin === null || pin === undefined)
+        throw new VerificationError("bad-chain", `is null where page ${k} is full`, member);
+    if (!isObject(pin))
+        throw new VerificationError("bad-format", "must be a page pin", member);
+    if (pin.page !== k || pin.href !== `/vows/${k}`)
+        throw new VerificationError("bad-chain", `names page ${JSON.stringify(pin.page ?? null)}, not page ${k} (/vows/${k})`, member);
+    if (!isHex64(pin.sha256))
+        throw new VerificationError("bad-format", "must be 64 lower-case hex digits", `${member}.sha256`);
+    return pin.sha256;
+}
+/**
+ * Verify the head of the index of vows (`/vows`, `conduct.vows/v2`; VOWS.md, "The index of
+ * vows"): signed by the pinned key; `tail_from` where the `pages` full pages of `page_size` end;
+ * `count` = `tail_from` + the tail; `last_page` a pin of page `pages − 1` (`null` when no page is
+ * full); every vow of the tail, in the order taken. {@link verifyVowsIndex} reads every vow.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export function verifyVowsHead(input, vkey) {
+    const key = parseVkey(vkey);
+    const h = verifySigned(input, key, { type: VOWS_TYPE });
+    need(h, "page_size", (v) => isIndex(v) && v > 0, "a positive whole number");
+    need(h, "pages", isIndex, "a whole number");
+    need(h, "tail_from", isIndex, "a whole number");
+    need(h, "count", isIndex, "a whole number");
+    const size = h.page_size;
+    const pages = h.pages;
+    if (h.tail_from !== pages * size)
+        throw new VerificationError("bad-chain", `${String(h.tail_from)} where ${pages} pages of ${size} end at ${pages * size}`, "tail_from");
+    const tail = checkListedVows(h.tail, key, "tail", pages * size);
+    if (h.count !== pages * size + tail.length)
+        throw new VerificationError("bad-chain", `${String(h.count)}, but ${pages} pages of ${size} and ${tail.length} in the tail`, "count");
+    if (!("last_page" in h))
+        throw new VerificationError("bad-format", "is missing", "last_page");
+    if (pages === 0) {
+        if (h.last_page !== null)
+            throw new VerificationError("bad-chain", "pins a page where no page is full", "last_page");
+    }
+    else
+        pagePin(h.last_page, pages - 1, "last_page");
+    return h;
+}
+/**
+ * Verify one full page of the index of vows (`/vows/<k>`, `conduct.vows_page/v1`): signed by the
+ * pinned key; its number `page`; `from` = `page_size × k`; exactly `page_size` vows, each as the
+ * index lists them, in the order taken; `prev` `null` on page 0, else a pin of page `k − 1`. Its
+ * bytes against the pin naming it are {@link verifyVowsIndex}'s.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export function verifyVowsPage(input, vkey, options = {}) {
+    const key = parseVkey(vkey);
+    const size = options.pageSize ?? VOWS_PAGE_SIZE;
+    const p = verifySigned(input, key, { type: VOWS_PAGE_TYPE });
+    need(p, "page", isIndex, "a whole number");
+    const k = p.page;
+    if (options.page !== undefined && k !== options.page)
+        throw new VerificationError("bad-chain", `is page ${k}, not page ${options.page}`, "page");
+    if (p.from !== k * size)
+        throw new VerificationError("bad-chain", `${String(p.from)} where page ${k} starts at ${k * size}`, "from");
+    const vows = checkListedVows(p.vows, key, "vows", k * size);
+    if (vows.length !== size)
+        throw new VerificationError("bad-chain", `a full page holds ${size} vows, this one ${vows.length}`, "vows");
+    if (!("prev" in p))
+        throw new VerificationError("bad-format", "is missing", "prev");
+    if (k === 0) {
+        if (p.prev !== null)
+            throw new VerificationError("bad-chain", "page 0 pins no page before it", "prev");
+    }
+    else
+        pagePin(p.prev, k - 1, "prev");
+    return p;
+}
+/**
+ * Verify the whole index of vows as served (VOWS.md, "The index of vows"): the head
+ * ({@link verifyVowsHead}), then, walking back from its `last_page` pin, each full page's bytes
+ * against the SHA-256 pinning them, each page verified ({@link verifyVowsPage}) before the pin in
+ * its `prev` is trusted for the page before it, down to page 0; log indexes increase across the
+ * pages and into the tail.
+ *
+ * @param head - the head's bytes or parsed object
+ * @param readPage - reads page k's file, as served (`/vows/<k>`); called newest page first
+ * @param vkey - the pinned key
+ * @throws {VerificationError} saying what failed (its `path` names the page, `/vows/<k>`)
+ */
+export async function verifyVowsIndex(head, readPage, vkey) {
+    const key = parseVkey(vkey);
+    const h = verifyVowsHead(head, key);
+    const size = h.page_size;
+    const count = h.pages;
+    const listed = [];
+    let want = count > 0 ? pagePin(h.last_page, count - 1, "last_page") : undefined;
+    for (let k = count - 1; k >= 0; k--) {
+        const where = `/vows/${k}`;
+        const bytes = await readPage(k);
+        if (sha256Hex(bytes) !== want)
+            throw new VerificationError("hash-mismatch", `the page's file is not the one ${k === count - 1 ? "the head's last_page" : `page ${k + 1}'s prev`} pins`, where);
+        let page;
+        try {
+            page = verifyVowsPage(bytes, key, { page: k, pageSize: size });
+        }
+        catch (e) {
+            throw e instanceof VerificationError ? new VerificationError(e.code, e.message, where) : e;
+        }
+        listed.unshift(page.vows);
+        want = k > 0 ? pagePin(page.prev, k - 1, "prev") : undefined;
+    }
+    const vows = [...listed.flat(), ...h.tail];
+    // Within a page and within the tail the order is checked already; here, across them.
+    for (let r = size; r < vows.length; r += size) {
+        if (vows[r].log_index <= vows[r - 1].log_index)
+            throw new VerificationError("bad-chain", `vow ${r}: log_index ${String(vows[r].log_index)} is not after ${String(vows[r - 1].log_index)} (the order taken)`, r < count * size ? `/vows/${r / size}` : "tail");
+    }
+    return { head: h, vows };
 }

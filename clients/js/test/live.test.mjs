@@ -169,6 +169,25 @@ test("a vow, report-ins (free and paid), an entry's inclusion proof, the chain, 
   assert.equal(reading.interpretation.label, "guidance, not a verdict");
   const card = await c.card(vow.agent);
   assert.equal(card.found, true);
+
+  // The index of vows lists it, in the order taken, walked from the head (few vows here, so no
+  // full page yet: the tail holds them all and last_page is null).
+  const listed = await eventually(async () => {
+    const found = (await c.allVows()).find((v) => v.vow_id === vow.vow_id);
+    assert.ok(found, "the vow is in the index");
+    return found;
+  });
+  for (const m of ["agent", "log_index", "text_sha256", "text", "sandbox", "sealed"]) assert.deepEqual(listed[m], vow[m], m);
+  const head = await c.vows();
+  const everyone = await c.allVows();
+  assert.equal(head.type, "conduct.vows/v2");
+  assert.equal(head.pages, 0);
+  assert.equal(head.last_page, null);
+  assert.ok(everyone.length >= head.count && head.count >= 1);
+  assert.deepEqual(everyone.slice(0, head.count), head.tail);
+  const indexes = everyone.map((v) => v.log_index);
+  assert.deepEqual(indexes, [...new Set(indexes)].sort((a, b) => a - b), "in the order taken, each vow once");
+  await assert.rejects(c.vowsPage(0), (e) => e instanceof ProblemError && e.status === 404);
 });
 
 test("the checkpoint over HTTP and on disk verifies; every byte of it flipped is refused", { skip }, async () => {
@@ -243,6 +262,9 @@ test("lookups: the registry, the quest board, the vows, who", { skip }, async ()
   assert.ok(Array.isArray(munus.quests) && munus.quests.length > 0, "conduct dev writes a sample quest");
   const quest = await c.quest(munus.quests[0].id);
   assert.ok(quest.signature);
-  assert.ok((await c.vows()).signature);
+  const vows = await c.vows();
+  assert.equal(vows.type, "conduct.vows/v2");
+  assert.equal(vows.page_size, 256);
+  assert.equal(vows.count, vows.tail.length);
   assert.ok((await c.who("nobody-at-all")).signature);
 });

@@ -12,7 +12,7 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import httpx
 import pytest
@@ -40,6 +40,7 @@ from conftest import flips, live_env, make_trace
 ENV = live_env()
 pytestmark = pytest.mark.skipif(ENV is None, reason="no live stack (CONDUCT_URL ... unset): run through tests/tests/kits.rs")
 NETWORK = "eip155:31337"
+T = TypeVar("T")
 PRICE = 100_000  # $0.10 at 6 decimals (library/PAYMENTS.md)
 
 
@@ -158,6 +159,20 @@ def test_a_vow_its_report_ins_and_the_entry_in_the_log(client: Client, key: Pinn
     assert page["vow_id"] == vow["vow_id"]
     reading = client.reading(vow["vow_id"])
     assert reading["type"] == "conduct.reading/v1"
+    # The index of vows lists it, in the order taken: walked from the head (few vows here, so
+    # no full page yet: the tail holds them all and last_page is null).
+    listed = _eventually(lambda: next(v for v in client.all_vows() if v["vow_id"] == vow["vow_id"]))
+    assert {k: listed[k] for k in ("agent", "log_index", "text_sha256", "text", "sandbox", "sealed")} == \
+        {k: vow[k] for k in ("agent", "log_index", "text_sha256", "text", "sandbox", "sealed")}
+    head = client.vows()
+    everyone = client.all_vows()
+    assert head["type"] == "conduct.vows/v2" and head["pages"] == 0 and head["last_page"] is None
+    assert len(everyone) >= head["count"] >= 1 and everyone[:head["count"]] == head["tail"]
+    indexes = [v["log_index"] for v in everyone]
+    assert indexes == sorted(set(indexes)), "in the order taken, each vow once"
+    with pytest.raises(ProblemError) as e:
+        client.vows_page(0)
+    assert e.value.status == 404
 
 
 def test_every_changed_byte_of_a_live_checkpoint_is_refused(env: dict[str, str], client: Client) -> None:
@@ -241,7 +256,8 @@ def test_lookups_are_verified(client: Client) -> None:
     assert board["type"] == "conduct.munus/v1" and "walls" in board
     for q in board.get("quests", [])[:2]:
         assert client.quest(q["id"])["type"] == "conduct.munus-quest/v1"
-    assert client.vows()["type"] == "conduct.vows/v1"
+    vows = client.vows()
+    assert vows["type"] == "conduct.vows/v2" and vows["page_size"] == 256 and vows["count"] == len(vows["tail"])
     assert client.openapi()["openapi"].startswith("3.")
     assert "rails" in client.health()
 
@@ -301,6 +317,18 @@ def test_a_tampered_copy_of_the_live_tree_is_refused(env: dict[str, str], key: P
         verify_manifest(site, key)
     (site / path).write_bytes(data)
     verify_manifest(site, key)
+
+
+def _eventually(f: Callable[[], T], seconds: float = 30) -> T:
+    """``f()`` once it stops raising (the service renders its pages after it answers)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return f()
+        except (StopIteration, VerificationError):
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def _accepts(f: object) -> bool:

@@ -50,12 +50,18 @@ from .tlog import (
     verify_note,
 )
 from .vows import (
+    VOWS_PAGE_SIZE,
+    VOWS_PAGE_TYPE,
+    VOWS_TYPE,
     record_sha256,
     verify_chain,
     verify_chain_files,
     verify_entry,
     verify_link,
     verify_vow_record,
+    verify_vows_files,
+    verify_vows_head,
+    verify_vows_page,
     vow_id_for,
 )
 
@@ -85,6 +91,9 @@ __all__ = [
     "SignatureError",
     "TypeMismatchError",
     "UnexpectedResponseError",
+    "VOWS_PAGE_SIZE",
+    "VOWS_PAGE_TYPE",
+    "VOWS_TYPE",
     "VerificationError",
     "credential_hash",
     "file_key",
@@ -112,6 +121,9 @@ __all__ = [
     "verify_signed",
     "verify_vow_entry",
     "verify_vow_record",
+    "verify_vows_files",
+    "verify_vows_head",
+    "verify_vows_page",
     "vow_id_for",
 ]
 

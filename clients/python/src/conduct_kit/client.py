@@ -36,7 +36,14 @@ from .keys import KeyLike, PinnedKey
 from .manifest import HttpSource, ManifestReport, verify_manifest
 from .signed import trace_sha256, verify_attestation, verify_credential, verify_openapi, verify_signed
 from .tlog import Checkpoint, InclusionProof, verify_checkpoint, verify_inclusion
-from .vows import verify_chain_files, verify_entry, verify_vow_record
+from .vows import (
+    verify_chain_files,
+    verify_entry,
+    verify_vow_record,
+    verify_vows_files,
+    verify_vows_head,
+    verify_vows_page,
+)
 
 __all__ = ["Client", "Payer", "Rail"]
 
@@ -433,8 +440,24 @@ class Client:
         return self._signed(f"/vow/{vow_id}/reading", "conduct.reading/v1")
 
     def vows(self) -> JsonObject:
-        """``GET /vows``: every vow, by agent name."""
-        return self._signed("/vows", "conduct.vows/v1")
+        """``GET /vows``: the head of the index of vows (``conduct.vows/v2``), verified: how many
+        vows, the last full page pinned by hash, and the newest vows (``tail``), in the order
+        taken. :meth:`all_vows` reads every vow."""
+        return verify_vows_head(self._request("GET", "/vows").content, self.key)
+
+    def vows_page(self, k: int) -> JsonObject:
+        """``GET /vows/<k>``: full page ``k`` of the index of vows (``conduct.vows_page/v1``),
+        verified: its signature, number, ``from``, its 256 vows in the order taken and its
+        ``prev`` pin. (Only :meth:`all_vows` checks a page's bytes against the pin naming it.)"""
+        return verify_vows_page(self._request("GET", f"/vows/{k}").content, self.key, page=k)
+
+    def all_vows(self) -> list[JsonObject]:
+        """Every vow, in the order taken, oldest first: the head (``GET /vows``), then each full
+        page walking back from its ``last_page`` pin through each page's ``prev``, every page's
+        bytes as served checked against the SHA-256 pinning it and then verified
+        (:func:`~conduct_kit.vows.verify_vows_files`)."""
+        head = self._request("GET", "/vows").content
+        return verify_vows_files(head, lambda k: self._request("GET", f"/vows/{k}").content, self.key)
 
     def verify_text(self, vow_id: str, text: str) -> JsonObject:
         """``GET /vow/<id>/verify_text?text=``: whether ``text`` is the vow's (sealed) text."""

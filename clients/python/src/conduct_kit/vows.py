@@ -10,6 +10,11 @@
 - ``conduct.chain/v1`` (``/vow/<id>/chain``) and ``conduct.chain_page/v1``
   (``/vow/<id>/chain/<k>``): the raw chain in pages of 32 records; the signed head pins each
   full page by the SHA-256 of its file and carries the rest in ``tail``.
+- ``conduct.vows/v2`` (``/vows``) and ``conduct.vows_page/v1`` (``/vows/<k>``): the public
+  index of every vow, in the order taken (by log index), oldest first, in immutable pages of
+  256. The signed head pins the last full page (``last_page``) by the SHA-256 of its file and
+  lists the vows after it (``tail``); each page pins the one before it (``prev``), so walking
+  back from the head reaches every vow (library/VOWS.md, "The index of vows").
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ._codec import JsonObject, fail, hex64, member, parse_object, uint
 from .errors import ChainError, HashMismatchError, VerificationError
@@ -36,12 +41,22 @@ __all__ = [
     "verify_link",
     "verify_chain",
     "verify_chain_files",
+    "VOWS_TYPE",
+    "VOWS_PAGE_TYPE",
+    "VOWS_PAGE_SIZE",
+    "verify_vows_head",
+    "verify_vows_page",
+    "verify_vows_files",
 ]
 
 VOW_TYPE = "conduct.vow/v1"
 ENTRY_TYPE = "conduct.entry/v1"
 CHAIN_TYPE = "conduct.chain/v1"
 CHAIN_PAGE_TYPE = "conduct.chain_page/v1"
+VOWS_TYPE = "conduct.vows/v2"
+VOWS_PAGE_TYPE = "conduct.vows_page/v1"
+#: Vows in a full page of the index: ``/vows/<k>`` holds the vows taken ``256k .. 256k+255``.
+VOWS_PAGE_SIZE = 256
 PROOF_KINDS = frozenset({"sandbox-open", "wallet-signature", "x402-payer"})
 
 
@@ -224,6 +239,158 @@ def verify_chain_files(
     out = verify_chain(records, pin)
     if doc.get("head_sha256") != record_sha256(out[-1]):
         raise ChainError(subject, "head_sha256 is not the SHA-256 of the last record")
+    return out
+
+
+def _listed_vow(value: Any, origin: str, subject: str) -> JsonObject:
+    """Check one vow as the index lists it: its id derived from ``origin``, its log index, its
+    text hash (an open vow), no text for a sealed one, and its page's ``href``."""
+    if not isinstance(value, dict):
+        fail(subject, "is not an object")
+    vid = member(value, "vow_id", str, subject)
+    agent = member(value, "agent", str, subject)
+    index = uint(value, "log_index", subject)
+    text_hash = hex64(value.get("text_sha256"), subject, "text_sha256")
+    member(value, "sandbox", bool, subject)
+    _instant(value.get("taken_at"), subject, "taken_at")
+    want = vow_id_for(origin, index, text_hash, agent)
+    if vid != want:
+        raise ChainError(subject, f"vow_id {vid} is not the id its log index, text and agent give ({want})")
+    if value.get("href") != f"/vow/{vid}":
+        fail(subject, f"href {value.get('href')!r} is not /vow/{vid}")
+    if member(value, "sealed", bool, subject):
+        if "text" in value:
+            fail(subject, "a sealed vow publishes no text")
+    else:
+        text = member(value, "text", str, subject)
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != text_hash:
+            raise HashMismatchError(subject, "text_sha256 is not the SHA-256 of text")
+    return value
+
+
+def _listed_vows(values: Any, origin: str, subject: str, first: int) -> list[JsonObject]:
+    """Check a run of listed vows (ranks ``first ..``): each one, and log indexes increasing."""
+    if not isinstance(values, list):
+        fail(subject, "vows are not an array")
+    out: list[JsonObject] = []
+    for n, v in enumerate(values):
+        vow = _listed_vow(v, origin, f"{subject}, vow {first + n}")
+        if out and vow["log_index"] <= out[-1]["log_index"]:
+            raise ChainError(f"{subject}, vow {first + n}", f"log_index {vow['log_index']} is not after {out[-1]['log_index']} (the order taken)")
+        out.append(vow)
+    return out
+
+
+def _page_pin(value: Any, k: int, subject: str, what: str) -> str:
+    """The SHA-256 a pin ``{"href": "/vows/<k>", "page": k, "sha256"}`` names for page ``k``."""
+    if value is None:
+        raise ChainError(subject, f"{what} is null where page {k} is full")
+    if not isinstance(value, dict):
+        fail(subject, f"{what} is not an object")
+    if value.get("page") != k or value.get("href") != f"/vows/{k}":
+        raise ChainError(subject, f"{what} names page {value.get('page')!r} ({value.get('href')!r}), not page {k} (/vows/{k})")
+    return hex64(value.get("sha256"), subject, f"{what}.sha256")
+
+
+def verify_vows_head(data: bytes | str | Mapping[str, Any], key: KeyLike) -> JsonObject:
+    """Verify the head of the index of vows (``/vows``, ``conduct.vows/v2``): its signature, that
+    ``tail_from`` is where the ``pages`` full pages of ``page_size`` end, that ``count`` is
+    ``tail_from`` plus the tail, that ``last_page`` pins page ``pages - 1`` (``null`` when no page
+    is full), and every vow of the tail (see :func:`verify_vows_files` for the whole index)."""
+    pin = PinnedKey.parse(key)
+    subject = "vows head"
+    doc = verify_signed(data, pin, expected_type=VOWS_TYPE, subject=subject)
+    size = uint(doc, "page_size", subject)
+    if size < 1:
+        fail(subject, "page_size is 0")
+    pages = uint(doc, "pages", subject)
+    if uint(doc, "tail_from", subject) != pages * size:
+        raise ChainError(subject, f"tail_from {doc['tail_from']} where {pages} pages of {size} end at {pages * size}")
+    tail = _listed_vows(doc.get("tail"), pin.origin, subject, pages * size)
+    if uint(doc, "count", subject) != pages * size + len(tail):
+        raise ChainError(subject, f"count {doc['count']} but {pages} pages of {size} and {len(tail)} in the tail")
+    if "last_page" not in doc:
+        fail(subject, "member 'last_page' is missing")
+    if pages == 0:
+        if doc["last_page"] is not None:
+            raise ChainError(subject, "last_page pins a page where no page is full")
+    else:
+        _page_pin(doc["last_page"], pages - 1, subject, "last_page")
+    return doc
+
+
+def verify_vows_page(
+    data: bytes | str | Mapping[str, Any],
+    key: KeyLike,
+    *,
+    page: int | None = None,
+    page_size: int = VOWS_PAGE_SIZE,
+) -> JsonObject:
+    """Verify one full page of the index of vows (``/vows/<k>``, ``conduct.vows_page/v1``): its
+    signature, its number (``page``, when given), ``from`` = ``page_size * k``, exactly
+    ``page_size`` vows each as the index lists them and in the order taken, and ``prev``:
+    ``null`` on page 0, else a pin of page ``k - 1``. Its bytes against the pin that names it
+    are :func:`verify_vows_files`'s."""
+    pin = PinnedKey.parse(key)
+    subject = f"vows page {page}" if page is not None else "vows page"
+    doc = verify_signed(data, pin, expected_type=VOWS_PAGE_TYPE, subject=subject)
+    k = uint(doc, "page", subject)
+    if page is not None and k != page:
+        raise ChainError(subject, f"is page {k}, not page {page}")
+    subject = f"vows page {k}"
+    if uint(doc, "from", subject) != k * page_size:
+        raise ChainError(subject, f"from {doc['from']} where page {k} starts at {k * page_size}")
+    vows = _listed_vows(doc.get("vows"), pin.origin, subject, k * page_size)
+    if len(vows) != page_size:
+        raise ChainError(subject, f"a full page holds {page_size} vows, this one {len(vows)}")
+    if "prev" not in doc:
+        fail(subject, "member 'prev' is missing")
+    if k == 0:
+        if doc["prev"] is not None:
+            raise ChainError(subject, "page 0 pins no page before it")
+    else:
+        _page_pin(doc["prev"], k - 1, subject, "prev")
+    return doc
+
+
+def verify_vows_files(
+    head: bytes | str | Mapping[str, Any],
+    pages: Sequence[bytes] | Callable[[int], bytes],
+    key: KeyLike,
+) -> list[JsonObject]:
+    """Read the whole index of vows from its signed head (``/vows``) and the bytes of its full
+    pages (``/vows/<k>``), and verify it: every vow, in the order taken, oldest first.
+
+    ``pages`` is the page files in order (page 0 first) or a function that reads page ``k``'s
+    bytes as served. The walk goes back from the head: the bytes of page ``pages - 1`` must
+    have the SHA-256 that ``last_page`` pins, then each page is verified
+    (:func:`verify_vows_page`) before the pin in its ``prev`` is trusted for the page before
+    it, down to page 0. Log indexes increase across the pages and into the tail.
+    """
+    pin = PinnedKey.parse(key)
+    doc = verify_vows_head(head, pin)
+    size, count = doc["page_size"], doc["pages"]
+    read: Callable[[int], bytes] = pages if callable(pages) else pages.__getitem__
+    if not callable(pages) and len(pages) != count:
+        fail("vows head", f"has {count} full pages, {len(pages)} given")
+    listed: list[list[JsonObject]] = []
+    want = doc["last_page"]["sha256"] if count else None
+    for k in range(count - 1, -1, -1):
+        raw = read(k)
+        got = hashlib.sha256(raw).hexdigest()
+        if got != want:
+            by = "the head's last_page" if k == count - 1 else f"page {k + 1}'s prev"
+            raise HashMismatchError(f"vows page {k}", f"file SHA-256 {got} is not the pin of {by} {want}")
+        page = verify_vows_page(raw, pin, page=k, page_size=size)
+        listed.append(page["vows"])
+        want = page["prev"]["sha256"] if k else None
+    tail: list[JsonObject] = doc["tail"]
+    out = [v for vows in reversed(listed) for v in vows] + tail
+    # Within a page and within the tail the order is checked already; here, across them.
+    for r in range(size, len(out), size):
+        if out[r]["log_index"] <= out[r - 1]["log_index"]:
+            where = f"vows page {r // size}" if r < count * size else "vows head"
+            raise ChainError(f"{where}, vow {r}", f"log_index {out[r]['log_index']} is not after {out[r - 1]['log_index']} (the order taken)")
     return out
 
 
