@@ -32,6 +32,7 @@
 
 mod kind;
 mod schemas;
+mod splice;
 mod tools;
 
 use std::net::SocketAddr;
@@ -49,6 +50,7 @@ use crate::config::{Config, MAX_BODY};
 use crate::http::reply::{bytes_response, Problem};
 use crate::http::request::Dispatch;
 
+use splice::Slot;
 use tools::{Caller, Tools};
 
 /// The MCP endpoint of one service: rmcp's stateless streamable-HTTP service and its tools.
@@ -124,10 +126,12 @@ pub async fn serve(
     remote: Option<SocketAddr>,
     body: Bytes,
 ) -> Result<WarpResponse, Problem> {
+    let answer = Slot::default();
     let caller = Caller {
         dispatch,
         remote,
         forwarded: headers.get_all("x-forwarded-for").iter().cloned().collect(),
+        answer: answer.clone(),
     };
     let json_body = headers
         .get(header::CONTENT_TYPE)
@@ -144,12 +148,24 @@ pub async fn serve(
     *request.uri_mut() = path.parse().unwrap_or_default();
     *request.headers_mut() = headers;
     request.extensions_mut().insert(caller);
-    let answer = endpoint.service.handle(request).await;
-    let (parts, body_out) = answer.into_parts();
-    let bytes = match body_out.collect().await {
+    let (mut parts, body_out) = endpoint.service.handle(request).await.into_parts();
+    let mut bytes = match body_out.collect().await {
         Ok(c) => c.to_bytes(),
         Err(never) => match never {},
     };
+    // A tool that succeeded left the route's answer: write it into rmcp's.
+    if let Some(object) = answer.take() {
+        match splice::fill(&bytes, &object) {
+            Some(spliced) => {
+                bytes = spliced.into();
+                parts.headers.remove(header::CONTENT_LENGTH);
+            }
+            None if parts.status.is_success() => {
+                tracing::error!("rmcp's answer to a tool call had no placeholder result to fill");
+            }
+            None => {}
+        }
+    }
     let status = parts.status;
     let is_json = parts
         .headers
@@ -208,6 +224,66 @@ fn refusal(status: StatusCode, headers: &HeaderMap, detail: String) -> Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{FileConfig, Overrides};
+    use rmcp::model::{
+        CallToolResult, ContentBlock, NumberOrString, ServerJsonRpcMessage, ServerResult,
+    };
+
+    /// A tool's answer is the route's bytes written into rmcp's answer: the same JSON-RPC answer
+    /// (as parsed JSON) that rmcp writes for the result built from a `serde_json::Value`, with
+    /// the route's object as served (its whitespace and key order) as `structuredContent`.
+    #[tokio::test]
+    async fn a_tool_answer_is_the_routes_bytes_in_rmcps_answer() {
+        // Pretty, keys unsorted, escapes, non-ASCII text, numbers of every kind.
+        let route =
+            "{\n  \"zeta\": \"a \\\"quoted\\\" line\\nand \u{e9} \u{2713} \\u0001 </\",\n  \
+            \"alpha\": [1, 2.5, -3e-7, 18446744073709551615, null, true],\n  \
+            \"nested\": {\"b\": {}, \"a\": [], \"text\": \"\", \"structuredContent\": {}}\n}\n";
+        let dispatch: Dispatch = Arc::new(move |_| {
+            Box::pin(async move {
+                bytes_response(
+                    StatusCode::OK,
+                    "application/json",
+                    route.as_bytes().to_vec(),
+                )
+            })
+        });
+        let cfg = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
+        let endpoint = Endpoint::new(&cfg);
+        // An id that spells the placeholders: they are found by position, not by text.
+        let id = r#"{"structuredContent":{},"content":[{"type":"text","text":""}]}"#;
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "list_vows", "arguments": {}}});
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("host", "127.0.0.1"),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2025-11-25"),
+        ] {
+            headers.insert(name, value.parse().unwrap());
+        }
+        let body = Bytes::from(serde_json::to_vec(&call).unwrap());
+        let resp = serve(&endpoint, dispatch, "/mcp", headers, None, body)
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let served = resp.into_body().collect().await.unwrap().to_bytes();
+        let served = std::str::from_utf8(&served).unwrap();
+
+        // The answer as it was built before: the route's answer parsed into a value.
+        let mut result = CallToolResult::success(vec![ContentBlock::text(route)]);
+        result.structured_content = Some(serde_json::from_str(route).unwrap());
+        let mut result = ServerResult::CallToolResult(result);
+        // What rmcp does to a result for a peer before protocol revision 2026-07-28.
+        result.strip_result_type_for_legacy_peer();
+        let before = ServerJsonRpcMessage::response(result, NumberOrString::String(id.into()));
+        let parsed: serde_json::Value = serde_json::from_str(served).unwrap();
+        assert_eq!(parsed, serde_json::to_value(&before).unwrap());
+        // `structuredContent` is the route's object byte for byte, the text its whole answer.
+        assert!(served.contains(&format!(r#""structuredContent":{}"#, route.trim())));
+        assert_eq!(parsed["result"]["content"][0]["text"], route);
+    }
 
     #[test]
     fn allowed_hosts_and_origins_follow_the_public_url() {

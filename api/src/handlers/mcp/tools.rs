@@ -5,9 +5,9 @@
 //! the dispatcher (`http::dispatch`, handed in as a [`Dispatch`]) with the caller's address
 //! and forwarding headers, so the route's own code answers it under the same free per-IP caps.
 //! The answer becomes the tool result: a 2xx JSON object is the `structuredContent`, and the
-//! same bytes are the text block (the signed JSON as the route served it); a refusal (RFC 9457
-//! problem+json) is a result with `isError: true` whose text is the problem. No tool reaches a
-//! paid route.
+//! same bytes are the text block (the signed JSON as the route served it), both written into
+//! rmcp's answer by the endpoint ([`super::splice`]); a refusal (RFC 9457 problem+json) is a
+//! result with `isError: true` whose text is the problem. No tool reaches a paid route.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -27,6 +27,7 @@ use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 
 use super::kind::Kind;
 use super::schemas;
+use super::splice::{placeholder, Object, Slot};
 use crate::http::reply::Problem;
 use crate::http::request::{Dispatch, Request};
 
@@ -41,6 +42,9 @@ pub struct Caller {
     /// The request's `X-Forwarded-For` values, in order (read by the caps only under
     /// `trust_forwarded_for`, exactly as for the HTTP route).
     pub forwarded: Vec<HeaderValue>,
+    /// Where a successful tool leaves the route's answer, which the endpoint writes into
+    /// rmcp's answer in place of the result's placeholder ([`super::splice`]).
+    pub answer: Slot,
 }
 
 /// The MCP server handler: the tool router (built once) and the server's description.
@@ -138,17 +142,16 @@ async fn run(kind: Kind, caller: Option<Caller>, args: JsonObject) -> CallToolRe
             .await
         }
     };
-    let text = String::from_utf8_lossy(&bytes).into_owned();
     if !ok {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         return CallToolResult::error(vec![ContentBlock::text(text)]);
     }
-    match serde_json::from_slice::<serde_json::Value>(&bytes) {
-        Ok(v @ serde_json::Value::Object(_)) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-            r.structured_content = Some(v);
-            r
+    match Object::new(bytes) {
+        Some(object) => {
+            caller.answer.put(object);
+            placeholder()
         }
-        _ => {
+        None => {
             refused(Problem::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unrepresentable",
