@@ -142,11 +142,8 @@ pub enum Found {
     Missing,
 }
 
-async fn is_file(p: &Path) -> bool {
-    tokio::fs::metadata(p)
-        .await
-        .map(|m| m.is_file())
-        .unwrap_or(false)
+fn is_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
 /// Resolve a request path against the site root.
@@ -159,33 +156,32 @@ pub async fn lookup(
     let Some(rel) = safe_relative(path) else {
         return Found::Missing;
     };
-    let stem = if rel.is_empty() {
-        "index".to_owned()
-    } else {
-        rel.clone()
-    };
+    let stem = if rel.is_empty() { "index" } else { &rel };
+    let twin = |v: Variant| root.join(format!("{stem}.{}", v.ext()));
     // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
-    if !rel.is_empty() && format.is_none() && is_file(&root.join(&rel)).await {
-        return Found::File(root.join(&rel), false);
-    }
-    let mut available = Vec::with_capacity(3);
-    for v in [Variant::Json, Variant::Html, Variant::Text] {
-        if is_file(&root.join(format!("{stem}.{}", v.ext()))).await {
-            available.push(v);
+    let exact = (!rel.is_empty() && format.is_none()).then(|| root.join(&rel));
+    let twins = [Variant::Json, Variant::Html, Variant::Text].map(|v| (v, twin(v)));
+    // Every check of the file system in one trip to the blocking pool: a trip each was most
+    // of the cost of serving a small file (BENCHMARKS.md section 9). `None`: the exact file.
+    let probed = tokio::task::spawn_blocking(move || {
+        if exact.as_deref().is_some_and(is_file) {
+            return None;
         }
-    }
-    if available.is_empty() {
-        return Found::Missing;
-    }
+        let found = twins.into_iter().filter(|(_, p)| is_file(p));
+        Some(found.map(|(v, _)| v).collect::<Vec<_>>())
+    })
+    .await;
+    let available = match probed {
+        Ok(None) => return Found::File(root.join(&rel), false),
+        Ok(Some(available)) if !available.is_empty() => available,
+        Ok(Some(_)) | Err(_) => return Found::Missing,
+    };
     let chosen = match format {
         Some(f) => available.contains(&f).then_some(f),
         None => negotiate(accept, &available),
     };
     match chosen {
-        Some(v) => Found::File(
-            root.join(format!("{stem}.{}", v.ext())),
-            available.len() > 1,
-        ),
+        Some(v) => Found::File(twin(v), available.len() > 1),
         None => Found::NotAcceptable,
     }
 }
