@@ -223,6 +223,42 @@ impl Publisher {
         Ok(true)
     }
 
+    /// Remove the file at `rel` (a page of an old layout) and stop listing it. Returns whether
+    /// there was one.
+    pub fn remove(&mut self, rel: &str) -> io::Result<bool> {
+        let listed = self.trie().remove(rel);
+        match std::fs::remove_file(self.root.join(rel)) {
+            Ok(()) => {
+                self.writes += 1;
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(listed),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Remove every file directly under the directory `dir` that `keep` (given its path) does
+    /// not keep: the pages of an earlier layout. Returns how many it removed.
+    pub fn prune(&mut self, dir: &str, keep: impl Fn(&str) -> bool) -> io::Result<usize> {
+        let entries = match std::fs::read_dir(self.root.join(dir)) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        let mut gone = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
+            if entry.file_type()?.is_file() && !keep(&rel) && !rel.contains(".conduct-tmp.") {
+                gone.push(rel);
+            }
+        }
+        for rel in &gone {
+            self.remove(rel)?;
+        }
+        Ok(gone.len())
+    }
+
     /// [`Self::put`] for many files at once, writing the changed ones in parallel (a report-in
     /// changes several files of its vow; each write is a file creation and a rename). Returns
     /// how many were written.

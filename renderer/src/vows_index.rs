@@ -51,6 +51,8 @@ pub struct IndexState {
     pages: usize,
     /// SHA-256 (hex) of the last full page's JSON file.
     last_sha: Option<String>,
+    /// Vows listed by the last render.
+    count: usize,
 }
 
 /// What every render of the index shares.
@@ -78,6 +80,25 @@ impl IndexState {
         )
     }
 
+    /// Whether `path`, a file under `vows/` or `sitemap/`, is one the last render wrote or
+    /// wrote before (a page of an earlier layout, or of a sitemap file since merged, is not).
+    pub fn is_current(&self, path: &str) -> bool {
+        let numbered = |name: &str, ext: &str| {
+            name.strip_suffix(ext)
+                .filter(|n| n == &"0" || !n.starts_with('0'))
+                .and_then(|n| n.parse::<usize>().ok())
+        };
+        if let Some(name) = path.strip_prefix("vows/") {
+            let k = numbered(name, ".json").or_else(|| numbered(name, ".html"));
+            k.is_some_and(|k| k < self.pages)
+        } else if let Some(name) = path.strip_prefix("sitemap/") {
+            name == "pages.xml"
+                || numbered(name, ".xml").is_some_and(|j| j < self.count.div_ceil(SITEMAP_VOWS))
+        } else {
+            false
+        }
+    }
+
     /// The index's files, given `rows`: every vow taken after [`Self::after`], in the order
     /// taken. Returns the pages that filled (JSON and HTML), the head and its HTML, the
     /// sitemap files that changed and the sitemap index, and moves past what is now
@@ -85,6 +106,7 @@ impl IndexState {
     pub fn files(&mut self, inp: &IndexInput<'_>, rows: &[VowRow]) -> Result<Files, RenderError> {
         let base = self.chunks * SITEMAP_VOWS;
         let count = base + rows.len();
+        self.count = count;
         let mut files = Vec::new();
         while (self.pages + 1) * PAGE_SIZE <= count {
             let k = self.pages;
@@ -453,6 +475,26 @@ mod tests {
         assert_eq!(urls, 3 * n + n / PAGE_SIZE);
         let pages = String::from_utf8(tree["sitemap/pages.xml"].clone()).unwrap();
         assert!(pages.contains(&format!("<loc>{URL}/vows</loc>")));
+    }
+
+    #[test]
+    fn files_of_an_earlier_layout_are_not_current() {
+        let (tree, _, st) = one_at_a_time(3 * PAGE_SIZE + 1);
+        for p in tree
+            .keys()
+            .filter(|p| p.starts_with("vows/") || p.starts_with("sitemap/"))
+        {
+            assert!(st.is_current(p), "{p}");
+        }
+        for p in [
+            "vows/3.html",
+            "vows/3.json",
+            "vows/03.json",
+            "vows/2.htm",
+            "sitemap/2.xml",
+        ] {
+            assert!(!st.is_current(p), "{p}");
+        }
     }
 
     #[test]

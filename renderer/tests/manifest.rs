@@ -378,3 +378,36 @@ fn a_restart_over_a_v1_manifest_takes_its_listing_once_and_writes_the_trie() {
     let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
     assert_eq!(p.seed_from_manifest(&other), 0);
 }
+
+/// Pruning the pages of an earlier layout removes them from the disk and the manifest: the
+/// tree still verifies, and the manifest lists exactly what is left (its bins keep the shape
+/// they grew to: a leaf does not merge back).
+#[test]
+fn pruned_files_leave_the_disk_and_the_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut files = vow_files(10, "a");
+    for k in 0..6 {
+        files.push((format!("vows/{k}.html"), format!("page {k}").into_bytes()));
+    }
+    p.put_many(files.clone()).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    verify(dir.path(), &key);
+    let keep = |rel: &str| rel != "vows/4.html" && rel != "vows/5.html";
+    assert_eq!(p.prune("vows", keep).unwrap(), 2);
+    assert_eq!(p.prune("vows", keep).unwrap(), 0, "nothing left to prune");
+    assert_eq!(p.prune("no-such-dir", keep).unwrap(), 0);
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    assert!(!dir.path().join("vows/4.html").exists() && p.sha256_of("vows/5.html").is_none());
+    verify(dir.path(), &key);
+    let listing: BTreeMap<String, (String, u64)> = files
+        .iter()
+        .filter(|(rel, _)| keep(rel))
+        .map(|(p, b)| (p.clone(), (hex::encode(Sha256::digest(b)), b.len() as u64)))
+        .collect();
+    assert!(
+        walk(dir.path(), &key).unwrap() == listing,
+        "the listing is what is left"
+    );
+}

@@ -300,6 +300,14 @@ impl Source for VowSource {
             Ok(())
         })?;
         put_all(publisher, index)?;
+        if let Some(state) = &self.index {
+            // The pages of an earlier layout of the index (library/MIRRORS.md, "Upgrading").
+            for dir in ["vows", "sitemap"] {
+                publisher
+                    .prune(dir, |path| state.is_current(path))
+                    .map_err(|e| RenderError::Input(format!("pruning {dir}/: {e}")))?;
+            }
+        }
         let rows = self.reader.all()?;
         for chunk in rows.chunks(STARTUP_CHUNK) {
             put_all(publisher, self.card_files(chunk)?)?;

@@ -175,6 +175,28 @@ impl Trie {
         true
     }
 
+    /// Stop listing `path`. Returns whether the listing changed.
+    pub fn remove(&mut self, path: &str) -> bool {
+        let Some(leaf) = self.leaf_of(&key(path), false) else {
+            return false;
+        };
+        let Some(l) = self.leaves.get_mut(&leaf) else {
+            return false;
+        };
+        if !l.files.contains_key(path) {
+            return false;
+        }
+        let files = Arc::make_mut(&mut l.files);
+        files.remove(path);
+        let n = files.len();
+        self.cached -= 1;
+        self.count(&leaf, -1);
+        if self.dirty.insert(leaf) {
+            self.dirty_entries += n;
+        }
+        true
+    }
+
     /// Add `by` to the file counts of `leaf` and its ancestors.
     fn count(&mut self, leaf: &str, by: i64) {
         for depth in 0..leaf.len() {
