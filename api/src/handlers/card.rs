@@ -90,10 +90,8 @@ pub async fn card_at(
     // A file of the tree under card/ (a rendered card, or one of its twins by name) is
     // served as it is; anything else is a key.
     let asked = format(query)?;
-    if let Found::File(p, negotiated) = lookup(ctx.tree, path, accept, asked).await {
-        if let Some(resp) = file_response(&p, negotiated, false).await {
-            return Ok(resp);
-        }
+    if let Found::File(file) = lookup(ctx.tree, path, accept, asked).await {
+        return Ok(file_response(file, false));
     }
     let raw = path.strip_prefix("/card/").unwrap_or("");
     let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy();
@@ -140,11 +138,7 @@ pub async fn serve_lookup(
     // The stem is a literal file name; `lookup` percent-decodes its path, so escape `%`.
     let path = format!("/{}", stem.replace('%', "%25"));
     match lookup(tree, &path, accept, format).await {
-        Found::File(p, negotiated) => {
-            if let Some(resp) = file_response(&p, negotiated, false).await {
-                return Ok(resp);
-            }
-        }
+        Found::File(file) => return Ok(file_response(file, false)),
         Found::NotAcceptable => return Err(not_acceptable()),
         Found::Missing => {}
     }

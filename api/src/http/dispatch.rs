@@ -111,11 +111,10 @@ where
     let found = static_site::lookup(&app.cfg.site, &req.path, accept, format).await;
     let dynamic = routes::dynamic_methods(&req.path);
     match (found, is_get) {
-        (Found::File(p, negotiated), true) => {
-            static_site::file_response(&p, negotiated, req.method == Method::HEAD)
-                .await
-                .ok_or_else(|| not_found(&req.path))
-        }
+        (Found::File(file), true) => Ok(static_site::file_response(
+            file,
+            req.method == Method::HEAD,
+        )),
         (Found::NotAcceptable, true) => Err(Problem::new(
             StatusCode::NOT_ACCEPTABLE,
             "not-acceptable",

@@ -134,19 +134,28 @@ pub fn safe_relative(path: &str) -> Option<String> {
 /// What a lookup found.
 #[derive(Debug)]
 pub enum Found {
-    /// A file, and whether the choice depended on `Accept`.
-    File(PathBuf, bool),
+    /// A file, read.
+    File(File),
     /// The path has twins, but none the client accepts.
     NotAcceptable,
     /// Nothing there.
     Missing,
 }
 
+/// A file a lookup found and read.
+#[derive(Debug)]
+pub struct File {
+    path: PathBuf,
+    /// Whether the choice depended on `Accept`.
+    negotiated: bool,
+    bytes: Vec<u8>,
+}
+
 fn is_file(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file())
 }
 
-/// Resolve a request path against the site root.
+/// Resolve a request path against the site root, and read the file it resolves to.
 pub async fn lookup(
     root: &Path,
     path: &str,
@@ -156,42 +165,58 @@ pub async fn lookup(
     let Some(rel) = safe_relative(path) else {
         return Found::Missing;
     };
-    let stem = if rel.is_empty() { "index" } else { &rel };
-    let twin = |v: Variant| root.join(format!("{stem}.{}", v.ext()));
-    // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
-    let exact = (!rel.is_empty() && format.is_none()).then(|| root.join(&rel));
-    let twins = [Variant::Json, Variant::Html, Variant::Text].map(|v| (v, twin(v)));
-    // Every check of the file system in one trip to the blocking pool: a trip each was most
-    // of the cost of serving a small file (BENCHMARKS.md section 9). `None`: the exact file.
-    let probed = tokio::task::spawn_blocking(move || {
-        if exact.as_deref().is_some_and(is_file) {
-            return None;
-        }
-        let found = twins.into_iter().filter(|(_, p)| is_file(p));
-        Some(found.map(|(v, _)| v).collect::<Vec<_>>())
-    })
-    .await;
-    let available = match probed {
-        Ok(None) => return Found::File(root.join(&rel), false),
-        Ok(Some(available)) if !available.is_empty() => available,
-        Ok(Some(_)) | Err(_) => return Found::Missing,
+    let (root, accept) = (root.to_path_buf(), accept.map(str::to_owned));
+    // Every check of the file system and the read in one trip to the blocking pool: a trip
+    // each was most of the cost of serving a small file (BENCHMARKS.md section 9).
+    tokio::task::spawn_blocking(move || find(&root, &rel, accept.as_deref(), format))
+        .await
+        .unwrap_or(Found::Missing)
+}
+
+/// [`lookup`] of the checked relative path `rel`, on the blocking pool.
+fn find(root: &Path, rel: &str, accept: Option<&str>, format: Option<Variant>) -> Found {
+    let read = |path: PathBuf, negotiated| match std::fs::read(&path) {
+        Ok(bytes) => Found::File(File {
+            path,
+            negotiated,
+            bytes,
+        }),
+        Err(_) => Found::Missing,
     };
+    // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
+    let exact = root.join(rel);
+    if !rel.is_empty() && format.is_none() && is_file(&exact) {
+        return read(exact, false);
+    }
+    let stem = if rel.is_empty() { "index" } else { rel };
+    let twin = |v: Variant| root.join(format!("{stem}.{}", v.ext()));
+    let available: Vec<Variant> = [Variant::Json, Variant::Html, Variant::Text]
+        .into_iter()
+        .filter(|v| is_file(&twin(*v)))
+        .collect();
+    if available.is_empty() {
+        return Found::Missing;
+    }
     let chosen = match format {
         Some(f) => available.contains(&f).then_some(f),
         None => negotiate(accept, &available),
     };
     match chosen {
-        Some(v) => Found::File(twin(v), available.len() > 1),
+        Some(v) => read(twin(v), available.len() > 1),
         None => Found::NotAcceptable,
     }
 }
 
-/// Read a found file into a response.
-pub async fn file_response(path: &Path, negotiated: bool, head: bool) -> Option<WarpResponse> {
-    let bytes = tokio::fs::read(path).await.ok()?;
+/// A found file as a response (`head`: its headers alone).
+pub fn file_response(file: File, head: bool) -> WarpResponse {
+    let File {
+        path,
+        negotiated,
+        bytes,
+    } = file;
     let len = bytes.len();
     let body = if head { Vec::new() } else { bytes };
-    let mut resp = bytes_response(StatusCode::OK, content_type(path), body);
+    let mut resp = bytes_response(StatusCode::OK, content_type(&path), body);
     let h = resp.headers_mut();
     if head {
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
@@ -209,7 +234,7 @@ pub async fn file_response(path: &Path, negotiated: bool, head: bool) -> Option<
     if negotiated {
         h.insert(header::VARY, HeaderValue::from_static("Accept"));
     }
-    Some(resp)
+    resp
 }
 
 #[cfg(test)]
