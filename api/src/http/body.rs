@@ -22,10 +22,11 @@ fn too_large() -> Problem {
 }
 
 /// Read and drop up to [`DRAIN_LIMIT`] bytes of a refused body, for at most five seconds.
-async fn linger<S, B>(body: S)
+async fn linger<S, B, E>(body: S)
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + 'static,
     B: Buf + Send + 'static,
+    E: Into<BoxError> + Send + 'static,
 {
     let drain = async move {
         let mut body = std::pin::pin!(body);
@@ -39,11 +40,17 @@ where
     };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
 }
+/// What a body stream fails with: a [`BodyTimeout`](crate::http::conn::BodyTimeout) past
+/// its deadline, or the connection's error.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Collect a request body, refusing more than [`MAX_BODY`] bytes and multipart bodies.
-pub async fn read_body<S, B>(headers: &HeaderMap, body: S) -> Result<Bytes, Problem>
+/// A body of one chunk is taken as it is, not copied.
+pub async fn read_body<S, B, E>(headers: &HeaderMap, body: S) -> Result<Bytes, Problem>
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + 'static,
     B: Buf + Send + 'static,
+    E: Into<BoxError> + Send + 'static,
 {
     if let Some(ct) = headers
         .get(header::CONTENT_TYPE)
@@ -94,13 +101,15 @@ where
     // Only a body without Content-Length (chunked) can turn out too large while it is read.
     let mut over = false;
     let mut seen = 0usize;
+    let mut first: Option<Bytes> = None;
     let mut buf = BytesMut::new();
     let mut body = std::pin::pin!(body);
     while let Some(chunk) = body.next().await {
         let mut chunk = chunk.map_err(|e| {
+            let e: BoxError = e.into();
             // The accept loop puts a deadline on every body (`body_timeout_seconds`).
             let timeout =
-                std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| {
+                std::iter::successors(Some(&*e as &(dyn std::error::Error + 'static)), |e| {
                     e.source()
                 })
                 .find_map(|e| e.downcast_ref::<crate::http::conn::BodyTimeout>());
@@ -136,6 +145,14 @@ where
             chunk.advance(chunk.remaining());
             continue;
         }
+        if first.is_none() && buf.is_empty() {
+            // Zero-copy for `Bytes` chunks (what the connection yields).
+            first = Some(chunk.copy_to_bytes(chunk.remaining()));
+            continue;
+        }
+        if let Some(f) = first.take() {
+            buf.extend_from_slice(&f);
+        }
         while chunk.has_remaining() {
             let piece = chunk.chunk();
             let n = piece.len();
@@ -146,5 +163,8 @@ where
     if over {
         return Err(too_large());
     }
-    Ok(buf.freeze())
+    match first {
+        Some(f) => Ok(f),
+        None => Ok(buf.freeze()),
+    }
 }

@@ -380,10 +380,34 @@ struct WatchState {
     /// Every response begun has been written out (hyper's write buffer was empty since):
     /// with no request being answered, hyper's next write is its own answer to a bad head.
     settled: bool,
+    /// When the watchdog wakes next (it is asleep until then, or looking): a change whose
+    /// deadline falls before it wakes the watchdog at once, any other waits for it.
+    armed: Instant,
+}
+
+impl WatchState {
+    /// The instant past which the connection is to be closed, if any.
+    fn deadline(&self, header_timeout: Duration, idle_timeout: Duration) -> Option<Instant> {
+        let phase = match self.phase {
+            Phase::Head(t) => Some(t + header_timeout),
+            Phase::Idle(t) => Some(t + idle_timeout),
+            Phase::Closing(t) => Some(t + REFUSAL_GRACE),
+            Phase::Busy => None,
+        };
+        let stall = self.stalled.map(|t| t + idle_timeout);
+        match (phase, stall) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// The state a connection's watchdog watches: kept by its I/O (reads, blocked writes) and its
 /// service (requests begun and finished).
+///
+/// The watchdog is woken only when a change brings a deadline before its next wake-up, which
+/// it sets no later than any deadline a later change could bring without waking it (see
+/// [`watchdog`]): with the default timeouts a keep-alive request wakes it never.
 struct Watch {
     header_timeout: Duration,
     idle_timeout: Duration,
@@ -393,16 +417,29 @@ struct Watch {
 
 impl Watch {
     fn new(limits: &Limits) -> Self {
+        let now = Instant::now();
         Watch {
             header_timeout: limits.header_timeout,
             idle_timeout: limits.idle_timeout,
             state: Mutex::new(WatchState {
-                phase: Phase::Head(Instant::now()),
+                phase: Phase::Head(now),
                 active: 0,
                 stalled: None,
                 settled: true,
+                armed: now,
             }),
             changed: Notify::new(),
+        }
+    }
+
+    /// Wake the watchdog if the deadline of `s` falls before its next wake-up.
+    fn changed(&self, s: std::sync::MutexGuard<'_, WatchState>) {
+        let early = s
+            .deadline(self.header_timeout, self.idle_timeout)
+            .is_some_and(|d| d < s.armed);
+        drop(s);
+        if early {
+            self.changed.notify_one();
         }
     }
 
@@ -411,8 +448,7 @@ impl Watch {
         let mut s = lock(&self.state);
         if let Phase::Idle(_) = s.phase {
             s.phase = Phase::Head(Instant::now());
-            drop(s);
-            self.changed.notify_one();
+            self.changed(s);
         }
     }
 
@@ -421,8 +457,7 @@ impl Watch {
         let mut s = lock(&self.state);
         if s.stalled.is_none() {
             s.stalled = Some(Instant::now());
-            drop(s);
-            self.changed.notify_one();
+            self.changed(s);
         }
     }
 
@@ -455,52 +490,64 @@ impl Watch {
 
     /// An answer in place of hyper's is being written: close within [`REFUSAL_GRACE`].
     fn closing(&self) {
-        lock(&self.state).phase = Phase::Closing(Instant::now());
-        self.changed.notify_one();
+        let mut s = lock(&self.state);
+        s.phase = Phase::Closing(Instant::now());
+        self.changed(s);
     }
 
-    /// A request's head has been read: it is being answered until the guard drops.
+    /// A request's head has been read: it is being answered until the guard drops (no
+    /// deadline meanwhile, so the watchdog need not know yet).
     fn begin(self: &Arc<Self>) -> RequestGuard {
         let mut s = lock(&self.state);
         s.active += 1;
         s.phase = Phase::Busy;
         s.settled = false;
         drop(s);
-        self.changed.notify_one();
         RequestGuard {
             watch: self.clone(),
         }
     }
 
-    /// The instant past which the connection is to be closed, if any.
-    fn deadline(&self) -> Option<Instant> {
-        let s = lock(&self.state);
-        let phase = match s.phase {
-            Phase::Head(t) => Some(t + self.header_timeout),
-            Phase::Idle(t) => Some(t + self.idle_timeout),
-            Phase::Closing(t) => Some(t + REFUSAL_GRACE),
-            Phase::Busy => None,
-        };
-        let stall = s.stalled.map(|t| t + self.idle_timeout);
-        match (phase, stall) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+    /// At `now`: `Err(())` once the connection has overrun a deadline; otherwise when the
+    /// watchdog is to look again, now recorded as its next wake-up. That is the deadline, and
+    /// no later than the earliest deadline a change that does not wake it can bring: a head
+    /// after an idle spell (`Idle(t)` to `Head(now)`, due at `now + header_timeout`, never
+    /// before `t + header_timeout`); and while busy, a request ending (`Idle(now)`, due at
+    /// `now + idle_timeout`), so a busy connection is looked at again within the shorter
+    /// timeout.
+    fn next_look(&self, now: Instant) -> Result<Instant, ()> {
+        let (header, idle) = (self.header_timeout, self.idle_timeout);
+        let mut s = lock(&self.state);
+        let deadline = s.deadline(header, idle);
+        if deadline.is_some_and(|d| d <= now) {
+            return Err(());
         }
+        let bound = match s.phase {
+            Phase::Idle(t) => Some(t + header.min(idle)),
+            Phase::Busy => Some(now + header.min(idle)),
+            Phase::Head(_) | Phase::Closing(_) => None,
+        };
+        let at = match (deadline, bound) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(now + header.min(idle)),
+        };
+        s.armed = at;
+        Ok(at)
     }
 }
 
 /// Resolves once the connection has overrun a deadline.
 async fn watchdog(watch: Arc<Watch>) {
+    let sleep = tokio::time::sleep_until(Instant::now());
+    let mut sleep = std::pin::pin!(sleep);
     loop {
-        match watch.deadline() {
-            Some(at) if at <= Instant::now() => return,
-            Some(at) => {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(at) => {}
-                    _ = watch.changed.notified() => {}
-                }
-            }
-            None => watch.changed.notified().await,
+        let Ok(at) = watch.next_look(Instant::now()) else {
+            return;
+        };
+        sleep.as_mut().reset(at);
+        tokio::select! {
+            _ = sleep.as_mut() => {}
+            _ = watch.changed.notified() => {}
         }
     }
 }
@@ -516,8 +563,7 @@ impl Drop for RequestGuard {
         s.active = s.active.saturating_sub(1);
         if s.active == 0 {
             s.phase = Phase::Idle(Instant::now());
-            drop(s);
-            self.watch.changed.notify_one();
+            self.watch.changed(s);
         }
     }
 }
@@ -1013,6 +1059,64 @@ mod tests {
             2,
             "both IPv6 addresses share one /64 bucket"
         );
+    }
+
+    fn limits(header: u64, idle: u64) -> Limits {
+        Limits {
+            header_timeout: Duration::from_secs(header),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(idle),
+            max_connections: 10,
+            max_connections_per_ip: None,
+        }
+    }
+
+    /// Whether the watchdog was woken since it last looked (the permit is taken).
+    fn woken(w: &Watch) -> bool {
+        use futures_util::FutureExt;
+        w.changed.notified().now_or_never().is_some()
+    }
+
+    /// The watchdog's next look is never after the deadline in force.
+    fn on_time(w: &Watch) -> bool {
+        let s = lock(&w.state);
+        s.deadline(w.header_timeout, w.idle_timeout)
+            .is_none_or(|d| s.armed <= d)
+    }
+
+    #[tokio::test]
+    async fn keep_alive_requests_wake_the_watchdog_at_most_once() {
+        for (header, idle) in [(10, 30), (1, 1), (30, 10)] {
+            let w = Arc::new(Watch::new(&limits(header, idle)));
+            // What the watchdog does when woken; whether it was.
+            let look = |w: &Arc<Watch>| {
+                let woke = woken(w);
+                if woke {
+                    assert!(w.next_look(Instant::now()).is_ok());
+                }
+                assert!(on_time(w), "{header}/{idle}: {:?}", lock(&w.state));
+                usize::from(woke)
+            };
+            assert!(w.next_look(Instant::now()).is_ok());
+            let mut wakes = 0;
+            for _ in 0..5 {
+                let guard = w.begin();
+                wakes += look(&w);
+                drop(guard);
+                wakes += look(&w);
+                w.on_read();
+                wakes += look(&w);
+            }
+            // Only when the idle timeout is shorter than the header timeout, once: the first
+            // answer brings the idle deadline before the head's, where it then stays.
+            assert_eq!(wakes, usize::from(idle < header), "{header}/{idle}");
+            // A stalled write and a closing connection are on time as well.
+            let _guard = w.begin();
+            w.on_write_blocked();
+            look(&w);
+            w.closing();
+            look(&w);
+        }
     }
 
     #[tokio::test]

@@ -5,6 +5,8 @@
 //! tree ([`crate::http::static_site`]), or a problem. The dispatcher names no handler.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,7 +16,7 @@ use futures_util::Stream;
 use warp::http::{header, Method, StatusCode};
 use warp::reply::Response as WarpResponse;
 
-use crate::http::body::read_body;
+use crate::http::body::{read_body, BoxError};
 use crate::http::call::Call;
 use crate::http::caps::{self, client_ip, counted};
 use crate::http::reply::{finish, preflight, Problem};
@@ -23,22 +25,26 @@ use crate::http::static_site::{self, Found, Variant};
 use crate::routes::{self, Answer, Dynamic};
 use crate::sources::service_now;
 use crate::state::App;
-use conduct_indexer::metrics::metrics;
+use conduct_indexer::metrics::{metrics, Counter, Histogram};
 
 /// Answer one request. Never panics on input; every refusal is problem+json.
-pub async fn dispatch<S, B>(app: Arc<App>, req: Request<S>) -> WarpResponse
+pub async fn dispatch<S, B, E>(app: Arc<App>, req: Request<S>) -> WarpResponse
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + 'static,
     B: Buf + Send + 'static,
+    E: Into<BoxError> + Send + 'static,
 {
     let path = req.path.clone();
     let method = req.method.clone();
     let started = Instant::now();
-    let resp = match route(&app, req).await {
+    // The pattern of a dynamic route's row, found once for its free cap, its `Call` and here.
+    let mut pattern = None;
+    let resp = match route(&app, req, &mut pattern).await {
         Ok(r) => r,
         Err(p) => p.into_response(&path),
     };
-    record(&method, &path, resp.status(), started);
+    let pattern = pattern.unwrap_or_else(|| routes::pattern(method.as_str(), &path));
+    record(pattern, &method, resp.status(), started);
     // One line per request at debug level: method, path (never the query, a body or a
     // payment header), status and time.
     tracing::debug!(
@@ -52,16 +58,50 @@ where
 }
 
 /// Count the request and its time under its route's pattern (library/METRICS.md).
-fn record(method: &Method, path: &str, status: StatusCode, started: Instant) {
-    let pattern = Cow::Borrowed(routes::pattern(method.as_str(), path));
-    let method = Cow::Borrowed(metric_method(method));
-    let m = metrics();
-    m.http_duration
-        .with([pattern.clone(), method.clone()])
-        .observe_duration(started.elapsed());
-    m.http_requests
-        .with([pattern, method, Cow::Owned(status.as_str().to_owned())])
-        .inc();
+///
+/// The series of a (pattern, method, status) are looked up in the registry (a read lock and
+/// a hash of the label strings) once per worker thread, then kept: the same series, created
+/// on first use as before.
+fn record(pattern: &'static str, method: &Method, status: StatusCode, started: Instant) {
+    let method = metric_method(method);
+    let key = (
+        pattern.as_ptr() as usize,
+        pattern.len(),
+        method,
+        status.as_u16(),
+    );
+    SERIES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let series = cache.entry(key).or_insert_with(|| {
+            let (pattern, method) = (Cow::Borrowed(pattern), Cow::Borrowed(method));
+            let m = metrics();
+            Series {
+                duration: m.http_duration.with([pattern.clone(), method.clone()]),
+                requests: m.http_requests.with([
+                    pattern,
+                    method,
+                    Cow::Owned(status.as_str().to_owned()),
+                ]),
+            }
+        });
+        series.duration.observe_duration(started.elapsed());
+        series.requests.inc();
+    });
+}
+
+/// The series one request is counted in.
+struct Series {
+    duration: Arc<Histogram>,
+    requests: Arc<Counter>,
+}
+
+/// A (pattern as address and length, method, status) key.
+type SeriesKey = (usize, usize, &'static str, u16);
+
+thread_local! {
+    /// This thread's series, by the label values of [`record`] (bounded: route patterns,
+    /// methods and statuses).
+    static SERIES: RefCell<HashMap<SeriesKey, Series>> = RefCell::new(HashMap::new());
 }
 
 /// A method as a metric's label: one of the methods the service answers, else `other`.
@@ -80,16 +120,21 @@ fn again(app: Arc<App>, req: Request<ToolBody>) -> BoxFuture<'static, WarpRespon
     Box::pin(dispatch(app, req))
 }
 
-async fn route<S, B>(app: &Arc<App>, req: Request<S>) -> Result<WarpResponse, Problem>
+async fn route<S, B, E>(
+    app: &Arc<App>,
+    req: Request<S>,
+    pattern: &mut Option<&'static str>,
+) -> Result<WarpResponse, Problem>
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + 'static,
     B: Buf + Send + 'static,
+    E: Into<BoxError> + Send + 'static,
 {
     if req.method == Method::OPTIONS {
         return Ok(preflight());
     }
     if let Some(row) = routes::find(req.method.as_str(), &req.path) {
-        return answer(app, row, req).await;
+        return answer(app, row, req, pattern).await;
     }
     let is_get = req.method == Method::GET || req.method == Method::HEAD;
     let format = query_param(&req.query, "format");
@@ -131,14 +176,16 @@ where
 
 /// Answer a request of a dynamic route by its row: take the free cap, read the body when the
 /// row says so, call the handler (with the row's terms when it is paid), count a served call.
-async fn answer<S, B>(
+async fn answer<S, B, E>(
     app: &Arc<App>,
     row: &'static Dynamic,
     req: Request<S>,
+    seen: &mut Option<&'static str>,
 ) -> Result<WarpResponse, Problem>
 where
-    S: Stream<Item = Result<B, warp::Error>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + 'static,
     B: Buf + Send + 'static,
+    E: Into<BoxError> + Send + 'static,
 {
     let Request {
         method,
@@ -149,6 +196,7 @@ where
         body,
     } = req;
     let pattern = routes::pattern(method.as_str(), &path);
+    *seen = Some(pattern);
     let ticket = match &row.cap {
         Some(cap) => {
             let ip = client_ip(&app.cfg, &headers, remote);

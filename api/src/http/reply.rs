@@ -136,7 +136,12 @@ pub fn bytes_response(status: StatusCode, content_type: &str, body: Vec<u8>) -> 
 
 /// A 200 JSON response.
 pub fn json_response(body: Vec<u8>) -> WarpResponse {
-    bytes_response(StatusCode::OK, "application/json", body)
+    let mut resp = Response::new(body.into());
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
 }
 
 /// 200 `text/plain; charset=utf-8`: an owner message's exact text, a log proof.

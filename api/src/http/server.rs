@@ -1,77 +1,53 @@
-//! Serving: the warp filter that turns every request into a [`Request`] for
-//! [`dispatch`], run on our own accept loop ([`crate::http::conn`], which caps connections
-//! and puts deadlines on slow or idle clients) until SIGTERM or Ctrl-C, then a graceful
-//! shutdown.
+//! Serving: the route table as the hyper service of our own accept loop
+//! ([`crate::http::conn`], which caps connections and puts deadlines on slow or idle
+//! clients): each request becomes a [`Request`] for [`dispatch`], until SIGTERM or Ctrl-C,
+//! then a graceful shutdown.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
+use http_body_util::BodyDataStream;
 use tokio::net::TcpListener;
-use warp::Filter;
+use warp::reply::Response as WarpResponse;
 
-use crate::http::conn::{self, Limits, Peer};
+use crate::http::conn::{self, Limits, Peer, TimedBody};
 use crate::http::dispatch::dispatch;
 use crate::http::request::Request;
 use crate::state::App;
 
 /// Serve `app` on `listener` until SIGTERM or Ctrl-C; returns once the connections are closed.
 pub async fn run(listener: TcpListener, app: Arc<App>, limits: Limits) {
-    let service = hyper_util::service::TowerToHyperService::new(warp::service(filter(app)));
-    conn::run(listener, service, limits, shutdown_signal()).await;
+    conn::run(listener, Routes { app }, limits, shutdown_signal()).await;
 }
 
-/// The warp filter answering every request through the route table.
-pub fn filter(
+/// The route table as a hyper service: a request's parts, moved (its path and query as
+/// strings, its TCP peer from the accept loop's [`Peer`]), and its body as a stream, to
+/// [`dispatch`].
+#[derive(Clone)]
+pub struct Routes {
     app: Arc<App>,
-) -> impl Filter<Extract = (warp::reply::Response,), Error = std::convert::Infallible> + Clone {
-    let query = warp::query::raw().or(warp::any().map(String::new)).unify();
-    warp::any()
-        .and(warp::method())
-        .and(warp::path::full())
-        .and(query)
-        .and(warp::header::headers_cloned())
-        .and(warp::ext::optional::<Peer>())
-        .and(warp::addr::remote())
-        .and(warp::body::stream())
-        .then(
-            move |method,
-                  path: warp::path::FullPath,
-                  query,
-                  headers,
-                  peer: Option<Peer>,
-                  remote: Option<std::net::SocketAddr>,
-                  body| {
-                let app = app.clone();
-                async move {
-                    dispatch(
-                        app,
-                        Request {
-                            method,
-                            path: path.as_str().to_owned(),
-                            query,
-                            headers,
-                            // The TCP peer as our accept loop saw it (warp's own server, if
-                            // this filter is served by it, sets `remote` instead).
-                            remote: peer.map(|p| p.0).or(remote),
-                            body,
-                        },
-                    )
-                    .await
-                }
-            },
-        )
-        .recover(|_rej: warp::Rejection| async move {
-            // Reached only if a filter above rejected (it does not today); answer 400.
-            Ok::<_, std::convert::Infallible>(crate::http::reply::finish(
-                crate::http::reply::Problem::new(
-                    warp::http::StatusCode::BAD_REQUEST,
-                    "bad-request",
-                    "Bad request",
-                    "the request could not be read",
-                )
-                .into_response(""),
-            ))
-        })
-        .unify()
+}
+
+impl hyper::service::Service<warp::http::Request<TimedBody>> for Routes {
+    type Response = WarpResponse;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<WarpResponse, Infallible>> + Send>>;
+
+    fn call(&self, req: warp::http::Request<TimedBody>) -> Self::Future {
+        let (parts, body) = req.into_parts();
+        let req = Request {
+            path: parts.uri.path().to_owned(),
+            query: parts.uri.query().unwrap_or("").to_owned(),
+            method: parts.method,
+            headers: parts.headers,
+            remote: parts.extensions.get::<Peer>().map(|p| p.0),
+            body: BodyDataStream::new(body),
+        };
+        let app = self.app.clone();
+        Box::pin(async move { Ok(dispatch(app, req).await) })
+    }
 }
 
 async fn shutdown_signal() {
