@@ -9,6 +9,7 @@
 #        VOWS=V: prefill V vows (default SIZE/100), SIZE/V - 1 entries each
 #        RENDER=1: render the whole tree (`conduct render`) before serving, and time it
 #        WORK=DIR: prefill into DIR (kept) instead of a temp dir under /tmp
+#        TAKE=1: also take sandbox vows (POST /vow, a new agent name each) at each concurrency
 #        PREFILLED=DIR: use DIR (made by prefill_log with --origin bench.invalid/log and
 #        --ids DIR/ids, data in DIR/data, site in DIR/site) instead of prefilling; one size.
 # Each random-vow run is followed by the integration report (metrics_delta.py over the
@@ -179,6 +180,8 @@ EOF
   body "" > "$work/floor.json"
   lua "$work/one.json" "" 201 > "$work/one.lua"
   lua "$work/tmpl.json" "$work/ids" 201 > "$work/random.lua"
+  # Taking a vow: the same counting script, the body made per request with a fresh agent name.
+  lua "$work/floor.json" "" 201 | python3 -c 'import sys; print(sys.stdin.read().replace("wrk.body = ", "local n = 0\nfunction request() n = n + 1; return wrk.format(nil, nil, nil, string.format([[{\"text\": \"bench vow taken under load\", \"agent\": \"take-%s-%d-%d\", \"cadence_hours\": 24}]], tostring({}):sub(-8), os.time(), n)) end\nlocal unused = ", 1))' > "$work/take.lua"
   lua "$work/floor.json" "" 200 > "$work/floor.lua"
   code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
     --data @"$work/one.json" "$url/vow/report/demo")
@@ -191,11 +194,13 @@ EOF
     f=$work/floor.$c.txt
     floor_rps[$c]=$(python3 -c "print('%.0f' % ($(field requests "$f") / $(field secs "$f")))")
     echo "| $n | /demo/profile floor | $c | ${floor_rps[$c]} | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | - | - | - | - |" >> "$results"
-    for scen in one random; do
+    scens="one random"; [ -n "${TAKE:-}" ] && scens="$scens take"
+    for scen in $scens; do
       before=$(log_size "$work")
       f=$work/$scen.$c.txt
       curl -s "$metrics" > "$work/metrics.before"
-      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$work/$scen.lua" "$url/vow/report/demo" > "$f"
+      path=/vow/report/demo; [ "$scen" = take ] && path=/vow
+      wrk -t"$(( c < 2 ? 1 : 2 ))" -c"$c" -d"${secs}s" --timeout 10s --latency -s "$work/$scen.lua" "$url$path" > "$f"
       t0=$(date +%s.%N)
       # The load stopped: await the render backlog (the pages catching up with the commits).
       until curl -s "$metrics" | awk '/^conduct_render_queue / {q=$2} END {exit !(q == 0)}'; do sleep 0.05; done
@@ -206,7 +211,7 @@ EOF
       ok=$(field ok "$f")
       rps=$(python3 -c "print('%.0f' % ($ok / $(field secs "$f")))")
       ratio=$(python3 -c "print('%.1f%%' % (100 * $rps / ${floor_rps[$c]}))")
-      label=$([ "$scen" = one ] && echo "report-in, one vow" || echo "report-in, random vows")
+      case $scen in one) label="report-in, one vow";; random) label="report-in, random vows";; take) label="POST /vow (sandbox)";; esac
       echo "| $n | $label | $c | $rps | $(field p50 "$f") | $(field p99 "$f") | $(field max "$f") | $(field bad "$f")+$(field sockerr "$f") | $(field pushed "$f") | $ok | $grew (+$(( grew - ok )) in flight at stop) | $ratio |" >> "$results"
       grep -q "first unexpected" "$f" && grep "first unexpected" "$f" | head -2
       echo "   integration ($label, $c conns): $(python3 api/benches/metrics_delta.py "$work/metrics.before" "$work/metrics.after") backlog_drained_after_load_s=$drain" | tee -a "$results.notes"
