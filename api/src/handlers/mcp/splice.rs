@@ -104,8 +104,9 @@ pub fn fill(out: &[u8], object: &Object) -> Option<Vec<u8>> {
         return None;
     }
     let (structured, text) = (span(out, structured)?, span(out, text)?);
-    let mut spliced =
-        Vec::with_capacity(out.len() + object.raw().len() + object.text().len() * 11 / 10 + 2);
+    // Escaping adds a byte per quote and line break: a quarter more covers pretty JSON.
+    let escaped = object.text().len() * 5 / 4 + 2;
+    let mut spliced = Vec::with_capacity(out.len() + object.raw().len() + escaped);
     let mut at = 0;
     let mut holes = [(structured, true), (text, false)];
     holes.sort_by_key(|(r, _)| r.start);
