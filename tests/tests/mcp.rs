@@ -502,7 +502,7 @@ fn the_protocol_refuses_per_the_spec() {
             json!({"vow_id": "../../manifest"}),
             "/vow_id",
         ),
-        ("list_vows", json!({"page": 1}), ""),
+        ("list_vows", json!({"page": "one"}), "/page"),
     ] {
         let a = call(&s, tool, args);
         assert_eq!(a["result"]["isError"], true, "{tool}: {a}");

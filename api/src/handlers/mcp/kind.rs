@@ -67,7 +67,13 @@ impl Kind {
                 };
                 (Method::GET, path, None)
             }
-            Kind::ListVows => (Method::GET, "/vows".into(), None),
+            Kind::ListVows => {
+                let path = match args.get("page").and_then(|p| p.as_u64()) {
+                    Some(k) => format!("/vows/{k}"),
+                    None => "/vows".into(),
+                };
+                (Method::GET, path, None)
+            }
             Kind::GetReading => (Method::GET, format!("/vow/{}/reading", vow()), None),
             Kind::DemoProfile => (Method::POST, "/demo/profile".into(), body()),
             Kind::Ask => (Method::POST, "/oracle/ask".into(), body()),

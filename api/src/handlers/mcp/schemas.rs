@@ -14,7 +14,7 @@ use conduct_core::trace::FieldError;
 use conduct_core::vow::VOW_ID_LEN;
 use conduct_renderer::openapi::{standalone, Schema};
 use conduct_renderer::vows::{INTERPRETATION_TYPE, LINKS_PAGE_TYPE, LINKS_TYPE};
-use conduct_renderer::vows_index::VOWS_TYPE;
+use conduct_renderer::vows_index::{VOWS_PAGE_TYPE, VOWS_TYPE};
 use rmcp::model::JsonObject;
 use serde_json::{json, Value};
 
@@ -156,12 +156,23 @@ fn schemas_of(kind: Kind) -> Result<(Value, Value), String> {
             ),
         ),
         Kind::ListVows => (
-            no_arguments(),
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "page": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "maximum": 999_999_999_999_999_999u64,
+                        "description": "A full page of 256 vows (GET /vows/{page}); without it, \
+                            the head: the count, the newest vows and the last full page.",
+                    },
+                },
+            }),
             snapshot(
-                &[VOWS_TYPE],
-                &["count", "tail"],
-                "The head of the index, GET /vows: the count, the newest vows and the last \
-                 full page by hash.",
+                &[VOWS_TYPE, VOWS_PAGE_TYPE],
+                &["order"],
+                "The index of vows (GET /vows) or one of its pages.",
             ),
         ),
         Kind::GetReading => (

@@ -234,9 +234,11 @@ const SPECS: [Spec; 8] = [
     Spec {
         kind: Kind::ListVows,
         title: "List every vow",
-        description: "List every vow taken here, as GET /vows answers it: the public index by \
-            agent name (never by score) with each vow's id, agent, cadence, sandbox and sealed \
-            flags, wallet, and text (only its hash when sealed). No arguments.",
+        description: "List the vows taken here, as GET /vows answers it: the count, the newest \
+            vows (tail) and the last full page of 256 pinned by hash; with page, that full \
+            page (GET /vows/{page}), which pins the one before it. In the order taken, never \
+            by score; each vow with its id, agent, cadence, sandbox and sealed flags, wallet, \
+            and text (only its hash when sealed).",
         writes: false,
     },
     Spec {
@@ -355,6 +357,10 @@ mod tests {
         let (_, p, _) =
             Kind::ReadLedger.request(&args(serde_json::json!({"vow_id": id, "page": 3})));
         assert_eq!(p, "/vow/0123456789abcdef/chain/3");
+        let (_, p, _) = Kind::ListVows.request(&args(serde_json::json!({})));
+        assert_eq!(p, "/vows");
+        let (_, p, _) = Kind::ListVows.request(&args(serde_json::json!({"page": 7})));
+        assert_eq!(p, "/vows/7");
         let (m, p, b) = Kind::TakeVow.request(&args(serde_json::json!({"text": "t"})));
         assert_eq!((m, p.as_str()), (Method::POST, "/vow"));
         assert_eq!(b.as_deref(), Some(&b"{\"text\":\"t\"}"[..]));
