@@ -357,17 +357,24 @@ mod tests {
 
     const URL: &str = "https://example.org";
 
+    fn fixed() -> Vec<String> {
+        vec!["/".to_owned(), "/vows".to_owned()]
+    }
+
+    fn input<'a>(key: &'a ServiceKey, fixed: &'a [String]) -> IndexInput<'a> {
+        IndexInput {
+            key,
+            public_url: URL,
+            fixed,
+        }
+    }
+
     /// The tree after taking `n` vows, one a render up to just past the first page, then 97
     /// (a prime: the renders end at every offset of a page) a render, each render given what
     /// the store would give; and the most bytes one render wrote.
     fn one_at_a_time(n: usize) -> (BTreeMap<String, Vec<u8>>, usize, IndexState) {
-        let key = key();
-        let fixed = vec!["/".to_owned(), "/vows".to_owned()];
-        let inp = IndexInput {
-            key: &key,
-            public_url: URL,
-            fixed: &fixed,
-        };
+        let (key, fixed) = (key(), fixed());
+        let inp = input(&key, &fixed);
         let all: Vec<VowRow> = (0..n).map(row).collect();
         let mut st = IndexState::default();
         let mut tree = BTreeMap::new();
@@ -411,13 +418,8 @@ mod tests {
     fn one_vow_at_a_time_gives_the_bytes_of_rendering_all_at_once() {
         let n = 2 * SITEMAP_VOWS + PAGE_SIZE + 17;
         let (tree, _, st) = one_at_a_time(n);
-        let key = key();
-        let fixed = vec!["/".to_owned(), "/vows".to_owned()];
-        let inp = IndexInput {
-            key: &key,
-            public_url: URL,
-            fixed: &fixed,
-        };
+        let (key, fixed) = (key(), fixed());
+        let inp = input(&key, &fixed);
         let all: Vec<VowRow> = (0..n).map(row).collect();
         let mut fresh = IndexState::default();
         let whole: BTreeMap<String, Vec<u8>> =

@@ -309,14 +309,20 @@ def verify_vows_head(data: bytes | str | Mapping[str, Any], key: KeyLike) -> Jso
     tail = _listed_vows(doc.get("tail"), pin.origin, subject, pages * size)
     if uint(doc, "count", subject) != pages * size + len(tail):
         raise ChainError(subject, f"count {doc['count']} but {pages} pages of {size} and {len(tail)} in the tail")
-    if "last_page" not in doc:
-        fail(subject, "member 'last_page' is missing")
-    if pages == 0:
-        if doc["last_page"] is not None:
-            raise ChainError(subject, "last_page pins a page where no page is full")
-    else:
-        _page_pin(doc["last_page"], pages - 1, subject, "last_page")
+    _pin_unless_first(doc, "last_page", pages, subject, "last_page pins a page where no page is full")
     return doc
+
+
+def _pin_unless_first(doc: Mapping[str, Any], member: str, k: int, subject: str, why: str) -> None:
+    """``doc[member]`` is ``null`` when ``k`` is 0 (``why`` says so otherwise), else a pin of
+    page ``k - 1``."""
+    if member not in doc:
+        fail(subject, f"member '{member}' is missing")
+    if k == 0:
+        if doc[member] is not None:
+            raise ChainError(subject, why)
+    else:
+        _page_pin(doc[member], k - 1, subject, member)
 
 
 def verify_vows_page(
@@ -343,13 +349,7 @@ def verify_vows_page(
     vows = _listed_vows(doc.get("vows"), pin.origin, subject, k * page_size)
     if len(vows) != page_size:
         raise ChainError(subject, f"a full page holds {page_size} vows, this one {len(vows)}")
-    if "prev" not in doc:
-        fail(subject, "member 'prev' is missing")
-    if k == 0:
-        if doc["prev"] is not None:
-            raise ChainError(subject, "page 0 pins no page before it")
-    else:
-        _page_pin(doc["prev"], k - 1, subject, "prev")
+    _pin_unless_first(doc, "prev", k, subject, "page 0 pins no page before it")
     return doc
 
 
