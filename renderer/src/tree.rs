@@ -40,6 +40,14 @@ pub const FOREIGN_PREFIXES: &[&str] = &[
     "manifest/",
 ];
 
+/// Whether the directory `rel` (relative, forward slashes) is one that others own, whole.
+fn is_foreign_dir(rel: &str) -> bool {
+    let dir = format!("{rel}/");
+    FOREIGN_PREFIXES
+        .iter()
+        .any(|p| p.ends_with('/') && dir.starts_with(p))
+}
+
 /// A rendered static tree.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Tree {
@@ -78,7 +86,16 @@ impl Tree {
                 }
             }
         }
-        for entry in walkdir::WalkDir::new(root).min_depth(1) {
+        // The directories others own are not walked at all: at a million vows they hold most
+        // of the tree's files, and a restart writes the static pages.
+        let foreign_dir = |e: &walkdir::DirEntry| {
+            e.file_type().is_dir()
+                && e.path()
+                    .strip_prefix(root)
+                    .is_ok_and(|r| is_foreign_dir(&r.to_string_lossy().replace('\\', "/")))
+        };
+        let walk = walkdir::WalkDir::new(root).min_depth(1).into_iter();
+        for entry in walk.filter_entry(|e| !foreign_dir(e)) {
             let entry = entry.map_err(io::Error::other)?;
             if !entry.file_type().is_file() {
                 continue;
@@ -119,5 +136,29 @@ mod tests {
         assert_eq!(r.removed, vec!["stale.txt".to_string()]);
         assert_eq!(r.unchanged, 1);
         assert!(dir.path().join("log/checkpoint").exists());
+    }
+
+    #[test]
+    fn only_directories_others_own_whole_are_not_walked() {
+        for d in [
+            "vow",
+            "vow/0123456789abcdef/chain",
+            "vows",
+            "card",
+            "log/tile",
+            "sitemap",
+        ] {
+            assert!(is_foreign_dir(d), "{d}");
+        }
+        for d in [
+            "vowel",
+            "library",
+            "schemas",
+            "sub",
+            "registry.d",
+            "manifests",
+        ] {
+            assert!(!is_foreign_dir(d), "{d}");
+        }
     }
 }
