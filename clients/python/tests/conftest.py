@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from conduct_kit import PinnedKey
+from conduct_kit import PinnedKey, VerificationError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LIVE_VARS = ("CONDUCT_URL", "CONDUCT_VKEY", "CONDUCT_SITE", "CONDUCT_RPC", "CONDUCT_TOKEN", "CONDUCT_PAYER_KEY")
@@ -57,6 +57,15 @@ def make_trace(n: int = 8, tag: str | None = None) -> dict[str, Any]:
 def trace_factory() -> Callable[..., dict[str, Any]]:
     """:func:`make_trace`."""
     return make_trace
+
+
+def accepts(f: Callable[[], object]) -> bool:
+    """Whether ``f()`` verifies (returns without a :class:`VerificationError`)."""
+    try:
+        f()
+    except VerificationError:
+        return False
+    return True
 
 
 def flips(data: bytes, masks: tuple[int, ...] = (0x01, 0x20, 0x80)) -> Iterator[tuple[int, int, bytes]]:

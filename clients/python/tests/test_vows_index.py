@@ -29,7 +29,7 @@ from conduct_kit import (
 )
 from conduct_kit.client import Client
 
-from conftest import flips
+from conftest import accepts, flips
 
 SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
                              "trace_provenance_is_the_callers")}
@@ -143,7 +143,7 @@ def test_a_tampered_page_is_refused_by_its_pin(signer: Signer, index: tuple[byte
         verify_vows_files(head, [other, pages[1]], signer.pin)
     # Every byte of the last page, changed, is refused (every 13th position of its ~80 KB).
     accepted = [(i, m) for i, m, bad in flips(pages[1], (0x01,))
-                if i % 13 == 0 and _accepts(lambda: verify_vows_files(head, [pages[0], bad], signer.pin))]
+                if i % 13 == 0 and accepts(lambda: verify_vows_files(head, [pages[0], bad], signer.pin))]
     assert not accepted, accepted[:10]
 
 
@@ -226,7 +226,7 @@ def test_the_head_must_add_up(signer: Signer, vows: list[dict[str, Any]], index:
     with pytest.raises(VerificationError):
         verify_vows_files(head, pages[:1], signer.pin)
     accepted = [(i, m) for i, m, bad in flips(head, (0x01,))
-                if i % 3 == 0 and _accepts(lambda: verify_vows_files(bad, pages, signer.pin))]
+                if i % 3 == 0 and accepts(lambda: verify_vows_files(bad, pages, signer.pin))]
     assert not accepted, accepted[:10]
 
 
@@ -275,9 +275,3 @@ def test_the_client_reads_the_head_a_page_and_every_vow(
         c.vows_page(0)
 
 
-def _accepts(f: object) -> bool:
-    try:
-        f()  # type: ignore[operator]
-    except VerificationError:
-        return False
-    return True

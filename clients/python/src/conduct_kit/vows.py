@@ -84,6 +84,17 @@ def _instant(value: Any, subject: str, what: str) -> datetime:
         fail(subject, f"{what} {value!r} is not an RFC 3339 instant")
 
 
+def _check_text(doc: JsonObject, sealed: bool, text_hash: str, subject: str) -> None:
+    """A sealed vow publishes no ``text``; an open one publishes the text ``text_sha256`` hashes."""
+    if sealed:
+        if "text" in doc:
+            fail(subject, "a sealed vow publishes no text")
+    else:
+        text = member(doc, "text", str, subject)
+        if hashlib.sha256(text.encode("utf-8")).hexdigest() != text_hash:
+            raise HashMismatchError(subject, "text_sha256 is not the SHA-256 of text")
+
+
 def verify_vow_record(data: bytes | str | Mapping[str, Any], key: KeyLike) -> JsonObject:
     """Verify a ``conduct.vow/v1`` record: its signature, its ``vow_id`` (derived from the
     pinned key's origin), its text hash (an open vow) and the sandbox and sealed rules."""
@@ -100,13 +111,7 @@ def verify_vow_record(data: bytes | str | Mapping[str, Any], key: KeyLike) -> Js
     sealed = member(doc, "sealed", bool, subject)
     sandbox = member(doc, "sandbox", bool, subject)
     _instant(doc.get("at"), subject, "at")
-    if sealed:
-        if "text" in doc:
-            fail(subject, "a sealed vow publishes no text")
-    else:
-        text = member(doc, "text", str, subject)
-        if hashlib.sha256(text.encode("utf-8")).hexdigest() != text_hash:
-            raise HashMismatchError(subject, "text_sha256 is not the SHA-256 of text")
+    _check_text(doc, sealed, text_hash, subject)
     if sandbox:
         member(doc, "sandbox_reason", str, subject)
         if doc.get("wallet") is not None:
@@ -258,13 +263,7 @@ def _listed_vow(value: Any, origin: str, subject: str) -> JsonObject:
         raise ChainError(subject, f"vow_id {vid} is not the id its log index, text and agent give ({want})")
     if value.get("href") != f"/vow/{vid}":
         fail(subject, f"href {value.get('href')!r} is not /vow/{vid}")
-    if member(value, "sealed", bool, subject):
-        if "text" in value:
-            fail(subject, "a sealed vow publishes no text")
-    else:
-        text = member(value, "text", str, subject)
-        if hashlib.sha256(text.encode("utf-8")).hexdigest() != text_hash:
-            raise HashMismatchError(subject, "text_sha256 is not the SHA-256 of text")
+    _check_text(value, member(value, "sealed", bool, subject), text_hash, subject)
     return value
 
 
