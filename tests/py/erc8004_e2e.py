@@ -38,7 +38,7 @@ from web3 import Web3
 from x402.http.clients import x402HttpxClient
 
 from x402_e2e import (ADDR, KEYS, PRICE, decode_challenge, header_for, make_client, serve_facilitator,
-                      sign_3009, start_line, trace)
+                      sign_3009, start_line, stop, trace)
 
 # anvil's development accounts 5 (the validator) and 6 (the registry's deployer); test chain only.
 VALIDATOR_KEY = "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba"
@@ -337,13 +337,7 @@ facilitator_url = "{fac_url}"
               refused and reg.functions.getValidationStatus(request_hash).call()[2] == score, stranger)
         await plain.aclose()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
     passed = sum(1 for _, ok in results if ok)
     print(f"erc8004 e2e: {passed} checks passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1

@@ -48,7 +48,7 @@ from x402.mechanisms.evm.exact import ExactEvmScheme
 
 from x402_e2e import (ADDR, CREATE2_DEPLOYER, KEYS, PERMIT2, PRICE, PROXY, PROXY_SALT, SETTLER_KEY,
                       VALIDATOR_6492, decode_challenge, header_for, make_client, serve_facilitator,
-                      sign_3009, start_line)
+                      sign_3009, start_line, stop)
 
 # anvil's development accounts 7 (the vow's wallet), 8 (another wallet) and 9 (a counterparty).
 VOW_KEY = "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356"
@@ -494,13 +494,7 @@ labor_price_usd = "1.00"
               out.stdout + out.stderr)
         await plain.aclose()
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop(procs)
     passed = sum(1 for _, ok in results if ok)
     print(f"witness e2e: {passed} checks passed, {len(results) - passed} failed")
     return 0 if passed == len(results) else 1
