@@ -300,15 +300,19 @@ export function verifyVowsHead(input, vkey) {
     const tail = checkListedVows(h.tail, key, "tail", pages * size);
     if (h.count !== pages * size + tail.length)
         throw new VerificationError("bad-chain", `${String(h.count)}, but ${pages} pages of ${size} and ${tail.length} in the tail`, "count");
-    if (!("last_page" in h))
-        throw new VerificationError("bad-format", "is missing", "last_page");
-    if (pages === 0) {
-        if (h.last_page !== null)
-            throw new VerificationError("bad-chain", "pins a page where no page is full", "last_page");
+    pinUnlessFirst(h, "last_page", pages, "pins a page where no page is full");
+    return h;
+}
+/** `doc[member]` is `null` when `k` is 0 (`why` says so otherwise), else a pin of page `k − 1`. */
+function pinUnlessFirst(doc, member, k, why) {
+    if (!(member in doc))
+        throw new VerificationError("bad-format", "is missing", member);
+    if (k === 0) {
+        if (doc[member] !== null)
+            throw new VerificationError("bad-chain", why, member);
     }
     else
-        pagePin(h.last_page, pages - 1, "last_page");
-    return h;
+        pagePin(doc[member], k - 1, member);
 }
 /**
  * Verify one full page of the index of vows (`/vows/<k>`, `conduct.vows_page/v1`): signed by the
@@ -331,14 +335,7 @@ export function verifyVowsPage(input, vkey, options = {}) {
     const vows = checkListedVows(p.vows, key, "vows", k * size);
     if (vows.length !== size)
         throw new VerificationError("bad-chain", `a full page holds ${size} vows, this one ${vows.length}`, "vows");
-    if (!("prev" in p))
-        throw new VerificationError("bad-format", "is missing", "prev");
-    if (k === 0) {
-        if (p.prev !== null)
-            throw new VerificationError("bad-chain", "page 0 pins no page before it", "prev");
-    }
-    else
-        pagePin(p.prev, k - 1, "prev");
+    pinUnlessFirst(p, "prev", k, "page 0 pins no page before it");
     return p;
 }
 /**
