@@ -263,25 +263,31 @@ impl Publisher {
     /// changes several files of its vow; each write is a file creation and a rename). Returns
     /// how many were written.
     pub fn put_many(&mut self, files: Vec<(String, Vec<u8>)>) -> io::Result<usize> {
+        let staged = self.stage(files);
+        let written = staged.write();
+        self.list_written(staged, written)
+    }
+
+    /// The files of `files` whose bytes are not published yet, to write without holding the
+    /// publisher ([`put_many_shared`]).
+    fn stage(&mut self, files: Vec<(String, Vec<u8>)>) -> Staged {
         let root = self.root.clone();
-        let mut changed = Vec::with_capacity(files.len());
-        {
-            let trie = self.trie();
-            for (rel, bytes) in files {
+        let trie = self.trie();
+        let changed = files
+            .into_iter()
+            .filter_map(|(rel, bytes)| {
                 let sha: Sha = Sha256::digest(&bytes).into();
-                if !Self::holds(trie, &root, &rel, &bytes, &sha) {
-                    changed.push((rel, bytes, sha));
-                }
-            }
-        }
-        let written = map_on_every_core(
-            changed.iter().collect(),
-            |(rel, bytes, _)| replace_atomic(&root.join(rel), bytes, 0o644, "pub"),
-            || Err(io::Error::other("a writer thread panicked")),
-        );
+                (!Self::holds(trie, &root, &rel, &bytes, &sha)).then_some((rel, bytes, sha))
+            })
+            .collect();
+        Staged { root, changed }
+    }
+
+    /// List the files of `staged` that were written (`written`, one result each).
+    fn list_written(&mut self, staged: Staged, written: Vec<io::Result<()>>) -> io::Result<usize> {
         let mut n = 0;
         let mut first_error = None;
-        for ((rel, bytes, sha), result) in changed.into_iter().zip(written) {
+        for ((rel, bytes, sha), result) in staged.changed.into_iter().zip(written) {
             match result {
                 Ok(()) => {
                     self.trie().insert(&rel, sha, bytes.len() as u64);
@@ -472,6 +478,37 @@ impl Publisher {
         self.trie().evict(done, CACHE_ENTRIES);
         Ok(())
     }
+}
+
+/// Changed files of a batch, decided under the publisher's lock and written outside it.
+struct Staged {
+    root: PathBuf,
+    changed: Vec<(String, Vec<u8>, Sha)>,
+}
+
+impl Staged {
+    /// Write every changed file, in parallel; one result per file, in order.
+    fn write(&self) -> Vec<io::Result<()>> {
+        map_on_every_core(
+            self.changed.iter().collect(),
+            |(rel, bytes, _)| replace_atomic(&self.root.join(rel), bytes, 0o644, "pub"),
+            || Err(io::Error::other("a writer thread panicked")),
+        )
+    }
+}
+
+/// [`Publisher::put_many`] on a publisher several threads share (the render thread writes the
+/// signed snapshots, the derived writer their HTML twins and feeds): the lock is held to
+/// decide what changed and to list what was written, not while the files are written, so
+/// neither writer waits for the other's disk. The callers write disjoint paths (ARCHITECTURE.md,
+/// "renderer"): a file written outside the lock is never written by another thread meanwhile.
+pub fn put_many_shared(
+    publisher: &Mutex<Publisher>,
+    files: Vec<(String, Vec<u8>)>,
+) -> io::Result<usize> {
+    let staged = lock(publisher).stage(files);
+    let written = staged.write();
+    lock(publisher).list_written(staged, written)
 }
 
 /// The bins under `manifest/` written after the root (a round a crash cut before its root).

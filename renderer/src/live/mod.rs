@@ -33,7 +33,7 @@ use conduct_core::sync::lock;
 use conduct_indexer::clock::service_now;
 use conduct_indexer::metrics::metrics;
 
-use crate::publish::Publisher;
+use crate::publish::{put_many_shared, Publisher};
 use crate::vows::Files;
 use crate::{render, RenderError, SiteInput};
 
@@ -540,8 +540,7 @@ struct Work {
 fn write_records(publisher: &Mutex<Publisher>, files: Files) -> Result<Files, String> {
     let (records, derived): (Files, Files) =
         files.into_iter().partition(|(p, _)| p.ends_with(".json"));
-    lock(publisher)
-        .put_many(records)
+    put_many_shared(publisher, records)
         .map(|_| derived)
         .map_err(|e| e.to_string())
 }
@@ -549,26 +548,20 @@ fn write_records(publisher: &Mutex<Publisher>, files: Files) -> Result<Files, St
 /// Write the derived files that do not exist yet (a new vow's HTML twin and feed) before the
 /// waiters are answered, so a client following a 201's `Location` finds every representation;
 /// returns the rest (updates of files that exist) for the derived-file writer. A new file that
-/// cannot be written now is returned too, for that writer to retry.
-fn write_new_derived(publisher: &Mutex<Publisher>, derived: Files) -> Files {
+/// cannot be written fails the round (retried like any render): the derived writer only ever
+/// writes files already listed, and this thread only files not listed yet, so the two never
+/// write one path at once (`put_many_shared`).
+fn write_new_derived(publisher: &Mutex<Publisher>, derived: Files) -> Result<Files, String> {
     let (new, existing): (Files, Files) = {
         let p = lock(publisher);
         derived
             .into_iter()
             .partition(|(path, _)| p.sha256_of(path).is_none())
     };
-    if new.is_empty() {
-        return existing;
+    if !new.is_empty() {
+        put_many_shared(publisher, new).map_err(|e| e.to_string())?;
     }
-    match lock(publisher).put_many(new.clone()) {
-        Ok(_) => existing,
-        Err(e) => {
-            tracing::warn!(error = %e, "writing new derived pages failed; handed to the writer");
-            let mut all = existing;
-            all.extend(new);
-            all
-        }
-    }
+    Ok(existing)
 }
 
 /// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up,
@@ -587,7 +580,7 @@ fn spawn_derived_writer(
                 for more in rx.try_iter() {
                     files.extend(more);
                 }
-                if let Err(e) = lock(&publisher).put_many(files.into_iter().collect()) {
+                if let Err(e) = put_many_shared(&publisher, files.into_iter().collect()) {
                     tracing::warn!(error = %e, "writing derived pages failed");
                 }
                 if let Some(tx) = wake.upgrade() {
@@ -786,7 +779,7 @@ impl Engine {
             .render(&w.keys, w.index, now, &known)
             .map_err(|e| format!("{}: {e}", source.name()))
             .and_then(|files| write_records(publisher, files))
-            .map(|derived| write_new_derived(publisher, derived));
+            .and_then(|derived| write_new_derived(publisher, derived));
         let m = metrics();
         m.render_round.observe_duration(started.elapsed());
         if result.is_ok() {
@@ -850,7 +843,8 @@ impl Engine {
         let result = source
             .render_backlog(&keys, now, &known)
             .map_err(|e| format!("{}: {e}", source.name()))
-            .and_then(|files| write_records(publisher, files));
+            .and_then(|files| write_records(publisher, files))
+            .and_then(|derived| write_new_derived(publisher, derived));
         match result {
             Ok(derived) => self.hand_over(derived),
             Err(e) => self.fail(id, keys, false, e, now),
@@ -907,7 +901,7 @@ impl Engine {
     }
 
     fn put_derived(&self, files: Files) {
-        if let Err(e) = lock(&self.publisher).put_many(files) {
+        if let Err(e) = put_many_shared(&self.publisher, files) {
             tracing::warn!(error = %e, "writing derived pages failed");
         }
     }
