@@ -105,7 +105,8 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Replace `path` atomically (temp file -> rename) without syncing: for derived files that
-/// are re-derived from the store after a crash. Readers see the old or the new bytes, never
+/// are re-derived from the store after a crash (what the last integration mark does not cover:
+/// [`crate::integrated`]). Readers see the old or the new bytes, never
 /// a mix. `tag` keeps concurrent writers' temp files apart.
 pub fn replace_atomic(path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Result<()> {
     write_then_rename(path, bytes, mode, &format!(".{tag}"), false).map(|_| ())

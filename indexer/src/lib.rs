@@ -12,6 +12,7 @@ pub mod clock;
 pub mod durable;
 pub mod familiar;
 pub mod fetch;
+pub mod integrated;
 #[cfg(test)]
 mod job_bench;
 pub mod keystore;

@@ -83,6 +83,11 @@ impl Publisher {
         }
     }
 
+    /// The site directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     fn trie(&mut self) -> &mut Trie {
         self.trie.get_mut().unwrap_or_else(|e| e.into_inner())
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use conduct_core::signing::ServiceKey;
-use conduct_renderer::live::{Known, LiveSite, Source};
+use conduct_renderer::live::{Integrated, Known, LiveSite, Source};
 use conduct_renderer::publish::Publisher;
 use conduct_renderer::snapshot::signed_bytes;
 use conduct_renderer::vows::Files;
@@ -60,7 +60,7 @@ impl Source for Pages {
 
     fn forget(&mut self, _: &BTreeSet<String>) {}
 
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+    fn backlog(&mut self, _since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
         Ok(self.keys.clone())
     }
 }
@@ -74,9 +74,15 @@ fn the_manifest_covers_derived_files_written_after_catch_up() {
         key: key.clone(),
         keys: (0..40).map(|i| format!("k{i:02}")).collect(),
     };
-    let site =
-        LiveSite::start_catching_up(publisher, key.clone(), 3600, vec![Box::new(source)], false)
-            .unwrap();
+    let site = LiveSite::start_catching_up(
+        publisher,
+        key.clone(),
+        3600,
+        vec![Box::new(source)],
+        false,
+        None,
+    )
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     while site.catching_up() > 0 {
         assert!(Instant::now() < deadline, "the backlog never caught up");

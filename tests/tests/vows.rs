@@ -366,3 +366,96 @@ fn kill_9_under_concurrent_report_ins_loses_no_acknowledged_entry() {
         "too few report-ins to mean anything"
     );
 }
+
+/// The size in the site's checkpoint (its second line).
+fn checkpoint_size(site: &std::path::Path) -> u64 {
+    std::fs::read_to_string(site.join("log/checkpoint"))
+        .ok()
+        .and_then(|t| t.lines().nth(1).and_then(|l| l.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// The modification instant of each vow's signed page.
+fn page_times(site: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut pages: Vec<_> = std::fs::read_dir(site.join("vow"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .map(|e| {
+            let t = e.metadata().unwrap().modified().unwrap();
+            (e.file_name().to_string_lossy().into_owned(), t)
+        })
+        .collect();
+    pages.sort();
+    pages
+}
+
+/// A restart over a tree the previous run had integrated (its mark, `site-integrated.json`,
+/// covers the log) re-renders no vow, though its clock moved an hour (a re-render would change
+/// every page's instant); the same restart without the mark re-renders every vow.
+#[test]
+fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, site) = (dir.path().join("data"), dir.path().join("site"));
+    let mut server = Server::start_in(&data, &site, &[]);
+    let c = client();
+    for i in 0..3 {
+        let r: Value = c
+            .post(server.at("/vow"))
+            .json(&json!({"text": format!("purpose {i}"), "agent": format!("mark-{i}"), "cadence_hours": 24}))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        let vow = r["vow_id"].as_str().unwrap();
+        let r = c
+            .post(server.at("/vow/report/demo"))
+            .header("Prefer", "wait=10")
+            .json(&report(vow, 6))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 201);
+    }
+    // The mark moves every two seconds once the pages are written.
+    let mark = data.join("site-integrated.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let size = std::fs::read(&mark)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|m| m["log_size"].as_u64());
+        if size.is_some_and(|s| s >= checkpoint_size(&site) && s >= 6) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the mark never covered the log: {size:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.terminate();
+    let before = page_times(&site);
+    assert_eq!(before.len(), 3);
+    let later = |offset: &str| {
+        Server::start_env(
+            "serve",
+            &data,
+            &site,
+            &[],
+            &[("CONDUCT_CLOCK_OFFSET_SECONDS", offset)],
+            None,
+        )
+        .await_caught_up()
+    };
+    let mut server = later("3600");
+    assert_eq!(page_times(&site), before, "a vow was re-rendered");
+    verify_site(&site, &server.vkey());
+    server.terminate();
+    std::fs::remove_file(&mark).unwrap();
+    let mut server = later("7200");
+    let after = page_times(&site);
+    for ((page, t0), (_, t1)) in before.iter().zip(&after) {
+        assert!(t1 > t0, "{page} was not re-rendered without the mark");
+    }
+    server.terminate();
+}

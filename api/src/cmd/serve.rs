@@ -112,6 +112,8 @@ pub fn render_site(
     let posted = labor_price(cfg, &labor);
     let input = site_input(cfg, key, &infos, accepts, &posted, as_of);
     let count = vows.all()?.len();
+    // Every record below this is in what the render reads.
+    let log_size = vows.log_size()?;
     let chain = crate::chain::open(cfg)?;
     let mut sources: Vec<Box<dyn Source>> = vec![
         Box::new(VowSource::new(
@@ -137,6 +139,13 @@ pub fn render_site(
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
     publisher.write_manifest(key, conduct_indexer::clock::wall_now(), cfg.manifest_ttl)?;
+    // The whole tree shows the log below `log_size` and every window up to `as_of`.
+    conduct_indexer::integrated::write(
+        &cfg.data,
+        &cfg.site,
+        conduct_indexer::integrated::Integrated { log_size, as_of },
+    )
+    .map_err(|e| conduct_renderer::RenderError::Input(format!("the integration mark: {e}")))?;
     Ok((publisher, count))
 }
 
@@ -290,8 +299,20 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     phase("static pages written");
     let listed = publisher.seed_from_manifest(&key) > 0;
     phase("previous manifest read");
-    let site =
-        LiveSite::start_catching_up(publisher, key.clone(), cfg.manifest_ttl, sources, listed)?;
+    // What the previous run had durably integrated: only what changed since is re-rendered.
+    let marks = conduct_renderer::live::Marks {
+        data: cfg.data.clone(),
+        since: conduct_indexer::integrated::read(&cfg.data),
+    };
+    tracing::info!(mark = ?marks.since, "integration mark read");
+    let site = LiveSite::start_catching_up(
+        publisher,
+        key.clone(),
+        cfg.manifest_ttl,
+        sources,
+        listed,
+        Some(marks),
+    )?;
     crate::interpretation::spawn_interpretations(
         cfg.models.clone(),
         store.clone(),

@@ -335,10 +335,21 @@ pub(crate) async fn commit(
         .unwrap_or_else(|| format!("/log/proof/{}", appended.index));
     let mut response = created(leaf.clone(), &location);
     if !ack.pages.is_empty() {
+        // Every page asked for at once, before any is awaited: the integration mark never
+        // passes the record while one of them waits (renderer/src/live/mod.rs, `Marks`).
+        let asked: Vec<_> = ack
+            .pages
+            .iter()
+            .map(|(source, key, index)| site.start_render(*source, key, *index))
+            .collect();
         let mut pending = None;
-        for (source, key, index) in &ack.pages {
-            let rendered = site.render(*source, key, *index).await;
-            pending = pending.or(rendered.err().map(|e| e.0));
+        for rendered in asked {
+            let why = match rendered.await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.0),
+                Err(_) => Some("the render thread stopped".to_owned()),
+            };
+            pending = pending.or(why);
         }
         response = with_render_state(response, pending);
     }

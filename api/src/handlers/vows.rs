@@ -174,15 +174,10 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
         .ok()
         .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
         .unwrap_or_default();
-    // Committed: the answer is its acknowledgement. A render that fails (a full site disk)
-    // is retried by the render thread until the pages catch up.
-    let rendered = ctx
-        .ledger
-        .site
-        .render(crate::sources::VOWS, &id, true)
-        .await;
-    // The handle's public record and, for a signed vow, the creator records of the tools its
-    // wallet registered.
+    // Committed: the answer is its acknowledgement. The handle's public record and, for a
+    // signed vow, the creator records of the tools its wallet registered are asked for before
+    // the vow's pages, so the integration mark never passes the vow while they wait
+    // (renderer/src/live/mod.rs, `Marks`).
     let who = conduct_renderer::live::registry::who_key;
     drop(
         ctx.ledger
@@ -196,6 +191,13 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
                 .start_render(crate::sources::REGISTRY, &who(&w), true),
         );
     }
+    // A render that fails (a full site disk) is retried by the render thread until the pages
+    // catch up.
+    let rendered = ctx
+        .ledger
+        .site
+        .render(crate::sources::VOWS, &id, true)
+        .await;
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
         rendered.err().map(|e| e.0),

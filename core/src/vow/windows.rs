@@ -69,6 +69,14 @@ impl Windows {
     }
 }
 
+/// The end of the window `now` falls in, for a vow started at `start` with cadence `cadence`
+/// seconds: the next instant its window state changes by itself.
+pub fn next_boundary(start: u64, cadence: u64, now: u64) -> u64 {
+    let cadence = cadence.max(1);
+    let closed = now.saturating_sub(start) / cadence;
+    start.saturating_add((closed + 1).saturating_mul(cadence))
+}
+
 /// Window state at `now` for a vow started at `start` with cadence `cadence` seconds (> 0),
 /// given the `at` instants of its report-ins (any order).
 pub fn windows(start: u64, cadence: u64, ats: &[u64], now: u64) -> Windows {
@@ -98,7 +106,7 @@ pub fn windows(start: u64, cadence: u64, ats: &[u64], now: u64) -> Windows {
         reported: hit.len() as u64,
         missed_runs: runs,
         overdue,
-        next_boundary: start.saturating_add((closed + 1).saturating_mul(cadence)),
+        next_boundary: next_boundary(start, cadence, now),
     }
 }
 

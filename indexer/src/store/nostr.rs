@@ -85,6 +85,18 @@ impl VowReader {
         })
     }
 
+    /// The npubs bound at log index `from` or later (their `/who` and card pages change), by
+    /// npub.
+    pub fn npubs_bound_since(&self, from: u64) -> Result<Vec<String>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT DISTINCT npub FROM npub_binding WHERE log_index >= ?1 ORDER BY npub",
+            )?;
+            let rows = st.query_map(params![from as i64], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Every npub ever bound to `vow_id` (current or moved away since), by npub.
     pub fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
         self.with(|c| {

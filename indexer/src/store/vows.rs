@@ -194,6 +194,18 @@ fn vow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VowRow> {
     })
 }
 
+/// A vow's window clock: its windows are `[start + k·cadence, start + (k+1)·cadence)`
+/// (library/VOWS.md, "Trajectory stats").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VowClock {
+    /// Vow id.
+    pub vow_id: String,
+    /// The instant it was taken, unix seconds: its first window's start.
+    pub start: u64,
+    /// Cadence, seconds.
+    pub cadence: u64,
+}
+
 /// Reads of the committed vows (and of the records that name them: npub bindings, pledges,
 /// familiars) over a few connections of their own (so renders of different vows on different
 /// threads do not wait for each other).
@@ -265,6 +277,66 @@ impl VowReader {
                 "SELECT {VOW_COLUMNS} FROM vow WHERE log_index > ?1 ORDER BY log_index LIMIT ?2"
             ))?;
             let rows = st.query_map(params![after, limit], vow_row)?;
+            rows.collect()
+        })
+    }
+
+    /// The size of the committed log: every record below it is committed (the leaves, the
+    /// chain heads and the checkpoint move in one transaction).
+    pub fn log_size(&self) -> Result<u64, StoreError> {
+        self.with(|c| {
+            c.prepare_cached("SELECT coalesce(max(idx) + 1, 0) FROM leaf")?
+                .query_row([], |r| Ok(r.get::<_, i64>(0)? as u64))
+        })
+    }
+
+    /// Every record at log index `from` or later that changes a vow's files, as (vow id, log
+    /// index), by log index: vow records, entries, npub bindings and pledges. What a restart
+    /// re-renders after the tree's integration mark (`crate::integrated`), and what the mark
+    /// is checked against.
+    pub fn touched_since(&self, from: u64) -> Result<Vec<(String, u64)>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT vow_id, log_index FROM vow WHERE log_index >= ?1
+                 UNION ALL SELECT vow_id, log_index FROM vow_entry WHERE log_index >= ?1
+                 UNION ALL SELECT vow_id, log_index FROM npub_binding WHERE log_index >= ?1
+                 UNION ALL SELECT vow_id, log_index FROM witness_pledge WHERE log_index >= ?1
+                 ORDER BY 2",
+            )?;
+            let rows = st.query_map(params![from as i64], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// The vows whose model interpretation was kept at or after `at` (service clock), by id:
+    /// their readings change outside the log.
+    pub fn interpreted_since(&self, at: u64) -> Result<Vec<String>, StoreError> {
+        self.with(|c| {
+            let mut st =
+                c.prepare_cached("SELECT vow_id FROM reading WHERE at >= ?1 ORDER BY vow_id")?;
+            let rows = st.query_map(params![at as i64], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// At most `limit` vows' window clocks after the vow id `after` (from the first when
+    /// empty), by id: what schedules their window boundaries without rendering them.
+    pub fn clocks_after(&self, after: &str, limit: usize) -> Result<Vec<VowClock>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with(|c| {
+            let mut st = c.prepare_cached(
+                "SELECT vow_id, created_at, cadence_seconds FROM vow WHERE vow_id > ?1
+                 ORDER BY vow_id LIMIT ?2",
+            )?;
+            let rows = st.query_map(params![after, limit], |r| {
+                Ok(VowClock {
+                    vow_id: r.get(0)?,
+                    start: r.get::<_, i64>(1)? as u64,
+                    cadence: r.get::<_, i64>(2)? as u64,
+                })
+            })?;
             rows.collect()
         })
     }

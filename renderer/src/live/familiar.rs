@@ -12,7 +12,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::vows::VowReader;
 use serde_json::Value;
 
-use super::{Known, Source};
+use super::{Integrated, Known, Source};
 use crate::familiar::{familiar_files, list_files, record_of};
 use crate::publish::Publisher;
 use crate::vows::Files;
@@ -97,7 +97,7 @@ impl Source for FamiliarSource {
 
     fn forget(&mut self, _keys: &BTreeSet<String>) {}
 
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+    fn backlog(&mut self, _since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
         let mut keys = vec![String::new()];
         keys.extend(
             self.reader

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
 use conduct_indexer::clock::service_now;
+pub use conduct_indexer::integrated::Integrated;
 use conduct_indexer::metrics::metrics;
 
 use crate::publish::{put_many_shared, Publisher};
@@ -74,9 +75,18 @@ pub trait Source: Send {
     /// behind what was kept).
     fn forget(&mut self, keys: &BTreeSet<String>);
     /// Every key to bring up to date after a restart that served the tree already on disk
-    /// ([`LiveSite::start_catching_up`]).
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+    /// ([`LiveSite::start_catching_up`]): those that changed after the tree's integration mark
+    /// `since` (what the previous run had durably rendered), or every key when there is none.
+    fn backlog(&mut self, since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
+        let _ = since;
         Ok(Vec::new())
+    }
+    /// The log size below which every record that changes this source's files is on them,
+    /// checked against the store from `from` (the last mark) on: `None` when the source's
+    /// restart backlog does not depend on the mark (it re-renders every key of its own).
+    fn integrated(&mut self, from: u64) -> Result<Option<u64>, RenderError> {
+        let _ = from;
+        Ok(None)
     }
     /// The files of backlog `keys` at `now`: [`Source::render`] by default.
     fn render_backlog(
@@ -319,7 +329,15 @@ impl LiveSite {
         manifest_ttl: u64,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<LiveSite, RenderError> {
-        LiveSite::spawn(publisher, key, manifest_ttl, sources, None, Vec::new())
+        LiveSite::spawn(
+            publisher,
+            key,
+            manifest_ttl,
+            sources,
+            None,
+            Vec::new(),
+            None,
+        )
     }
 
     /// Start the engine over a tree already on disk that may be behind the state (a
@@ -331,13 +349,19 @@ impl LiveSite {
     /// Before it returns, each source's index pages are rendered and, when the listing is
     /// whole (or nothing is behind), the manifest is signed, so the tree is valid as soon as
     /// the service answers.
+    ///
+    /// With `marks`, the backlog is only what changed after the previous run's integration
+    /// mark (when the listing is whole: the mark speaks of the files it lists), and the engine
+    /// keeps the mark moving ([`Marks`]).
     pub fn start_catching_up(
         mut publisher: Publisher,
         key: ServiceKey,
         manifest_ttl: u64,
         mut sources: Vec<Box<dyn Source>>,
         listed: bool,
+        marks: Option<Marks>,
     ) -> Result<LiveSite, RenderError> {
+        let since = marks.as_ref().and_then(|m| m.since).filter(|_| listed);
         let now = service_now();
         let mut backlog = Vec::new();
         for (i, s) in sources.iter_mut().enumerate() {
@@ -346,7 +370,13 @@ impl LiveSite {
             publisher
                 .put_many(files)
                 .map_err(|e| RenderError::Input(format!("{}: {e}", s.name())))?;
-            let keys = s.backlog()?;
+            let keys = s.backlog(since.as_ref())?;
+            tracing::info!(
+                source = s.name(),
+                keys = keys.len(),
+                since_mark = since.is_some(),
+                "restart backlog"
+            );
             if !keys.is_empty() {
                 backlog.push((SourceId(i), keys.into()));
             }
@@ -356,7 +386,16 @@ impl LiveSite {
             publisher.write_manifest(&key, wall, manifest_ttl)?;
         }
         let catch_up = (!backlog.is_empty()).then_some(listed);
-        LiveSite::spawn(publisher, key, manifest_ttl, sources, catch_up, backlog)
+        let marks = marks.map(|m| Marks { since, ..m });
+        LiveSite::spawn(
+            publisher,
+            key,
+            manifest_ttl,
+            sources,
+            catch_up,
+            backlog,
+            marks,
+        )
     }
 
     fn spawn(
@@ -366,6 +405,7 @@ impl LiveSite {
         sources: Vec<Box<dyn Source>>,
         catch_up: Option<bool>,
         backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+        marks: Option<Marks>,
     ) -> Result<LiveSite, RenderError> {
         let (tx, rx) = mpsc::channel();
         let tx = Arc::new(tx);
@@ -385,6 +425,8 @@ impl LiveSite {
             left: left.clone(),
             catch_up,
             flow: flow.clone(),
+            mark: marks.as_ref().and_then(|m| m.since),
+            marks: marks.map(|m| m.data),
         };
         std::thread::Builder::new()
             .name("live-site".into())
@@ -490,6 +532,22 @@ impl LiveSite {
     }
 }
 
+/// The tree's integration mark, kept by the engine: every [`MARK_EVERY`], when no failed render
+/// waits for a retry and the restart backlog is done, the engine asks each source how far its
+/// files show the log ([`Source::integrated`]) and has the derived writer, once it has written
+/// everything handed to it before, flush the file system and write the mark
+/// (`conduct_indexer::integrated`). A restart then re-renders only what changed after it.
+#[derive(Debug, Clone)]
+pub struct Marks {
+    /// The data directory (the mark's file is `site-integrated.json` there).
+    pub data: std::path::PathBuf,
+    /// The mark the previous run left, if any.
+    pub since: Option<Integrated>,
+}
+
+/// How often the integration mark moves.
+const MARK_EVERY: Duration = Duration::from_secs(2);
+
 /// Keys of one source whose render failed, retried with a doubling delay.
 #[derive(Default)]
 struct Retry {
@@ -508,8 +566,9 @@ struct Engine {
     manifest_ttl: u64,
     publisher: Arc<Mutex<Publisher>>,
     sources: Vec<Box<dyn Source>>,
-    /// The derived-file writer (HTML twins, feeds), off the acknowledgement path.
-    derived: Option<mpsc::Sender<Files>>,
+    /// The derived-file writer (HTML twins, feeds, and the integration mark after them), off
+    /// the acknowledgement path.
+    derived: Option<mpsc::Sender<ToWriter>>,
     /// The engine's own channel, for the derived writer to say it wrote (weak: the handles
     /// own the channel).
     wake: Weak<mpsc::Sender<Msg>>,
@@ -523,6 +582,10 @@ struct Engine {
     /// before the backlog is done.
     catch_up: Option<bool>,
     flow: Arc<Flow>,
+    /// The data directory the integration mark is kept in (`None`: no mark is kept).
+    marks: Option<std::path::PathBuf>,
+    /// The last mark sent to be written.
+    mark: Option<Integrated>,
 }
 
 /// What one round asks of one source.
@@ -564,24 +627,51 @@ fn write_new_derived(publisher: &Mutex<Publisher>, derived: Files) -> Result<Fil
     Ok(existing)
 }
 
+/// What the derived writer is handed, in order.
+enum ToWriter {
+    /// Derived files to write.
+    Files(Files),
+    /// The integration mark, to write once everything handed before it is written: the data
+    /// directory and the mark.
+    Mark(std::path::PathBuf, Integrated),
+}
+
 /// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up,
 /// and wake the engine after each batch so the manifest is re-signed over what was written
-/// (the files can land after a manifest the engine signed meanwhile).
+/// (the files can land after a manifest the engine signed meanwhile). An integration mark
+/// handed over is written after the files handed before it.
 fn spawn_derived_writer(
     publisher: Arc<Mutex<Publisher>>,
     wake: Weak<mpsc::Sender<Msg>>,
-) -> Option<(mpsc::Sender<Files>, std::thread::JoinHandle<()>)> {
-    let (tx, rx) = mpsc::channel::<Files>();
+) -> Option<(mpsc::Sender<ToWriter>, std::thread::JoinHandle<()>)> {
+    let (tx, rx) = mpsc::channel::<ToWriter>();
+    let site = lock(&publisher).root().to_path_buf();
     let thread = std::thread::Builder::new()
         .name("derived-write".into())
         .spawn(move || {
+            // Once derived files could not be written, no later mark may claim them: the
+            // mark stays where it was, and the next restart re-renders from there.
+            let mut failed = false;
             while let Ok(first) = rx.recv() {
-                let mut files: HashMap<String, Vec<u8>> = first.into_iter().collect();
-                for more in rx.try_iter() {
-                    files.extend(more);
+                let mut files: HashMap<String, Vec<u8>> = HashMap::new();
+                let mut mark = None;
+                for m in std::iter::once(first).chain(rx.try_iter()) {
+                    match m {
+                        ToWriter::Files(f) => files.extend(f),
+                        ToWriter::Mark(data, m) => mark = Some((data, m)),
+                    }
                 }
-                if let Err(e) = put_many_shared(&publisher, files.into_iter().collect()) {
-                    tracing::warn!(error = %e, "writing derived pages failed");
+                let written = files.is_empty()
+                    || match put_many_shared(&publisher, files.into_iter().collect()) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "writing derived pages failed");
+                            false
+                        }
+                    };
+                failed |= !written;
+                if let (false, Some((data, m))) = (failed, mark) {
+                    write_mark(&data, &site, m);
                 }
                 if let Some(tx) = wake.upgrade() {
                     let _ = tx.send(Msg::DerivedWritten);
@@ -590,6 +680,19 @@ fn spawn_derived_writer(
         })
         .ok()?;
     Some((tx, thread))
+}
+
+/// Flush the site's file system and write the integration mark (a failure is logged: the
+/// previous mark stays, and a restart re-renders more).
+fn write_mark(data: &Path, site: &Path, mark: Integrated) {
+    match conduct_indexer::integrated::write(data, site, mark) {
+        Ok(()) => tracing::debug!(
+            log_size = mark.log_size,
+            as_of = mark.as_of,
+            "integration mark written"
+        ),
+        Err(e) => tracing::warn!(error = %e, "writing the integration mark failed"),
+    }
 }
 
 impl Engine {
@@ -602,6 +705,7 @@ impl Engine {
         let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
+        let mut mark_due = Instant::now() + MARK_EVERY;
         let mut pending: std::collections::VecDeque<Asked> = std::collections::VecDeque::new();
         // When the last round ended with more queued (the next starts at once).
         let mut busy_since: Option<Instant> = None;
@@ -623,6 +727,7 @@ impl Engine {
             let until_retry = until(self.retry.values().filter_map(|r| r.due).min());
             let wait = if self.backlog.is_empty() && pending.is_empty() {
                 until_due
+                    .min(until(self.marks.as_ref().map(|_| mark_due)))
                     .min(until(manifest_due))
                     .min(until_retry)
                     .min(until(Some(refresh_at)))
@@ -731,6 +836,10 @@ impl Engine {
             if lock(&self.publisher).dirty() && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
             }
+            if self.marks.is_some() && Instant::now() >= mark_due {
+                self.advance_mark(&pending);
+                mark_due = Instant::now() + MARK_EVERY;
+            }
             let refresh = Instant::now() >= refresh_at;
             // While a restart catches up without a full listing, a manifest would leave out
             // files that are there: the previous one stays until the backlog is done.
@@ -743,7 +852,9 @@ impl Engine {
                 refresh_at = Instant::now() + refresh_every;
             }
         }
-        // Let the derived writer finish before the last manifest.
+        // The last mark goes after the last files; let the derived writer finish before the
+        // last manifest.
+        self.advance_mark(&std::collections::VecDeque::new());
         self.derived = None;
         if let Some((tx, thread)) = derived {
             drop(tx);
@@ -751,6 +862,57 @@ impl Engine {
         }
         self.write_manifest();
         lock(&self.publisher).stop_signing_off_thread();
+    }
+
+    /// Move the integration mark ([`Marks`]) as far as every source's files show the log,
+    /// unless a retry or the restart backlog is pending, or a request of a source the mark
+    /// does not check waits in `pending`.
+    fn advance_mark(&mut self, pending: &std::collections::VecDeque<Asked>) {
+        let Some(data) = self.marks.clone() else {
+            return;
+        };
+        if self.catch_up.is_some() || !self.backlog.is_empty() || !self.retry.is_empty() {
+            return;
+        }
+        let from = self.mark.map_or(0, |m| m.log_size);
+        let now = service_now();
+        let mut log_size: Option<u64> = None;
+        for (i, s) in self.sources.iter_mut().enumerate() {
+            match s.integrated(from) {
+                Ok(Some(w)) => log_size = Some(log_size.map_or(w, |l| l.min(w))),
+                // Its backlog is whole at a restart; its waiting requests are not checked.
+                Ok(None) if pending.iter().any(|a| a.source == SourceId(i)) => return,
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, source = s.name(), "the integration mark could not be checked");
+                    return;
+                }
+            }
+        }
+        let Some(log_size) = log_size else { return };
+        // Boundaries before the first one not yet taken are rendered.
+        let as_of = self
+            .sources
+            .iter()
+            .filter_map(|s| s.next_due())
+            .min()
+            .map_or(now, |t| now.min(t.saturating_sub(1)));
+        let mark = Integrated { log_size, as_of };
+        // An idle service moves only the instant: once a minute is enough (a restart then
+        // re-renders the vows whose window closed in that minute).
+        if self
+            .mark
+            .is_some_and(|m| m.log_size == log_size && as_of < m.as_of + 60)
+        {
+            return;
+        }
+        self.mark = Some(mark);
+        match &self.derived {
+            Some(tx) => {
+                let _ = tx.send(ToWriter::Mark(data, mark));
+            }
+            None => write_mark(&data, lock(&self.publisher).root(), mark),
+        }
     }
 
     fn write_manifest(&self) {
@@ -892,7 +1054,9 @@ impl Engine {
         }
         match &self.derived {
             Some(tx) => {
-                if let Err(mpsc::SendError(files)) = tx.send(derived) {
+                if let Err(mpsc::SendError(ToWriter::Files(files))) =
+                    tx.send(ToWriter::Files(derived))
+                {
                     self.put_derived(files);
                 }
             }

@@ -23,7 +23,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_indexer::munus::keeper::{read_paid, read_quests};
 use conduct_indexer::munus::{MunusReader, PaymentFlags};
 
-use super::{Known, Source};
+use super::{Integrated, Known, Source};
 use crate::munus::{gone_quest_files, list_doc, list_files, quest_files, quest_stem, MunusInput};
 use crate::publish::Publisher;
 use crate::vows::Files;
@@ -207,7 +207,7 @@ impl Source for MunusSource {
 
     fn forget(&mut self, _keys: &BTreeSet<String>) {}
 
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
+    fn backlog(&mut self, _since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
         self.every_key()
     }
 }

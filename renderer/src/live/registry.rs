@@ -25,7 +25,10 @@ use conduct_indexer::chain::{ChainConfig, ChainStatus};
 use conduct_indexer::store::chain::{ChainDb, Check};
 use conduct_indexer::vows::{VowReader, VowRow};
 
-use super::{Known, Source};
+use super::{Integrated, Known, Source};
+
+/// Vows read at once while listing a restart's backlog.
+const BACKLOG_READ: usize = 32_768;
 use crate::publish::Publisher;
 use crate::registry::{
     absent_tool_files, opensea_files, registry_files, rh_files, tool_files, who_files,
@@ -351,8 +354,36 @@ impl Source for RegistrySource {
         }
     }
 
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
-        self.every_key()
+    fn backlog(&mut self, since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
+        let Some(mark) = since else {
+            return self.every_key();
+        };
+        // The chain's part whole (its tools and their creators' pages: the follower's
+        // renders are not marked), and the handles the log changed after the mark: the agents
+        // and wallets of vows taken since, the npubs bound since.
+        let (tools, _) = self.tools()?;
+        let mut keys: Vec<String> = tools.iter().map(|t| tool_key(t.tool_id)).collect();
+        let mut handles: BTreeSet<String> = tools
+            .iter()
+            .map(|t| t.creator.to_ascii_lowercase())
+            .collect();
+        let mut after = mark.log_size.checked_sub(1);
+        loop {
+            let rows = self.reader.taken_after(after, BACKLOG_READ)?;
+            for v in &rows {
+                handles.insert(v.agent.clone());
+                if let Some(w) = &v.wallet {
+                    handles.insert(w.to_ascii_lowercase());
+                }
+            }
+            match rows.last() {
+                Some(last) if rows.len() == BACKLOG_READ => after = Some(last.log_index),
+                _ => break,
+            }
+        }
+        handles.extend(self.reader.npubs_bound_since(mark.log_size)?);
+        keys.extend(handles.iter().map(|h| who_key(h)));
+        Ok(keys)
     }
 
     fn render_backlog(

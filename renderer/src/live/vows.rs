@@ -13,10 +13,11 @@ use std::sync::Arc;
 use conduct_core::canonical::sha256_hex;
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
+use conduct_core::vow::windows::next_boundary;
 use conduct_indexer::vows::{VowReader, VowRow};
 use serde_json::Value;
 
-use super::{Known, Source};
+use super::{Integrated, Known, Source};
 use crate::discovery::{card_files, card_files_bound, CardBinding};
 use crate::parallel::map_on_every_core;
 use crate::publish::Publisher;
@@ -32,6 +33,10 @@ const CACHE_BYTES: usize = 64 << 20;
 
 /// Vows rendered at once by the startup render (bounds the memory of rendered files).
 const STARTUP_CHUNK: usize = 256;
+
+/// How long before an integration mark's instant a kept model reading is still re-rendered at
+/// a restart (its render may have been waiting when the mark was written).
+const READING_MARGIN: u64 = 600;
 
 /// Vows read at once for the index of vows: a whole number of sitemap files.
 const INDEX_READ: usize = 64 * crate::vows_index::SITEMAP_VOWS;
@@ -57,6 +62,9 @@ pub struct VowSource {
     next_of: HashMap<String, u64>,
     asked: HashMap<String, u64>,
     verified: HashMap<String, usize>,
+    /// For each vow rendered since the last integration mark, the log size read before that
+    /// render: its files show every record of it below that size ([`Source::integrated`]).
+    rendered_at: HashMap<String, u64>,
     cache: DocsCache,
     /// Where the index of vows stands (`None`: read every vow on its next render).
     index: Option<IndexState>,
@@ -82,6 +90,7 @@ impl VowSource {
             next_of: HashMap::new(),
             asked: HashMap::new(),
             verified: HashMap::new(),
+            rendered_at: HashMap::new(),
             cache: DocsCache::default(),
             index: None,
         }
@@ -360,6 +369,12 @@ impl Source for VowSource {
             })
             .collect();
         let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+        // Read before the vows are: every record below it is in what they read.
+        let size = if ids.is_empty() {
+            0
+        } else {
+            self.reader.log_size()?
+        };
         let sh = self.shared(now, known);
         // The vows of a batch are independent: render them on every core.
         let rendered = map_on_every_core(
@@ -379,6 +394,7 @@ impl Source for VowSource {
                 }
             };
             let w = docs.weight();
+            self.rendered_at.insert(id.clone(), size);
             self.cache.put(id.clone(), docs, w);
             self.verified.insert(id.clone(), r.verified);
             files.extend(r.files);
@@ -426,8 +442,64 @@ impl Source for VowSource {
         self.boundaries.first().map(|(t, _)| *t)
     }
 
-    fn backlog(&mut self) -> Result<Vec<String>, RenderError> {
-        Ok(self.reader.all()?.into_iter().map(|r| r.vow_id).collect())
+    /// The vows the log changed after the mark, and those whose window state changed since
+    /// its instant (every vow without a mark). Every vow's next window boundary is scheduled
+    /// from its clock, without rendering it.
+    fn backlog(&mut self, since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
+        let now = conduct_indexer::clock::service_now();
+        let mut keys = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        if let Some(mark) = since {
+            // Model readings are kept outside the log: those of the last minutes before the
+            // mark too (their render may have been waiting when it was written).
+            let read = self
+                .reader
+                .interpreted_since(mark.as_of.saturating_sub(READING_MARGIN))?;
+            let touched = self.reader.touched_since(mark.log_size)?;
+            for id in touched.into_iter().map(|(id, _)| id).chain(read) {
+                if seen.insert(id.clone()) {
+                    keys.push(id);
+                }
+            }
+        }
+        let mut after = String::new();
+        loop {
+            let clocks = self.reader.clocks_after(&after, INDEX_READ)?;
+            for c in &clocks {
+                let next = next_boundary(c.start, c.cadence, now);
+                let passed =
+                    since.is_none_or(|m| next_boundary(c.start, c.cadence, m.as_of) < next);
+                if passed && !seen.contains(&c.vow_id) {
+                    keys.push(c.vow_id.clone());
+                }
+                self.schedule(&c.vow_id, next);
+            }
+            match clocks.last() {
+                Some(last) if clocks.len() == INDEX_READ => after = last.vow_id.clone(),
+                _ => break,
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Checked against the store: the first record from `from` on that changes a vow whose
+    /// last render did not read it (or the log's size, when there is none).
+    fn integrated(&mut self, from: u64) -> Result<Option<u64>, RenderError> {
+        // The size first: every record below it is in the rows read after.
+        let size = self.reader.log_size()?;
+        let mut mark = size;
+        for (id, at) in self.reader.touched_since(from)? {
+            if at >= size {
+                break;
+            }
+            if self.rendered_at.get(&id).is_none_or(|read| *read <= at) {
+                mark = at;
+                break;
+            }
+        }
+        // A render that read below the mark shows nothing the next check asks about.
+        self.rendered_at.retain(|_, read| *read > mark);
+        Ok(Some(mark))
     }
 
     fn render_backlog(

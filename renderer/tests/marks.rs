@@ -1,0 +1,171 @@
+//! The integration mark (renderer/src/live/mod.rs, `Marks`) against a real store: the vows
+//! source says how far its files show the log only up to the first record a render has not
+//! read, and a restart's backlog from a mark is what changed after it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use conduct_core::attestation::measure;
+use conduct_core::signing::ServiceKey;
+use conduct_core::trace::parse_json;
+use conduct_core::vow::ReportRequest;
+use conduct_indexer::clock::service_now;
+use conduct_indexer::ledger::{Job, Ledger};
+use conduct_indexer::store::Store;
+use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
+use conduct_renderer::live::vows::VowSource;
+use conduct_renderer::live::{Integrated, Source};
+
+struct Log {
+    key: ServiceKey,
+    ledger: Ledger,
+}
+
+impl Log {
+    fn append(&mut self, job: Job) -> serde_json::Value {
+        let mut results = self.ledger.append_jobs(vec![job]).unwrap();
+        let leaf = results.remove(0).unwrap().leaf.unwrap();
+        serde_json::from_slice(&leaf).unwrap()
+    }
+
+    fn take(&mut self, agent: &str) -> String {
+        let v = self.append(vow_job(
+            self.key.clone(),
+            NewVow {
+                origin: "marks.invalid/log".into(),
+                agent: agent.into(),
+                text: "I will do the same work whether or not I am watched.".into(),
+                cadence_hours: 24.0,
+                cadence_seconds: 86_400,
+                wallet: None,
+                wallet_signature: None,
+                signed_message_sha256: None,
+                sealed: false,
+                sandbox_reason: None,
+                // Three daily windows ago.
+                at: service_now() - 3 * 86_400 - 600,
+            },
+        ));
+        v["vow_id"].as_str().unwrap().to_owned()
+    }
+
+    fn report(&mut self, vow: &str) -> u64 {
+        let body = serde_json::json!({"vow_id": vow, "context_key": "monitored", "turns": [
+            {"Y": "work", "M": "plan", "D": "clean", "context": {"monitored": 1}},
+            {"Y": "work", "M": "plan", "D": "clean", "context": {"monitored": 0}},
+        ]})
+        .to_string();
+        let req: ReportRequest = parse_json(body.as_bytes()).unwrap();
+        let m = measure(req.trace()).unwrap();
+        let e = self.append(entry_job(
+            self.key.clone(),
+            NewEntry {
+                vow_id: vow.into(),
+                trace_sha256: m.trace_sha256,
+                context_key: "monitored".into(),
+                n_turns: 2,
+                profile: m.profile,
+                declared_y: None,
+                y_consistency: None,
+                note: None,
+                attested: false,
+                trace_donated: false,
+                at: service_now(),
+                proof: conduct_core::vow::record::Proof::SandboxOpen,
+            },
+        ));
+        e["log_index"].as_u64().unwrap()
+    }
+}
+
+fn render(source: &mut VowSource, vows: &[&str]) {
+    let keys: BTreeSet<String> = vows.iter().map(|v| v.to_string()).collect();
+    let files = source
+        .render(&keys, false, service_now(), &|_| None)
+        .unwrap();
+    assert!(!files.is_empty());
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[test]
+fn the_mark_stops_at_the_first_record_no_render_has_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
+    let store = Store::open(dir.path()).unwrap();
+    let ledger = Ledger::open(&store, key.clone(), &dir.path().join("site/log")).unwrap();
+    let mut log = Log {
+        key: key.clone(),
+        ledger,
+    };
+    let reader = Arc::new(VowReader::open(&store).unwrap());
+    let source = || {
+        VowSource::new(
+            key.clone(),
+            "http://marks.invalid",
+            reader.clone(),
+            None,
+            Vec::new(),
+        )
+    };
+    let mut src = source();
+    let a = log.take("agent-a"); // log index 0
+    let b = log.take("agent-b"); // 1
+    assert_eq!(src.integrated(0).unwrap(), Some(0), "nothing rendered yet");
+    render(&mut src, &[&a]);
+    assert_eq!(src.integrated(0).unwrap(), Some(1), "b's vow record is not");
+    render(&mut src, &[&b]);
+    assert_eq!(src.integrated(0).unwrap(), Some(2), "the whole log");
+    assert_eq!(log.report(&a), 2);
+    assert_eq!(
+        src.integrated(2).unwrap(),
+        Some(2),
+        "a's entry is not rendered"
+    );
+    render(&mut src, &[&a]);
+    assert_eq!(src.integrated(2).unwrap(), Some(3));
+    // A render that read before a commit does not show it.
+    assert_eq!(log.report(&b), 3);
+    render(&mut src, &[&b]);
+    assert_eq!(log.report(&b), 4);
+    assert_eq!(src.integrated(3).unwrap(), Some(4));
+
+    // A restart from the mark: the vows the log changed after it, and no other (no window
+    // of a daily cadence has closed since the mark's instant).
+    let now = service_now();
+    let mark = Integrated {
+        log_size: 4,
+        as_of: now,
+    };
+    assert_eq!(source().backlog(Some(&mark)).unwrap(), vec![b.clone()]);
+    let all = sorted(vec![a.clone(), b.clone()]);
+    assert_eq!(
+        sorted(source().backlog(None).unwrap()),
+        all,
+        "no mark: every vow"
+    );
+    let whole = Integrated {
+        log_size: 5,
+        as_of: now,
+    };
+    assert!(source().backlog(Some(&whole)).unwrap().is_empty());
+    // A model reading kept (outside the log) after the mark's instant: its vow too.
+    store
+        .put_interpretation(&a, 1, "{\"summary\": \"steady\"}", now + 1)
+        .unwrap();
+    assert_eq!(source().backlog(Some(&whole)).unwrap(), vec![a.clone()]);
+    // The mark's instant a day and a half back: a window of each vow closed since.
+    let old = Integrated {
+        log_size: 5,
+        as_of: now - 36 * 3600,
+    };
+    assert_eq!(sorted(source().backlog(Some(&old)).unwrap()), all);
+    // Each vow's next boundary is scheduled without rendering it.
+    let mut fresh = source();
+    fresh.backlog(None).unwrap();
+    let next = fresh.next_due().unwrap();
+    assert!(next > now && next <= now + 86_400, "{next} vs {now}");
+}
