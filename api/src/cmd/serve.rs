@@ -333,7 +333,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         site.clone(),
         cfg.munus.recheck_seconds,
     ));
-    phase("live site started (index pages rendered, backlog queued)");
+    phase("live site started (index pages and backlog on its thread)");
     conduct_core::meter::warm_up();
     crate::handlers::oracle::warm_up();
     println!(

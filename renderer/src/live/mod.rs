@@ -267,6 +267,9 @@ struct Asked {
     committed: Option<Instant>,
 }
 
+/// Longest a restart waits for the index pages and the backlog's listing before it answers.
+pub const LIST_WAIT: Duration = Duration::from_secs(2);
+
 /// Keys of the restart backlog rendered per round (between requests, which keep being
 /// served while the tree catches up).
 const BACKLOG_SLICE: usize = 16;
@@ -329,26 +332,20 @@ impl LiveSite {
         manifest_ttl: u64,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<LiveSite, RenderError> {
-        LiveSite::spawn(
-            publisher,
-            key,
-            manifest_ttl,
-            sources,
-            None,
-            Vec::new(),
-            None,
-        )
+        LiveSite::spawn(publisher, key, manifest_ttl, sources, None, None, None)
     }
 
     /// Start the engine over a tree already on disk that may be behind the state (a
     /// restart): the tree is served as it is while every source's [backlog](Source::backlog)
     /// is re-rendered between requests. `listed` says the publisher lists the whole tree
-    /// (seeded from the previous manifest); until the backlog is done the manifest is
-    /// re-signed only then, so it stays valid for what it lists.
+    /// (seeded from the previous manifest): the manifest is signed before it returns, so the
+    /// tree is valid as soon as the service answers; otherwise it is signed only once the
+    /// backlog is done, so it stays valid for what it lists.
     ///
-    /// Before it returns, each source's index pages are rendered and, when the listing is
-    /// whole (or nothing is behind), the manifest is signed, so the tree is valid as soon as
-    /// the service answers.
+    /// The engine's thread first renders each source's index pages and lists the backlog; this
+    /// returns once that is done or after [`LIST_WAIT`], whichever is first (the listing grows
+    /// with the vows: past that the service answers meanwhile, `/health` saying
+    /// `catching-up`).
     ///
     /// With `marks`, the backlog is only what changed after the previous run's integration
     /// mark (when the listing is whole: the mark speaks of the files it lists), and the engine
@@ -357,45 +354,28 @@ impl LiveSite {
         mut publisher: Publisher,
         key: ServiceKey,
         manifest_ttl: u64,
-        mut sources: Vec<Box<dyn Source>>,
+        sources: Vec<Box<dyn Source>>,
         listed: bool,
         marks: Option<Marks>,
     ) -> Result<LiveSite, RenderError> {
         let since = marks.as_ref().and_then(|m| m.since).filter(|_| listed);
-        let now = service_now();
-        let mut backlog = Vec::new();
-        for (i, s) in sources.iter_mut().enumerate() {
-            let known = |_: &str| None;
-            let files = s.render(&BTreeSet::new(), true, now, &known)?;
-            publisher
-                .put_many(files)
-                .map_err(|e| RenderError::Input(format!("{}: {e}", s.name())))?;
-            let keys = s.backlog(since.as_ref())?;
-            tracing::info!(
-                source = s.name(),
-                keys = keys.len(),
-                since_mark = since.is_some(),
-                "restart backlog"
-            );
-            if !keys.is_empty() {
-                backlog.push((SourceId(i), keys.into()));
-            }
-        }
-        if listed || backlog.is_empty() {
+        if listed {
             let wall = conduct_indexer::clock::wall_now();
             publisher.write_manifest(&key, wall, manifest_ttl)?;
         }
-        let catch_up = (!backlog.is_empty()).then_some(listed);
         let marks = marks.map(|m| Marks { since, ..m });
-        LiveSite::spawn(
+        let (tx, rx) = mpsc::sync_channel(1);
+        let site = LiveSite::spawn(
             publisher,
             key,
             manifest_ttl,
             sources,
-            catch_up,
-            backlog,
+            Some(listed),
+            Some((since, tx)),
             marks,
-        )
+        )?;
+        let _ = rx.recv_timeout(LIST_WAIT);
+        Ok(site)
     }
 
     fn spawn(
@@ -404,13 +384,14 @@ impl LiveSite {
         manifest_ttl: u64,
         sources: Vec<Box<dyn Source>>,
         catch_up: Option<bool>,
-        backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+        list: Option<(Option<Integrated>, mpsc::SyncSender<()>)>,
         marks: Option<Marks>,
     ) -> Result<LiveSite, RenderError> {
         let (tx, rx) = mpsc::channel();
         let tx = Arc::new(tx);
         let behind = Arc::new(Mutex::new(None));
-        let left = Arc::new(AtomicUsize::new(backlog.iter().map(|(_, q)| q.len()).sum()));
+        // Until the backlog is listed, one key (the listing) is left.
+        let left = Arc::new(AtomicUsize::new(usize::from(list.is_some())));
         let flow = Arc::new(Flow::default());
         let engine = Engine {
             key,
@@ -421,7 +402,8 @@ impl LiveSite {
             wake: Arc::downgrade(&tx),
             retry: BTreeMap::new(),
             behind: behind.clone(),
-            backlog,
+            backlog: Vec::new(),
+            list,
             left: left.clone(),
             catch_up,
             flow: flow.clone(),
@@ -576,6 +558,9 @@ struct Engine {
     behind: Arc<Mutex<Option<Behind>>>,
     /// The restart backlog, per source.
     backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+    /// Until a restart's backlog is listed: the mark to list it from (`None`: every key), and
+    /// whom to tell once it is.
+    list: Option<(Option<Integrated>, mpsc::SyncSender<()>)>,
     /// Keys left in the backlog (shared with the handle).
     left: Arc<AtomicUsize>,
     /// `Some(listed)` while a restart catches up: whether the manifest may be re-signed
@@ -702,6 +687,10 @@ impl Engine {
         }
         let derived = spawn_derived_writer(self.publisher.clone(), self.wake.clone());
         self.derived = derived.as_ref().map(|(tx, _)| tx.clone());
+        if let Some((since, listed)) = self.list.take() {
+            self.list_backlog(since);
+            let _ = listed.send(());
+        }
         let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
@@ -974,6 +963,62 @@ impl Engine {
                     .extend(w.committed);
                 self.fail(id, w.keys, w.index, e, now)
             }
+        }
+    }
+
+    /// A restart, first thing on this thread (the service already answers, serving the tree on
+    /// disk): each source's index pages, then what each must bring up to date (from the mark,
+    /// or every key). A source whose listing fails is retried until it lists; a failed index
+    /// render is retried like any render.
+    fn list_backlog(&mut self, since: Option<Integrated>) {
+        let started = Instant::now();
+        let now = service_now();
+        let mut delay = RETRY_FIRST;
+        for i in 0..self.sources.len() {
+            let id = SourceId(i);
+            let known = |_: &str| None;
+            let rendered = self.sources[i]
+                .render(&BTreeSet::new(), true, now, &known)
+                .map_err(|e| e.to_string())
+                .and_then(|files| write_records(&self.publisher, files))
+                .and_then(|derived| write_new_derived(&self.publisher, derived));
+            match rendered {
+                Ok(derived) => self.hand_over(derived),
+                Err(e) => self.fail(id, BTreeSet::new(), true, e, now),
+            }
+            let keys = loop {
+                match self.sources[i].backlog(since.as_ref()) {
+                    Ok(keys) => break keys,
+                    Err(e) => {
+                        tracing::error!(error = %e, source = self.sources[i].name(), "listing the restart backlog failed; retried");
+                        std::thread::sleep(delay);
+                        delay = (delay * 2).min(RETRY_MAX);
+                    }
+                }
+            };
+            tracing::info!(
+                source = self.sources[i].name(),
+                keys = keys.len(),
+                since_mark = since.is_some(),
+                "restart backlog"
+            );
+            if !keys.is_empty() {
+                self.backlog.push((id, keys.into()));
+            }
+        }
+        let left = self.backlog.iter().map(|(_, q)| q.len()).sum();
+        self.left.store(left, Ordering::Relaxed);
+        tracing::info!(
+            keys = left,
+            ms = started.elapsed().as_millis() as u64,
+            "restart backlog listed"
+        );
+        if self.backlog.is_empty() {
+            if self.catch_up == Some(false) {
+                self.write_manifest();
+            }
+            self.catch_up = None;
+            tracing::info!("the site has caught up with the state");
         }
     }
 
