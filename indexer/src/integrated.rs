@@ -3,18 +3,22 @@
 //! (ARCHITECTURE.md, "The write path of a report-in"; library/VOWS.md, "Durability and
 //! verification").
 //!
-//! The mark says: every log record below `log_size` is on the tree's files, and every window
-//! boundary up to `as_of` (service clock) is too. It is written to `<data>/site-integrated.json`
-//! only after the site's file system has been flushed (`syncfs`), so a power cut cannot leave a
-//! mark that claims files the disk lost; a crash loses at most the mark's last advance, which
-//! only makes the next restart re-render more.
+//! A mark says: every log record below `log_size` is on the tree's files, and every window
+//! boundary up to `as_of` (service clock) is too. It is written to
+//! `<data>/site-integrated.json` only after the site's file system has been flushed
+//! (`syncfs`), so a power cut cannot leave a mark that claims files the disk lost. The file
+//! keeps the last two marks, each with the site directory it speaks of and the wall-clock
+//! instant after which a signed manifest lists every file it claims (`listed_after`): a
+//! restart takes the newest mark that the manifest on disk was signed after, since it serves
+//! that manifest's listing without re-reading the files. A crash loses at most the marks'
+//! last advances, which only makes the next restart re-render more.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// The mark's file name in the data directory.
+/// The marks' file name in the data directory.
 pub const FILE: &str = "site-integrated.json";
 
 /// How far the tree was durably integrated.
@@ -28,8 +32,30 @@ pub struct Integrated {
     pub as_of: u64,
 }
 
-/// The mark in `data`, if there is a readable one (`None`: a restart re-renders everything).
-pub fn read(data: &Path) -> Option<Integrated> {
+/// A mark as kept: the site it speaks of and when a manifest lists its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Kept {
+    /// The site directory, canonical.
+    site: PathBuf,
+    /// A manifest signed after this wall-clock instant (unix seconds) lists every file the
+    /// mark claims.
+    listed_after: u64,
+    mark: Integrated,
+}
+
+/// The file: the newest mark first, then the one before it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Marks {
+    marks: Vec<Kept>,
+}
+
+fn canonical(site: &Path) -> PathBuf {
+    std::fs::canonicalize(site).unwrap_or_else(|_| site.to_path_buf())
+}
+
+fn load(data: &Path) -> Option<Marks> {
     let bytes = match std::fs::read(data.join(FILE)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
@@ -47,26 +73,50 @@ pub fn read(data: &Path) -> Option<Integrated> {
     }
 }
 
+/// The newest mark in `data` for the tree at `site` whose files the manifest signed at
+/// `manifest_signed_at` (wall clock, unix seconds) lists; `None` (a restart re-renders
+/// everything) when there is none.
+pub fn read(data: &Path, site: &Path, manifest_signed_at: u64) -> Option<Integrated> {
+    let site = canonical(site);
+    load(data)?
+        .marks
+        .into_iter()
+        .find(|k| k.site == site && k.listed_after < manifest_signed_at)
+        .map(|k| k.mark)
+}
+
 /// Flush the file system holding `site` (every file written there so far reaches the disk),
-/// then write `mark` durably into `data`.
-pub fn write(data: &Path, site: &Path, mark: Integrated) -> io::Result<()> {
-    sync_file_system(site)?;
-    let bytes = serde_json::to_vec(&mark).map_err(io::Error::other)?;
+/// through `site_fd` (an open descriptor of `site`, kept since before the files were written,
+/// so a write-back error since then is reported), then write `mark` durably into `data` with
+/// the wall-clock instant `listed_after` after which a signed manifest lists its files, keeping
+/// the newest mark already there for this site as the one before it.
+pub fn write(
+    data: &Path,
+    site: &Path,
+    site_fd: &std::fs::File,
+    mark: Integrated,
+    listed_after: u64,
+) -> io::Result<()> {
+    sync_file_system(site_fd)?;
+    let site = canonical(site);
+    let before = load(data)
+        .unwrap_or_default()
+        .marks
+        .into_iter()
+        .find(|k| k.site == site);
+    let mut marks = vec![Kept {
+        site,
+        listed_after,
+        mark,
+    }];
+    marks.extend(before);
+    let bytes = serde_json::to_vec(&Marks { marks }).map_err(io::Error::other)?;
     crate::durable::write_atomic(&data.join(FILE), &bytes, 0o600)
 }
 
-/// Remove the mark (the tree is about to be replaced): the next restart re-renders everything.
-pub fn clear(data: &Path) -> io::Result<()> {
-    match std::fs::remove_file(data.join(FILE)) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => crate::durable::sync_dir(data),
-    }
-}
-
 #[cfg(target_os = "linux")]
-fn sync_file_system(dir: &Path) -> io::Result<()> {
+fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(dir)?;
     // SAFETY: `f` is an open file descriptor for the duration of the call; syncfs(2) only
     // reads it.
     if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
@@ -77,7 +127,7 @@ fn sync_file_system(dir: &Path) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn sync_file_system(_dir: &Path) -> io::Result<()> {
+fn sync_file_system(_f: &std::fs::File) -> io::Result<()> {
     // sync(2) flushes every file system: slower, as safe.
     std::process::Command::new("sync").status().map(|_| ())
 }
@@ -87,20 +137,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_mark_round_trips_and_a_bad_one_is_none() {
+    fn the_newest_mark_a_manifest_lists_for_this_site_is_read() {
         let data = tempfile::tempdir().unwrap();
         let site = tempfile::tempdir().unwrap();
-        assert_eq!(read(data.path()), None);
-        let mark = Integrated {
+        let other = tempfile::tempdir().unwrap();
+        let fd = std::fs::File::open(site.path()).unwrap();
+        assert_eq!(read(data.path(), site.path(), 100), None);
+        let first = Integrated {
             log_size: 42,
             as_of: 1_800_000_000,
         };
-        write(data.path(), site.path(), mark).unwrap();
-        assert_eq!(read(data.path()), Some(mark));
+        write(data.path(), site.path(), &fd, first, 50).unwrap();
+        let second = Integrated {
+            log_size: 50,
+            as_of: 1_800_000_002,
+        };
+        write(data.path(), site.path(), &fd, second, 52).unwrap();
+        assert_eq!(read(data.path(), site.path(), 53), Some(second));
+        assert_eq!(
+            read(data.path(), site.path(), 52),
+            Some(first),
+            "a manifest signed before the newest mark's files were listed"
+        );
+        assert_eq!(read(data.path(), site.path(), 50), None);
+        assert_eq!(read(data.path(), other.path(), 100), None, "another site");
+        // A third mark keeps only the one before it.
+        let third = Integrated {
+            log_size: 60,
+            as_of: 1_800_000_004,
+        };
+        write(data.path(), site.path(), &fd, third, 54).unwrap();
+        assert_eq!(read(data.path(), site.path(), 55), Some(third));
+        assert_eq!(read(data.path(), site.path(), 53), Some(second));
+        assert_eq!(read(data.path(), site.path(), 51), None, "two are kept");
         std::fs::write(data.path().join(FILE), b"{\"log_size\": 1}").unwrap();
-        assert_eq!(read(data.path()), None, "a member missing");
-        clear(data.path()).unwrap();
-        assert_eq!(read(data.path()), None);
-        clear(data.path()).unwrap();
+        assert_eq!(read(data.path(), site.path(), 100), None, "not the format");
     }
 }

@@ -119,6 +119,13 @@ fn the_mark_stops_at_the_first_record_no_render_has_read() {
     assert_eq!(src.integrated(0).unwrap(), Some(1), "b's vow record is not");
     render(&mut src, &[&b]);
     assert_eq!(src.integrated(0).unwrap(), Some(2), "the whole log");
+    assert_eq!(
+        src.integrated(0).unwrap(),
+        Some(2),
+        "a check the engine did not take forgets nothing"
+    );
+    src.marked(2);
+    assert_eq!(src.integrated(2).unwrap(), Some(2));
     assert_eq!(log.report(&a), 2);
     assert_eq!(
         src.integrated(2).unwrap(),

@@ -423,7 +423,7 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
         let size = std::fs::read(&mark)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|m| m["log_size"].as_u64());
+            .and_then(|m| m["marks"][0]["mark"]["log_size"].as_u64());
         if size.is_some_and(|s| s >= checkpoint_size(&site) && s >= 6) {
             break;
         }

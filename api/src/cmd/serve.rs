@@ -134,18 +134,28 @@ pub fn render_site(
         Box::new(reputation_source(cfg, key, &chain)),
         Box::new(FamiliarSource::new(key.clone(), vows)),
     ];
+    // Opened before the files are written, so the flush below reports any write-back error.
+    let mark_error = |e: std::io::Error| {
+        conduct_renderer::RenderError::Input(format!("the integration mark: {e}"))
+    };
+    std::fs::create_dir_all(&cfg.site).map_err(mark_error)?;
+    let site_fd = std::fs::File::open(&cfg.site).map_err(mark_error)?;
     let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
     publisher
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
-    publisher.write_manifest(key, conduct_indexer::clock::wall_now(), cfg.manifest_ttl)?;
-    // The whole tree shows the log below `log_size` and every window up to `as_of`.
+    let signed_from = conduct_indexer::clock::wall_now();
+    publisher.write_manifest(key, signed_from, cfg.manifest_ttl)?;
+    // The whole tree shows the log below `log_size` and every window up to `as_of`, and the
+    // manifest just signed lists it.
     conduct_indexer::integrated::write(
         &cfg.data,
         &cfg.site,
+        &site_fd,
         conduct_indexer::integrated::Integrated { log_size, as_of },
+        signed_from.saturating_sub(1),
     )
-    .map_err(|e| conduct_renderer::RenderError::Input(format!("the integration mark: {e}")))?;
+    .map_err(mark_error)?;
     Ok((publisher, count))
 }
 
@@ -302,7 +312,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // What the previous run had durably integrated: only what changed since is re-rendered.
     let marks = conduct_renderer::live::Marks {
         data: cfg.data.clone(),
-        since: conduct_indexer::integrated::read(&cfg.data),
+        since: manifest_signed_at(&cfg.site)
+            .and_then(|at| conduct_indexer::integrated::read(&cfg.data, &cfg.site, at)),
     };
     tracing::info!(mark = ?marks.since, "integration mark read");
     let site = LiveSite::start_catching_up(
@@ -386,5 +397,24 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     crate::http::server::run(listener, app.clone(), limits).await;
     let (caps_app, now) = (app.clone(), service_now());
     let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
+    // The last pages, manifest and integration mark, so a restart re-renders nothing.
+    let site = app.site.clone();
+    let stopped = tokio::task::spawn_blocking(move || site.stop(STOP_WAIT)).await;
+    if !matches!(stopped, Ok(true)) {
+        tracing::warn!(
+            "the live site did not stop in time; the next start re-renders from the last mark"
+        );
+    }
     Ok(())
+}
+
+/// Longest a graceful shutdown waits for the live site's last writes.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// When the manifest on disk (`manifest.json`, the trie's root) was signed: its `as_of`, unix
+/// seconds. An integration mark counts only when this manifest lists its files.
+fn manifest_signed_at(site: &std::path::Path) -> Option<u64> {
+    let bytes = std::fs::read(site.join(conduct_core::manifest::ROOT_PATH)).ok()?;
+    let root: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    conduct_core::time::parse_rfc3339(root["as_of"].as_str()?)
 }

@@ -175,11 +175,13 @@ pub async fn bind(ctx: Nostr<'_>, body: Bytes) -> Result<WarpResponse, Problem> 
         ))
     })?;
 
-    // Committed, the answer is its acknowledgement once the vow's cards (the npub's among
-    // them) and the npub's /who record are rendered (a failed render is retried).
+    // Committed, the answer is its acknowledgement once the npub's /who record and the vow's
+    // cards (the npub's among them) are rendered (a failed render is retried). The vow's
+    // pages are asked for last, so the integration mark never passes the binding while the
+    // /who record waits (renderer/src/live/mod.rs, `Marks`).
     let ack = Ack::at(format!("/card?key={npub}"))
-        .page(VOWS, vow.vow_id, true)
-        .page(REGISTRY, who_key(&npub), false);
+        .page(REGISTRY, who_key(&npub), false)
+        .page(VOWS, vow.vow_id, true);
     let appended = owner::append(ctx.ledger.seq, binding_job(ctx.sign.key.clone(), rec));
     Ok(owner::commit(ctx.ledger.site, appended, ack)
         .await?

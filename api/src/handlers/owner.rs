@@ -289,7 +289,9 @@ impl Ack {
         }
     }
 
-    /// Rendering `key` of `source` (and its index when `index`) before the answer.
+    /// Rendering `key` of `source` (and its index when `index`) before the answer. Pages are
+    /// asked for in this order: the vow's last (the integration mark is checked against the
+    /// vows' renders, renderer/src/live/mod.rs `Marks`).
     pub(crate) fn page(mut self, source: SourceId, key: String, index: bool) -> Ack {
         self.pages.push((source, key, index));
         self

@@ -163,44 +163,60 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
         sandbox_reason: sandbox_reason.clone(),
         at: service_now(),
     };
+    // From the commit on, the answer is its acknowledgement: the pages are asked for by the
+    // sequencer as it commits (a request dropped after that still gets them). The handle's
+    // public record and, for a signed vow, the creator records of the tools its wallet
+    // registered first, then the vow's pages, so the integration mark never passes the vow
+    // while they wait (renderer/src/live/mod.rs, `Marks`).
+    let (site, agent) = (ctx.ledger.site.clone(), checked.agent.clone());
+    let (asked_tx, asked) = tokio::sync::oneshot::channel();
+    let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
+        let Ok(appended) = r else { return };
+        let id = appended
+            .leaf
+            .as_deref()
+            .and_then(|leaf| serde_json::from_slice::<serde_json::Value>(leaf).ok())
+            .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let who = conduct_renderer::live::registry::who_key;
+        drop(site.start_render(crate::sources::REGISTRY, &who(&agent), false));
+        if let Some(w) = new_wallet {
+            drop(site.start_render(crate::sources::REGISTRY, &who(&w), true));
+        }
+        let _ = asked_tx.send((
+            id.clone(),
+            site.start_render(crate::sources::VOWS, &id, true),
+        ));
+    });
     let appended = ctx
         .ledger
         .seq
-        .submit_job(vow_job(ctx.sign.key.clone(), new))
+        .submit_job_then(vow_job(ctx.sign.key.clone(), new), Some(on_commit))
         .await
         .map_err(crate::error::ledger_problem)?;
     let leaf = appended.leaf.unwrap_or_default();
-    let id = serde_json::from_slice::<serde_json::Value>(&leaf)
-        .ok()
-        .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
-        .unwrap_or_default();
-    // Committed: the answer is its acknowledgement. The handle's public record and, for a
-    // signed vow, the creator records of the tools its wallet registered are asked for before
-    // the vow's pages, so the integration mark never passes the vow while they wait
-    // (renderer/src/live/mod.rs, `Marks`).
-    let who = conduct_renderer::live::registry::who_key;
-    drop(
-        ctx.ledger
-            .site
-            .start_render(crate::sources::REGISTRY, &who(&checked.agent), false),
-    );
-    if let Some(w) = new_wallet {
-        drop(
-            ctx.ledger
-                .site
-                .start_render(crate::sources::REGISTRY, &who(&w), true),
-        );
-    }
     // A render that fails (a full site disk) is retried by the render thread until the pages
     // catch up.
-    let rendered = ctx
-        .ledger
-        .site
-        .render(crate::sources::VOWS, &id, true)
-        .await;
+    let (id, rendered) = match asked.await {
+        Ok((id, rendered)) => {
+            let why = match rendered.await {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(e.0),
+                Err(_) => Some("the render thread stopped".to_owned()),
+            };
+            (id, why)
+        }
+        Err(_) => (
+            serde_json::from_slice::<serde_json::Value>(&leaf)
+                .ok()
+                .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            Some("the commit hook did not run".to_owned()),
+        ),
+    };
     Ok(with_render_state(
         created(leaf, &format!("/vow/{id}")),
-        rendered.err().map(|e| e.0),
+        rendered,
     ))
 }
 

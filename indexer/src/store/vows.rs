@@ -290,20 +290,21 @@ impl VowReader {
         })
     }
 
-    /// Every record at log index `from` or later that changes a vow's files, as (vow id, log
-    /// index), by log index: vow records, entries, npub bindings and pledges. What a restart
-    /// re-renders after the tree's integration mark (`crate::integrated`), and what the mark
-    /// is checked against.
-    pub fn touched_since(&self, from: u64) -> Result<Vec<(String, u64)>, StoreError> {
+    /// At most `limit` records at log index `from` or later that change a vow's pages, as
+    /// (vow id, log index), by log index: vow records, entries and npub bindings (a pledge is on
+    /// no page). What a restart re-renders after the tree's integration mark
+    /// (`crate::integrated`), and what the mark is checked against.
+    pub fn touched_since(&self, from: u64, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.with(|c| {
             let mut st = c.prepare_cached(
-                "SELECT vow_id, log_index FROM vow WHERE log_index >= ?1
-                 UNION ALL SELECT vow_id, log_index FROM vow_entry WHERE log_index >= ?1
-                 UNION ALL SELECT vow_id, log_index FROM npub_binding WHERE log_index >= ?1
-                 UNION ALL SELECT vow_id, log_index FROM witness_pledge WHERE log_index >= ?1
-                 ORDER BY 2",
+                "SELECT vow_id, log_index FROM (
+                   SELECT vow_id, log_index FROM vow WHERE log_index >= ?1
+                   UNION ALL SELECT vow_id, log_index FROM vow_entry WHERE log_index >= ?1
+                   UNION ALL SELECT vow_id, log_index FROM npub_binding WHERE log_index >= ?1)
+                 ORDER BY log_index LIMIT ?2",
             )?;
-            let rows = st.query_map(params![from as i64], |r| {
+            let rows = st.query_map(params![from as i64, limit], |r| {
                 Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
             })?;
             rows.collect()

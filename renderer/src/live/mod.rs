@@ -88,6 +88,11 @@ pub trait Source: Send {
         let _ = from;
         Ok(None)
     }
+    /// The mark moved to `log_size` (what [`Source::integrated`] kept for its checks below it
+    /// may go).
+    fn marked(&mut self, log_size: u64) {
+        let _ = log_size;
+    }
     /// The files of backlog `keys` at `now`: [`Source::render`] by default.
     fn render_backlog(
         &mut self,
@@ -136,6 +141,9 @@ enum Msg {
     Manifest,
     /// The derived-file writer wrote a batch: the tree changed since the engine last looked.
     DerivedWritten,
+    /// Render what is queued, write the last files, manifest and integration mark, then say so
+    /// and stop.
+    Stop(mpsc::SyncSender<()>),
 }
 
 /// Handle to the running engine (cheap to clone). The engine stops once every handle is
@@ -503,6 +511,14 @@ impl LiveSite {
             .map_err(|_| NotRendered("the render thread stopped".to_owned()))?
     }
 
+    /// Stop the engine (a graceful shutdown): what is queued is rendered, and the last derived
+    /// files, manifest and integration mark written, so the next start re-renders nothing
+    /// that this run had. Waits at most `wait`; whether it stopped in time.
+    pub fn stop(&self, wait: Duration) -> bool {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.tx.send(Msg::Stop(tx)).is_ok() && rx.recv_timeout(wait).is_ok()
+    }
+
     /// Re-sign the manifest now.
     pub fn refresh_manifest(&self) {
         let _ = self.tx.send(Msg::Manifest);
@@ -631,6 +647,8 @@ fn spawn_derived_writer(
 ) -> Option<(mpsc::Sender<ToWriter>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = mpsc::channel::<ToWriter>();
     let site = lock(&publisher).root().to_path_buf();
+    // Opened before any file is written, so the flush reports every write-back error since.
+    let site_fd = std::fs::File::open(&site);
     let thread = std::thread::Builder::new()
         .name("derived-write".into())
         .spawn(move || {
@@ -656,7 +674,15 @@ fn spawn_derived_writer(
                     };
                 failed |= !written;
                 if let (false, Some((data, m))) = (failed, mark) {
-                    write_mark(&data, &site, m);
+                    // A manifest signed after now lists every file written so far.
+                    let listed_after = conduct_indexer::clock::wall_now();
+                    failed |= match &site_fd {
+                        Ok(fd) => !write_mark(&data, &site, fd, m, listed_after),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "the site directory cannot be opened; no integration mark is written");
+                            true
+                        }
+                    };
                 }
                 if let Some(tx) = wake.upgrade() {
                     let _ = tx.send(Msg::DerivedWritten);
@@ -667,16 +693,29 @@ fn spawn_derived_writer(
     Some((tx, thread))
 }
 
-/// Flush the site's file system and write the integration mark (a failure is logged: the
-/// previous mark stays, and a restart re-renders more).
-fn write_mark(data: &Path, site: &Path, mark: Integrated) {
-    match conduct_indexer::integrated::write(data, site, mark) {
-        Ok(()) => tracing::debug!(
-            log_size = mark.log_size,
-            as_of = mark.as_of,
-            "integration mark written"
-        ),
-        Err(e) => tracing::warn!(error = %e, "writing the integration mark failed"),
+/// Flush the site's file system (through `fd`, open on `site`) and write the integration mark,
+/// whose files a manifest signed after `listed_after` lists. Whether it was written (a failure
+/// is logged: the previous mark stays, and a restart re-renders more).
+fn write_mark(
+    data: &Path,
+    site: &Path,
+    fd: &std::fs::File,
+    mark: Integrated,
+    listed_after: u64,
+) -> bool {
+    match conduct_indexer::integrated::write(data, site, fd, mark, listed_after) {
+        Ok(()) => {
+            tracing::debug!(
+                log_size = mark.log_size,
+                as_of = mark.as_of,
+                "integration mark written"
+            );
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "writing the integration mark failed; no later mark is written");
+            false
+        }
     }
 }
 
@@ -695,6 +734,7 @@ impl Engine {
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
         let mut mark_due = Instant::now() + MARK_EVERY;
+        let mut stopped_by: Option<mpsc::SyncSender<()>> = None;
         let mut pending: std::collections::VecDeque<Asked> = std::collections::VecDeque::new();
         // When the last round ended with more queued (the next starts at once).
         let mut busy_since: Option<Instant> = None;
@@ -724,6 +764,7 @@ impl Engine {
                 Duration::ZERO
             };
             let mut manifest_now = false;
+            let mut stop_asked = None;
             let mut take = |m: Msg| match m {
                 Msg::Render {
                     source,
@@ -741,6 +782,7 @@ impl Engine {
                 Msg::Manifest => manifest_now = true,
                 // The publisher is dirty now; the check below schedules the manifest.
                 Msg::DerivedWritten => {}
+                Msg::Stop(tx) => stop_asked = Some(tx),
             };
             let gone = match rx.recv_timeout(wait) {
                 Ok(m) => {
@@ -751,8 +793,11 @@ impl Engine {
                 Err(mpsc::RecvTimeoutError::Disconnected) => true,
             };
             rx.try_iter().for_each(&mut take);
-            // Every handle is gone: render what is still queued, then stop.
-            if gone && pending.is_empty() {
+            if stop_asked.is_some() {
+                stopped_by = stop_asked;
+            }
+            // Every handle is gone, or a stop was asked: render what is still queued, then stop.
+            if (gone || stopped_by.is_some()) && pending.is_empty() {
                 break;
             }
             // A round takes the oldest requests up to ROUND_KEYS distinct keys (requests for
@@ -841,27 +886,63 @@ impl Engine {
                 refresh_at = Instant::now() + refresh_every;
             }
         }
-        // The last mark goes after the last files; let the derived writer finish before the
-        // last manifest.
-        self.advance_mark(&std::collections::VecDeque::new());
+        // Let the derived writer finish before the last manifest.
         self.derived = None;
         if let Some((tx, thread)) = derived {
             drop(tx);
             let _ = thread.join();
         }
+        let signed_from = conduct_indexer::clock::wall_now();
         self.write_manifest();
         lock(&self.publisher).stop_signing_off_thread();
+        // Every file is written and the manifest just signed lists them: the last mark.
+        if let (Some(data), Some(mark)) = (
+            self.marks.clone(),
+            self.next_mark(&std::collections::VecDeque::new(), true),
+        ) {
+            let site = lock(&self.publisher).root().to_path_buf();
+            if let Ok(fd) = std::fs::File::open(&site) {
+                write_mark(&data, &site, &fd, mark, signed_from.saturating_sub(1));
+            }
+        }
+        if let Some(tx) = stopped_by {
+            let _ = tx.send(());
+        }
     }
 
-    /// Move the integration mark ([`Marks`]) as far as every source's files show the log,
-    /// unless a retry or the restart backlog is pending, or a request of a source the mark
-    /// does not check waits in `pending`.
+    /// Move the integration mark ([`Marks`]): the next one is handed to the derived writer,
+    /// which writes it after the files handed to it before.
     fn advance_mark(&mut self, pending: &std::collections::VecDeque<Asked>) {
-        let Some(data) = self.marks.clone() else {
+        let (Some(data), Some(mark)) = (self.marks.clone(), self.next_mark(pending, false)) else {
             return;
         };
+        match &self.derived {
+            Some(tx) => {
+                let _ = tx.send(ToWriter::Mark(data, mark));
+            }
+            None => {
+                // No writer thread: everything handed over was written here already.
+                let site = lock(&self.publisher).root().to_path_buf();
+                let listed_after = conduct_indexer::clock::wall_now();
+                if let Ok(fd) = std::fs::File::open(&site) {
+                    write_mark(&data, &site, &fd, mark, listed_after);
+                }
+            }
+        }
+    }
+
+    /// The next integration mark: as far as every source's files show the log. `None` while a
+    /// retry or the restart backlog is pending, while a request of a source the mark does not
+    /// check waits in `pending`, or (unless `always`) when only its instant moved, by less
+    /// than a minute.
+    fn next_mark(
+        &mut self,
+        pending: &std::collections::VecDeque<Asked>,
+        always: bool,
+    ) -> Option<Integrated> {
+        self.marks.as_ref()?;
         if self.catch_up.is_some() || !self.backlog.is_empty() || !self.retry.is_empty() {
-            return;
+            return None;
         }
         let from = self.mark.map_or(0, |m| m.log_size);
         let now = service_now();
@@ -870,15 +951,15 @@ impl Engine {
             match s.integrated(from) {
                 Ok(Some(w)) => log_size = Some(log_size.map_or(w, |l| l.min(w))),
                 // Its backlog is whole at a restart; its waiting requests are not checked.
-                Ok(None) if pending.iter().any(|a| a.source == SourceId(i)) => return,
+                Ok(None) if pending.iter().any(|a| a.source == SourceId(i)) => return None,
                 Ok(None) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, source = s.name(), "the integration mark could not be checked");
-                    return;
+                    return None;
                 }
             }
         }
-        let Some(log_size) = log_size else { return };
+        let log_size = log_size?;
         // Boundaries before the first one not yet taken are rendered.
         let as_of = self
             .sources
@@ -886,22 +967,21 @@ impl Engine {
             .filter_map(|s| s.next_due())
             .min()
             .map_or(now, |t| now.min(t.saturating_sub(1)));
-        let mark = Integrated { log_size, as_of };
         // An idle service moves only the instant: once a minute is enough (a restart then
         // re-renders the vows whose window closed in that minute).
-        if self
-            .mark
-            .is_some_and(|m| m.log_size == log_size && as_of < m.as_of + 60)
+        if !always
+            && self
+                .mark
+                .is_some_and(|m| m.log_size == log_size && as_of < m.as_of + 60)
         {
-            return;
+            return None;
         }
+        let mark = Integrated { log_size, as_of };
         self.mark = Some(mark);
-        match &self.derived {
-            Some(tx) => {
-                let _ = tx.send(ToWriter::Mark(data, mark));
-            }
-            None => write_mark(&data, lock(&self.publisher).root(), mark),
+        for s in self.sources.iter_mut() {
+            s.marked(log_size);
         }
+        Some(mark)
     }
 
     fn write_manifest(&self) {

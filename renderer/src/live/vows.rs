@@ -34,6 +34,9 @@ const CACHE_BYTES: usize = 64 << 20;
 /// Vows rendered at once by the startup render (bounds the memory of rendered files).
 const STARTUP_CHUNK: usize = 256;
 
+/// Records read at once while checking the integration mark.
+const MARK_READ: usize = 4096;
+
 /// How long before an integration mark's instant a kept model reading is still re-rendered at
 /// a restart (its render may have been waiting when the mark was written).
 const READING_MARGIN: u64 = 600;
@@ -455,8 +458,21 @@ impl Source for VowSource {
             let read = self
                 .reader
                 .interpreted_since(mark.as_of.saturating_sub(READING_MARGIN))?;
-            let touched = self.reader.touched_since(mark.log_size)?;
-            for id in touched.into_iter().map(|(id, _)| id).chain(read) {
+            let mut from = mark.log_size;
+            loop {
+                let touched = self.reader.touched_since(from, INDEX_READ)?;
+                let full = touched.len() == INDEX_READ;
+                from = touched.last().map_or(from, |(_, at)| at + 1);
+                for (id, _) in touched {
+                    if seen.insert(id.clone()) {
+                        keys.push(id);
+                    }
+                }
+                if !full {
+                    break;
+                }
+            }
+            for id in read {
                 if seen.insert(id.clone()) {
                     keys.push(id);
                 }
@@ -487,19 +503,29 @@ impl Source for VowSource {
     fn integrated(&mut self, from: u64) -> Result<Option<u64>, RenderError> {
         // The size first: every record below it is in the rows read after.
         let size = self.reader.log_size()?;
-        let mut mark = size;
-        for (id, at) in self.reader.touched_since(from)? {
-            if at >= size {
-                break;
+        let mut from = from;
+        while from < size {
+            let touched = self.reader.touched_since(from, MARK_READ)?;
+            let full = touched.len() == MARK_READ;
+            for (id, at) in &touched {
+                if *at >= size {
+                    return Ok(Some(size));
+                }
+                if self.rendered_at.get(id).is_none_or(|read| read <= at) {
+                    return Ok(Some(*at));
+                }
             }
-            if self.rendered_at.get(&id).is_none_or(|read| *read <= at) {
-                mark = at;
-                break;
+            match touched.last() {
+                Some((_, at)) if full => from = at + 1,
+                _ => break,
             }
         }
-        // A render that read below the mark shows nothing the next check asks about.
-        self.rendered_at.retain(|_, read| *read > mark);
-        Ok(Some(mark))
+        Ok(Some(size))
+    }
+
+    /// A render that read below the mark shows nothing a later check asks about.
+    fn marked(&mut self, log_size: u64) {
+        self.rendered_at.retain(|_, read| *read > log_size);
     }
 
     fn render_backlog(
