@@ -1,9 +1,10 @@
 //! Durable file writes: temp file -> fsync -> rename -> directory fsync.
 //!
-//! Temporary files are named `.conduct-tmp.<name>.<pid><tag>` ([`TEMP_PREFIX`]) beside their
-//! target (a rename must not cross file systems). A crash can leave one behind inside the
-//! served tree, so the service removes them at start ([`sweep_temporaries`]), and mirrors
-//! exclude the prefix while copying (`library/MIRRORS.md`).
+//! Temporary files are named `.conduct-tmp.<name>.<pid>-<random><tag>` ([`TEMP_PREFIX`];
+//! the random part tells this run from an earlier one with the same pid) beside their target
+//! (a rename must not cross file systems). A crash can leave one behind inside the served tree,
+//! so the service removes every temporary but its own ([`sweep_temporaries`]) at a start,
+//! and mirrors exclude the prefix while copying (`library/MIRRORS.md`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -31,7 +32,7 @@ fn write_then_rename<'p>(
     let tmp = dir.join(format!(
         "{TEMP_PREFIX}{}.{}{tag}",
         name.to_string_lossy(),
-        std::process::id()
+        this_run()
     ));
     let written = (|| {
         let mut opts = OpenOptions::new();
@@ -58,14 +59,36 @@ fn write_then_rename<'p>(
 /// The name prefix of every temporary file this crate writes.
 pub const TEMP_PREFIX: &str = ".conduct-tmp.";
 
+/// What names this process's temporaries apart from those of every other run (a crashed one
+/// may have had the same pid, as in a container): `<pid>-<random>`.
+fn this_run() -> &'static str {
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let mut nonce = [0u8; 4];
+        // Without randomness the pid alone names the run (as before).
+        let _ = getrandom::getrandom(&mut nonce);
+        format!("{}-{}", std::process::id(), hex::encode(nonce))
+    })
+}
+
+/// Whether a file name is one of this process's own temporaries (a write in flight).
+fn is_own_temporary(name: &str) -> bool {
+    let run = this_run();
+    name.starts_with(TEMP_PREFIX)
+        && name.match_indices(run).any(|(i, _)| {
+            name[..i].ends_with('.')
+                && !name[i + run.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        })
+}
+
 /// Whether a file name is one of our temporaries (also the `.<name>.tmp.<pid>` form of
 /// earlier versions).
 pub fn is_temporary(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX) || (name.starts_with('.') && name.contains(".tmp."))
 }
 
-/// Remove every temporary file a crash left under `root` (run at start, before anything
-/// writes there). Returns how many were removed.
+/// Remove every temporary file a crash left under `root`: every temporary but this process's
+/// own, so it may run while this process writes there. Returns how many were removed.
 pub fn sweep_temporaries(root: &Path) -> io::Result<usize> {
     let mut removed = 0;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
@@ -76,9 +99,14 @@ pub fn sweep_temporaries(root: &Path) -> io::Result<usize> {
             }
             Err(e) => return Err(io::Error::other(e)),
         };
-        if entry.file_type().is_file() && is_temporary(&entry.file_name().to_string_lossy()) {
-            fs::remove_file(entry.path())?;
-            removed += 1;
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && is_temporary(&name) && !is_own_temporary(&name) {
+            match fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                // Gone meanwhile (another sweep).
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(removed)
@@ -124,12 +152,23 @@ mod tests {
         std::fs::write(root.join("a/.conduct-tmp.b.json.77.pub"), b"partial").unwrap();
         std::fs::write(root.join("a/.002.tmp.77"), b"old form").unwrap();
         std::fs::write(root.join("a/.keep"), b"not ours").unwrap();
-        assert_eq!(sweep_temporaries(root).unwrap(), 2);
+        // A write of this process in flight stays; one of an earlier run with the same pid
+        // goes.
+        let pid = std::process::id();
+        let own = format!(".conduct-tmp.c.json.{}.pub", this_run());
+        std::fs::write(root.join("a").join(&own), b"in flight").unwrap();
+        std::fs::write(
+            root.join(format!("a/.conduct-tmp.c.json.{pid}-00000000.pub")),
+            b"x",
+        )
+        .unwrap();
+        std::fs::write(root.join(format!("a/.conduct-tmp.c.json.{pid}")), b"x").unwrap();
+        assert_eq!(sweep_temporaries(root).unwrap(), 4);
         let mut left: Vec<String> = std::fs::read_dir(root.join("a"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        assert_eq!(left, vec![".keep", "b.json"]);
+        assert_eq!(left, vec![own.as_str(), ".keep", "b.json"]);
     }
 }

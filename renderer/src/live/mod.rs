@@ -282,10 +282,11 @@ pub const LIST_WAIT: Duration = Duration::from_secs(2);
 /// served while the tree catches up).
 const BACKLOG_SLICE: usize = 16;
 
-/// Write the static pages of `input` into `site` (after removing temporaries a crash left
-/// there); the publisher of the tree from now on. Its manifest is not written here.
+/// Write the static pages of `input` into `site`; the publisher of the tree from now on. Its
+/// manifest is not written here. Temporaries a crash left in the tree are removed by
+/// [`startup`], or first thing by a restart's engine ([`LiveSite::start_catching_up`]: the
+/// walk grows with the tree).
 pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, RenderError> {
-    sweep(site)?;
     let mut tree = render(input)?;
     // The manifest, which must cover every source's files too, is the publisher's.
     tree.files
@@ -323,6 +324,7 @@ pub fn startup(
     site: &Path,
     sources: &mut [Box<dyn Source>],
 ) -> Result<Publisher, RenderError> {
+    sweep(site)?;
     let mut publisher = static_tree(input, site)?;
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
@@ -1047,11 +1049,16 @@ impl Engine {
     }
 
     /// A restart, first thing on this thread (the service already answers, serving the tree on
-    /// disk): each source's index pages, then what each must bring up to date (from the mark,
-    /// or every key). A source whose listing fails is retried until it lists; a failed index
+    /// disk): the temporaries a crash left, each source's index pages, then what each must
+    /// bring up to date (from the mark, or every key). A source whose listing fails is retried until it lists; a failed index
     /// render is retried like any render.
     fn list_backlog(&mut self, since: Option<Integrated>) {
         let started = Instant::now();
+        // Temporaries a crash left (this process's own writes in flight are spared).
+        let root = lock(&self.publisher).root().to_path_buf();
+        if let Err(e) = sweep(&root) {
+            tracing::warn!(error = %e, "sweeping temporaries failed");
+        }
         let now = service_now();
         let mut delay = RETRY_FIRST;
         for i in 0..self.sources.len() {
