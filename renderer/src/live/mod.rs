@@ -141,6 +141,9 @@ enum Msg {
     Manifest,
     /// The derived-file writer wrote a batch: the tree changed since the engine last looked.
     DerivedWritten,
+    /// The derived-file writer wrote an integration mark: a manifest signed a second from now
+    /// lists its files (a restart takes a mark only then), even if nothing else changed.
+    MarkWritten,
     /// Render what is queued, write the last files, manifest and integration mark, then say so
     /// and stop.
     Stop(mpsc::SyncSender<()>),
@@ -679,7 +682,13 @@ fn spawn_derived_writer(
                     // A manifest signed after now lists every file written so far.
                     let listed_after = conduct_indexer::clock::wall_now();
                     failed |= match &site_fd {
-                        Ok(fd) => !write_mark(&data, &site, fd, m, listed_after),
+                        Ok(fd) => {
+                            let written = write_mark(&data, &site, fd, m, listed_after);
+                            if let (true, Some(tx)) = (written, wake.upgrade()) {
+                                let _ = tx.send(Msg::MarkWritten);
+                            }
+                            !written
+                        }
                         Err(e) => {
                             tracing::warn!(error = %e, "the site directory cannot be opened; no integration mark is written");
                             true
@@ -735,6 +744,8 @@ impl Engine {
         let refresh_every = Duration::from_secs((self.manifest_ttl / 2).max(60));
         let mut refresh_at = Instant::now() + refresh_every;
         let mut manifest_due: Option<Instant> = None;
+        // When a manifest must be signed to cover the last integration mark.
+        let mut cover_due: Option<Instant> = None;
         let mut mark_due = Instant::now() + MARK_EVERY;
         let mut stopped_by: Option<mpsc::SyncSender<()>> = None;
         let mut pending: std::collections::VecDeque<Asked> = std::collections::VecDeque::new();
@@ -760,6 +771,7 @@ impl Engine {
                 until_due
                     .min(until(self.marks.as_ref().map(|_| mark_due)))
                     .min(until(manifest_due))
+                    .min(until(cover_due))
                     .min(until_retry)
                     .min(until(Some(refresh_at)))
             } else {
@@ -767,6 +779,7 @@ impl Engine {
             };
             let mut manifest_now = false;
             let mut stop_asked = None;
+            let mut mark_written = false;
             let mut take = |m: Msg| match m {
                 Msg::Render {
                     source,
@@ -785,6 +798,7 @@ impl Engine {
                 // The publisher is dirty now; the check below schedules the manifest.
                 Msg::DerivedWritten => {}
                 Msg::Stop(tx) => stop_asked = Some(tx),
+                Msg::MarkWritten => mark_written = true,
             };
             let gone = match rx.recv_timeout(wait) {
                 Ok(m) => {
@@ -872,6 +886,10 @@ impl Engine {
             if lock(&self.publisher).dirty() && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
             }
+            // A manifest signed a second after a mark (its instant a later second) covers it.
+            if mark_written {
+                cover_due = Some(Instant::now() + MANIFEST_DELAY);
+            }
             if self.marks.is_some() && Instant::now() >= mark_due {
                 self.advance_mark(&pending);
                 mark_due = Instant::now() + MARK_EVERY;
@@ -880,9 +898,11 @@ impl Engine {
             // While a restart catches up without a full listing, a manifest would leave out
             // files that are there: the previous one stays until the backlog is done.
             let may_sign = self.catch_up != Some(false);
-            if may_sign
-                && (manifest_now || refresh || manifest_due.is_some_and(|d| d <= Instant::now()))
-            {
+            let passed = |due: Option<Instant>| due.is_some_and(|d| d <= Instant::now());
+            if may_sign && (manifest_now || refresh || passed(manifest_due) || passed(cover_due)) {
+                if passed(cover_due) {
+                    cover_due = None;
+                }
                 self.write_manifest();
                 manifest_due = None;
                 refresh_at = Instant::now() + refresh_every;
@@ -895,7 +915,11 @@ impl Engine {
             let _ = thread.join();
         }
         let signed_from = conduct_indexer::clock::wall_now();
-        self.write_manifest();
+        // While a restart catches up without a full listing, the previous manifest stays
+        // (one signed now would leave out files that are there).
+        if self.catch_up != Some(false) {
+            self.write_manifest();
+        }
         lock(&self.publisher).stop_signing_off_thread();
         // Every file is written and the manifest just signed lists them: the last mark.
         if let (Some(data), Some(mark)) = (
