@@ -172,12 +172,7 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
     let (asked_tx, asked) = tokio::sync::oneshot::channel();
     let on_commit: conduct_indexer::ledger::OnCommit = Box::new(move |r| {
         let Ok(appended) = r else { return };
-        let id = appended
-            .leaf
-            .as_deref()
-            .and_then(|leaf| serde_json::from_slice::<serde_json::Value>(leaf).ok())
-            .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let id = vow_id_of(appended.leaf.as_deref().unwrap_or_default());
         let who = conduct_renderer::live::registry::who_key;
         drop(site.start_render(crate::sources::REGISTRY, &who(&agent), false));
         if let Some(w) = new_wallet {
@@ -207,10 +202,7 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
             (id, why)
         }
         Err(_) => (
-            serde_json::from_slice::<serde_json::Value>(&leaf)
-                .ok()
-                .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
-                .unwrap_or_default(),
+            vow_id_of(&leaf),
             Some("the commit hook did not run".to_owned()),
         ),
     };
@@ -218,6 +210,14 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
         created(leaf, &format!("/vow/{id}")),
         rendered,
     ))
+}
+
+/// The vow id of a vow record's leaf bytes ("" when they hold none).
+fn vow_id_of(leaf: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(leaf)
+        .ok()
+        .and_then(|v| v["vow_id"].as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// A report-in checked, scored and ready to append.
