@@ -32,12 +32,26 @@ pub struct Integrated {
     pub as_of: u64,
 }
 
-/// A mark as kept: the site it speaks of and when a manifest lists its files.
+/// Where marks are kept, and what rendered the files they speak of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The data directory (the file is [`FILE`] there).
+    pub data: PathBuf,
+    /// What the rendered bytes depend on besides the state (the binary, the public URL, the
+    /// key...): a mark written under another is not taken, so an upgrade or a new public URL
+    /// re-renders every page once.
+    pub render: String,
+}
+
+/// A mark as kept: the site it speaks of, what rendered it, and when a manifest lists its
+/// files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Kept {
     /// The site directory, canonical.
     site: PathBuf,
+    /// [`Place::render`] of the run that wrote it.
+    render: String,
     /// A manifest signed after this wall-clock instant (unix seconds) lists every file the
     /// mark claims.
     listed_after: u64,
@@ -73,25 +87,25 @@ fn load(data: &Path) -> Option<Marks> {
     }
 }
 
-/// The newest mark in `data` for the tree at `site` whose files the manifest signed at
-/// `manifest_signed_at` (wall clock, unix seconds) lists; `None` (a restart re-renders
-/// everything) when there is none.
-pub fn read(data: &Path, site: &Path, manifest_signed_at: u64) -> Option<Integrated> {
+/// The newest mark at `place` for the tree at `site`, rendered as `place` renders, whose files
+/// the manifest signed at `manifest_signed_at` (wall clock, unix seconds) lists; `None` (a
+/// restart re-renders everything) when there is none.
+pub fn read(place: &Place, site: &Path, manifest_signed_at: u64) -> Option<Integrated> {
     let site = canonical(site);
-    load(data)?
+    load(&place.data)?
         .marks
         .into_iter()
-        .find(|k| k.site == site && k.listed_after < manifest_signed_at)
+        .find(|k| k.site == site && k.render == place.render && k.listed_after < manifest_signed_at)
         .map(|k| k.mark)
 }
 
 /// Flush the file system holding `site` (every file written there so far reaches the disk),
 /// through `site_fd` (an open descriptor of `site`, kept since before the files were written,
-/// so a write-back error since then is reported), then write `mark` durably into `data` with
+/// so a write-back error since then is reported), then write `mark` durably at `place` with
 /// the wall-clock instant `listed_after` after which a signed manifest lists its files, keeping
-/// the newest mark already there for this site as the one before it.
+/// the newest mark already there for this site and rendering as the one before it.
 pub fn write(
-    data: &Path,
+    place: &Place,
     site: &Path,
     site_fd: &std::fs::File,
     mark: Integrated,
@@ -99,19 +113,20 @@ pub fn write(
 ) -> io::Result<()> {
     sync_file_system(site_fd)?;
     let site = canonical(site);
-    let before = load(data)
+    let before = load(&place.data)
         .unwrap_or_default()
         .marks
         .into_iter()
-        .find(|k| k.site == site);
+        .find(|k| k.site == site && k.render == place.render);
     let mut marks = vec![Kept {
         site,
+        render: place.render.clone(),
         listed_after,
         mark,
     }];
     marks.extend(before);
     let bytes = serde_json::to_vec(&Marks { marks }).map_err(io::Error::other)?;
-    crate::durable::write_atomic(&data.join(FILE), &bytes, 0o600)
+    crate::durable::write_atomic(&place.data.join(FILE), &bytes, 0o600)
 }
 
 #[cfg(target_os = "linux")]
@@ -139,38 +154,47 @@ mod tests {
     #[test]
     fn the_newest_mark_a_manifest_lists_for_this_site_is_read() {
         let data = tempfile::tempdir().unwrap();
+        let place = Place {
+            data: data.path().to_path_buf(),
+            render: "binary 1".into(),
+        };
         let site = tempfile::tempdir().unwrap();
         let other = tempfile::tempdir().unwrap();
         let fd = std::fs::File::open(site.path()).unwrap();
-        assert_eq!(read(data.path(), site.path(), 100), None);
+        assert_eq!(read(&place, site.path(), 100), None);
         let first = Integrated {
             log_size: 42,
             as_of: 1_800_000_000,
         };
-        write(data.path(), site.path(), &fd, first, 50).unwrap();
+        write(&place, site.path(), &fd, first, 50).unwrap();
         let second = Integrated {
             log_size: 50,
             as_of: 1_800_000_002,
         };
-        write(data.path(), site.path(), &fd, second, 52).unwrap();
-        assert_eq!(read(data.path(), site.path(), 53), Some(second));
+        write(&place, site.path(), &fd, second, 52).unwrap();
+        assert_eq!(read(&place, site.path(), 53), Some(second));
         assert_eq!(
-            read(data.path(), site.path(), 52),
+            read(&place, site.path(), 52),
             Some(first),
             "a manifest signed before the newest mark's files were listed"
         );
-        assert_eq!(read(data.path(), site.path(), 50), None);
-        assert_eq!(read(data.path(), other.path(), 100), None, "another site");
+        assert_eq!(read(&place, site.path(), 50), None);
+        assert_eq!(read(&place, other.path(), 100), None, "another site");
+        let upgraded = Place {
+            render: "binary 2".into(),
+            ..place.clone()
+        };
+        assert_eq!(read(&upgraded, site.path(), 100), None, "another binary");
         // A third mark keeps only the one before it.
         let third = Integrated {
             log_size: 60,
             as_of: 1_800_000_004,
         };
-        write(data.path(), site.path(), &fd, third, 54).unwrap();
-        assert_eq!(read(data.path(), site.path(), 55), Some(third));
-        assert_eq!(read(data.path(), site.path(), 53), Some(second));
-        assert_eq!(read(data.path(), site.path(), 51), None, "two are kept");
+        write(&place, site.path(), &fd, third, 54).unwrap();
+        assert_eq!(read(&place, site.path(), 55), Some(third));
+        assert_eq!(read(&place, site.path(), 53), Some(second));
+        assert_eq!(read(&place, site.path(), 51), None, "two are kept");
         std::fs::write(data.path().join(FILE), b"{\"log_size\": 1}").unwrap();
-        assert_eq!(read(data.path(), site.path(), 100), None, "not the format");
+        assert_eq!(read(&place, site.path(), 100), None, "not the format");
     }
 }

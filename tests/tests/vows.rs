@@ -392,12 +392,14 @@ fn page_times(site: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
 
 /// A restart over a tree the previous run had integrated (its mark, `site-integrated.json`,
 /// covers the log) re-renders no vow, though its clock moved an hour (a re-render would change
-/// every page's instant); the same restart without the mark re-renders every vow.
+/// every page's instant); the same restart without the mark, or under another public URL (the
+/// pages name it), re-renders every vow.
 #[test]
 fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
     let dir = tempfile::tempdir().unwrap();
     let (data, site) = (dir.path().join("data"), dir.path().join("site"));
-    let mut server = Server::start_in(&data, &site, &[]);
+    let url = ["--public-url", "http://localhost:8402"];
+    let mut server = Server::start_in(&data, &site, &url);
     let c = client();
     for i in 0..3 {
         let r: Value = c
@@ -436,25 +438,35 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
     server.terminate();
     let before = page_times(&site);
     assert_eq!(before.len(), 3);
-    let later = |offset: &str| {
+    let later = |offset: &str, url: &str| {
         Server::start_env(
             "serve",
             &data,
             &site,
-            &[],
+            &["--public-url", url],
             &[("CONDUCT_CLOCK_OFFSET_SECONDS", offset)],
             None,
         )
         .await_caught_up()
     };
-    let mut server = later("3600");
+    let mut server = later("3600", url[1]);
     assert_eq!(page_times(&site), before, "a vow was re-rendered");
     verify_site(&site, &server.vkey());
     server.terminate();
+    let mut server = later("7200", "http://127.0.0.1:8402");
+    let moved = page_times(&site);
+    for ((page, t0), (_, t1)) in before.iter().zip(&moved) {
+        assert!(
+            t1 > t0,
+            "{page} was not re-rendered under another public URL"
+        );
+    }
+    server.terminate();
+    // The first URL again, and no mark at all.
     std::fs::remove_file(&mark).unwrap();
-    let mut server = later("7200");
+    let mut server = later("10800", url[1]);
     let after = page_times(&site);
-    for ((page, t0), (_, t1)) in before.iter().zip(&after) {
+    for ((page, t0), (_, t1)) in moved.iter().zip(&after) {
         assert!(t1 > t0, "{page} was not re-rendered without the mark");
     }
     server.terminate();

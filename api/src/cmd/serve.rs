@@ -149,7 +149,7 @@ pub fn render_site(
     // The whole tree shows the log below `log_size` and every window up to `as_of`, and the
     // manifest just signed lists it.
     conduct_indexer::integrated::write(
-        &cfg.data,
+        &mark_place(cfg, key),
         &cfg.site,
         &site_fd,
         conduct_indexer::integrated::Integrated { log_size, as_of },
@@ -310,10 +310,11 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let listed = publisher.seed_from_manifest(&key) > 0;
     phase("previous manifest read");
     // What the previous run had durably integrated: only what changed since is re-rendered.
+    let place = mark_place(&cfg, &key);
     let marks = conduct_renderer::live::Marks {
-        data: cfg.data.clone(),
         since: manifest_signed_at(&cfg.site)
-            .and_then(|at| conduct_indexer::integrated::read(&cfg.data, &cfg.site, at)),
+            .and_then(|at| conduct_indexer::integrated::read(&place, &cfg.site, at)),
+        place,
     };
     tracing::info!(mark = ?marks.since, "integration mark read");
     let site = LiveSite::start_catching_up(
@@ -417,4 +418,34 @@ fn manifest_signed_at(site: &std::path::Path) -> Option<u64> {
     let bytes = std::fs::read(site.join(conduct_core::manifest::ROOT_PATH)).ok()?;
     let root: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     conduct_core::time::parse_rfc3339(root["as_of"].as_str()?)
+}
+
+/// Where the integration marks are kept, and what the rendered bytes depend on besides the
+/// state: this binary (its version, size and modification time), the public URL, the key, and
+/// whether a model writes readings. A mark written under anything else is not taken, so an
+/// upgrade or a new public URL re-renders every page once.
+fn mark_place(cfg: &Config, key: &ServiceKey) -> conduct_indexer::integrated::Place {
+    use sha2::Digest;
+    let binary = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| {
+            let at = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{} {at}", m.len())
+        })
+        .unwrap_or_default();
+    let render = format!(
+        "{}\n{binary}\n{}\n{}\n{}",
+        env!("CARGO_PKG_VERSION"),
+        cfg.public_url,
+        key.key_id_hex(),
+        crate::interpretation::uses_model(&cfg.models)
+    );
+    conduct_indexer::integrated::Place {
+        data: cfg.data.clone(),
+        render: hex::encode(sha2::Sha256::digest(render.as_bytes())),
+    }
 }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
 use conduct_indexer::clock::service_now;
-pub use conduct_indexer::integrated::Integrated;
+pub use conduct_indexer::integrated::{Integrated, Place};
 use conduct_indexer::metrics::metrics;
 
 use crate::publish::{put_many_shared, Publisher};
@@ -421,7 +421,7 @@ impl LiveSite {
             catch_up,
             flow: flow.clone(),
             mark: marks.as_ref().and_then(|m| m.since),
-            marks: marks.map(|m| m.data),
+            marks: marks.map(|m| m.place),
         };
         std::thread::Builder::new()
             .name("live-site".into())
@@ -542,8 +542,8 @@ impl LiveSite {
 /// (`conduct_indexer::integrated`). A restart then re-renders only what changed after it.
 #[derive(Debug, Clone)]
 pub struct Marks {
-    /// The data directory (the mark's file is `site-integrated.json` there).
-    pub data: std::path::PathBuf,
+    /// Where the marks are kept, and what renders (`conduct_indexer::integrated::Place`).
+    pub place: Place,
     /// The mark the previous run left, if any.
     pub since: Option<Integrated>,
 }
@@ -589,7 +589,7 @@ struct Engine {
     catch_up: Option<bool>,
     flow: Arc<Flow>,
     /// The data directory the integration mark is kept in (`None`: no mark is kept).
-    marks: Option<std::path::PathBuf>,
+    marks: Option<Place>,
     /// The last mark sent to be written.
     mark: Option<Integrated>,
 }
@@ -639,7 +639,7 @@ enum ToWriter {
     Files(Files),
     /// The integration mark, to write once everything handed before it is written: the data
     /// directory and the mark.
-    Mark(std::path::PathBuf, Integrated),
+    Mark(Place, Integrated),
 }
 
 /// Write derived files (HTML twins, feeds) on a thread of their own, merging what queued up,
@@ -708,13 +708,13 @@ fn spawn_derived_writer(
 /// whose files a manifest signed after `listed_after` lists. Whether it was written (a failure
 /// is logged: the previous mark stays, and a restart re-renders more).
 fn write_mark(
-    data: &Path,
+    place: &Place,
     site: &Path,
     fd: &std::fs::File,
     mark: Integrated,
     listed_after: u64,
 ) -> bool {
-    match conduct_indexer::integrated::write(data, site, fd, mark, listed_after) {
+    match conduct_indexer::integrated::write(place, site, fd, mark, listed_after) {
         Ok(()) => {
             tracing::debug!(
                 log_size = mark.log_size,
