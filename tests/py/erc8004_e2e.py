@@ -316,7 +316,9 @@ facilitator_url = "{fac_url}"
         rs = send_signed(w3, VALIDATOR_KEY, reg.functions.validationResponse(
             request_hash, score, response_uri, response_hash, tag).build_transaction({"from": validator}))
         check("validationResponse(requestHash, response, responseURI, responseHash, tag) from the validator: mined",
-              rs.status == 1 and len(reg.events.ValidationResponse().process_receipt(rs)) == 1)
+              rs.status == 1 and len(reg.events.ValidationResponse().process_receipt(rs)) == 1,
+              f"status {rs.status}, gas used {rs.gasUsed}, block {rs.blockNumber}, score {score}, "
+              f"credential verified {sig_ok and hash_ok}")
         st = reg.functions.getValidationStatus(request_hash).call()
         block_time = w3.eth.get_block(rs.blockNumber).timestamp
         check("getValidationStatus(credential_hash) reads back what was sent",
