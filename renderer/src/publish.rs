@@ -505,8 +505,9 @@ impl Staged {
 /// [`Publisher::put_many`] on a publisher several threads share (the render thread writes the
 /// signed snapshots, the derived writer their HTML twins and feeds): the lock is held to
 /// decide what changed and to list what was written, not while the files are written, so
-/// neither writer waits for the other's disk. The callers write disjoint paths (ARCHITECTURE.md,
-/// "renderer"): a file written outside the lock is never written by another thread meanwhile.
+/// neither writer waits for the other's disk. The callers write disjoint paths (the render
+/// thread's `write_new_derived` in `live/mod.rs`): a file written outside the lock is never
+/// written by another thread meanwhile.
 pub fn put_many_shared(
     publisher: &Mutex<Publisher>,
     files: Vec<(String, Vec<u8>)>,

@@ -345,13 +345,9 @@ pub(crate) async fn commit(
             .map(|(source, key, index)| site.start_render(*source, key, *index))
             .collect();
         let mut pending = None;
-        for rendered in asked {
-            let why = match rendered.await {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e.0),
-                Err(_) => Some("the render thread stopped".to_owned()),
-            };
-            pending = pending.or(why);
+        for page in asked {
+            let why = conduct_renderer::live::rendered(page).await.err();
+            pending = pending.or(why.map(|e| e.0));
         }
         response = with_render_state(response, pending);
     }

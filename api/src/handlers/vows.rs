@@ -193,13 +193,9 @@ pub async fn take(ctx: Vows<'_>, body: Bytes) -> Result<WarpResponse, Problem> {
     // A render that fails (a full site disk) is retried by the render thread until the pages
     // catch up.
     let (id, rendered) = match asked.await {
-        Ok((id, rendered)) => {
-            let why = match rendered.await {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(e.0),
-                Err(_) => Some("the render thread stopped".to_owned()),
-            };
-            (id, why)
+        Ok((id, page)) => {
+            let why = conduct_renderer::live::rendered(page).await.err();
+            (id, why.map(|e| e.0))
         }
         Err(_) => (
             vow_id_of(&leaf),
@@ -498,12 +494,13 @@ async fn append(
         Ok((at, started)) => match wait {
             // Dropping the receiver leaves the render queued.
             None => (at, Render::Queued),
-            Some(w) => match tokio::time::timeout(w, started).await {
-                Err(_) => (at, Render::Queued),
-                Ok(Err(_)) => (at, Render::Pending("the render thread stopped".to_owned())),
-                Ok(Ok(Err(e))) => (at, Render::Pending(e.0)),
-                Ok(Ok(Ok(()))) => (at, Render::Done),
-            },
+            Some(w) => {
+                match tokio::time::timeout(w, conduct_renderer::live::rendered(started)).await {
+                    Err(_) => (at, Render::Queued),
+                    Ok(Err(e)) => (at, Render::Pending(e.0)),
+                    Ok(Ok(())) => (at, Render::Done),
+                }
+            }
         },
     };
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;

@@ -511,9 +511,7 @@ impl LiveSite {
         key: &str,
         index: bool,
     ) -> Result<(), NotRendered> {
-        self.start_render(source, key, index)
-            .await
-            .map_err(|_| NotRendered("the render thread stopped".to_owned()))?
+        rendered(self.start_render(source, key, index)).await
     }
 
     /// Stop the engine (a graceful shutdown): what is queued is rendered, and the last derived
@@ -550,6 +548,16 @@ pub struct Marks {
 
 /// How often the integration mark moves.
 const MARK_EVERY: Duration = Duration::from_secs(2);
+
+/// Wait for a render asked with [`LiveSite::start_render`]: its files of record written, or
+/// why not (the render thread gone included).
+pub async fn rendered(
+    asked: tokio::sync::oneshot::Receiver<Result<(), NotRendered>>,
+) -> Result<(), NotRendered> {
+    asked
+        .await
+        .map_err(|_| NotRendered("the render thread stopped".to_owned()))?
+}
 
 /// Keys of one source whose render failed, retried with a doubling delay.
 #[derive(Default)]
@@ -588,7 +596,7 @@ struct Engine {
     /// before the backlog is done.
     catch_up: Option<bool>,
     flow: Arc<Flow>,
-    /// The data directory the integration mark is kept in (`None`: no mark is kept).
+    /// Where the integration mark is kept (`None`: no mark is kept).
     marks: Option<Place>,
     /// The last mark sent to be written.
     mark: Option<Integrated>,
@@ -637,8 +645,8 @@ fn write_new_derived(publisher: &Mutex<Publisher>, derived: Files) -> Result<Fil
 enum ToWriter {
     /// Derived files to write.
     Files(Files),
-    /// The integration mark, to write once everything handed before it is written: the data
-    /// directory and the mark.
+    /// The integration mark, to write once everything handed before it is written: where, and
+    /// the mark.
     Mark(Place, Integrated),
 }
 
@@ -666,7 +674,7 @@ fn spawn_derived_writer(
                 for m in std::iter::once(first).chain(rx.try_iter()) {
                     match m {
                         ToWriter::Files(f) => files.extend(f),
-                        ToWriter::Mark(data, m) => mark = Some((data, m)),
+                        ToWriter::Mark(place, m) => mark = Some((place, m)),
                     }
                 }
                 let written = files.is_empty()
@@ -678,12 +686,12 @@ fn spawn_derived_writer(
                         }
                     };
                 failed |= !written;
-                if let (false, Some((data, m))) = (failed, mark) {
+                if let (false, Some((place, m))) = (failed, mark) {
                     // A manifest signed after now lists every file written so far.
                     let listed_after = conduct_indexer::clock::wall_now();
                     failed |= match &site_fd {
                         Ok(fd) => {
-                            let written = write_mark(&data, &site, fd, m, listed_after);
+                            let written = write_mark(&place, &site, fd, m, listed_after);
                             if let (true, Some(tx)) = (written, wake.upgrade()) {
                                 let _ = tx.send(Msg::MarkWritten);
                             }
@@ -778,7 +786,6 @@ impl Engine {
                 Duration::ZERO
             };
             let mut manifest_now = false;
-            let mut stop_asked = None;
             let mut mark_written = false;
             let mut take = |m: Msg| match m {
                 Msg::Render {
@@ -797,7 +804,7 @@ impl Engine {
                 Msg::Manifest => manifest_now = true,
                 // The publisher is dirty now; the check below schedules the manifest.
                 Msg::DerivedWritten => {}
-                Msg::Stop(tx) => stop_asked = Some(tx),
+                Msg::Stop(tx) => stopped_by = Some(tx),
                 Msg::MarkWritten => mark_written = true,
             };
             let gone = match rx.recv_timeout(wait) {
@@ -809,9 +816,6 @@ impl Engine {
                 Err(mpsc::RecvTimeoutError::Disconnected) => true,
             };
             rx.try_iter().for_each(&mut take);
-            if stop_asked.is_some() {
-                stopped_by = stop_asked;
-            }
             // Every handle is gone, or a stop was asked: render what is still queued, then stop.
             if (gone || stopped_by.is_some()) && pending.is_empty() {
                 break;
@@ -922,14 +926,11 @@ impl Engine {
         }
         lock(&self.publisher).stop_signing_off_thread();
         // Every file is written and the manifest just signed lists them: the last mark.
-        if let (Some(data), Some(mark)) = (
+        if let (Some(place), Some(mark)) = (
             self.marks.clone(),
             self.next_mark(&std::collections::VecDeque::new(), true),
         ) {
-            let site = lock(&self.publisher).root().to_path_buf();
-            if let Ok(fd) = std::fs::File::open(&site) {
-                write_mark(&data, &site, &fd, mark, signed_from.saturating_sub(1));
-            }
+            self.write_mark_here(&place, mark, signed_from.saturating_sub(1));
         }
         if let Some(tx) = stopped_by {
             let _ = tx.send(());
@@ -939,20 +940,27 @@ impl Engine {
     /// Move the integration mark ([`Marks`]): the next one is handed to the derived writer,
     /// which writes it after the files handed to it before.
     fn advance_mark(&mut self, pending: &std::collections::VecDeque<Asked>) {
-        let (Some(data), Some(mark)) = (self.marks.clone(), self.next_mark(pending, false)) else {
+        let (Some(place), Some(mark)) = (self.marks.clone(), self.next_mark(pending, false)) else {
             return;
         };
         match &self.derived {
             Some(tx) => {
-                let _ = tx.send(ToWriter::Mark(data, mark));
+                let _ = tx.send(ToWriter::Mark(place, mark));
             }
-            None => {
-                // No writer thread: everything handed over was written here already.
-                let site = lock(&self.publisher).root().to_path_buf();
-                let listed_after = conduct_indexer::clock::wall_now();
-                if let Ok(fd) = std::fs::File::open(&site) {
-                    write_mark(&data, &site, &fd, mark, listed_after);
-                }
+            // No writer thread: everything handed over was written here already.
+            None => self.write_mark_here(&place, mark, conduct_indexer::clock::wall_now()),
+        }
+    }
+
+    /// Write `mark` on this thread (every file it claims is written already).
+    fn write_mark_here(&self, place: &Place, mark: Integrated, listed_after: u64) {
+        let site = lock(&self.publisher).root().to_path_buf();
+        match std::fs::File::open(&site) {
+            Ok(fd) => {
+                write_mark(place, &site, &fd, mark, listed_after);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the site directory cannot be opened; no integration mark is written")
             }
         }
     }
@@ -1074,8 +1082,8 @@ impl Engine {
 
     /// A restart, first thing on this thread (the service already answers, serving the tree on
     /// disk): the temporaries a crash left, each source's index pages, then what each must
-    /// bring up to date (from the mark, or every key). A source whose listing fails is retried until it lists; a failed index
-    /// render is retried like any render.
+    /// bring up to date (from the mark, or every key). A source whose listing fails is retried
+    /// until it lists; a failed index render is retried like any render.
     fn list_backlog(&mut self, since: Option<Integrated>) {
         let started = Instant::now();
         // Temporaries a crash left (this process's own writes in flight are spared).
@@ -1087,6 +1095,8 @@ impl Engine {
         let mut delay = RETRY_FIRST;
         for i in 0..self.sources.len() {
             let id = SourceId(i);
+            // Every index file is put (none skipped by what the previous listing says): the
+            // publisher compares each with the disk.
             let known = |_: &str| None;
             let rendered = self.sources[i]
                 .render(&BTreeSet::new(), true, now, &known)

@@ -26,9 +26,6 @@ use conduct_indexer::store::chain::{ChainDb, Check};
 use conduct_indexer::vows::{VowReader, VowRow};
 
 use super::{Integrated, Known, Source};
-
-/// Vows read at once while listing a restart's backlog.
-const BACKLOG_READ: usize = 32_768;
 use crate::publish::Publisher;
 use crate::registry::{
     absent_tool_files, opensea_files, registry_files, rh_files, tool_files, who_files,
@@ -36,6 +33,9 @@ use crate::registry::{
 };
 use crate::vows::Files;
 use crate::RenderError;
+
+/// Vows read at once while listing a restart's backlog.
+const BACKLOG_READ: usize = 32_768;
 
 /// Seconds between re-renders of the index while a chain is followed (its `as_of`,
 /// `indexed_to_block` and `cached_seconds_ago` stay current; tool changes render at once).
