@@ -328,7 +328,7 @@ pub async fn summon(
         let id = rec.id();
         let ack = Ack::at(format!("/familiar/{id}")).page(FAMILIARS, familiar_key(&id), true);
         let job = familiar_job(ctx.sign.key.clone(), rec);
-        commit(ctx.ledger.site, append(ctx.ledger.seq, job), ack)
+        commit(ctx.ledger.site, ack, |ask| append(ctx.ledger.seq, job, ask))
             .await
             .map(Served::from)
     };

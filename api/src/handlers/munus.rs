@@ -255,6 +255,7 @@ async fn append(
     ctx: &Munus<'_>,
     rec: BoardRecord,
     quests: Vec<Quest>,
+    ask: owner::AskOnCommit,
 ) -> Result<Appended, Problem> {
     let id = rec.quest_id().to_owned();
     // A claim that finds a lapse due waits for it once; found again, it is refused.
@@ -265,7 +266,7 @@ async fn append(
         }
         let flags = ctx.keeper.flags().snapshot();
         let job = board_job(ctx.sign.key.clone(), rec.clone(), quests.clone(), flags);
-        match ctx.ledger.seq.submit_job(job).await {
+        match ctx.ledger.seq.submit_job_then(job, ask.hook()).await {
             Ok(a) => return Ok(a),
             Err(LedgerError::Refused(Refusal::MunusLapsePending)) if !waited => waited = true,
             Err(e) => return Err(ledger_problem(e)),
@@ -296,7 +297,7 @@ pub async fn claim(ctx: Munus<'_>, path: &str, body: Bytes) -> Result<WarpRespon
         wallet_signature,
         at,
     };
-    let append = |rec| append(&ctx, BoardRecord::Claim(rec), quests);
+    let append = |rec, ask| append(&ctx, BoardRecord::Claim(rec), quests, ask);
     let (origin, site) = (ctx.sign.public_url, ctx.ledger.site);
     owner::write(
         origin,
@@ -339,8 +340,10 @@ pub async fn submit(ctx: Munus<'_>, path: &str, body: Bytes) -> Result<WarpRespo
     rec.claim = board
         .check_submit(&id, &vow.vow_id)
         .map_err(submit_problem)?;
-    let appended = append(&ctx, BoardRecord::Delivery(rec), quests);
-    Ok(owner::commit(ctx.ledger.site, appended, ack(&id))
-        .await?
-        .response)
+    let record = BoardRecord::Delivery(rec);
+    Ok(owner::commit(ctx.ledger.site, ack(&id), |ask| {
+        append(&ctx, record, quests, ask)
+    })
+    .await?
+    .response)
 }

@@ -182,10 +182,12 @@ pub async fn bind(ctx: Nostr<'_>, body: Bytes) -> Result<WarpResponse, Problem> 
     let ack = Ack::at(format!("/card?key={npub}"))
         .page(REGISTRY, who_key(&npub), false)
         .page(VOWS, vow.vow_id, true);
-    let appended = owner::append(ctx.ledger.seq, binding_job(ctx.sign.key.clone(), rec));
-    Ok(owner::commit(ctx.ledger.site, appended, ack)
-        .await?
-        .response)
+    let job = binding_job(ctx.sign.key.clone(), rec);
+    Ok(owner::commit(ctx.ledger.site, ack, |ask| {
+        owner::append(ctx.ledger.seq, job, ask)
+    })
+    .await?
+    .response)
 }
 
 #[cfg(test)]

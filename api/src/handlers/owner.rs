@@ -28,9 +28,10 @@ use conduct_core::trace::FieldError;
 use conduct_core::vow::eip191;
 use conduct_core::vow::parse_wallet;
 use conduct_core::vow::record::checksum_address;
-use conduct_indexer::ledger::{Appended, Job, Sequencer};
+use conduct_indexer::ledger::{Appended, Job, OnCommit, Sequencer};
 use conduct_indexer::vows::{VowReader, VowRow};
 use conduct_renderer::live::{LiveSite, SourceId};
+use tokio::sync::oneshot;
 use warp::http::StatusCode;
 use warp::reply::Response as WarpResponse;
 
@@ -316,54 +317,115 @@ pub(crate) struct Committed {
     pub leaf: Vec<u8>,
 }
 
-/// Append a record through its kind's `job`, by `seq`.
-pub(crate) async fn append(seq: &Sequencer, job: Job) -> Result<Appended, Problem> {
-    seq.submit_job(job).await.map_err(ledger_problem)
+/// Asks for an acknowledgement's pages from the sequencer's commit hook, as the record
+/// commits: a request dropped after its commit still gets them. Every page is asked for at
+/// once, in the [`Ack`]'s order, before any is awaited, so the integration mark never passes
+/// the record while one of them waits (renderer/src/live/mod.rs, `Marks`).
+#[derive(Clone)]
+pub(crate) struct AskOnCommit {
+    site: LiveSite,
+    pages: Arc<[(SourceId, String, bool)]>,
+    /// Where the commit that succeeds hands what it asked for (taken once).
+    asked: Arc<std::sync::Mutex<Option<oneshot::Sender<Vec<Asked>>>>>,
 }
 
-/// Append a verified record (`appended`: its append) and answer the commit as `ack` says, its
-/// pages rendered by `site`. From the commit on, the answer is its acknowledgement: a page that
-/// could not be rendered is retried by the render thread and said so (`Conduct-Render:
-/// pending`).
-pub(crate) async fn commit(
+/// One page asked for: its render's outcome.
+type Asked = oneshot::Receiver<Result<(), conduct_renderer::live::NotRendered>>;
+
+impl AskOnCommit {
+    fn new(site: &LiveSite, ack: &Ack) -> (AskOnCommit, oneshot::Receiver<Vec<Asked>>) {
+        let (tx, rx) = oneshot::channel();
+        let ask = AskOnCommit {
+            site: site.clone(),
+            pages: ack.pages.clone().into(),
+            asked: Arc::new(std::sync::Mutex::new(Some(tx))),
+        };
+        (ask, rx)
+    }
+
+    /// The hook of one submission (a refused one asks for nothing, so a kind may submit
+    /// again); `None` when there are no pages.
+    pub(crate) fn hook(&self) -> Option<OnCommit> {
+        if self.pages.is_empty() {
+            return None;
+        }
+        let me = self.clone();
+        Some(Box::new(move |r| {
+            if r.is_err() {
+                return;
+            }
+            let asked: Vec<Asked> = me
+                .pages
+                .iter()
+                .map(|(source, key, index)| me.site.start_render(*source, key, *index))
+                .collect();
+            if let Some(tx) = me.asked.lock().ok().and_then(|mut g| g.take()) {
+                // Nobody waiting (the request went away): the renders stay queued.
+                let _ = tx.send(asked);
+            }
+        }))
+    }
+}
+
+/// Append a record through its kind's `job`, by `seq`, its pages asked for by `ask` as it
+/// commits.
+pub(crate) async fn append(
+    seq: &Sequencer,
+    job: Job,
+    ask: AskOnCommit,
+) -> Result<Appended, Problem> {
+    seq.submit_job_then(job, ask.hook())
+        .await
+        .map_err(ledger_problem)
+}
+
+/// Append a verified record (`append`, given the hook that asks for its pages as it commits)
+/// and answer the commit as `ack` says, its pages rendered by `site`. From the commit on, the
+/// answer is its acknowledgement: a page that could not be rendered is retried by the render
+/// thread and said so (`Conduct-Render: pending`).
+pub(crate) async fn commit<F>(
     site: &LiveSite,
-    appended: impl Future<Output = Result<Appended, Problem>>,
     ack: Ack,
-) -> Result<Committed, Problem> {
-    let appended = appended.await?;
+    append: impl FnOnce(AskOnCommit) -> F,
+) -> Result<Committed, Problem>
+where
+    F: Future<Output = Result<Appended, Problem>>,
+{
+    let (ask, asked) = AskOnCommit::new(site, &ack);
+    let appended = append(ask).await?;
     let leaf = appended.leaf.unwrap_or_default();
     let location = ack
         .location
         .unwrap_or_else(|| format!("/log/proof/{}", appended.index));
     let mut response = created(leaf.clone(), &location);
     if !ack.pages.is_empty() {
-        // Every page asked for at once, before any is awaited: the integration mark never
-        // passes the record while one of them waits (renderer/src/live/mod.rs, `Marks`).
-        let asked: Vec<_> = ack
-            .pages
-            .iter()
-            .map(|(source, key, index)| site.start_render(*source, key, *index))
-            .collect();
-        let mut pending = None;
-        for page in asked {
-            let why = conduct_renderer::live::rendered(page).await.err();
-            pending = pending.or(why.map(|e| e.0));
-        }
+        let pending = match asked.await {
+            Err(_) => Some("the commit hook did not run".to_owned()),
+            Ok(pages) => {
+                let mut pending = None;
+                for page in pages {
+                    let why = conduct_renderer::live::rendered(page).await.err();
+                    pending = pending.or(why.map(|e| e.0));
+                }
+                pending
+            }
+        };
         response = with_render_state(response, pending);
     }
     Ok(Committed { response, leaf })
 }
 
 /// Verify an owner-signed request and append it ([`verify`], then [`commit`]): the record
-/// `make` builds, signed by `signer` over its text at `public_url`, appended by `append`,
-/// answered as `ack` says (its pages rendered by `site`).
+/// `make` builds, signed by `signer` over its text at `public_url`, appended by `append`
+/// (with the hook that asks for its pages), answered as `ack` says (its pages rendered by
+/// `site`).
 pub(crate) async fn write<R, F>(
     public_url: &str,
     site: &LiveSite,
     signer: &Signer<'_>,
     sent: Option<&str>,
     make: impl FnOnce(String) -> R,
-    append: impl FnOnce(R) -> F,
+    append: impl FnOnce(R, AskOnCommit) -> F,
     ack: Ack,
 ) -> Result<WarpResponse, Problem>
 where
@@ -371,13 +433,101 @@ where
     F: Future<Output = Result<Appended, Problem>>,
 {
     let rec = verify(public_url, signer, sent, make)?;
-    Ok(commit(site, append(rec), ack).await?.response)
+    Ok(commit(site, ack, |ask| append(rec, ask)).await?.response)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::handlers::{familiar, munus, nostr, witness};
+
+    /// A source that reports each key it renders.
+    struct Reporting(std::sync::mpsc::Sender<String>);
+
+    impl conduct_renderer::live::Source for Reporting {
+        fn name(&self) -> &'static str {
+            "reporting"
+        }
+        fn render_all(
+            &mut self,
+            _: &mut conduct_renderer::publish::Publisher,
+            _: u64,
+        ) -> Result<(), conduct_renderer::RenderError> {
+            Ok(())
+        }
+        fn render(
+            &mut self,
+            keys: &std::collections::BTreeSet<String>,
+            _: bool,
+            _: u64,
+            _: &conduct_renderer::live::Known<'_>,
+        ) -> Result<conduct_renderer::vows::Files, conduct_renderer::RenderError> {
+            for k in keys {
+                let _ = self.0.send(k.clone());
+            }
+            Ok(Vec::new())
+        }
+        fn take_due(&mut self, _: u64, _: usize) -> Vec<String> {
+            Vec::new()
+        }
+        fn next_due(&self) -> Option<u64> {
+            None
+        }
+        fn forget(&mut self, _: &std::collections::BTreeSet<String>) {}
+    }
+
+    /// The pages are asked for by the commit that succeeds, whoever waits: a refused
+    /// submission asks for nothing (its kind may submit again), and the answer's request
+    /// going away after the commit leaves them rendered.
+    #[tokio::test]
+    async fn pages_are_asked_for_by_the_commit_not_by_the_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = conduct_core::signing::ServiceKey::from_seed(&[7; 32], "test");
+        let publisher = conduct_renderer::publish::Publisher::from_tree(
+            dir.path(),
+            &conduct_renderer::Tree::default(),
+        );
+        let (tx, rendered) = std::sync::mpsc::channel();
+        let site = LiveSite::start(publisher, key, 3600, vec![Box::new(Reporting(tx))]).unwrap();
+        let ack = Ack::at("/here".into())
+            .page(SourceId(0), "first".into(), false)
+            .page(SourceId(0), "second".into(), true);
+        let (ask, asked) = AskOnCommit::new(&site, &ack);
+        let refused = conduct_indexer::ledger::LedgerError::Refused(
+            conduct_indexer::ledger::Refusal::MunusLapsePending,
+        );
+        (ask.hook().unwrap())(&Err(refused));
+        let wait = std::time::Duration::from_secs(30);
+        // Nothing asked yet: the refusal kept the hand-over for the next submission.
+        (ask.hook().unwrap())(&Ok(Appended {
+            index: 0,
+            leaf: None,
+        }));
+        // The request went away: nobody awaits the renders.
+        drop(asked);
+        let mut got: Vec<String> = (0..2)
+            .map(|_| rendered.recv_timeout(wait).unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, ["first", "second"]);
+        // No pages: no hook.
+        assert!(AskOnCommit::new(&site, &Ack::proof()).0.hook().is_none());
+        // A second commit's hook hands nothing over twice.
+        let (ask, asked) = AskOnCommit::new(&site, &ack);
+        (ask.hook().unwrap())(&Ok(Appended {
+            index: 1,
+            leaf: None,
+        }));
+        (ask.hook().unwrap())(&Ok(Appended {
+            index: 2,
+            leaf: None,
+        }));
+        let pages = asked.await.unwrap();
+        assert_eq!(pages.len(), 2);
+        for page in pages {
+            conduct_renderer::live::rendered(page).await.unwrap();
+        }
+    }
 
     const SIGNER: &str = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
     const OWNER: &str = "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359";

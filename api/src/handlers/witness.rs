@@ -221,7 +221,8 @@ pub async fn pledge(ctx: Witness<'_>, body: Bytes) -> Result<WarpResponse, Probl
         wallet_signature,
         at,
     };
-    let append = |rec| owner::append(ctx.ledger.seq, pledge_job(ctx.sign.key.clone(), rec));
+    let append =
+        |rec, ask| owner::append(ctx.ledger.seq, pledge_job(ctx.sign.key.clone(), rec), ask);
     let (origin, site, sent) = (
         ctx.sign.public_url,
         ctx.ledger.site,
