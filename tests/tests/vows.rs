@@ -376,6 +376,27 @@ fn checkpoint_size(site: &std::path::Path) -> u64 {
 }
 
 /// The modification instant of each vow's signed page.
+/// Await the integration mark covering the published log (and at least `least` records): it
+/// moves every two seconds once the pages are written. Returns the mark's file.
+fn await_mark(data: &std::path::Path, site: &std::path::Path, least: u64) -> std::path::PathBuf {
+    let mark = data.join("site-integrated.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let size = std::fs::read(&mark)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|m| m["marks"][0]["mark"]["log_size"].as_u64());
+        if size.is_some_and(|s| s >= checkpoint_size(site) && s >= least) {
+            return mark;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the mark never covered the log: {size:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn page_times(site: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
     let mut pages: Vec<_> = std::fs::read_dir(site.join("vow"))
         .unwrap()
@@ -418,23 +439,7 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
             .unwrap();
         assert_eq!(r.status(), 201);
     }
-    // The mark moves every two seconds once the pages are written.
-    let mark = data.join("site-integrated.json");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let size = std::fs::read(&mark)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|m| m["marks"][0]["mark"]["log_size"].as_u64());
-        if size.is_some_and(|s| s >= checkpoint_size(&site) && s >= 6) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the mark never covered the log: {size:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mark = await_mark(&data, &site, 6);
     server.terminate();
     let before = page_times(&site);
     assert_eq!(before.len(), 3);
@@ -469,5 +474,100 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
     for ((page, t0), (_, t1)) in moved.iter().zip(&after) {
         assert!(t1 > t0, "{page} was not re-rendered without the mark");
     }
+    server.terminate();
+}
+
+/// A model reading asked for but not answered when the service stops is asked for again by
+/// the next start, though the stop's integration mark passed the report-in (nothing else
+/// would render the vow again): the asks are kept in the store until a reading covers them.
+#[test]
+fn a_model_reading_left_unanswered_at_a_stop_is_asked_for_again_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, site) = (dir.path().join("data"), dir.path().join("site"));
+    // A provider that takes the request and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let (heard_tx, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut stream in silent.incoming().flatten() {
+            let mut first = [0u8; 1];
+            if std::io::Read::read(&mut stream, &mut first).is_ok_and(|n| n > 0) {
+                let _ = heard_tx.send(());
+            }
+            held.push(stream);
+        }
+    });
+    let config = |base: &str| {
+        let path = dir.path().join("conduct.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[reading]\ntimeout_seconds = 300\n[reading.primary]\n\
+                 base_url = \"{base}\"\nmodel = \"m-primary\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let start = |cfg: &std::path::Path| {
+        Server::start_env(
+            "serve",
+            &data,
+            &site,
+            // One public URL (by default it follows the port, and a mark is taken only
+            // under the URL it was written for).
+            &[
+                "--config",
+                cfg.to_str().unwrap(),
+                "--public-url",
+                "http://localhost:8402",
+            ],
+            &[],
+            None,
+        )
+    };
+    let mut server = start(&config(&format!("{silent_url}/v1")));
+    let c = client();
+    let r: Value = c
+        .post(server.at("/vow"))
+        .json(&json!({"text": "book ferry tickets honestly", "agent": "asked-once", "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let vow = r["vow_id"].as_str().unwrap().to_owned();
+    let r = c
+        .post(server.at("/vow/report/demo"))
+        .header("Prefer", "wait=10")
+        .json(&report(&vow, 1))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    heard
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the reading was never asked of the model");
+    // A graceful stop: its last mark covers every record, the report-in's included.
+    server.terminate();
+    let reading = site.join(format!("vow/{vow}/reading.json"));
+    let kind = || -> Option<String> {
+        let v: Value = serde_json::from_slice(&std::fs::read(&reading).ok()?).ok()?;
+        v["interpretation"]["kind"].as_str().map(str::to_owned)
+    };
+    assert_eq!(kind().as_deref(), Some("rule-based"));
+    let model = conduct_tests::ModelStandIn::start();
+    let mut server = start(&config(&format!("{}/ok/v1", model.url))).await_caught_up();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while kind().as_deref() != Some("language-model") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reading was not asked for again: {:?}, the model saw {} requests",
+            kind(),
+            model.requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(model.requests().len(), 1, "asked once, not again and again");
+    verify_site(&site, &server.vkey());
     server.terminate();
 }

@@ -270,10 +270,19 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // The live site: the whole tree rendered now, then kept current by the engine. Model
     // readings are asked for through a channel whose consumer needs the engine's handle.
     let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
+    // Each round's asks are kept before they are sent (a restart asks again for those left).
+    let asks_kept = store.clone();
     let ask: Option<AskInterpretation> =
         crate::interpretation::uses_model(&cfg.models).then(|| {
-            Box::new(move |vow: String, seq: u64, input| {
-                let _ = ask_tx.send((vow, seq, input));
+            Box::new(move |asks: Vec<(String, u64, _)>| {
+                let which: Vec<(String, u64)> =
+                    asks.iter().map(|(v, s, _)| (v.clone(), *s)).collect();
+                if let Err(e) = asks_kept.put_readings_asked(&which, service_now()) {
+                    tracing::error!(error = %e, "keeping the model readings asked for failed");
+                }
+                for ask in asks {
+                    let _ = ask_tx.send(ask);
+                }
             }) as AskInterpretation
         });
     let chain = crate::chain::open(&cfg)?;

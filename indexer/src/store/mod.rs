@@ -230,6 +230,13 @@ const MIGRATIONS: &[&str] = &[
         updated_at INTEGER NOT NULL,
         PRIMARY KEY (scope, id)
     ) STRICT;",
+    // 10: the model readings asked for and not yet kept (see `put_readings_asked`): a
+    // restart asks for them again, as no render need come for them.
+    "CREATE TABLE reading_ask (
+        vow_id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        at INTEGER NOT NULL
+    ) STRICT;",
 ];
 
 /// The status of a claimed payment.
@@ -593,6 +600,7 @@ impl Store {
 
     /// Keep the model interpretation of vow `vow_id`'s reading covering chain position
     /// `covers_seq` (JSON text), unless one covering a later position is already kept.
+    /// An ask for it at or before that position is answered.
     pub fn put_interpretation(
         &self,
         vow_id: &str,
@@ -600,13 +608,41 @@ impl Store {
         interpretation: &str,
         now: u64,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
             "INSERT INTO reading (vow_id, covers_seq, interpretation, at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (vow_id) DO UPDATE SET covers_seq = excluded.covers_seq,
                 interpretation = excluded.interpretation, at = excluded.at
              WHERE reading.covers_seq <= excluded.covers_seq",
             params![vow_id, covers_seq as i64, interpretation, now as i64],
         )?;
+        tx.execute(
+            "DELETE FROM reading_ask WHERE vow_id = ?1 AND seq <= ?2",
+            params![vow_id, covers_seq as i64],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Keep, in one transaction, that a model reading was asked for each `(vow_id, seq)`
+    /// (the chain position it is to cover) at `now`, until [`Store::put_interpretation`]
+    /// keeps one covering it: the asks themselves live in memory, and a restart asks again
+    /// for those left (`VowReader::readings_asked`).
+    pub fn put_readings_asked(&self, asked: &[(String, u64)], now: u64) -> Result<(), StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        {
+            let mut st = tx.prepare_cached(
+                "INSERT INTO reading_ask (vow_id, seq, at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (vow_id) DO UPDATE SET seq = excluded.seq, at = excluded.at
+                 WHERE reading_ask.seq < excluded.seq",
+            )?;
+            for (vow_id, seq) in asked {
+                st.execute(params![vow_id, *seq as i64, now as i64])?;
+            }
+        }
+        tx.commit()?;
         Ok(())
     }
 
@@ -726,6 +762,25 @@ mod tests {
             .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .unwrap();
         assert_eq!(mode, "wal");
+    }
+
+    #[test]
+    fn a_reading_asked_for_is_kept_until_one_covering_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path()).unwrap();
+        let reader = crate::vows::VowReader::open(&s).unwrap();
+        s.put_readings_asked(&[("a".into(), 3), ("b".into(), 1)], 10)
+            .unwrap();
+        // A later position raises the ask; an earlier one does not lower it.
+        s.put_readings_asked(&[("a".into(), 5)], 11).unwrap();
+        s.put_readings_asked(&[("a".into(), 4)], 12).unwrap();
+        assert_eq!(reader.readings_asked().unwrap(), ["a", "b"]);
+        // An answer for an earlier position leaves the later ask.
+        s.put_interpretation("a", 4, "{}", 13).unwrap();
+        s.put_interpretation("b", 1, "{}", 13).unwrap();
+        assert_eq!(reader.readings_asked().unwrap(), ["a"]);
+        s.put_interpretation("a", 5, "{}", 14).unwrap();
+        assert!(reader.readings_asked().unwrap().is_empty());
     }
 
     #[test]

@@ -322,6 +322,16 @@ impl VowReader {
         })
     }
 
+    /// The vows whose model reading was asked for and not yet kept
+    /// (`Store::put_readings_asked`), by id.
+    pub fn readings_asked(&self) -> Result<Vec<String>, StoreError> {
+        self.with(|c| {
+            let mut st = c.prepare_cached("SELECT vow_id FROM reading_ask ORDER BY vow_id")?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// At most `limit` vows' window clocks after the vow id `after` (from the first when
     /// empty), by id: what schedules their window boundaries without rendering them.
     pub fn clocks_after(&self, after: &str, limit: usize) -> Result<Vec<VowClock>, StoreError> {

@@ -25,8 +25,11 @@ use crate::vows::{Files, VowDocs};
 use crate::vows_index::{IndexInput, IndexState};
 use crate::RenderError;
 
-/// Asks for a language-model interpretation of vow `.0`'s reading at chain position `.1`.
-pub type AskInterpretation = Box<dyn Fn(String, u64, InterpretationInput) + Send>;
+/// Asks for language-model interpretations, once per render round: for each, vow `.0`'s
+/// reading at chain position `.1`. It keeps the asks before it returns
+/// (`Store::put_readings_asked`), so a restart asks again for those a crash left unanswered:
+/// the integration mark may pass their renders once the round is written.
+pub type AskInterpretation = Box<dyn Fn(Vec<(String, u64, InterpretationInput)>) + Send>;
 
 /// Most bytes of vow state kept between renders.
 const CACHE_BYTES: usize = 64 << 20;
@@ -387,6 +390,7 @@ impl Source for VowSource {
         );
         let mut files = Vec::new();
         let mut failed = None;
+        let mut asks = Vec::new();
         for (id, r) in ids.into_iter().zip(rendered) {
             let (docs, r) = match r {
                 Ok(Some(x)) => x,
@@ -402,12 +406,13 @@ impl Source for VowSource {
             self.verified.insert(id.clone(), r.verified);
             files.extend(r.files);
             self.schedule(&id, r.next);
-            if r.stale && self.asked.get(&id) != Some(&r.head) {
-                if let Some(ask) = &self.ask {
-                    self.asked.insert(id.clone(), r.head);
-                    ask(id, r.head, r.input);
-                }
+            if r.stale && self.ask.is_some() && self.asked.get(&id) != Some(&r.head) {
+                self.asked.insert(id.clone(), r.head);
+                asks.push((id, r.head, r.input));
             }
+        }
+        if let Some(ask) = self.ask.as_ref().filter(|_| !asks.is_empty()) {
+            ask(asks);
         }
         if let Some(e) = failed {
             return Err(e);
@@ -455,9 +460,13 @@ impl Source for VowSource {
         if let Some(mark) = since {
             // Model readings are kept outside the log: those of the last minutes before the
             // mark too (their render may have been waiting when it was written).
-            let read = self
+            let mut read = self
                 .reader
                 .interpreted_since(mark.as_of.saturating_sub(READING_MARGIN))?;
+            // And those asked for but not kept: their renders ask again.
+            if self.ask.is_some() {
+                read.extend(self.reader.readings_asked()?);
+            }
             let mut from = mark.log_size;
             loop {
                 let touched = self.reader.touched_since(from, INDEX_READ)?;
