@@ -125,7 +125,12 @@ impl Problem {
 }
 
 /// A response with a body and content type.
-pub fn bytes_response(status: StatusCode, content_type: &str, body: Vec<u8>) -> WarpResponse {
+pub fn bytes_response(
+    status: StatusCode,
+    content_type: &str,
+    body: impl Into<bytes::Bytes>,
+) -> WarpResponse {
+    let body: bytes::Bytes = body.into();
     let mut resp = Response::new(body.into());
     *resp.status_mut() = status;
     if let Ok(v) = HeaderValue::from_str(content_type) {

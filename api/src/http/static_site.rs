@@ -1,8 +1,16 @@
 //! Serving the rendered tree: clean URLs (`/vow/X` -> `vow/X.json`), content negotiation
-//! between a path's JSON, HTML and text twins (`Accept`, overridden by `?format=`), and safe
-//! path resolution (no traversal, no dotfiles but `.well-known`).
+//! between a path's JSON, HTML and text twins (`Accept`, overridden by `?format=`), safe path
+//! resolution (no traversal, no dotfiles but `.well-known`), and the small files served
+//! recently kept in memory ([`HotFiles`]: a hot path is looked up without a trip to the
+//! blocking pool and served without a read while its file is unchanged).
 
+use std::collections::HashMap;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
+
+use bytes::Bytes;
 
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -148,11 +156,126 @@ pub struct File {
     path: PathBuf,
     /// Whether the choice depended on `Accept`.
     negotiated: bool,
-    bytes: Vec<u8>,
+    bytes: Bytes,
 }
 
-fn is_file(p: &Path) -> bool {
-    std::fs::metadata(p).is_ok_and(|m| m.is_file())
+/// The file at `p`, if there is one.
+fn file_at(p: &Path) -> Option<Metadata> {
+    std::fs::metadata(p).ok().filter(Metadata::is_file)
+}
+
+/// Most bytes of files kept in memory.
+const HOT_BYTES: usize = 32 << 20;
+/// Largest file kept in memory.
+const HOT_FILE_MAX: u64 = 256 << 10;
+/// How long before it is read a file must have last changed (its `ctime`, which no writer
+/// can set back) to be kept: a file that changes after the read has a later `ctime`, so an
+/// inode number reused within one tick of the kernel's coarse clock, at the same length,
+/// cannot pass for the file kept.
+const HOT_SETTLED: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Which file a path names: the publisher replaces a file by renaming a new one over it, so a
+/// replacement changes the inode (and a write in place the length or times).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Identity {
+    fn of(m: &Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+/// A file kept in memory: its identity when read, its bytes, when it was last served.
+struct HotFile {
+    id: Identity,
+    bytes: Bytes,
+    used: u64,
+}
+
+/// The small files served recently, by absolute path, for every tree this process serves:
+/// at most [`HOT_BYTES`], the least recently served dropped first. An entry is served only
+/// while the file at its path has the identity it had when it was read.
+#[derive(Default)]
+struct HotFiles {
+    files: HashMap<PathBuf, HotFile>,
+    total: usize,
+    clock: u64,
+}
+
+static HOT: LazyLock<Mutex<HotFiles>> = LazyLock::new(Mutex::default);
+
+impl HotFiles {
+    fn holds(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// The bytes kept for `path`, if its file is still `id`.
+    fn get(&mut self, path: &Path, id: Identity) -> Option<Bytes> {
+        self.clock += 1;
+        let f = self.files.get_mut(path).filter(|f| f.id == id)?;
+        f.used = self.clock;
+        Some(f.bytes.clone())
+    }
+
+    /// Keep `bytes`, read from `path` while its file was `id`; over the budget, drop the
+    /// least recently served down to three quarters of it (so the sort is paid rarely).
+    fn put(&mut self, path: PathBuf, id: Identity, bytes: Bytes) {
+        if id.len > HOT_FILE_MAX {
+            return;
+        }
+        self.clock += 1;
+        self.total += bytes.len();
+        let hot = HotFile {
+            id,
+            bytes,
+            used: self.clock,
+        };
+        if let Some(old) = self.files.insert(path, hot) {
+            self.total -= old.bytes.len();
+        }
+        if self.total > HOT_BYTES {
+            let mut by_use: Vec<(u64, PathBuf)> = self
+                .files
+                .iter()
+                .map(|(p, f)| (f.used, p.clone()))
+                .collect();
+            by_use.sort_unstable();
+            for (_, p) in by_use {
+                if self.total <= HOT_BYTES / 4 * 3 {
+                    break;
+                }
+                if let Some(f) = self.files.remove(&p) {
+                    self.total -= f.bytes.len();
+                }
+            }
+        }
+    }
+}
+
+fn hot() -> std::sync::MutexGuard<'static, HotFiles> {
+    conduct_core::sync::lock(&HOT)
+}
+
+/// How a lookup reads the file it chose.
+enum Read {
+    /// The file's bytes.
+    Bytes(Bytes),
+    /// It went away.
+    Gone,
+    /// Not kept in memory as it is now (an inline lookup gives up).
+    NotHeld,
 }
 
 /// Resolve a request path against the site root, and read the file it resolves to.
@@ -165,45 +288,112 @@ pub async fn lookup(
     let Some(rel) = safe_relative(path) else {
         return Found::Missing;
     };
+    // A path whose files are kept in memory is looked up here (a few `stat`s of files just
+    // served, their directory entries cached) and served without a read while unchanged.
+    if holds_any(root, &rel) {
+        let held = |path: &Path, m: &Metadata| {
+            hot()
+                .get(path, Identity::of(m))
+                .map_or(Read::NotHeld, Read::Bytes)
+        };
+        if let Some(found) = find(root, &rel, accept, format, held) {
+            return found;
+        }
+    }
     let (root, accept) = (root.to_path_buf(), accept.map(str::to_owned));
     // Every check of the file system and the read in one trip to the blocking pool: a trip
     // each was most of the cost of serving a small file (BENCHMARKS.md section 9).
-    tokio::task::spawn_blocking(move || find(&root, &rel, accept.as_deref(), format))
-        .await
-        .unwrap_or(Found::Missing)
+    tokio::task::spawn_blocking(move || {
+        find(&root, &rel, accept.as_deref(), format, read_and_keep).unwrap_or(Found::Missing)
+    })
+    .await
+    .unwrap_or(Found::Missing)
 }
 
-/// [`lookup`] of the checked relative path `rel`, on the blocking pool.
-fn find(root: &Path, rel: &str, accept: Option<&str>, format: Option<Variant>) -> Found {
-    let read = |path: PathBuf, negotiated| match std::fs::read(&path) {
-        Ok(bytes) => Found::File(File {
+/// Whether a file `rel` may resolve to is kept in memory.
+fn holds_any(root: &Path, rel: &str) -> bool {
+    let stem = if rel.is_empty() { "index" } else { rel };
+    let h = hot();
+    (!rel.is_empty() && h.holds(&root.join(rel)))
+        || [Variant::Json, Variant::Html, Variant::Text]
+            .iter()
+            .any(|v| h.holds(&root.join(format!("{stem}.{}", v.ext()))))
+}
+
+/// Read the file at `path` (its identity taken from the open file, so the bytes kept are the
+/// file's that identity names) and keep it in memory when small.
+fn read_and_keep(path: &Path, _: &Metadata) -> Read {
+    use std::io::Read as _;
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        let m = f.metadata()?;
+        let mut bytes = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+        f.read_to_end(&mut bytes)?;
+        Ok((Identity::of(&m), Bytes::from(bytes)))
+    });
+    match read {
+        Ok((id, bytes)) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            let changed = std::time::Duration::new(
+                id.ctime.0.max(0) as u64,
+                id.ctime.1.clamp(0, 999_999_999) as u32,
+            );
+            if changed + HOT_SETTLED < now {
+                hot().put(path.to_path_buf(), id, bytes.clone());
+            }
+            Read::Bytes(bytes)
+        }
+        Err(_) => Read::Gone,
+    }
+}
+
+/// [`lookup`] of the checked relative path `rel`, its chosen file's bytes given by `read`;
+/// `None` when `read` does not hold them.
+fn find(
+    root: &Path,
+    rel: &str,
+    accept: Option<&str>,
+    format: Option<Variant>,
+    read: impl FnOnce(&Path, &Metadata) -> Read,
+) -> Option<Found> {
+    let found = |path: PathBuf, meta: Metadata, negotiated| match read(&path, &meta) {
+        Read::Bytes(bytes) => Some(Found::File(File {
             path,
             negotiated,
             bytes,
-        }),
-        Err(_) => Found::Missing,
+        })),
+        Read::Gone => Some(Found::Missing),
+        Read::NotHeld => None,
     };
     // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
     let exact = root.join(rel);
-    if !rel.is_empty() && format.is_none() && is_file(&exact) {
-        return read(exact, false);
+    if !rel.is_empty() && format.is_none() {
+        if let Some(m) = file_at(&exact) {
+            return found(exact, m, false);
+        }
     }
     let stem = if rel.is_empty() { "index" } else { rel };
     let twin = |v: Variant| root.join(format!("{stem}.{}", v.ext()));
-    let available: Vec<Variant> = [Variant::Json, Variant::Html, Variant::Text]
+    let mut available: Vec<(Variant, Metadata)> = [Variant::Json, Variant::Html, Variant::Text]
         .into_iter()
-        .filter(|v| is_file(&twin(*v)))
+        .filter_map(|v| file_at(&twin(v)).map(|m| (v, m)))
         .collect();
     if available.is_empty() {
-        return Found::Missing;
+        return Some(Found::Missing);
     }
+    let variants: Vec<Variant> = available.iter().map(|(v, _)| *v).collect();
     let chosen = match format {
-        Some(f) => available.contains(&f).then_some(f),
-        None => negotiate(accept, &available),
+        Some(f) => variants.contains(&f).then_some(f),
+        None => negotiate(accept, &variants),
     };
-    match chosen {
-        Some(v) => read(twin(v), available.len() > 1),
-        None => Found::NotAcceptable,
+    let negotiated = variants.len() > 1;
+    match chosen.and_then(|c| available.iter().position(|(v, _)| *v == c)) {
+        Some(i) => {
+            let (v, m) = available.swap_remove(i);
+            found(twin(v), m, negotiated)
+        }
+        None => Some(Found::NotAcceptable),
     }
 }
 
@@ -215,7 +405,7 @@ pub fn file_response(file: File, head: bool) -> WarpResponse {
         bytes,
     } = file;
     let len = bytes.len();
-    let body = if head { Vec::new() } else { bytes };
+    let body = if head { Bytes::new() } else { bytes };
     let mut resp = bytes_response(StatusCode::OK, content_type(&path), body);
     let h = resp.headers_mut();
     if head {
@@ -257,6 +447,92 @@ mod tests {
             negotiate(Some("text/html;q=0.5, application/json;q=0.9"), &all),
             Some(Variant::Json)
         );
+    }
+
+    async fn served(root: &Path, path: &str, accept: Option<&str>) -> Option<Vec<u8>> {
+        match lookup(root, path, accept, None).await {
+            Found::File(f) => Some(f.bytes.to_vec()),
+            _ => None,
+        }
+    }
+
+    /// A file kept in memory is served while it is unchanged, and never after: replaced by a
+    /// rename (as the publisher does), rewritten in place, removed, or joined by a twin.
+    #[tokio::test]
+    async fn a_kept_file_is_served_only_while_it_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("vow")).unwrap();
+        std::fs::write(root.join("vow/a.json"), b"{\"v\":1}").unwrap();
+        // A file that changed within the last second is not kept.
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
+        assert!(!holds_any(root, "vow/a"));
+        std::thread::sleep(HOT_SETTLED + std::time::Duration::from_millis(100));
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
+        assert!(holds_any(root, "vow/a"));
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
+        // Replaced as the publisher replaces: a new file renamed over it.
+        std::fs::write(root.join("vow/.a.tmp"), b"{\"v\":2}").unwrap();
+        std::fs::rename(root.join("vow/.a.tmp"), root.join("vow/a.json")).unwrap();
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":2}");
+        // Rewritten in place, same length, once kept again.
+        std::thread::sleep(HOT_SETTLED + std::time::Duration::from_millis(100));
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":2}");
+        assert!(holds_any(root, "vow/a"));
+        std::fs::write(root.join("vow/a.json"), b"{\"v\":3}").unwrap();
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":3}");
+        // A twin appears: a browser gets it, JSON stays JSON.
+        std::fs::write(root.join("vow/a.html"), b"<p>3</p>").unwrap();
+        assert_eq!(
+            served(root, "/vow/a", Some("text/html")).await.unwrap(),
+            b"<p>3</p>"
+        );
+        assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":3}");
+        // Removed.
+        std::fs::remove_file(root.join("vow/a.json")).unwrap();
+        std::fs::remove_file(root.join("vow/a.html")).unwrap();
+        assert_eq!(served(root, "/vow/a", None).await, None);
+    }
+
+    #[test]
+    fn the_files_kept_stay_within_their_budget_least_recently_served_dropped_first() {
+        let mut h = HotFiles::default();
+        let id = |ino| Identity {
+            dev: 1,
+            ino,
+            len: 64 << 10,
+            mtime: (0, 0),
+            ctime: (0, 0),
+        };
+        let n = HOT_BYTES / (64 << 10) + 10;
+        for i in 0..n as u64 {
+            h.put(
+                PathBuf::from(format!("/f/{i}")),
+                id(i),
+                Bytes::from(vec![0u8; 64 << 10]),
+            );
+            // The first file stays in use.
+            assert!(
+                h.get(Path::new("/f/0"), id(0)).is_some(),
+                "file 0 dropped at {i}"
+            );
+        }
+        assert!(h.total <= HOT_BYTES);
+        assert_eq!(
+            h.total,
+            h.files.values().map(|f| f.bytes.len()).sum::<usize>()
+        );
+        assert!(!h.holds(Path::new("/f/1")));
+        assert!(h.holds(Path::new(&format!("/f/{}", n - 1))));
+        // Another identity at the same path is not served.
+        assert!(h.get(Path::new("/f/0"), id(99)).is_none());
+        // Larger than a kept file may be: not kept.
+        let big = Identity {
+            len: HOT_FILE_MAX + 1,
+            ..id(7)
+        };
+        h.put(PathBuf::from("/big"), big, Bytes::new());
+        assert!(!h.holds(Path::new("/big")));
     }
 
     #[test]
