@@ -5,19 +5,21 @@
 # in the same run (each measured twice, alternating, after a warm-up of both). MCP `ping` is
 # measured too: the transport (route table, body, rmcp) without a tool.
 # Usage: api/benches/mcp_load.sh [seconds] [connections] [vows]
+# BIN=path/to/conduct runs that binary instead of building this tree's (to compare builds).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-10}
 conns=${2:-50}
 vows=${3:-20}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release --quiet --bin conduct
+bin=${BIN:-}
+if [ -z "$bin" ]; then cargo build --release --quiet --bin conduct; bin=target/release/conduct; fi
 work=$(mktemp -d)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
 
 printf 'vow_daily_cap = 0\n' > "$work/conduct.toml"
-target/release/conduct serve --listen 127.0.0.1:0 --data "$work/data" --site "$work/site" \
+"$bin" serve --listen 127.0.0.1:0 --data "$work/data" --site "$work/site" \
   --config "$work/conduct.toml" > "$work/conduct.out" 2>/dev/null &
 server=$!
 for _ in $(seq 100); do grep -q listening "$work/conduct.out" && break; sleep 0.1; done
