@@ -66,6 +66,72 @@ pub struct IndexInput<'a> {
 }
 
 impl IndexState {
+    /// The state the tree at `root` stands for, read from its immutable files rather than
+    /// rebuilt from every vow (a restart at a million vows would otherwise read every vow and
+    /// re-sign every page): its whole sitemap files of full pages, each page's JSON and HTML
+    /// and each sitemap file present, the last page signed by `key` and its last vow the
+    /// store's (`log_index_of` gives a vow's log index in the store) and below `below`, the
+    /// log size up to which the tree's files are durable (the integration mark), and named
+    /// by the last sitemap file. `None` when there is no such file or anything fails to
+    /// check: every vow is read once, as without a state.
+    pub fn resume(
+        root: &std::path::Path,
+        key: &ServiceKey,
+        log_index_of: impl Fn(&str) -> Option<u64>,
+        below: u64,
+    ) -> Option<IndexState> {
+        let names = |dir: &str| -> std::collections::HashSet<String> {
+            std::fs::read_dir(root.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        };
+        let (pages_on_disk, sitemaps) = (names("vows"), names("sitemap"));
+        let pages = (0..)
+            .take_while(|k| {
+                pages_on_disk.contains(&format!("{k}.json"))
+                    && pages_on_disk.contains(&format!("{k}.html"))
+            })
+            .count();
+        let chunks = (0..pages / 2)
+            .take_while(|j| sitemaps.contains(&format!("{j}.xml")))
+            .count();
+        let last = (chunks * 2).checked_sub(1)?;
+        let bytes = std::fs::read(root.join(format!("vows/{last}.json"))).ok()?;
+        let page: Value = serde_json::from_slice(&bytes).ok()?;
+        let pinned = conduct_core::signing::PinnedKey::parse(&key.vkey()).ok()?;
+        conduct_core::signing::verify_snapshot(&page, &pinned).ok()?;
+        let vows = page["vows"].as_array()?;
+        let last_vow = vows.last()?;
+        let (id, at) = (
+            last_vow["vow_id"].as_str()?,
+            last_vow["log_index"].as_u64()?,
+        );
+        let whole = page["type"] == VOWS_PAGE_TYPE
+            && page["page"].as_u64() == Some(last as u64)
+            && vows.len() == PAGE_SIZE
+            && log_index_of(id) == Some(at)
+            && at < below;
+        let sitemap =
+            std::fs::read_to_string(root.join(format!("sitemap/{}.xml", chunks - 1))).ok()?;
+        let named = sitemap.contains(&format!("/vow/{id}/chain</loc>"))
+            && sitemap.contains(&format!("/vows/{last}</loc>"));
+        (whole && named).then(|| IndexState {
+            chunks,
+            chunk_after: Some(at),
+            pages: chunks * 2,
+            last_sha: Some(sha256_hex(&bytes)),
+            count: chunks * SITEMAP_VOWS,
+        })
+    }
+
+    /// Full pages written.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
     /// The log index after which [`Self::files`] needs every vow (`None`: all of them).
     pub fn after(&self) -> Option<u64> {
         self.chunk_after
@@ -477,6 +543,74 @@ mod tests {
         assert_eq!(urls, 3 * n + n / PAGE_SIZE);
         let pages = String::from_utf8(tree["sitemap/pages.xml"].clone()).unwrap();
         assert!(pages.contains(&format!("<loc>{URL}/vows</loc>")));
+    }
+
+    fn write_tree(tree: &BTreeMap<String, Vec<u8>>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, b) in tree {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, b).unwrap();
+        }
+        dir
+    }
+
+    /// A restart resumes from the tree's immutable files, and the next render writes exactly
+    /// what a render from the first vow would; anything that does not check resumes less, or
+    /// nothing.
+    #[test]
+    fn a_restart_resumes_the_index_from_its_files_and_renders_the_same_bytes() {
+        let n = 2 * SITEMAP_VOWS + PAGE_SIZE + 40;
+        let (tree, _, st) = one_at_a_time(n);
+        let (key, fixed) = (key(), fixed());
+        let inp = input(&key, &fixed);
+        let all: Vec<VowRow> = (0..n).map(row).collect();
+        let in_store = |id: &str| all.iter().find(|r| r.vow_id == id).map(|r| r.log_index);
+        let dir = write_tree(&tree);
+        let above = all[n - 1].log_index + 1;
+        let mut resumed = IndexState::resume(dir.path(), &key, in_store, above).unwrap();
+        assert_eq!((resumed.chunks, resumed.pages), (2, 4));
+        assert_eq!(resumed.after(), Some(all[2 * SITEMAP_VOWS - 1].log_index));
+        let rows: Vec<VowRow> = all[2 * SITEMAP_VOWS..].to_vec();
+        let files: BTreeMap<String, Vec<u8>> =
+            resumed.files(&inp, &rows).unwrap().into_iter().collect();
+        for (p, b) in &files {
+            assert!(tree[p] == *b, "{p} differs after resuming");
+        }
+        assert!(files.contains_key("vows/4.json") && files.contains_key("vows.json"));
+        assert!(!files.contains_key("vows/3.json") && !files.contains_key("sitemap/1.xml"));
+        assert_eq!(resumed, st);
+
+        // The mark must be past the last vow resumed.
+        let at = all[2 * SITEMAP_VOWS - 1].log_index;
+        assert!(IndexState::resume(dir.path(), &key, in_store, at).is_none());
+        // A store that does not hold that vow (a tree ahead of its store).
+        assert!(IndexState::resume(dir.path(), &key, |_| None, above).is_none());
+        // Another key.
+        let other = ServiceKey::from_seed(&[8; 32], "bench.invalid/log");
+        assert!(IndexState::resume(dir.path(), &other, in_store, above).is_none());
+        // A page's HTML twin missing: the whole sitemap files before it.
+        std::fs::remove_file(dir.path().join("vows/2.html")).unwrap();
+        let fewer = IndexState::resume(dir.path(), &key, in_store, above).unwrap();
+        assert_eq!((fewer.chunks, fewer.pages), (1, 2));
+        // The last whole sitemap file written before it was whole.
+        std::fs::write(
+            dir.path().join("sitemap/0.xml"),
+            sitemap_vows(URL, 0, &all[..SITEMAP_VOWS - 1], 2),
+        )
+        .unwrap();
+        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
+        // A tampered page.
+        let dir = write_tree(&tree);
+        let mut page = tree["vows/3.json"].clone();
+        let at = page.len() / 2;
+        page[at] ^= 1;
+        std::fs::write(dir.path().join("vows/3.json"), page).unwrap();
+        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
+        // No whole sitemap file yet.
+        let (small, _, _) = one_at_a_time(SITEMAP_VOWS - 1);
+        let dir = write_tree(&small);
+        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
     }
 
     #[test]

@@ -288,13 +288,16 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let chain = crate::chain::open(&cfg)?;
     let flags = Arc::new(PaymentFlags::default());
     let sources: Vec<Box<dyn Source>> = vec![
-        Box::new(VowSource::new(
-            key.clone(),
-            &cfg.public_url,
-            vows.clone(),
-            ask,
-            routes::html_pages(),
-        )),
+        Box::new(
+            VowSource::new(
+                key.clone(),
+                &cfg.public_url,
+                vows.clone(),
+                ask,
+                routes::html_pages(),
+            )
+            .resuming_index_from(&cfg.site),
+        ),
         Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),

@@ -1095,6 +1095,17 @@ impl Engine {
         let mut delay = RETRY_FIRST;
         for i in 0..self.sources.len() {
             let id = SourceId(i);
+            // The backlog first: a source may resume its index's state from the mark.
+            let keys = loop {
+                match self.sources[i].backlog(since.as_ref()) {
+                    Ok(keys) => break keys,
+                    Err(e) => {
+                        tracing::error!(error = %e, source = self.sources[i].name(), "listing the restart backlog failed; retried");
+                        std::thread::sleep(delay);
+                        delay = (delay * 2).min(RETRY_MAX);
+                    }
+                }
+            };
             // Every index file is put (none skipped by what the previous listing says): the
             // publisher compares each with the disk.
             let known = |_: &str| None;
@@ -1107,16 +1118,6 @@ impl Engine {
                 Ok(derived) => self.hand_over(derived),
                 Err(e) => self.fail(id, BTreeSet::new(), true, e, now),
             }
-            let keys = loop {
-                match self.sources[i].backlog(since.as_ref()) {
-                    Ok(keys) => break keys,
-                    Err(e) => {
-                        tracing::error!(error = %e, source = self.sources[i].name(), "listing the restart backlog failed; retried");
-                        std::thread::sleep(delay);
-                        delay = (delay * 2).min(RETRY_MAX);
-                    }
-                }
-            };
             tracing::info!(
                 source = self.sources[i].name(),
                 keys = keys.len(),

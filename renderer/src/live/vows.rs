@@ -74,6 +74,8 @@ pub struct VowSource {
     cache: DocsCache,
     /// Where the index of vows stands (`None`: read every vow on its next render).
     index: Option<IndexState>,
+    /// The tree whose index a restart resumes from its files ([`IndexState::resume`]).
+    site: Option<std::path::PathBuf>,
 }
 
 impl VowSource {
@@ -99,7 +101,16 @@ impl VowSource {
             rendered_at: HashMap::new(),
             cache: DocsCache::default(),
             index: None,
+            site: None,
         }
+    }
+
+    /// A restart with an integration mark resumes the index of vows from the files of the
+    /// tree at `site` (its full pages and sitemap files, checked), rather than reading every
+    /// vow and re-signing every page ([`IndexState::resume`]).
+    pub fn resuming_index_from(mut self, site: &std::path::Path) -> VowSource {
+        self.site = Some(site.to_path_buf());
+        self
     }
 
     /// The inputs every vow's render shares, at `now`.
@@ -457,6 +468,15 @@ impl Source for VowSource {
         let now = conduct_indexer::clock::service_now();
         let mut keys = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        if let (Some(mark), Some(site), None) = (since, &self.site, &self.index) {
+            let reader = &self.reader;
+            let log_index_of = |id: &str| reader.vow(id).ok().flatten().map(|v| v.log_index);
+            self.index = IndexState::resume(site, &self.key, log_index_of, mark.log_size);
+            tracing::info!(
+                pages = self.index.as_ref().map_or(0, IndexState::pages),
+                "index of vows resumed from the tree"
+            );
+        }
         if let Some(mark) = since {
             // Model readings are kept outside the log: those of the last minutes before the
             // mark too (their render may have been waiting when it was written).
