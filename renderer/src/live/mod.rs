@@ -24,7 +24,7 @@ pub mod vows;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -158,6 +158,8 @@ pub struct LiveSite {
     tx: Arc<mpsc::Sender<Msg>>,
     behind: Arc<Mutex<Option<Behind>>>,
     left: Arc<AtomicUsize>,
+    /// While a restart's sweep of the temporaries a crash left runs (on its own thread).
+    sweeping: Arc<AtomicBool>,
     flow: Arc<Flow>,
 }
 
@@ -405,6 +407,7 @@ impl LiveSite {
         let behind = Arc::new(Mutex::new(None));
         // Until the backlog is listed, one key (the listing) is left.
         let left = Arc::new(AtomicUsize::new(usize::from(list.is_some())));
+        let sweeping = Arc::new(AtomicBool::new(false));
         let flow = Arc::new(Flow::default());
         let engine = Engine {
             key,
@@ -418,6 +421,7 @@ impl LiveSite {
             backlog: Vec::new(),
             list,
             left: left.clone(),
+            sweeping: sweeping.clone(),
             catch_up,
             flow: flow.clone(),
             mark: marks.as_ref().and_then(|m| m.since),
@@ -431,6 +435,7 @@ impl LiveSite {
             tx,
             behind,
             left,
+            sweeping,
             flow,
         })
     }
@@ -443,9 +448,10 @@ impl LiveSite {
         Some(self.flow.wait(Instant::now())).filter(|w| *w > PUSHBACK_AT)
     }
 
-    /// Keys the restart backlog still has to bring up to date (0 once caught up).
+    /// Keys the restart backlog still has to bring up to date, and one while the sweep of the
+    /// temporaries a crash left runs (0 once caught up).
     pub fn catching_up(&self) -> usize {
-        self.left.load(Ordering::Relaxed)
+        self.left.load(Ordering::Relaxed) + usize::from(self.sweeping.load(Ordering::Relaxed))
     }
 
     /// Ask for a re-render of `key` of `source` (and its index pages when `index`) without
@@ -592,6 +598,8 @@ struct Engine {
     list: Option<(Option<Integrated>, mpsc::SyncSender<()>)>,
     /// Keys left in the backlog (shared with the handle).
     left: Arc<AtomicUsize>,
+    /// While the restart's sweep runs (shared with the handle).
+    sweeping: Arc<AtomicBool>,
     /// `Some(listed)` while a restart catches up: whether the manifest may be re-signed
     /// before the backlog is done.
     catch_up: Option<bool>,
@@ -1086,10 +1094,23 @@ impl Engine {
     /// until it lists; a failed index render is retried like any render.
     fn list_backlog(&mut self, since: Option<Integrated>) {
         let started = Instant::now();
-        // Temporaries a crash left (this process's own writes in flight are spared).
+        // Temporaries a crash left, on a thread of their own: the walk grows with the files
+        // (seconds at a million vows) and this process's own writes in flight are spared, so
+        // the renders need not wait for it.
         let root = lock(&self.publisher).root().to_path_buf();
-        if let Err(e) = sweep(&root) {
-            tracing::warn!(error = %e, "sweeping temporaries failed");
+        self.sweeping.store(true, Ordering::Relaxed);
+        let sweeping = self.sweeping.clone();
+        let sweep_all = move || {
+            if let Err(e) = sweep(&root) {
+                tracing::warn!(error = %e, "sweeping temporaries failed");
+            }
+            sweeping.store(false, Ordering::Relaxed);
+        };
+        let spawned = std::thread::Builder::new()
+            .name("sweep".into())
+            .spawn(sweep_all.clone());
+        if spawned.is_err() {
+            sweep_all();
         }
         let now = service_now();
         let mut delay = RETRY_FIRST;
