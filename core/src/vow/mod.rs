@@ -408,6 +408,28 @@ pub fn is_vow_id(s: &str) -> bool {
     s.len() == VOW_ID_LEN && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
+/// A vow id held as the 8 bytes its 16 hex digits spell: what the renderer keeps per vow
+/// (window schedule, checks) costs a word, not a string, at a million vows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VowKey(u64);
+
+impl VowKey {
+    /// The key of vow id `s`; `None` when `s` is not a vow id ([`is_vow_id`]).
+    pub fn parse(s: &str) -> Option<VowKey> {
+        if !is_vow_id(s) {
+            return None;
+        }
+        u64::from_str_radix(s, 16).ok().map(VowKey)
+    }
+}
+
+impl std::fmt::Display for VowKey {
+    /// The vow id: 16 lowercase hex digits.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.0)
+    }
+}
+
 /// The vow id assigned to the vow recorded at `log_index`: the first 8 bytes of
 /// SHA-256(`conduct.vow_id/v1`, origin, log index, text hash, agent), in hex.
 pub fn vow_id(origin: &str, log_index: u64, text_sha256: &str, agent: &str) -> String {
@@ -467,6 +489,35 @@ pub fn vow_message(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// A vow id and its key spell each other; nothing else has a key.
+        #[test]
+        fn a_vow_key_spells_its_vow_id(n in proptest::prelude::any::<u64>(), s in ".{0,20}") {
+            let id = format!("{n:016x}");
+            let key = VowKey::parse(&id).unwrap();
+            proptest::prop_assert_eq!(key.to_string(), id);
+            proptest::prop_assert_eq!(VowKey::parse(&s).is_some(), is_vow_id(&s));
+            if let Some(k) = VowKey::parse(&s) {
+                proptest::prop_assert_eq!(k.to_string(), s);
+            }
+        }
+    }
+
+    #[test]
+    fn vow_keys_refuse_what_is_not_a_vow_id() {
+        for s in [
+            "",
+            "0123456789abcde",
+            "0123456789ABCDEF",
+            "+123456789abcdef",
+            "0123456789abcdef0",
+        ] {
+            assert_eq!(VowKey::parse(s), None, "{s}");
+        }
+        let id = vow_id("https://x", 7, "ab", "agent");
+        assert_eq!(VowKey::parse(&id).unwrap().to_string(), id);
+    }
 
     #[test]
     fn agent_names_refuse_invisible_characters_and_are_nfc() {

@@ -14,6 +14,7 @@ use conduct_core::canonical::sha256_hex;
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_core::vow::windows::next_boundary;
+use conduct_core::vow::VowKey;
 use conduct_indexer::vows::{VowReader, VowRow};
 use serde_json::Value;
 
@@ -64,13 +65,16 @@ pub struct VowSource {
     ask: Option<AskInterpretation>,
     /// The site's fixed HTML pages (from the route table), for the sitemap.
     pages: Vec<String>,
-    boundaries: BTreeSet<(u64, String)>,
-    next_of: HashMap<String, u64>,
-    asked: HashMap<String, u64>,
-    verified: HashMap<String, usize>,
+    /// The next window boundary of every vow rendered or listed, in time order (keys, not
+    /// strings: with `next_of` and `verified`, 153 bytes a vow in resident memory at a
+    /// million vows, against 314 with strings; BENCHMARKS.md section 7).
+    boundaries: BTreeSet<(u64, VowKey)>,
+    next_of: HashMap<VowKey, u64>,
+    asked: HashMap<VowKey, u64>,
+    verified: HashMap<VowKey, usize>,
     /// For each vow rendered since the last integration mark, the log size read before that
     /// render: its files show every record of it below that size ([`Source::integrated`]).
-    rendered_at: HashMap<String, u64>,
+    rendered_at: HashMap<VowKey, u64>,
     cache: DocsCache,
     /// Where the index of vows stands (`None`: read every vow on its next render).
     index: Option<IndexState>,
@@ -125,11 +129,16 @@ impl VowSource {
         }
     }
 
+    /// Vow `id`'s next window boundary is at `next` (an id that is not a vow's names nothing
+    /// to schedule).
     fn schedule(&mut self, id: &str, next: u64) {
-        if let Some(old) = self.next_of.insert(id.to_owned(), next) {
-            self.boundaries.remove(&(old, id.to_owned()));
+        let Some(key) = VowKey::parse(id) else {
+            return;
+        };
+        if let Some(old) = self.next_of.insert(key, next) {
+            self.boundaries.remove(&(old, key));
         }
-        self.boundaries.insert((next, id.to_owned()));
+        self.boundaries.insert((next, key));
     }
 
     /// The files that change when a vow is taken, each given to `keep` unless `known` says it
@@ -364,7 +373,9 @@ impl Source for VowSource {
             }
         }
         for (id, next, verified) in scheduled {
-            self.verified.insert(id.clone(), verified);
+            if let Some(key) = VowKey::parse(&id) {
+                self.verified.insert(key, verified);
+            }
             self.schedule(&id, next);
         }
         Ok(())
@@ -382,7 +393,9 @@ impl Source for VowSource {
             .map(|id| Job {
                 id: id.clone(),
                 docs: self.cache.take(id),
-                trusted: self.verified.get(id).copied().unwrap_or(0),
+                trusted: VowKey::parse(id)
+                    .and_then(|k| self.verified.get(&k).copied())
+                    .unwrap_or(0),
             })
             .collect();
         let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
@@ -412,13 +425,19 @@ impl Source for VowSource {
                 }
             };
             let w = docs.weight();
-            self.rendered_at.insert(id.clone(), size);
+            let key = VowKey::parse(&id);
+            if let Some(key) = key {
+                self.rendered_at.insert(key, size);
+                self.verified.insert(key, r.verified);
+            }
             self.cache.put(id.clone(), docs, w);
-            self.verified.insert(id.clone(), r.verified);
             files.extend(r.files);
             self.schedule(&id, r.next);
-            if r.stale && self.ask.is_some() && self.asked.get(&id) != Some(&r.head) {
-                self.asked.insert(id.clone(), r.head);
+            let asked = key.and_then(|k| self.asked.get(&k));
+            if r.stale && self.ask.is_some() && asked != Some(&r.head) {
+                if let Some(key) = key {
+                    self.asked.insert(key, r.head);
+                }
                 asks.push((id, r.head, r.input));
             }
         }
@@ -451,7 +470,7 @@ impl Source for VowSource {
             }
             if let Some((_, v)) = self.boundaries.pop_first() {
                 self.next_of.remove(&v);
-                due.push(v);
+                due.push(v.to_string());
             }
         }
         due
@@ -540,7 +559,8 @@ impl Source for VowSource {
                 if *at >= size {
                     return Ok(Some(size));
                 }
-                if self.rendered_at.get(id).is_none_or(|read| read <= at) {
+                let read = VowKey::parse(id).and_then(|k| self.rendered_at.get(&k));
+                if read.is_none_or(|read| read <= at) {
                     return Ok(Some(*at));
                 }
             }
