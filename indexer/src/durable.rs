@@ -89,15 +89,22 @@ pub fn is_temporary(name: &str) -> bool {
 
 /// Remove every temporary file a crash left under `root`: every temporary but this process's
 /// own, so it may run while this process writes there. Returns how many were removed.
+///
+/// A directory it cannot read or a file it cannot remove does not stop it: it sweeps the rest
+/// and then returns the first such error.
 pub fn sweep_temporaries(root: &Path) -> io::Result<usize> {
     let mut removed = 0;
+    let mut first_error = None;
     for entry in walkdir::WalkDir::new(root).follow_links(false) {
         let entry = match entry {
             Ok(e) => e,
             Err(e) if e.io_error().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
                 continue
             }
-            Err(e) => return Err(io::Error::other(e)),
+            Err(e) => {
+                first_error.get_or_insert(io::Error::other(e));
+                continue;
+            }
         };
         let name = entry.file_name().to_string_lossy();
         if entry.file_type().is_file() && is_temporary(&name) && !is_own_temporary(&name) {
@@ -105,11 +112,16 @@ pub fn sweep_temporaries(root: &Path) -> io::Result<usize> {
                 Ok(()) => removed += 1,
                 // Gone meanwhile (another sweep).
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
     }
-    Ok(removed)
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(removed),
+    }
 }
 
 /// Write `bytes` to `path` atomically and durably, creating parent directories.

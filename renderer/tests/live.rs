@@ -190,3 +190,89 @@ async fn a_round_renders_a_bounded_number_of_keys_oldest_first_and_every_request
     // Nothing is left waiting: no pushback once all is rendered.
     assert_eq!(site.pushback(), None);
 }
+
+/// A source whose files show the log up to 10 records, with nothing to render.
+struct ShowsTen;
+
+impl Source for ShowsTen {
+    fn name(&self) -> &'static str {
+        "shows-ten"
+    }
+
+    fn render_all(&mut self, _: &mut Publisher, _: u64) -> Result<(), RenderError> {
+        Ok(())
+    }
+
+    fn render(
+        &mut self,
+        _: &BTreeSet<String>,
+        _: bool,
+        _: u64,
+        _: &Known<'_>,
+    ) -> Result<Files, RenderError> {
+        Ok(Vec::new())
+    }
+
+    fn take_due(&mut self, _: u64, _: usize) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn next_due(&self) -> Option<u64> {
+        None
+    }
+
+    fn forget(&mut self, _: &BTreeSet<String>) {}
+
+    fn integrated(&mut self, _from: u64) -> Result<Option<u64>, RenderError> {
+        Ok(Some(10))
+    }
+}
+
+/// The integration mark never passes a record whose commit hook has not run yet (its pages
+/// may not have been asked for), whatever the sources say their files show.
+#[test]
+fn the_mark_stops_where_the_commit_hooks_have_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (site_dir, data) = (dir.path().join("site"), dir.path().join("data"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&site_dir).unwrap();
+    let key = ServiceKey::from_seed(&[7; 32], "test");
+    let publisher = Publisher::from_tree(&site_dir, &Tree::default());
+    let hooked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(3));
+    let marks = conduct_renderer::live::Marks {
+        place: conduct_indexer::integrated::Place {
+            data: data.clone(),
+            render: "test".into(),
+        },
+        since: None,
+        hooked: Some(hooked.clone()),
+    };
+    let _site = LiveSite::start_catching_up(
+        publisher,
+        key,
+        3600,
+        vec![Box::new(ShowsTen)],
+        false,
+        Some(marks),
+    )
+    .unwrap();
+    let marked = || -> Option<u64> {
+        let bytes = std::fs::read(data.join("site-integrated.json")).ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        v["marks"][0]["mark"]["log_size"].as_u64()
+    };
+    let await_mark = |want: u64| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while marked() != Some(want) {
+            assert!(
+                Instant::now() < deadline,
+                "the mark is {:?}, not {want}",
+                marked()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    await_mark(3);
+    hooked.store(10, std::sync::atomic::Ordering::Release);
+    await_mark(10);
+}

@@ -148,8 +148,10 @@ pub fn render_site(
     publisher.write_manifest(key, signed_from, cfg.manifest_ttl)?;
     // The whole tree shows the log below `log_size` and every window up to `as_of`, and the
     // manifest just signed lists it.
+    // Rendered without a model (kept model readings are not shown): a `serve` with one
+    // configured must not take this mark, and re-renders every vow (asking for readings).
     conduct_indexer::integrated::write(
-        &mark_place(cfg, key),
+        &mark_place_as(cfg, key, false),
         &cfg.site,
         &site_fd,
         conduct_indexer::integrated::Integrated { log_size, as_of },
@@ -277,12 +279,13 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             Box::new(move |asks: Vec<(String, u64, _)>| {
                 let which: Vec<(String, u64)> =
                     asks.iter().map(|(v, s, _)| (v.clone(), *s)).collect();
-                if let Err(e) = asks_kept.put_readings_asked(&which, service_now()) {
-                    tracing::error!(error = %e, "keeping the model readings asked for failed");
-                }
+                asks_kept
+                    .put_readings_asked(&which, service_now())
+                    .map_err(|e| format!("keeping the model readings asked for: {e}"))?;
                 for ask in asks {
                     let _ = ask_tx.send(ask);
                 }
+                Ok(())
             }) as AskInterpretation
         });
     let chain = crate::chain::open(&cfg)?;
@@ -324,6 +327,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // What the previous run had durably integrated: only what changed since is re-rendered.
     let place = mark_place(&cfg, &key);
     let marks = conduct_renderer::live::Marks {
+        hooked: Some(seq.hooked()),
         since: manifest_signed_at(&cfg.site)
             .and_then(|at| conduct_indexer::integrated::read(&place, &cfg.site, at)),
         place,
@@ -437,6 +441,15 @@ fn manifest_signed_at(site: &std::path::Path) -> Option<u64> {
 /// whether a model writes readings. A mark written under anything else is not taken, so an
 /// upgrade or a new public URL re-renders every page once.
 fn mark_place(cfg: &Config, key: &ServiceKey) -> conduct_indexer::integrated::Place {
+    mark_place_as(cfg, key, crate::interpretation::uses_model(&cfg.models))
+}
+
+/// [`mark_place`] of pages rendered with a model writing readings or not (`model`).
+fn mark_place_as(
+    cfg: &Config,
+    key: &ServiceKey,
+    model: bool,
+) -> conduct_indexer::integrated::Place {
     use sha2::Digest;
     let binary = std::env::current_exe()
         .and_then(std::fs::metadata)
@@ -454,7 +467,7 @@ fn mark_place(cfg: &Config, key: &ServiceKey) -> conduct_indexer::integrated::Pl
         env!("CARGO_PKG_VERSION"),
         cfg.public_url,
         key.key_id_hex(),
-        crate::interpretation::uses_model(&cfg.models)
+        model
     );
     conduct_indexer::integrated::Place {
         data: cfg.data.clone(),

@@ -498,7 +498,12 @@ mod tests {
         );
         (ask.hook().unwrap())(&Err(refused));
         let wait = std::time::Duration::from_secs(30);
-        // Nothing asked yet: the refusal kept the hand-over for the next submission.
+        // Nothing asked: the refusal kept the hand-over for the next submission.
+        let quiet = std::time::Duration::from_millis(300);
+        assert!(
+            rendered.recv_timeout(quiet).is_err(),
+            "a refused submission asked"
+        );
         (ask.hook().unwrap())(&Ok(Appended {
             index: 0,
             leaf: None,

@@ -175,7 +175,8 @@ const HOT_FILE_MAX: u64 = 256 << 10;
 const HOT_SETTLED: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Which file a path names: the publisher replaces a file by renaming a new one over it, so a
-/// replacement changes the inode (and a write in place the length or times).
+/// replacement changes the inode and its birth time (and a write in place the length or
+/// times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Identity {
     dev: u64,
@@ -183,6 +184,7 @@ struct Identity {
     len: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
+    born: Option<std::time::SystemTime>,
 }
 
 impl Identity {
@@ -193,9 +195,13 @@ impl Identity {
             len: m.len(),
             mtime: (m.mtime(), m.mtime_nsec()),
             ctime: (m.ctime(), m.ctime_nsec()),
+            born: m.created().ok(),
         }
     }
 }
+
+/// Bytes an entry costs besides its file's: the path, the entry, the map's slot.
+const HOT_ENTRY_COST: usize = 256;
 
 /// A file kept in memory: its identity when read, its bytes, when it was last served.
 struct HotFile {
@@ -217,6 +223,11 @@ struct HotFiles {
 static HOT: LazyLock<Mutex<HotFiles>> = LazyLock::new(Mutex::default);
 
 impl HotFiles {
+    /// What an entry counts against [`HOT_BYTES`].
+    fn cost(path: &Path, bytes: &Bytes) -> usize {
+        bytes.len() + path.as_os_str().len() + HOT_ENTRY_COST
+    }
+
     fn holds(&self, path: &Path) -> bool {
         self.files.contains_key(path)
     }
@@ -232,18 +243,18 @@ impl HotFiles {
     /// Keep `bytes`, read from `path` while its file was `id`; over the budget, drop the
     /// least recently served down to three quarters of it (so the sort is paid rarely).
     fn put(&mut self, path: PathBuf, id: Identity, bytes: Bytes) {
-        if id.len > HOT_FILE_MAX {
+        if bytes.len() as u64 > HOT_FILE_MAX || id.len != bytes.len() as u64 {
             return;
         }
         self.clock += 1;
-        self.total += bytes.len();
+        self.total += Self::cost(&path, &bytes);
         let hot = HotFile {
             id,
             bytes,
             used: self.clock,
         };
-        if let Some(old) = self.files.insert(path, hot) {
-            self.total -= old.bytes.len();
+        if let Some(old) = self.files.insert(path.clone(), hot) {
+            self.total -= Self::cost(&path, &old.bytes);
         }
         if self.total > HOT_BYTES {
             let mut by_use: Vec<(u64, PathBuf)> = self
@@ -257,7 +268,7 @@ impl HotFiles {
                     break;
                 }
                 if let Some(f) = self.files.remove(&p) {
-                    self.total -= f.bytes.len();
+                    self.total -= Self::cost(&p, &f.bytes);
                 }
             }
         }
@@ -332,14 +343,10 @@ fn read_and_keep(path: &Path, _: &Metadata) -> Read {
     });
     match read {
         Ok((id, bytes)) => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
-            let changed = std::time::Duration::new(
-                id.ctime.0.max(0) as u64,
-                id.ctime.1.clamp(0, 999_999_999) as u32,
-            );
-            if changed + HOT_SETTLED < now {
+            // Whole seconds: a second more than the margin.
+            let changed = u64::try_from(id.ctime.0).unwrap_or(u64::MAX);
+            let settled = changed.saturating_add(HOT_SETTLED.as_secs() + 1);
+            if settled <= conduct_indexer::clock::wall_now() {
                 hot().put(path.to_path_buf(), id, bytes.clone());
             }
             Read::Bytes(bytes)
@@ -449,6 +456,16 @@ mod tests {
         );
     }
 
+    /// Serve `path` until its file is kept (its `ctime` has settled), at most 10 s.
+    async fn settle(root: &Path, path: &str, rel: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !holds_any(root, rel) {
+            assert!(std::time::Instant::now() < deadline, "{path} never kept");
+            served(root, path, None).await;
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
     async fn served(root: &Path, path: &str, accept: Option<&str>) -> Option<Vec<u8>> {
         match lookup(root, path, accept, None).await {
             Found::File(f) => Some(f.bytes.to_vec()),
@@ -464,21 +481,19 @@ mod tests {
         let root = dir.path();
         std::fs::create_dir(root.join("vow")).unwrap();
         std::fs::write(root.join("vow/a.json"), b"{\"v\":1}").unwrap();
-        // A file that changed within the last second is not kept.
+        // A file that changed within the last second is not kept; once settled, it is.
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
         assert!(!holds_any(root, "vow/a"));
-        std::thread::sleep(HOT_SETTLED + std::time::Duration::from_millis(100));
+        settle(root, "/vow/a", "vow/a").await;
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
-        assert!(holds_any(root, "vow/a"));
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":1}");
         // Replaced as the publisher replaces: a new file renamed over it.
         std::fs::write(root.join("vow/.a.tmp"), b"{\"v\":2}").unwrap();
         std::fs::rename(root.join("vow/.a.tmp"), root.join("vow/a.json")).unwrap();
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":2}");
         // Rewritten in place, same length, once kept again.
-        std::thread::sleep(HOT_SETTLED + std::time::Duration::from_millis(100));
+        settle(root, "/vow/a", "vow/a").await;
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":2}");
-        assert!(holds_any(root, "vow/a"));
         std::fs::write(root.join("vow/a.json"), b"{\"v\":3}").unwrap();
         assert_eq!(served(root, "/vow/a", None).await.unwrap(), b"{\"v\":3}");
         // A twin appears: a browser gets it, JSON stays JSON.
@@ -503,6 +518,7 @@ mod tests {
             len: 64 << 10,
             mtime: (0, 0),
             ctime: (0, 0),
+            born: None,
         };
         let n = HOT_BYTES / (64 << 10) + 10;
         for i in 0..n as u64 {
@@ -518,10 +534,24 @@ mod tests {
             );
         }
         assert!(h.total <= HOT_BYTES);
-        assert_eq!(
-            h.total,
-            h.files.values().map(|f| f.bytes.len()).sum::<usize>()
-        );
+        let counted: usize = h
+            .files
+            .iter()
+            .map(|(p, f)| HotFiles::cost(p, &f.bytes))
+            .sum();
+        assert_eq!(h.total, counted);
+        // Empty files count against the budget too.
+        let mut empty = HotFiles::default();
+        let most = HOT_BYTES / HOT_ENTRY_COST;
+        for i in 0..2 * most as u64 {
+            let none = Identity { len: 0, ..id(i) };
+            empty.put(PathBuf::from(format!("/e/{i}")), none, Bytes::new());
+            assert!(
+                empty.files.len() <= most,
+                "{} empty files kept",
+                empty.files.len()
+            );
+        }
         assert!(!h.holds(Path::new("/f/1")));
         assert!(h.holds(Path::new(&format!("/f/{}", n - 1))));
         // Another identity at the same path is not served.

@@ -3,6 +3,7 @@
 //! reports the writer's state ([`LogHead`], [`WriterFailure`]) and, while writes fail,
 //! recovers by itself.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -84,6 +85,7 @@ pub struct Sequencer {
     tx: Option<mpsc::Sender<Request>>,
     thread: Option<JoinHandle<Ledger>>,
     head: Arc<Mutex<LogHead>>,
+    hooked: Arc<AtomicU64>,
 }
 
 impl std::fmt::Debug for Sequencer {
@@ -104,17 +106,27 @@ impl Sequencer {
             commits: 0,
             failing: None,
         }));
+        let hooked = Arc::new(AtomicU64::new(ledger.size()));
         let (tx, rx) = mpsc::channel();
-        let shared = head.clone();
+        let (shared, hooks_ran) = (head.clone(), hooked.clone());
         let thread = std::thread::Builder::new()
             .name("ledger-sequencer".into())
-            .spawn(move || run(ledger, rx, max_batch.max(1), shared))
+            .spawn(move || run(ledger, rx, max_batch.max(1), shared, hooks_ran))
             .map_err(|e| LedgerError::Sequencer(format!("spawning the thread: {e}")))?;
         Ok(Sequencer {
             tx: Some(tx),
             thread: Some(thread),
             head,
+            hooked,
         })
+    }
+
+    /// The log size below which every committed record's commit hook has run (read with
+    /// `Acquire`): whatever a hook sent for a record below it was sent before. The integration
+    /// mark stops there (renderer/src/live/mod.rs, `Marks`), so it never passes a record
+    /// whose hook has yet to ask for its pages.
+    pub fn hooked(&self) -> Arc<AtomicU64> {
+        self.hooked.clone()
     }
 
     fn submit(&self, job: Job, reply: Reply, on_commit: Option<OnCommit>) -> Result<()> {
@@ -203,6 +215,7 @@ fn run(
     rx: mpsc::Receiver<Request>,
     max_batch: usize,
     head: Arc<Mutex<LogHead>>,
+    hooked: Arc<AtomicU64>,
 ) -> Ledger {
     let set = |f: &dyn Fn(&mut LogHead)| f(&mut conduct_core::sync::lock(&head));
     let mut failing = false;
@@ -288,6 +301,8 @@ fn run(
                 continue;
             }
         };
+        // The batch's hooks ran inside the commit.
+        hooked.store(ledger.size(), Ordering::Release);
         failing = false;
         carry = rx.try_recv().ok();
         let lag_ok = deferred.is_none_or(|since| since.elapsed() < MAX_FILE_LAG);

@@ -24,7 +24,7 @@ pub mod vows;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -425,6 +425,7 @@ impl LiveSite {
             catch_up,
             flow: flow.clone(),
             mark: marks.as_ref().and_then(|m| m.since),
+            hooked: marks.as_ref().and_then(|m| m.hooked.clone()),
             marks: marks.map(|m| m.place),
         };
         std::thread::Builder::new()
@@ -550,6 +551,11 @@ pub struct Marks {
     pub place: Place,
     /// The mark the previous run left, if any.
     pub since: Option<Integrated>,
+    /// The log size below which every commit's hook has run (`Sequencer::hooked`): the
+    /// mark stops there, and takes the requests those hooks sent before it is checked, so it
+    /// never passes a record whose pages (of any source) are still to be asked for or
+    /// rendered. `None`: the log is written by no hook of this process.
+    pub hooked: Option<Arc<AtomicU64>>,
 }
 
 /// How often the integration mark moves.
@@ -576,6 +582,40 @@ struct Retry {
     /// When the changes waiting were committed (their integration latency counts the
     /// retries).
     committed: Vec<Instant>,
+}
+
+/// What one turn of the engine's loop took from its channel besides render requests.
+#[derive(Default)]
+struct Inbox {
+    manifest_now: bool,
+    mark_written: bool,
+    stopped_by: Option<mpsc::SyncSender<()>>,
+}
+
+impl Inbox {
+    /// Take `m`: a render request joins `pending`, the rest is noted.
+    fn take(&mut self, m: Msg, pending: &mut std::collections::VecDeque<Asked>) {
+        match m {
+            Msg::Render {
+                source,
+                key,
+                index,
+                done,
+                committed,
+            } => pending.push_back(Asked {
+                source,
+                key,
+                index,
+                done,
+                committed,
+            }),
+            Msg::Manifest => self.manifest_now = true,
+            // The publisher is dirty now; the loop's check schedules the manifest.
+            Msg::DerivedWritten => {}
+            Msg::Stop(tx) => self.stopped_by = Some(tx),
+            Msg::MarkWritten => self.mark_written = true,
+        }
+    }
 }
 
 struct Engine {
@@ -606,6 +646,8 @@ struct Engine {
     flow: Arc<Flow>,
     /// Where the integration mark is kept (`None`: no mark is kept).
     marks: Option<Place>,
+    /// See [`Marks::hooked`].
+    hooked: Option<Arc<AtomicU64>>,
     /// The last mark sent to be written.
     mark: Option<Integrated>,
 }
@@ -793,37 +835,18 @@ impl Engine {
             } else {
                 Duration::ZERO
             };
-            let mut manifest_now = false;
-            let mut mark_written = false;
-            let mut take = |m: Msg| match m {
-                Msg::Render {
-                    source,
-                    key,
-                    index,
-                    done,
-                    committed,
-                } => pending.push_back(Asked {
-                    source,
-                    key,
-                    index,
-                    done,
-                    committed,
-                }),
-                Msg::Manifest => manifest_now = true,
-                // The publisher is dirty now; the check below schedules the manifest.
-                Msg::DerivedWritten => {}
-                Msg::Stop(tx) => stopped_by = Some(tx),
-                Msg::MarkWritten => mark_written = true,
-            };
+            let mut inbox = Inbox::default();
             let gone = match rx.recv_timeout(wait) {
                 Ok(m) => {
-                    take(m);
+                    inbox.take(m, &mut pending);
                     false
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => false,
                 Err(mpsc::RecvTimeoutError::Disconnected) => true,
             };
-            rx.try_iter().for_each(&mut take);
+            rx.try_iter().for_each(|m| inbox.take(m, &mut pending));
+            stopped_by = stopped_by.or(inbox.stopped_by.take());
+            let (mut manifest_now, mark_written) = (inbox.manifest_now, inbox.mark_written);
             // Every handle is gone, or a stop was asked: render what is still queued, then stop.
             if (gone || stopped_by.is_some()) && pending.is_empty() {
                 break;
@@ -903,7 +926,17 @@ impl Engine {
                 cover_due = Some(Instant::now() + MANIFEST_DELAY);
             }
             if self.marks.is_some() && Instant::now() >= mark_due {
-                self.advance_mark(&pending);
+                // Every request a hook sent below `hooked` is in the channel by now: taken
+                // into `pending`, where the mark sees it waiting.
+                let hooked = self.hooked.as_ref().map(|h| h.load(Ordering::Acquire));
+                let mut late = Inbox::default();
+                rx.try_iter().for_each(|m| late.take(m, &mut pending));
+                stopped_by = stopped_by.or(late.stopped_by.take());
+                manifest_now |= late.manifest_now;
+                if late.mark_written {
+                    cover_due = Some(Instant::now() + MANIFEST_DELAY);
+                }
+                self.advance_mark(&pending, hooked);
                 mark_due = Instant::now() + MARK_EVERY;
             }
             let refresh = Instant::now() >= refresh_at;
@@ -936,7 +969,11 @@ impl Engine {
         // Every file is written and the manifest just signed lists them: the last mark.
         if let (Some(place), Some(mark)) = (
             self.marks.clone(),
-            self.next_mark(&std::collections::VecDeque::new(), true),
+            self.next_mark(
+                &std::collections::VecDeque::new(),
+                true,
+                self.hooked.as_ref().map(|h| h.load(Ordering::Acquire)),
+            ),
         ) {
             self.write_mark_here(&place, mark, signed_from.saturating_sub(1));
         }
@@ -947,8 +984,9 @@ impl Engine {
 
     /// Move the integration mark ([`Marks`]): the next one is handed to the derived writer,
     /// which writes it after the files handed to it before.
-    fn advance_mark(&mut self, pending: &std::collections::VecDeque<Asked>) {
-        let (Some(place), Some(mark)) = (self.marks.clone(), self.next_mark(pending, false)) else {
+    fn advance_mark(&mut self, pending: &std::collections::VecDeque<Asked>, hooked: Option<u64>) {
+        let next = self.next_mark(pending, false, hooked);
+        let (Some(place), Some(mark)) = (self.marks.clone(), next) else {
             return;
         };
         match &self.derived {
@@ -981,6 +1019,7 @@ impl Engine {
         &mut self,
         pending: &std::collections::VecDeque<Asked>,
         always: bool,
+        hooked: Option<u64>,
     ) -> Option<Integrated> {
         self.marks.as_ref()?;
         if self.catch_up.is_some() || !self.backlog.is_empty() || !self.retry.is_empty() {
@@ -1001,7 +1040,8 @@ impl Engine {
                 }
             }
         }
-        let log_size = log_size?;
+        // Not past a record whose hook has yet to ask for its pages.
+        let log_size = log_size?.min(hooked.unwrap_or(u64::MAX));
         // Boundaries before the first one not yet taken are rendered.
         let as_of = self
             .sources

@@ -30,7 +30,9 @@ use crate::RenderError;
 /// reading at chain position `.1`. It keeps the asks before it returns
 /// (`Store::put_readings_asked`), so a restart asks again for those a crash left unanswered:
 /// the integration mark may pass their renders once the round is written.
-pub type AskInterpretation = Box<dyn Fn(Vec<(String, u64, InterpretationInput)>) + Send>;
+/// An error (the asks could not be kept) fails the round, which is retried.
+pub type AskInterpretation =
+    Box<dyn Fn(Vec<(String, u64, InterpretationInput)>) -> Result<(), String> + Send>;
 
 /// Most bytes of vow state kept between renders.
 const CACHE_BYTES: usize = 64 << 20;
@@ -442,7 +444,14 @@ impl Source for VowSource {
             }
         }
         if let Some(ask) = self.ask.as_ref().filter(|_| !asks.is_empty()) {
-            ask(asks);
+            let ids: Vec<String> = asks.iter().map(|(id, _, _)| id.clone()).collect();
+            if let Err(e) = ask(asks) {
+                // Not asked: the retry asks again.
+                for key in ids.iter().filter_map(|id| VowKey::parse(id)) {
+                    self.asked.remove(&key);
+                }
+                return Err(RenderError::Input(e));
+            }
         }
         if let Some(e) = failed {
             return Err(e);
