@@ -71,9 +71,10 @@ impl IndexState {
     /// re-sign every page): its whole sitemap files of full pages, each page's JSON and HTML
     /// and each sitemap file present, the last page signed by `key` and its last vow the
     /// store's (`log_index_of` gives a vow's log index in the store) and below `below`, the
-    /// log size up to which the tree's files are durable (the integration mark), and named
-    /// by the last sitemap file. `None` when there is no such file or anything fails to
-    /// check: every vow is read once, as without a state.
+    /// log size up to which the tree's files are durable (the integration mark: whole files
+    /// past it are left out, to be rendered again), and named by the last sitemap file.
+    /// `None` when there is no such file or anything fails to check: every vow is read once,
+    /// as without a state.
     pub fn resume(
         root: &std::path::Path,
         key: &ServiceKey,
@@ -98,9 +99,30 @@ impl IndexState {
         let chunks = (0..pages / 2)
             .take_while(|j| sitemaps.contains(&format!("{j}.xml")))
             .count();
+        // The last vow of the last page of whole sitemap file `j - 1`, read from its page.
+        let last_of = |j: usize| -> Option<(Vec<u8>, Value)> {
+            let bytes = std::fs::read(root.join(format!("vows/{}.json", 2 * j - 1))).ok()?;
+            let page: Value = serde_json::from_slice(&bytes).ok()?;
+            Some((bytes, page))
+        };
+        let at_of = |page: &Value| page["vows"].as_array()?.last()?["log_index"].as_u64();
+        // The most whole sitemap files whose vows are all below the mark (the log indices
+        // grow with the pages): a binary search, a page read a step.
+        let (mut lo, mut hi) = (0, chunks);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            let below_mark = last_of(mid)
+                .and_then(|(_, page)| at_of(&page))
+                .is_some_and(|at| at < below);
+            if below_mark {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let chunks = lo;
         let last = (chunks * 2).checked_sub(1)?;
-        let bytes = std::fs::read(root.join(format!("vows/{last}.json"))).ok()?;
-        let page: Value = serde_json::from_slice(&bytes).ok()?;
+        let (bytes, page) = last_of(chunks)?;
         let pinned = conduct_core::signing::PinnedKey::parse(&key.vkey()).ok()?;
         conduct_core::signing::verify_snapshot(&page, &pinned).ok()?;
         let vows = page["vows"].as_array()?;
@@ -581,8 +603,16 @@ mod tests {
         assert!(!files.contains_key("vows/3.json") && !files.contains_key("sitemap/1.xml"));
         assert_eq!(resumed, st);
 
-        // The mark must be past the last vow resumed.
+        // The mark must be past the last vow resumed: whole files past it are left out.
         let at = all[2 * SITEMAP_VOWS - 1].log_index;
+        let mut before = IndexState::resume(dir.path(), &key, in_store, at).unwrap();
+        assert_eq!((before.chunks, before.pages), (1, 2));
+        assert_eq!(before.after(), Some(all[SITEMAP_VOWS - 1].log_index));
+        for (p, b) in before.files(&inp, &all[SITEMAP_VOWS..]).unwrap() {
+            assert!(tree[&p] == b, "{p} differs after resuming less");
+        }
+        assert_eq!(before, st);
+        let at = all[SITEMAP_VOWS - 1].log_index;
         assert!(IndexState::resume(dir.path(), &key, in_store, at).is_none());
         // A store that does not hold that vow (a tree ahead of its store).
         assert!(IndexState::resume(dir.path(), &key, |_| None, above).is_none());
