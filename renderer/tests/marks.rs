@@ -176,3 +176,94 @@ fn the_mark_stops_at_the_first_record_no_render_has_read() {
     let next = fresh.next_due().unwrap();
     assert!(next > now && next <= now + 86_400, "{next} vs {now}");
 }
+
+/// A vow's first render in a process trusts the records its published page vouches for: a
+/// page signed by the key it verifies with, its chain verified, and the store's record at its
+/// head with the page's `head_sha256`. Shown with records another key signed: verified one by
+/// one they fail, vouched for they pass, and a page whose head does not match vouches for
+/// nothing.
+#[test]
+fn a_first_render_trusts_what_its_signed_page_vouches_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let signer = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
+    let other = ServiceKey::from_seed(&[6; 32], "marks.invalid/log");
+    let store = Store::open(dir.path()).unwrap();
+    let ledger = Ledger::open(&store, signer.clone(), &site.join("log")).unwrap();
+    let mut log = Log {
+        key: signer.clone(),
+        ledger,
+    };
+    let reader = Arc::new(VowReader::open(&store).unwrap());
+    let source = |key: &ServiceKey| {
+        VowSource::new(
+            key.clone(),
+            "http://marks.invalid",
+            reader.clone(),
+            None,
+            Vec::new(),
+        )
+        .with_tree(&site)
+    };
+    let vow = log.take("agent-v");
+    for _ in 0..3 {
+        log.report(&vow);
+    }
+    let keys: BTreeSet<String> = [vow.clone()].into();
+    let page_of = |files: Vec<(String, Vec<u8>)>| -> serde_json::Value {
+        let (_, bytes) = files
+            .into_iter()
+            .find(|(p, _)| *p == format!("vow/{vow}.json"))
+            .unwrap();
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    let verification = |page: &serde_json::Value| page["trajectory"]["chain_verification"].clone();
+    let render_as = |key: &ServiceKey| {
+        page_of(
+            source(key)
+                .render(&keys, false, service_now(), &|_| None)
+                .unwrap(),
+        )
+    };
+    // Nothing published: every record verified, and under the other key none passes.
+    let page = render_as(&signer);
+    assert_eq!(verification(&page)["ok"], true);
+    assert_eq!(verification(&page)["records"], 4);
+    assert_eq!(verification(&render_as(&other))["ok"], false);
+    // The page published, as the other key would sign it: it vouches for all four records.
+    let publish = |mut page: serde_json::Value| {
+        let obj = page.as_object_mut().unwrap();
+        obj.remove("signature");
+        obj.remove("key_id");
+        let bytes = conduct_renderer::snapshot::signed_bytes(&other, page).unwrap();
+        std::fs::create_dir_all(site.join("vow")).unwrap();
+        std::fs::write(site.join(format!("vow/{vow}.json")), bytes).unwrap();
+    };
+    publish(page.clone());
+    let vouched = render_as(&other);
+    assert_eq!(
+        verification(&vouched)["ok"],
+        true,
+        "{}",
+        verification(&vouched)
+    );
+    assert_eq!(verification(&vouched)["records"], 4);
+    // A page whose head is not the store's vouches for nothing.
+    let mut wrong = page.clone();
+    wrong["chain"]["head_sha256"] = serde_json::json!("00".repeat(32));
+    publish(wrong);
+    assert_eq!(verification(&render_as(&other))["ok"], false);
+    // Nor does one signed by a key the source does not verify with.
+    publish(page.clone());
+    std::fs::write(
+        site.join(format!("vow/{vow}.json")),
+        conduct_renderer::snapshot::signed_bytes(&signer, {
+            let mut p = page.clone();
+            p.as_object_mut().unwrap().remove("signature");
+            p
+        })
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(verification(&render_as(&other))["ok"], false);
+}

@@ -299,7 +299,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
                 ask,
                 routes::html_pages(),
             )
-            .resuming_index_from(&cfg.site),
+            .with_tree(&cfg.site),
         ),
         Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
         Box::new(MunusSource::new(

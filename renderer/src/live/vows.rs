@@ -80,8 +80,10 @@ pub struct VowSource {
     cache: DocsCache,
     /// Where the index of vows stands (`None`: read every vow on its next render).
     index: Option<IndexState>,
-    /// The tree whose index a restart resumes from its files ([`IndexState::resume`]).
+    /// The tree this source renders into, read back at a restart ([`VowSource::with_tree`]).
     site: Option<std::path::PathBuf>,
+    /// The service key as a verifier, for the pages read back.
+    pinned: Option<conduct_core::signing::PinnedKey>,
 }
 
 impl VowSource {
@@ -108,14 +110,18 @@ impl VowSource {
             cache: DocsCache::default(),
             index: None,
             site: None,
+            pinned: None,
         }
     }
 
-    /// A restart with an integration mark resumes the index of vows from the files of the
-    /// tree at `site` (its full pages and sitemap files, checked), rather than reading every
-    /// vow and re-signing every page ([`IndexState::resume`]).
-    pub fn resuming_index_from(mut self, site: &std::path::Path) -> VowSource {
+    /// Render into the tree at `site`, and read back what an earlier run published there:
+    /// a restart with an integration mark resumes the index of vows from its full pages and
+    /// sitemap files ([`IndexState::resume`]) rather than reading every vow and re-signing
+    /// every page, and a vow's first render in this process trusts the records its signed
+    /// page vouches for ([`vouched`]) rather than verifying each record's signature again.
+    pub fn with_tree(mut self, site: &std::path::Path) -> VowSource {
         self.site = Some(site.to_path_buf());
+        self.pinned = conduct_core::signing::PinnedKey::parse(&self.key.vkey()).ok();
         self
     }
 
@@ -128,6 +134,7 @@ impl VowSource {
             model: self.ask.is_some(),
             now,
             known,
+            tree: self.site.as_deref().zip(self.pinned.as_ref()),
         }
     }
 
@@ -269,6 +276,37 @@ struct Shared<'a> {
     model: bool,
     now: u64,
     known: &'a Known<'a>,
+    /// The tree and the key to read its pages back with.
+    tree: Option<(&'a std::path::Path, &'a conduct_core::signing::PinnedKey)>,
+}
+
+/// How many leading records of vow `id`'s chain (`read`, from chain position 0) the page an
+/// earlier run published at `site` vouches for: signed by the service key (`pinned`), its
+/// chain verified, with `length + 1` records, and the store's record at position `length`
+/// has the page's `head_sha256`. By their `prev` links (which the render still checks) the
+/// records before it are the ones that page's render verified. 0 when anything does not
+/// check: every record's signature is verified again.
+fn vouched(
+    site: &std::path::Path,
+    pinned: &conduct_core::signing::PinnedKey,
+    id: &str,
+    read: &[(u64, Vec<u8>)],
+) -> usize {
+    let vouch = || -> Option<usize> {
+        let bytes = std::fs::read(site.join(format!("vow/{id}.json"))).ok()?;
+        let page: Value = serde_json::from_slice(&bytes).ok()?;
+        conduct_core::signing::verify_snapshot(&page, pinned).ok()?;
+        let check = &page["trajectory"]["chain_verification"];
+        let records = usize::try_from(check["records"].as_u64()?).ok()?;
+        let length = usize::try_from(page["chain"]["length"].as_u64()?).ok()?;
+        let (_, leaf) = read.get(length)?;
+        let ok = page["vow_id"] == id
+            && check["ok"] == true
+            && records == length + 1
+            && page["chain"]["head_sha256"].as_str() == Some(sha256_hex(leaf).as_str());
+        ok.then_some(records)
+    };
+    vouch().unwrap_or(0)
 }
 
 /// Bring `job.docs` (a vow's kept state; `None` to start over) up to date with the store and
@@ -282,6 +320,11 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
         return Ok(None);
     };
     let fail = |e: RenderError| RenderError::Input(format!("vow {id}: {e}"));
+    // A vow's first render in this process: what its published page vouches for.
+    let trusted = match (&docs, sh.tree) {
+        (None, Some((site, pinned))) if trusted == 0 => vouched(site, pinned, &id, &read),
+        _ => trusted,
+    };
     let mut docs = match docs {
         Some(d) => d,
         None => {
