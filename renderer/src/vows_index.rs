@@ -69,15 +69,16 @@ impl IndexState {
     /// The state the tree at `root` stands for, read from its immutable files rather than
     /// rebuilt from every vow (a restart at a million vows would otherwise read every vow and
     /// re-sign every page): its whole sitemap files of full pages, each page's JSON and HTML
-    /// and each sitemap file present, the last page signed by `key` and its last vow the
-    /// store's (`log_index_of` gives a vow's log index in the store) and below `below`, the
+    /// and each sitemap file present, the last page signed by the key `pinned` verifies and
+    /// its last vow the store's (`log_index_of` gives a vow's log index in the store) and
+    /// below `below`, the
     /// log size up to which the tree's files are durable (the integration mark: whole files
     /// past it are left out, to be rendered again), and named by the last sitemap file.
     /// `None` when there is no such file or anything fails to check: every vow is read once,
     /// as without a state.
     pub fn resume(
         root: &std::path::Path,
-        key: &ServiceKey,
+        pinned: &conduct_core::signing::PinnedKey,
         log_index_of: impl Fn(&str) -> Option<u64>,
         below: u64,
     ) -> Option<IndexState> {
@@ -123,8 +124,7 @@ impl IndexState {
         let chunks = lo;
         let last = (chunks * 2).checked_sub(1)?;
         let (bytes, page) = last_of(chunks)?;
-        let pinned = conduct_core::signing::PinnedKey::parse(&key.vkey()).ok()?;
-        conduct_core::signing::verify_snapshot(&page, &pinned).ok()?;
+        conduct_core::signing::verify_snapshot(&page, pinned).ok()?;
         let vows = page["vows"].as_array()?;
         let last_vow = vows.last()?;
         let (id, at) = (
@@ -567,6 +567,10 @@ mod tests {
         assert!(pages.contains(&format!("<loc>{URL}/vows</loc>")));
     }
 
+    fn pinned_of(key: &ServiceKey) -> conduct_core::signing::PinnedKey {
+        conduct_core::signing::PinnedKey::parse(&key.vkey()).unwrap()
+    }
+
     fn write_tree(tree: &BTreeMap<String, Vec<u8>>) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (p, b) in tree {
@@ -590,7 +594,8 @@ mod tests {
         let in_store = |id: &str| all.iter().find(|r| r.vow_id == id).map(|r| r.log_index);
         let dir = write_tree(&tree);
         let above = all[n - 1].log_index + 1;
-        let mut resumed = IndexState::resume(dir.path(), &key, in_store, above).unwrap();
+        let mut resumed =
+            IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).unwrap();
         assert_eq!((resumed.chunks, resumed.pages), (2, 4));
         assert_eq!(resumed.after(), Some(all[2 * SITEMAP_VOWS - 1].log_index));
         let rows: Vec<VowRow> = all[2 * SITEMAP_VOWS..].to_vec();
@@ -605,7 +610,7 @@ mod tests {
 
         // The mark must be past the last vow resumed: whole files past it are left out.
         let at = all[2 * SITEMAP_VOWS - 1].log_index;
-        let mut before = IndexState::resume(dir.path(), &key, in_store, at).unwrap();
+        let mut before = IndexState::resume(dir.path(), &pinned_of(&key), in_store, at).unwrap();
         assert_eq!((before.chunks, before.pages), (1, 2));
         assert_eq!(before.after(), Some(all[SITEMAP_VOWS - 1].log_index));
         for (p, b) in before.files(&inp, &all[SITEMAP_VOWS..]).unwrap() {
@@ -613,15 +618,15 @@ mod tests {
         }
         assert_eq!(before, st);
         let at = all[SITEMAP_VOWS - 1].log_index;
-        assert!(IndexState::resume(dir.path(), &key, in_store, at).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, at).is_none());
         // A store that does not hold that vow (a tree ahead of its store).
-        assert!(IndexState::resume(dir.path(), &key, |_| None, above).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&key), |_| None, above).is_none());
         // Another key.
         let other = ServiceKey::from_seed(&[8; 32], "bench.invalid/log");
-        assert!(IndexState::resume(dir.path(), &other, in_store, above).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&other), in_store, above).is_none());
         // A page's HTML twin missing: the whole sitemap files before it.
         std::fs::remove_file(dir.path().join("vows/2.html")).unwrap();
-        let fewer = IndexState::resume(dir.path(), &key, in_store, above).unwrap();
+        let fewer = IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).unwrap();
         assert_eq!((fewer.chunks, fewer.pages), (1, 2));
         // The last whole sitemap file written before it was whole.
         std::fs::write(
@@ -629,18 +634,18 @@ mod tests {
             sitemap_vows(URL, 0, &all[..SITEMAP_VOWS - 1], 2),
         )
         .unwrap();
-        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
         // A tampered page.
         let dir = write_tree(&tree);
         let mut page = tree["vows/3.json"].clone();
         let at = page.len() / 2;
         page[at] ^= 1;
         std::fs::write(dir.path().join("vows/3.json"), page).unwrap();
-        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
         // No whole sitemap file yet.
         let (small, _, _) = one_at_a_time(SITEMAP_VOWS - 1);
         let dir = write_tree(&small);
-        assert!(IndexState::resume(dir.path(), &key, in_store, above).is_none());
+        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
     }
 
     #[test]

@@ -846,7 +846,6 @@ impl Engine {
             };
             rx.try_iter().for_each(|m| inbox.take(m, &mut pending));
             stopped_by = stopped_by.or(inbox.stopped_by.take());
-            let (mut manifest_now, mark_written) = (inbox.manifest_now, inbox.mark_written);
             // Every handle is gone, or a stop was asked: render what is still queued, then stop.
             if (gone || stopped_by.is_some()) && pending.is_empty() {
                 break;
@@ -908,7 +907,7 @@ impl Engine {
             busy_since = (!pending.is_empty()).then(Instant::now);
             metrics().render_queue.add(-requests);
             if self.backlog_round(now) {
-                manifest_now = true;
+                inbox.manifest_now = true;
             }
             metrics()
                 .render_restart_backlog
@@ -921,30 +920,26 @@ impl Engine {
             if lock(&self.publisher).dirty() && manifest_due.is_none() {
                 manifest_due = Some(Instant::now() + MANIFEST_DELAY);
             }
-            // A manifest signed a second after a mark (its instant a later second) covers it.
-            if mark_written {
-                cover_due = Some(Instant::now() + MANIFEST_DELAY);
-            }
             if self.marks.is_some() && Instant::now() >= mark_due {
                 // Every request a hook sent below `hooked` is in the channel by now: taken
                 // into `pending`, where the mark sees it waiting.
                 let hooked = self.hooked.as_ref().map(|h| h.load(Ordering::Acquire));
-                let mut late = Inbox::default();
-                rx.try_iter().for_each(|m| late.take(m, &mut pending));
-                stopped_by = stopped_by.or(late.stopped_by.take());
-                manifest_now |= late.manifest_now;
-                if late.mark_written {
-                    cover_due = Some(Instant::now() + MANIFEST_DELAY);
-                }
+                rx.try_iter().for_each(|m| inbox.take(m, &mut pending));
+                stopped_by = stopped_by.or(inbox.stopped_by.take());
                 self.advance_mark(&pending, hooked);
                 mark_due = Instant::now() + MARK_EVERY;
+            }
+            // A manifest signed a second after a mark (its instant a later second) covers it.
+            if inbox.mark_written {
+                cover_due = Some(Instant::now() + MANIFEST_DELAY);
             }
             let refresh = Instant::now() >= refresh_at;
             // While a restart catches up without a full listing, a manifest would leave out
             // files that are there: the previous one stays until the backlog is done.
             let may_sign = self.catch_up != Some(false);
             let passed = |due: Option<Instant>| due.is_some_and(|d| d <= Instant::now());
-            if may_sign && (manifest_now || refresh || passed(manifest_due) || passed(cover_due)) {
+            let due = inbox.manifest_now || refresh || passed(manifest_due) || passed(cover_due);
+            if may_sign && due {
                 if passed(cover_due) {
                     cover_due = None;
                 }

@@ -539,10 +539,11 @@ impl Source for VowSource {
         let now = conduct_indexer::clock::service_now();
         let mut keys = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        if let (Some(mark), Some(site), None) = (since, &self.site, &self.index) {
+        let tree = self.site.as_deref().zip(self.pinned.as_ref());
+        if let (Some(mark), Some((site, pinned)), None) = (since, tree, &self.index) {
             let reader = &self.reader;
             let log_index_of = |id: &str| reader.vow(id).ok().flatten().map(|v| v.log_index);
-            self.index = IndexState::resume(site, &self.key, log_index_of, mark.log_size);
+            self.index = IndexState::resume(site, pinned, log_index_of, mark.log_size);
             tracing::info!(
                 pages = self.index.as_ref().map_or(0, IndexState::pages),
                 "index of vows resumed from the tree"
