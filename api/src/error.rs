@@ -99,9 +99,9 @@ pub(crate) fn unavailable(what: &str, e: impl std::fmt::Display) -> Problem {
 }
 
 /// 503 `integration-behind`: report-ins are acknowledged faster than their vows' pages are
-/// written, and a change waits about `wait` for its page (more than the live site's bound);
-/// nothing was recorded (library/ERRORS.md).
-pub(crate) fn integration_behind(wait: std::time::Duration) -> Problem {
+/// written, and a change waits about `wait` for its page (more than the live site's bound in
+/// force, `bound`); nothing was recorded (library/ERRORS.md).
+pub(crate) fn integration_behind(wait: std::time::Duration, bound: std::time::Duration) -> Problem {
     let retry = wait.as_secs().clamp(1, 30);
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -112,7 +112,7 @@ pub(crate) fn integration_behind(wait: std::time::Duration) -> Problem {
              waits about {:.1} s for its page, above the bound of {:.1} s; nothing was \
              recorded, retry after {retry} s",
             wait.as_secs_f64(),
-            conduct_renderer::live::PUSHBACK_AT.as_secs_f64()
+            bound.as_secs_f64()
         ),
     )
     .with_header(header::RETRY_AFTER, retry.to_string())

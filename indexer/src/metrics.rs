@@ -219,6 +219,8 @@ pub struct Metrics {
     pub render_retry: Gauge,
     /// `conduct_render_restart_backlog`.
     pub render_restart_backlog: Gauge,
+    /// `conduct_render_pushback_bound_seconds`, kept in microseconds.
+    pub pushback_bound_us: Gauge,
     /// `conduct_render_round_duration_seconds`.
     pub render_round: Histogram,
     /// `conduct_integration_duration_seconds`.
@@ -248,6 +250,7 @@ impl Metrics {
             render_queue: Gauge::default(),
             render_retry: Gauge::default(),
             render_restart_backlog: Gauge::default(),
+            pushback_bound_us: Gauge::default(),
             render_round: Histogram::new(LATENCY),
             integration: Histogram::new(LATENCY),
             render_failures: Counter::default(),
@@ -348,6 +351,17 @@ impl Metrics {
             "conduct_render_restart_backlog",
             "Documents a restart still has to bring up to date.",
             &self.render_restart_backlog,
+        );
+        head(
+            &mut out,
+            "conduct_render_pushback_bound_seconds",
+            "gauge",
+            "How long a report-in may expect to wait for its pages before it is pushed back (503).",
+        );
+        let _ = writeln!(
+            out,
+            "conduct_render_pushback_bound_seconds {}",
+            self.pushback_bound_us.get() as f64 / 1e6
         );
         head(
             &mut out,

@@ -702,6 +702,11 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
     );
     assert!(sample(&after, "conduct_render_round_duration_seconds_count", &[]) >= 1.0);
     assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
+    // Renders well inside the integration target: the pushback bound is at its most.
+    assert_eq!(
+        sample(&after, "conduct_render_pushback_bound_seconds", &[]),
+        0.5
+    );
     // No chain configured: no chain metrics.
     assert!(after
         .iter()

@@ -344,7 +344,7 @@ pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, 
 /// behind without limit.
 fn pushed_back(ctx: &Vows<'_>) -> Result<(), Problem> {
     match ctx.ledger.site.pushback() {
-        Some(wait) => Err(crate::error::integration_behind(wait)),
+        Some((wait, bound)) => Err(crate::error::integration_behind(wait, bound)),
         None => Ok(()),
     }
 }

@@ -163,11 +163,20 @@ pub struct LiveSite {
     flow: Arc<Flow>,
 }
 
-/// How far behind the engine may fall before report-ins are pushed back: the longer of the
-/// age of the oldest committed change whose signed snapshot is not written yet and the
+/// How far behind the engine may fall before report-ins are pushed back, at most: the longer
+/// of the age of the oldest committed change whose signed snapshot is not written yet and the
 /// expected wait of a change sent now ([`LiveSite::pushback`]). The time from a commit to its
-/// snapshot stays near this bound plus one round.
+/// snapshot stays near this bound plus one round; when it does not (renders slower than the
+/// rate measured, cores taken by other work), the bound in force is lowered
+/// ([`Flow::integrated`]).
 pub const PUSHBACK_AT: Duration = Duration::from_millis(500);
+
+/// The lowest the pushback bound goes.
+const PUSHBACK_FLOOR: Duration = Duration::from_millis(50);
+
+/// The time from a commit to its signed snapshot the pushback bound is steered to keep every
+/// round's slowest change under (the target of library/METRICS.md is a p99 of 1 s).
+const INTEGRATION_TARGET: Duration = Duration::from_millis(800);
 
 /// How far behind the engine is. As CoDel judges a queue by the age of what waits in it: the
 /// oldest committed change in the round being rendered, and the oldest waiting behind it (in
@@ -184,16 +193,23 @@ struct Flow {
     queued: std::sync::atomic::AtomicI64,
     /// Requests a second while busy, `f64` bits; 0 until measured.
     per_second: std::sync::atomic::AtomicU64,
+    /// The pushback bound in force, in microseconds: [`PUSHBACK_AT`] until a round's slowest
+    /// change overshoots [`INTEGRATION_TARGET`].
+    admit_at: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Flow {
     fn default() -> Self {
+        metrics()
+            .pushback_bound_us
+            .set(PUSHBACK_AT.as_micros() as i64);
         Flow {
             base: Instant::now(),
             in_round: std::sync::atomic::AtomicU64::new(0),
             in_channel: std::sync::atomic::AtomicU64::new(0),
             queued: std::sync::atomic::AtomicI64::new(0),
             per_second: std::sync::atomic::AtomicU64::new(0),
+            admit_at: std::sync::atomic::AtomicU64::new(PUSHBACK_AT.as_micros() as u64),
         }
     }
 }
@@ -239,6 +255,32 @@ impl Flow {
             };
             self.per_second.store(rate.to_bits(), Ordering::Relaxed);
         }
+    }
+
+    /// A round wrote the snapshots of changes, the slowest `worst` after its commit: steer the
+    /// pushback bound by what was measured rather than by what was expected. An overshoot of
+    /// [`INTEGRATION_TARGET`] cuts the bound by the share it overshot (at most by half, never
+    /// below [`PUSHBACK_FLOOR`]); a round well inside it lets the bound grow back by a
+    /// twentieth of the target, up to [`PUSHBACK_AT`] (as TCP's congestion window: cut on a
+    /// loss, grown back slowly).
+    fn integrated(&self, worst: Duration) {
+        let at = Duration::from_micros(self.admit_at.load(Ordering::Relaxed));
+        let next = if worst > INTEGRATION_TARGET {
+            let share = INTEGRATION_TARGET.as_secs_f64() / worst.as_secs_f64();
+            at.mul_f64(share.max(0.5))
+        } else if worst < INTEGRATION_TARGET / 2 {
+            at + INTEGRATION_TARGET / 20
+        } else {
+            at
+        };
+        let next = next.clamp(PUSHBACK_FLOOR, PUSHBACK_AT).as_micros() as u64;
+        self.admit_at.store(next, Ordering::Relaxed);
+        metrics().pushback_bound_us.set(next as i64);
+    }
+
+    /// The pushback bound in force.
+    fn admit_at(&self) -> Duration {
+        Duration::from_micros(self.admit_at.load(Ordering::Relaxed))
     }
 
     /// How long a change sent at `now` can expect to wait: the age of the oldest change not
@@ -441,12 +483,16 @@ impl LiveSite {
         })
     }
 
-    /// `Some(age)` while the oldest committed change not yet rendered is older than
-    /// [`PUSHBACK_AT`]: writers that answer before their pages are written (report-ins)
-    /// refuse new work until the engine catches up, so the time from a commit to its signed
-    /// snapshot stays bounded (library/VOWS.md, "Durability and verification").
-    pub fn pushback(&self) -> Option<Duration> {
-        Some(self.flow.wait(Instant::now())).filter(|w| *w > PUSHBACK_AT)
+    /// `Some((wait, bound))` while a change sent now would wait `wait`, longer than the
+    /// pushback bound in force (`bound`: [`PUSHBACK_AT`] at most, lowered while rounds
+    /// overshoot the integration target):
+    /// writers that answer before their pages are written (report-ins) refuse new work until
+    /// the engine catches up, so the time from a commit to its signed snapshot stays bounded
+    /// (library/VOWS.md, "Durability and verification").
+    pub fn pushback(&self) -> Option<(Duration, Duration)> {
+        let bound = self.flow.admit_at();
+        let wait = self.flow.wait(Instant::now());
+        (wait > bound).then_some((wait, bound))
     }
 
     /// Keys the restart backlog still has to bring up to date, and one while the sweep of the
@@ -1091,8 +1137,14 @@ impl Engine {
         let m = metrics();
         m.render_round.observe_duration(started.elapsed());
         if result.is_ok() {
+            let mut worst = Duration::ZERO;
             for at in &w.committed {
-                m.integration.observe_duration(at.elapsed());
+                let took = at.elapsed();
+                m.integration.observe_duration(took);
+                worst = worst.max(took);
+            }
+            if !w.committed.is_empty() {
+                self.flow.integrated(worst);
             }
         }
         for d in w.waiters {
@@ -1346,6 +1398,41 @@ mod tests {
         flow.taken(None, None);
         flow.rendered(0, None);
         assert_eq!(flow.wait(at), Duration::ZERO, "all rendered");
+    }
+
+    #[test]
+    fn the_bound_is_cut_by_an_overshoot_and_grows_back_slowly() {
+        let flow = Flow::default();
+        assert_eq!(flow.admit_at(), PUSHBACK_AT);
+        // Inside the target: the bound stays at its most.
+        flow.integrated(Duration::from_millis(100));
+        assert_eq!(flow.admit_at(), PUSHBACK_AT);
+        // 1 s against 0.8 s: cut to 80%.
+        flow.integrated(Duration::from_secs(1));
+        assert_eq!(flow.admit_at(), Duration::from_millis(400));
+        // A far overshoot halves it at most.
+        flow.integrated(Duration::from_secs(10));
+        assert_eq!(flow.admit_at(), Duration::from_millis(200));
+        // Between half the target and the target: held.
+        flow.integrated(Duration::from_millis(600));
+        assert_eq!(flow.admit_at(), Duration::from_millis(200));
+        // Well inside: grows back by 40 ms a round, up to the most.
+        flow.integrated(Duration::from_millis(300));
+        assert_eq!(flow.admit_at(), Duration::from_millis(240));
+        for _ in 0..20 {
+            flow.integrated(Duration::ZERO);
+        }
+        assert_eq!(flow.admit_at(), PUSHBACK_AT);
+        // Never below the floor.
+        for _ in 0..50 {
+            flow.integrated(Duration::from_secs(60));
+        }
+        assert_eq!(flow.admit_at(), PUSHBACK_FLOOR);
+        // The wait is judged against the bound in force.
+        let t0 = flow.base + Duration::from_secs(10);
+        flow.sent(t0);
+        let site_wait = flow.wait(t0 + Duration::from_millis(100));
+        assert!(site_wait > flow.admit_at() && site_wait < PUSHBACK_AT);
     }
 
     #[test]
