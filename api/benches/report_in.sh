@@ -119,6 +119,7 @@ for n in "${sizes[@]}"; do
     work=$PREFILLED
     echo "== $n records: using prefilled $work (log size $(log_size "$work"))"
     prefill_s="(prefilled)"
+    vows=$(grep -c . "$work/ids")
   else
     if [ -n "${WORK:-}" ]; then work=$WORK; mkdir -p "$work"; else
       work=$(mktemp -d /tmp/report_in.XXXXXX)
