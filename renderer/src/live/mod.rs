@@ -181,17 +181,24 @@ const INTEGRATION_TARGET: Duration = Duration::from_millis(800);
 /// How far behind the engine is. As CoDel judges a queue by the age of what waits in it: the
 /// oldest committed change in the round being rendered, and the oldest waiting behind it (in
 /// the engine's queue, or sent since it last took its channel). And what a change sent now
-/// can expect: the requests not yet rendered over the requests a second the engine renders
+/// can expect: the documents not yet rendered over the documents a second the engine renders
 /// while busy (a moving average of its back-to-back rounds, so idle time does not count).
-/// Instants are microseconds since `base` plus one; 0 is none.
+/// Documents, not requests: requests for one document are rendered once, so a thousand
+/// report-ins into one vow wait for one render, and a thousand into a thousand vows for a
+/// thousand (counting requests let a burst of random vows in at the rate one busy vow had
+/// been rendered at). Instants are microseconds since `base` plus one; 0 is none.
 #[derive(Debug)]
 struct Flow {
     base: Instant,
     in_round: std::sync::atomic::AtomicU64,
     in_channel: std::sync::atomic::AtomicU64,
-    /// Requests sent and not yet rendered.
-    queued: std::sync::atomic::AtomicI64,
-    /// Requests a second while busy, `f64` bits; 0 until measured.
+    /// Distinct documents in the engine's queue and in the round being rendered, as the
+    /// engine last counted them (only the engine writes it).
+    waiting: std::sync::atomic::AtomicU64,
+    /// The documents asked for since the engine last took its channel, each once (a hash of
+    /// its source and key).
+    unsorted: Mutex<std::collections::HashSet<u64>>,
+    /// Documents a second while busy, `f64` bits; 0 until measured.
     per_second: std::sync::atomic::AtomicU64,
     /// The pushback bound in force, in microseconds: [`PUSHBACK_AT`] until a round's slowest
     /// change overshoots [`INTEGRATION_TARGET`].
@@ -207,7 +214,8 @@ impl Default for Flow {
             base: Instant::now(),
             in_round: std::sync::atomic::AtomicU64::new(0),
             in_channel: std::sync::atomic::AtomicU64::new(0),
-            queued: std::sync::atomic::AtomicI64::new(0),
+            waiting: std::sync::atomic::AtomicU64::new(0),
+            unsorted: Mutex::new(std::collections::HashSet::new()),
             per_second: std::sync::atomic::AtomicU64::new(0),
             admit_at: std::sync::atomic::AtomicU64::new(PUSHBACK_AT.as_micros() as u64),
         }
@@ -230,23 +238,38 @@ impl Flow {
         );
     }
 
+    /// A render of `key` of `source` was asked for.
+    fn asked(&self, source: SourceId, key: &str) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (source.0, key).hash(&mut h);
+        lock(&self.unsorted).insert(h.finish());
+    }
+
     /// The engine took its channel into its queue and a round from the queue: the oldest
-    /// committed change left queued is `queued`, the round's oldest is `round`.
-    fn taken(&self, queued: Option<Instant>, round: Option<Instant>) {
+    /// committed change left queued is `queued`, the round's oldest is `round`, and `waiting`
+    /// distinct documents are in the queue and the round.
+    fn taken(&self, queued: Option<Instant>, round: Option<Instant>, waiting: u64) {
         self.in_channel
             .store(queued.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
         self.in_round
             .store(round.map_or(0, |at| self.mark(at)), Ordering::Relaxed);
+        self.waiting.store(waiting, Ordering::Relaxed);
+        lock(&self.unsorted).clear();
     }
 
-    /// The round's snapshots are written: it rendered `requests`, in `busy` when the engine
+    /// The round's snapshots are written: it rendered `documents`, in `busy` when the engine
     /// went from the previous round straight to this one (`None` when it had waited).
-    fn rendered(&self, requests: i64, busy: Option<Duration>) {
+    fn rendered(&self, documents: u64, busy: Option<Duration>) {
         self.in_round.store(0, Ordering::Relaxed);
-        self.queued.fetch_sub(requests, Ordering::Relaxed);
+        let left = self
+            .waiting
+            .load(Ordering::Relaxed)
+            .saturating_sub(documents);
+        self.waiting.store(left, Ordering::Relaxed);
         let secs = busy.map_or(0.0, |d| d.as_secs_f64());
-        if requests > 0 && secs > 0.0 {
-            let now = requests as f64 / secs;
+        if documents > 0 && secs > 0.0 {
+            let now = documents as f64 / secs;
             let before = f64::from_bits(self.per_second.load(Ordering::Relaxed));
             let rate = if before > 0.0 {
                 0.5 * before + 0.5 * now
@@ -297,7 +320,7 @@ impl Flow {
                 .saturating_sub(Duration::from_micros(m - 1)),
             None => Duration::ZERO,
         };
-        let queued = self.queued.load(Ordering::Relaxed);
+        let queued = self.waiting.load(Ordering::Relaxed) + lock(&self.unsorted).len() as u64;
         let rate = f64::from_bits(self.per_second.load(Ordering::Relaxed));
         let ahead = if queued > 0 && rate > 0.0 {
             Duration::from_secs_f64((queued as f64 / rate).min(3600.0))
@@ -535,7 +558,7 @@ impl LiveSite {
         let (done, rx) = tokio::sync::oneshot::channel();
         let queue = &metrics().render_queue;
         queue.add(1);
-        self.flow.queued.fetch_add(1, Ordering::Relaxed);
+        self.flow.asked(source, key);
         if let Some(at) = committed {
             self.flow.sent(at);
         }
@@ -552,7 +575,6 @@ impl LiveSite {
             .is_err()
         {
             queue.add(-1);
-            self.flow.queued.fetch_sub(1, Ordering::Relaxed);
         }
         rx
     }
@@ -934,12 +956,16 @@ impl Engine {
                     r.due = None;
                 }
             }
+            let documents: usize = work.values().map(|w| w.keys.len()).sum();
+            let queued: std::collections::HashSet<(SourceId, &str)> =
+                pending.iter().map(|a| (a.source, a.key.as_str())).collect();
             self.flow.taken(
                 pending.iter().find_map(|a| a.committed),
                 work.values()
                     .flat_map(|w| w.committed.iter())
                     .min()
                     .copied(),
+                (documents + queued.len()) as u64,
             );
             let started = Instant::now();
             for (id, w) in work {
@@ -949,7 +975,7 @@ impl Engine {
             // round's requests took the engine, every overhead included.
             let busy = busy_since.map(|at| at.elapsed());
             self.flow
-                .rendered(requests, busy.or(Some(started.elapsed())));
+                .rendered(documents as u64, busy.or(Some(started.elapsed())));
             busy_since = (!pending.is_empty()).then(Instant::now);
             metrics().render_queue.add(-requests);
             if self.backlog_round(now) {
@@ -1369,7 +1395,7 @@ mod tests {
             Duration::from_millis(300)
         );
         // The engine takes both into a round; one more arrives while it renders.
-        flow.taken(None, Some(t0));
+        flow.taken(None, Some(t0), 2);
         flow.sent(t0 + Duration::from_millis(400));
         let at = t0 + Duration::from_millis(700);
         assert_eq!(
@@ -1388,6 +1414,7 @@ mod tests {
         flow.taken(
             Some(t0 + Duration::from_millis(400)),
             Some(t0 + Duration::from_millis(400)),
+            1,
         );
         flow.rendered(0, None);
         assert_eq!(
@@ -1395,7 +1422,7 @@ mod tests {
             Duration::from_millis(300),
             "the queue's oldest"
         );
-        flow.taken(None, None);
+        flow.taken(None, None, 0);
         flow.rendered(0, None);
         assert_eq!(flow.wait(at), Duration::ZERO, "all rendered");
     }
@@ -1439,7 +1466,7 @@ mod tests {
     fn the_wait_is_also_what_is_queued_at_the_busy_rate() {
         let flow = Flow::default();
         let at = flow.base + Duration::from_secs(5);
-        flow.queued.store(1000, Ordering::Relaxed);
+        flow.waiting.store(1000, Ordering::Relaxed);
         assert_eq!(flow.wait(at), Duration::ZERO, "no rate yet");
         // 100 requests in 0.25 s of back-to-back rounds: 400 a second, 900 left.
         flow.rendered(100, Some(Duration::from_millis(250)));
@@ -1453,5 +1480,30 @@ mod tests {
         // Nothing queued: no wait, whatever the rate.
         flow.rendered(800, None);
         assert_eq!(flow.wait(at), Duration::ZERO);
+    }
+
+    #[test]
+    fn requests_for_one_document_wait_for_one_render() {
+        let flow = Flow::default();
+        let at = flow.base + Duration::from_secs(5);
+        // 10 documents a second.
+        flow.rendered(10, Some(Duration::from_secs(1)));
+        // A thousand report-ins into one vow since the engine last looked: one render.
+        for _ in 0..1000 {
+            flow.asked(SourceId(0), "busy");
+        }
+        let w = flow.wait(at).as_secs_f64();
+        assert!((w - 0.1).abs() < 1e-9, "{w}");
+        // The same key of another source is another document; a hundred vows, a hundred.
+        flow.asked(SourceId(1), "busy");
+        for i in 0..100 {
+            flow.asked(SourceId(0), &format!("vow{i}"));
+        }
+        let w = flow.wait(at).as_secs_f64();
+        assert!((w - 10.2).abs() < 1e-9, "{w}");
+        // The engine takes them in: its count replaces what was sent.
+        flow.taken(None, None, 3);
+        let w = flow.wait(at).as_secs_f64();
+        assert!((w - 0.3).abs() < 1e-9, "{w}");
     }
 }
