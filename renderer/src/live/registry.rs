@@ -46,6 +46,9 @@ pub fn tool_key(id: u64) -> String {
     format!("tool:{id}")
 }
 
+/// `/who` pages rendered at once by the startup render (bounds the memory of rendered files).
+const WHO_CHUNK: usize = 256;
+
 /// The key of a handle's `/who` record.
 pub fn who_key(handle: &str) -> String {
     format!("who:{handle}")
@@ -307,11 +310,21 @@ impl Source for RegistrySource {
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {
-        let keys: BTreeSet<String> = self.every_key()?.into_iter().collect();
-        let files = self.render_keys(&keys, true, now)?;
-        publisher
-            .put_many(files)
-            .map_err(|e| RenderError::Input(format!("registry: {e}")))?;
+        // The tools and the index first, then the `/who` pages a chunk at a time: the memory
+        // is a chunk's files, not every agent's (1.3 GB at 100,000 vows when rendered at once).
+        let (tools, who): (Vec<String>, Vec<String>) = self
+            .every_key()?
+            .into_iter()
+            .partition(|k| k.starts_with("tool:"));
+        let chunks = std::iter::once((tools, true))
+            .chain(who.chunks(WHO_CHUNK).map(|c| (c.to_vec(), false)));
+        for (keys, index) in chunks {
+            let keys: BTreeSet<String> = keys.into_iter().collect();
+            let files = self.render_keys(&keys, index, now)?;
+            publisher
+                .put_many(files)
+                .map_err(|e| RenderError::Input(format!("registry: {e}")))?;
+        }
         Ok(())
     }
 
