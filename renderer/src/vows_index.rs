@@ -71,9 +71,9 @@ impl IndexState {
     /// re-sign every page): its whole sitemap files of full pages, each page's JSON and HTML
     /// and each sitemap file present, the last page signed by the key `pinned` verifies and
     /// its last vow the store's (`log_index_of` gives a vow's log index in the store) and
-    /// below `below`, the
-    /// log size up to which the tree's files are durable (the integration mark: whole files
-    /// past it are left out, to be rendered again), and named by the last sitemap file.
+    /// below `below`, the log size up to which the tree's files are durable (the integration
+    /// mark: whole files past it are left out, to be rendered again), and named by the last
+    /// sitemap file.
     /// `None` when there is no such file or anything fails to check: every vow is read once,
     /// as without a state.
     pub fn resume(

@@ -102,15 +102,7 @@ fn the_mark_stops_at_the_first_record_no_render_has_read() {
         ledger,
     };
     let reader = Arc::new(VowReader::open(&store).unwrap());
-    let source = || {
-        VowSource::new(
-            key.clone(),
-            "http://marks.invalid",
-            reader.clone(),
-            None,
-            Vec::new(),
-        )
-    };
+    let source = || vow_source(&key, &reader);
     let mut src = source();
     let a = log.take("agent-a"); // log index 0
     let b = log.take("agent-b"); // 1
@@ -195,16 +187,7 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
         ledger,
     };
     let reader = Arc::new(VowReader::open(&store).unwrap());
-    let source = |key: &ServiceKey| {
-        VowSource::new(
-            key.clone(),
-            "http://marks.invalid",
-            reader.clone(),
-            None,
-            Vec::new(),
-        )
-        .with_tree(&site)
-    };
+    let source = |key: &ServiceKey| vow_source(key, &reader).with_tree(&site);
     let vow = log.take("agent-v");
     for _ in 0..3 {
         log.report(&vow);
@@ -231,15 +214,15 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
     assert_eq!(verification(&page)["records"], 4);
     assert_eq!(verification(&render_as(&other))["ok"], false);
     // The page published, as the other key would sign it: it vouches for all four records.
-    let publish = |mut page: serde_json::Value| {
+    let publish = |by: &ServiceKey, mut page: serde_json::Value| {
         let obj = page.as_object_mut().unwrap();
         obj.remove("signature");
         obj.remove("key_id");
-        let bytes = conduct_renderer::snapshot::signed_bytes(&other, page).unwrap();
+        let bytes = conduct_renderer::snapshot::signed_bytes(by, page).unwrap();
         std::fs::create_dir_all(site.join("vow")).unwrap();
         std::fs::write(site.join(format!("vow/{vow}.json")), bytes).unwrap();
     };
-    publish(page.clone());
+    publish(&other, page.clone());
     let vouched = render_as(&other);
     assert_eq!(
         verification(&vouched)["ok"],
@@ -251,19 +234,20 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
     // A page whose head is not the store's vouches for nothing.
     let mut wrong = page.clone();
     wrong["chain"]["head_sha256"] = serde_json::json!("00".repeat(32));
-    publish(wrong);
+    publish(&other, wrong);
     assert_eq!(verification(&render_as(&other))["ok"], false);
     // Nor does one signed by a key the source does not verify with.
-    publish(page.clone());
-    std::fs::write(
-        site.join(format!("vow/{vow}.json")),
-        conduct_renderer::snapshot::signed_bytes(&signer, {
-            let mut p = page.clone();
-            p.as_object_mut().unwrap().remove("signature");
-            p
-        })
-        .unwrap(),
-    )
-    .unwrap();
+    publish(&signer, page.clone());
     assert_eq!(verification(&render_as(&other))["ok"], false);
+}
+
+/// The vows source these tests render with, verifying with `key`.
+fn vow_source(key: &ServiceKey, reader: &Arc<VowReader>) -> VowSource {
+    VowSource::new(
+        key.clone(),
+        "http://marks.invalid",
+        reader.clone(),
+        None,
+        Vec::new(),
+    )
 }
