@@ -1,5 +1,6 @@
 //! The signed mirror manifest (library/MIRRORS.md, "The manifest"): a 16-way trie of signed
-//! bins that together list every file of the rendered tree with its SHA-256 and length.
+//! bins that together list every file of the rendered tree ([`listed`]: all but `log/` and the
+//! vow chain pages) with its SHA-256 and length.
 //! `manifest.json` is the root (the only bin with `as_of` and `expires`); each other bin is
 //! `manifest/<prefix>.json` and lists either the files whose [`key`] starts with its prefix or
 //! its non-empty children. The renderer writes it and `conduct verify-site` checks it; both
@@ -8,7 +9,11 @@
 use sha2::{Digest, Sha256};
 
 /// The root's format name (the `type` of `manifest.json`).
-pub const MANIFEST_TYPE: &str = "conduct.manifest/v2";
+pub const MANIFEST_TYPE: &str = "conduct.manifest/v3";
+
+/// The root's format name before the chain pages left the listing ([`listed`]): the same
+/// members, every chain page listed. Read (a tree mid-upgrade), never written.
+pub const V2_TYPE: &str = "conduct.manifest/v2";
 
 /// The format name of the single-file manifest the trie replaced (one `files` object listing
 /// everything): a restarted service takes it once (library/MIRRORS.md, "Mirrors of the
@@ -88,6 +93,33 @@ pub fn is_manifest_path(path: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>`
+/// decimal digits); `None` for any other path.
+pub fn chain_page(path: &str) -> Option<(&str, u64)> {
+    let rest = path.strip_prefix("vow/")?;
+    let (id, page) = rest.split_once("/chain/")?;
+    let k = page.strip_suffix(".json")?;
+    let digits = !k.is_empty() && k.len() <= 19 && k.bytes().all(|c| c.is_ascii_digit());
+    let id_ok = !id.is_empty() && !id.contains('/');
+    (digits && id_ok)
+        .then(|| k.parse().ok())
+        .flatten()
+        .map(|k| (id, k))
+}
+
+/// The vow of a vow chain head's path, `vow/<id>/chain.json`; `None` for any other path.
+pub fn chain_head(path: &str) -> Option<&str> {
+    let id = path.strip_prefix("vow/")?.strip_suffix("/chain.json")?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
+/// Whether the manifest lists the file at `path`: every file outside `log/` and the manifest
+/// but the vow chain pages ([`chain_page`]), which their chain heads prove through their hash
+/// links (library/MIRRORS.md, "What it lists").
+pub fn listed(path: &str) -> bool {
+    chain_page(path).is_none()
+}
+
 /// The hex digits, in order.
 pub const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
@@ -119,6 +151,31 @@ mod tests {
             key("index.html"),
             "1bc04b5291c26a46d918139138b992d2de976d6851d0893b0476b85bfbdfc6e6"
         );
+    }
+
+    #[test]
+    fn chain_pages_are_named_by_their_path_and_left_out() {
+        assert_eq!(chain_page("vow/ab12/chain/3.json"), Some(("ab12", 3)));
+        assert_eq!(chain_page("vow/ab12/chain/0.json"), Some(("ab12", 0)));
+        for other in [
+            "vow/ab12/chain.json",
+            "vow/ab12/chain.html",
+            "vow/ab12/chain/3.html",
+            "vow/ab12/chain/x.json",
+            "vow/ab12/chain/.json",
+            "vow//chain/1.json",
+            "vow/a/b/chain/1.json",
+            "vows/1.json",
+            "index.json",
+        ] {
+            assert_eq!(chain_page(other), None, "{other}");
+        }
+        assert_eq!(chain_head("vow/ab12/chain.json"), Some("ab12"));
+        assert_eq!(chain_head("vow/ab12/chain/1.json"), None);
+        assert_eq!(chain_head("vow/a/b/chain.json"), None);
+        assert!(!listed("vow/ab12/chain/3.json"));
+        assert!(listed("vow/ab12/chain.json"));
+        assert!(listed("vow/ab12.json"));
     }
 
     #[test]

@@ -215,7 +215,7 @@ pub struct RecordRow {
     pub sha256: String,
 }
 
-/// One page link of a chain page.
+/// The link to a chain's last full page.
 #[derive(Debug, Clone)]
 pub struct PageRow {
     /// Link.
@@ -240,8 +240,10 @@ pub struct LinksPage<'a> {
     pub length: u64,
     /// Hex SHA-256 of the head record.
     pub head_sha256: &'a str,
-    /// Full pages.
-    pub pages: Vec<PageRow>,
+    /// How many full pages there are.
+    pub full_pages: usize,
+    /// The last full page, pinned (each page pins the one before it).
+    pub last_page: Option<PageRow>,
     /// Records after the last full page.
     pub tail: Vec<RecordRow>,
 }

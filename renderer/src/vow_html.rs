@@ -19,6 +19,7 @@ use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
     EntryRow, InterpretationPage, LinksPage, PageHead, PageRow, RecordRow, VowPage, VowRowView,
 };
+use crate::vows::LINKS_PAGE_SIZE;
 use crate::RenderError;
 
 /// Entries listed in a vow page's table (the chart shows more; the chain has all).
@@ -233,14 +234,15 @@ pub fn interpretation_html(
     .into_bytes())
 }
 
-/// The HTML twin of `/vow/<id>/chain`: the pinned pages and the tail (records from chain
-/// position `tail_from`).
+/// The HTML twin of `/vow/<id>/chain`: how many full pages, the last one pinned (hex SHA-256
+/// `last_page`), and the tail (records from chain position `tail_from`, the first after the
+/// full pages).
 pub fn links_html(
     key: &ServiceKey,
     id: &str,
     track: &Track,
-    pages: &[String],
-    page_size: usize,
+    full_pages: usize,
+    last_page: Option<&str>,
     tail: &[(u64, Vec<u8>)],
     tail_from: usize,
 ) -> Result<Vec<u8>, RenderError> {
@@ -279,16 +281,15 @@ pub fn links_html(
             }
         })
         .collect();
-    let page_rows = pages
-        .iter()
-        .enumerate()
-        .map(|(k, sha)| PageRow {
+    let last_row = last_page.map(|sha| {
+        let k = full_pages.saturating_sub(1);
+        PageRow {
             href: format!("/vow/{id}/chain/{k}"),
-            from: (k * page_size) as u64,
-            to: ((k + 1) * page_size - 1) as u64,
-            sha256: sha.clone(),
-        })
-        .collect();
+            from: (tail_from.saturating_sub(LINKS_PAGE_SIZE)) as u64,
+            to: tail_from.saturating_sub(1) as u64,
+            sha256: sha.to_owned(),
+        }
+    });
     let title = format!("Chain of vow {id}");
     Ok(LinksPage {
         head: PageHead::new(
@@ -299,7 +300,8 @@ pub fn links_html(
         vow_id: id,
         length: track.entries(),
         head_sha256: track.head_sha256(),
-        pages: page_rows,
+        full_pages,
+        last_page: last_row,
         tail: rows,
     }
     .render()?

@@ -1,6 +1,7 @@
 //! The vow snapshots of the static tree: `/vow/<id>` (the vow, its chain in brief, trajectory
-//! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning immutable pages of
-//! [`LINKS_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, plus the tail),
+//! stats), `/vow/<id>/chain` (the complete raw chain: a signed head pinning the last of the
+//! immutable pages of [`LINKS_PAGE_SIZE`] records at `/vow/<id>/chain/<k>` by hash, each page
+//! pinning the one before it, plus the tail; library/VOWS.md, "The chain"),
 //! `/vow/<id>/reading` (the signed trajectory plus an interpretation labelled as guidance, and
 //! `note_check`, each note's claim compared with the numbers). The index `/vows` is
 //! vows_index.rs's.
@@ -30,7 +31,7 @@ use crate::RenderError;
 /// Type of `/vow/<id>`.
 pub const VOW_PAGE_TYPE: &str = "conduct.vow_page/v1";
 /// Type of `/vow/<id>/chain`.
-pub const LINKS_TYPE: &str = "conduct.chain/v1";
+pub const LINKS_TYPE: &str = "conduct.chain/v2";
 /// Type of `/vow/<id>/reading`.
 pub const INTERPRETATION_TYPE: &str = "conduct.reading/v1";
 
@@ -38,7 +39,7 @@ pub const INTERPRETATION_TYPE: &str = "conduct.reading/v1";
 pub const LINKS_PAGE_SIZE: usize = 32;
 
 /// Type of `/vow/<id>/chain/<k>`.
-pub const LINKS_PAGE_TYPE: &str = "conduct.chain_page/v1";
+pub const LINKS_PAGE_TYPE: &str = "conduct.chain_page/v2";
 
 /// Rendered files as (relative path, bytes).
 pub type Files = Vec<(String, Vec<u8>)>;
@@ -96,8 +97,9 @@ fn leaf_array(records: &Records) -> Vec<u8> {
 const HOW_TO_VERIFY: &str = "Each record is signed by the service key (remove `signature`, \
 RFC 8785, Ed25519). Record n's RFC 8785 bytes are log leaf `log_index`; entry n's `prev` is the \
 hex SHA-256 of record n-1's RFC 8785 bytes; `seq` counts from 1. The chain is the records of \
-every page in order, then the tail; each full page is immutable and pinned here by the SHA-256 \
-of its file. `conduct verify-log` checks every chain against the log.";
+every page in order, then the tail. Each full page is immutable; `last_page` pins the last one \
+by the SHA-256 of its file, and each page's `prev_page_sha256` pins the one before it (null on \
+page 0). `conduct verify-log` checks every chain against the log.";
 
 /// What the render of one vow produced besides its files.
 #[derive(Debug, Clone)]
@@ -111,13 +113,16 @@ pub struct Rendered {
     pub input: InterpretationInput,
 }
 
-/// One vow's published state, kept between renders: its [`Track`] and the hashes of its
-/// full chain pages. Rendering after a report-in costs the new record plus copying bytes.
+/// One vow's published state, kept between renders: its [`Track`], how many full chain pages
+/// it has and the hash of the last. Rendering after a report-in costs the new record plus
+/// copying bytes, and the state's size does not grow with the chain.
 #[derive(Debug)]
 pub struct VowDocs {
     id: String,
     track: Track,
-    pages: Vec<String>,
+    full_pages: usize,
+    /// Hex SHA-256 of the last full page's file.
+    last_page: Option<String>,
 }
 
 impl VowDocs {
@@ -136,13 +141,14 @@ impl VowDocs {
         Ok(VowDocs {
             id: id.to_owned(),
             track,
-            pages: Vec::new(),
+            full_pages: 0,
+            last_page: None,
         })
     }
 
     /// Chain position of the first record not in a full page.
     pub fn tail_from(&self) -> usize {
-        self.pages.len() * LINKS_PAGE_SIZE
+        self.full_pages * LINKS_PAGE_SIZE
     }
 
     /// Records taken so far (the vow record and its entries).
@@ -162,20 +168,20 @@ impl VowDocs {
 
     /// Bytes held (for a cache of these).
     pub fn weight(&self) -> usize {
-        self.track.weight() + self.pages.len() * 64
+        self.track.weight() + 64
     }
 
     /// Take the records of `read` (chain positions `from`.. , with `from` ≤ [`Self::tail_from`])
     /// that are new. The first `trusted` positions were verified by this process before. A
-    /// page that fills is rendered and returned, unless `known` gives its file's SHA-256
-    /// (already published).
+    /// page that fills is rendered (linked to the page before it) and returned: pages are
+    /// deterministic, so one published before comes out the same bytes, which the publisher
+    /// does not write again.
     pub fn extend(
         &mut self,
         key: &ServiceKey,
         read: &Records,
         from: usize,
         trusted: usize,
-        known: impl Fn(&str) -> Option<String>,
     ) -> Result<Files, RenderError> {
         if from > self.tail_from() || from + read.len() < self.records() {
             return Err(RenderError::Input(format!(
@@ -192,19 +198,11 @@ impl VowDocs {
                 .map_err(RenderError::from)?;
             if (pos + 1) % LINKS_PAGE_SIZE == 0 {
                 let k = pos / LINKS_PAGE_SIZE;
-                let path = links_page_path(&self.id, k);
-                let sha = match known(&path) {
-                    Some(sha) => sha,
-                    None => {
-                        let first = k * LINKS_PAGE_SIZE;
-                        let records = &read[first - from..=pos - from];
-                        let bytes = self.page_doc(key, k, records)?;
-                        let sha = sha256_hex(&bytes);
-                        pages.push((path, bytes));
-                        sha
-                    }
-                };
-                self.pages.push(sha);
+                let first = k * LINKS_PAGE_SIZE;
+                let bytes = self.page_doc(key, k, &read[first - from..=pos - from])?;
+                self.last_page = Some(sha256_hex(&bytes));
+                self.full_pages = k + 1;
+                pages.push((links_page_path(&self.id, k), bytes));
             }
         }
         Ok(pages)
@@ -222,32 +220,30 @@ impl VowDocs {
         m.insert("page".into(), json!(k));
         m.insert("from_position".into(), json!(k * LINKS_PAGE_SIZE));
         m.insert("head".into(), json!(format!("/vow/{}/chain", self.id)));
+        m.insert("prev_page_sha256".into(), json!(self.last_page));
         m.insert("scope".into(), scope_value());
         Ok(signed_raw(key, m, &[("records", &leaf_array(records))])?)
     }
 
     fn links_doc(&self, key: &ServiceKey, tail: &Records) -> Result<Vec<u8>, RenderError> {
         let id = &self.id;
-        let pages: Vec<Value> = self
-            .pages
-            .iter()
-            .enumerate()
-            .map(|(k, sha)| {
-                json!({
-                    "href": format!("/vow/{id}/chain/{k}"),
-                    "from_position": k * LINKS_PAGE_SIZE,
-                    "records": LINKS_PAGE_SIZE,
-                    "sha256": sha,
-                })
+        let last_page = self.last_page.as_ref().map(|sha| {
+            let k = self.full_pages - 1;
+            json!({
+                "href": format!("/vow/{id}/chain/{k}"),
+                "from_position": k * LINKS_PAGE_SIZE,
+                "records": LINKS_PAGE_SIZE,
+                "sha256": sha,
             })
-            .collect();
+        });
         let mut m = Map::new();
         m.insert("type".into(), json!(LINKS_TYPE));
         m.insert("vow_id".into(), json!(id));
         m.insert("length".into(), json!(self.track.entries()));
         m.insert("head_sha256".into(), json!(self.track.head_sha256()));
         m.insert("page_size".into(), json!(LINKS_PAGE_SIZE));
-        m.insert("pages".into(), Value::Array(pages));
+        m.insert("full_pages".into(), json!(self.full_pages));
+        m.insert("last_page".into(), json!(last_page));
         m.insert("tail_from_position".into(), json!(self.tail_from()));
         m.insert("how_to_verify".into(), json!(HOW_TO_VERIFY));
         m.insert("scope".into(), scope_value());
@@ -358,8 +354,8 @@ impl VowDocs {
                         key,
                         id,
                         &self.track,
-                        &self.pages,
-                        LINKS_PAGE_SIZE,
+                        self.full_pages,
+                        self.last_page.as_deref(),
                         tail,
                         self.tail_from(),
                     )?,
@@ -410,7 +406,7 @@ mod tests {
     /// All of `read` taken by fresh docs: the new pages and the rendered files.
     fn whole(key: &ServiceKey, id: &str, read: &Records) -> (VowDocs, Files, Files) {
         let mut docs = VowDocs::new(key, id, (read[0].0, &read[0].1), false).unwrap();
-        let pages = docs.extend(key, read, 0, 0, |_| None).unwrap();
+        let pages = docs.extend(key, read, 0, 0).unwrap();
         let files = docs
             .render(key, URL, read, 0, 2_000_000, rule)
             .unwrap()
@@ -418,15 +414,26 @@ mod tests {
         (docs, pages, files)
     }
 
-    /// The chain as a reader gets it: every page's records (pins checked), then the tail.
+    /// The chain as a reader gets it: the last page by the head's pin, each page before it by
+    /// its successor's link (hashes checked), their records in order, then the tail.
     fn served_chain(files: &Files, id: &str) -> Vec<Value> {
         let get = |p: &str| files.iter().find(|(q, _)| q == p).map(|(_, b)| b.clone());
         let head = parse(&get(&links_path(id)).unwrap());
-        let mut out = Vec::new();
-        for (k, page) in head["pages"].as_array().unwrap().iter().enumerate() {
+        let n = head["full_pages"].as_u64().unwrap() as usize;
+        let mut pin = head["last_page"]["sha256"].as_str().map(str::to_owned);
+        let mut pages = Vec::new();
+        for k in (0..n).rev() {
             let bytes = get(&links_page_path(id, k)).unwrap();
-            assert_eq!(sha256_hex(&bytes), page["sha256"].as_str().unwrap());
-            out.extend(parse(&bytes)["records"].as_array().unwrap().iter().cloned());
+            assert_eq!(Some(sha256_hex(&bytes)), pin, "page {k}'s pin");
+            let page = parse(&bytes);
+            assert_eq!(page["page"], k);
+            pin = page["prev_page_sha256"].as_str().map(str::to_owned);
+            pages.push(page);
+        }
+        assert_eq!(pin, None, "page 0 links to nothing");
+        let mut out = Vec::new();
+        for page in pages.iter().rev() {
+            out.extend(page["records"].as_array().unwrap().iter().cloned());
         }
         out.extend(head["tail"].as_array().unwrap().iter().cloned());
         out
@@ -458,16 +465,14 @@ mod tests {
         let key = key();
         let (id, read) = records(&key, 40);
         let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), false).unwrap();
-        let mut pages = docs.extend(&key, &read[..20], 0, 0, |_| None).unwrap();
+        let mut pages = docs.extend(&key, &read[..20], 0, 0).unwrap();
         assert!(pages.is_empty());
         // Later, only the tail is read (here: from position 0, still the tail).
-        pages.extend(docs.extend(&key, &read, 0, 20, |_| None).unwrap());
+        pages.extend(docs.extend(&key, &read, 0, 20).unwrap());
         assert_eq!(pages.len(), 1);
         // And once a page is full, reads start at the tail.
         let from = docs.tail_from();
-        let more = docs
-            .extend(&key, &read[from..], from, 41, |_| None)
-            .unwrap();
+        let more = docs.extend(&key, &read[from..], from, 41).unwrap();
         assert!(more.is_empty());
         let inc = docs
             .render(&key, URL, &read[from..], from, 2_000_000, rule)
@@ -478,25 +483,31 @@ mod tests {
     }
 
     #[test]
-    fn a_known_page_is_not_rendered_again() {
+    fn the_head_pins_only_the_last_page_and_does_not_grow_with_the_chain() {
         let key = key();
-        let (id, read) = records(&key, 33);
-        let (_, pages, _) = whole(&key, &id, &read);
-        let (path, bytes) = &pages[0];
-        let sha = sha256_hex(bytes);
-        let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), true).unwrap();
-        let again = docs
-            .extend(&key, &read, 0, read.len(), |p| {
-                (p == path).then(|| sha.clone())
-            })
-            .unwrap();
-        assert!(again.is_empty());
-        let head = docs
-            .render(&key, URL, &read, 0, 2_000_000, rule)
-            .unwrap()
-            .files;
-        let chain = head.iter().find(|(p, _)| *p == links_path(&id)).unwrap();
-        assert_eq!(parse(&chain.1)["pages"][0]["sha256"], sha.as_str());
+        let head_len = |n: u64| {
+            let (id, read) = records(&key, n);
+            let (docs, pages, files) = whole(&key, &id, &read);
+            assert_eq!(pages.len(), read.len() / LINKS_PAGE_SIZE);
+            let head = files.iter().find(|(p, _)| *p == links_path(&id)).unwrap();
+            let doc = parse(&head.1);
+            assert_eq!(doc["full_pages"], docs.full_pages);
+            let last = pages.last().map(|(_, b)| sha256_hex(b));
+            assert_eq!(doc["last_page"]["sha256"].as_str(), last.as_deref());
+            // Page 1 links to page 0 by its file's hash.
+            if pages.len() > 1 {
+                let prev = parse(&pages[1].1)["prev_page_sha256"].clone();
+                assert_eq!(prev, sha256_hex(&pages[0].1).as_str());
+            }
+            head.1.len()
+        };
+        let (id, read) = records(&key, 5);
+        let (_, _, files) = whole(&key, &id, &read);
+        let head = &files.iter().find(|(p, _)| *p == links_path(&id)).unwrap().1;
+        assert_eq!(parse(head)["last_page"], Value::Null);
+        // One record in the tail, at 2 and at 12 pages: the same size but for digits.
+        let (short, long) = (head_len(64), head_len(384));
+        assert!(long <= short + 8, "{short} -> {long} bytes");
     }
 
     #[test]
@@ -504,9 +515,9 @@ mod tests {
         let key = key();
         let (id, read) = records(&key, 40);
         let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), false).unwrap();
-        docs.extend(&key, &read[..10], 0, 0, |_| None).unwrap();
+        docs.extend(&key, &read[..10], 0, 0).unwrap();
         // A read starting past what the docs hold leaves a gap.
-        assert!(docs.extend(&key, &read[12..], 12, 0, |_| None).is_err());
+        assert!(docs.extend(&key, &read[12..], 12, 0).is_err());
         // Rendering with a read that is not the tail up to the head fails too.
         assert!(docs.render(&key, URL, &read[..5], 0, 0, rule).is_err());
     }

@@ -411,3 +411,98 @@ fn pruned_files_leave_the_disk_and_the_manifest() {
         "the listing is what is left"
     );
 }
+
+/// A vow's chain as `conduct.chain/v2` files: the head and `pages` linked pages of 32 records,
+/// signed by `key`.
+fn linked_chain(key: &ServiceKey, id: &str, pages: u64) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut prev: Option<String> = None;
+    for k in 0..pages {
+        let records: Vec<_> = (0..32).map(|r| json!({"n": k * 32 + r})).collect();
+        let page = json!({"type": "conduct.chain_page/v2", "vow_id": id, "page": k,
+            "from_position": k * 32, "head": format!("/vow/{id}/chain"),
+            "prev_page_sha256": prev, "records": records,
+            "scope": conduct_core::scope::scope_value()});
+        let bytes = signed_bytes(key, page).unwrap();
+        prev = Some(hex::encode(Sha256::digest(&bytes)));
+        out.push((format!("vow/{id}/chain/{k}.json"), bytes));
+    }
+    let last = prev.map(|sha| {
+        json!({"href": format!("/vow/{id}/chain/{}", pages - 1),
+               "from_position": (pages - 1) * 32, "records": 32, "sha256": sha})
+    });
+    let head = json!({"type": "conduct.chain/v2", "vow_id": id, "length": pages * 32 - 1,
+        "full_pages": pages, "last_page": last, "tail_from_position": pages * 32, "tail": [],
+        "scope": conduct_core::scope::scope_value()});
+    out.push((
+        format!("vow/{id}/chain.json"),
+        signed_bytes(key, head).unwrap(),
+    ));
+    out
+}
+
+#[test]
+fn chain_pages_are_written_but_never_listed_and_a_v2_listing_of_them_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let chain = linked_chain(&key, "ab12", 3);
+    // Put by a publisher: the pages are on disk, not in the manifest.
+    {
+        let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+        p.put_many(chain.clone()).unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p.sha256_of("vow/ab12/chain/0.json"), None);
+        // The same page again writes nothing: it is compared with the disk.
+        assert!(!p.put(&chain[0].0, &chain[0].1).unwrap());
+        p.write_manifest(&key, AS_OF, 3600).unwrap();
+    }
+    let audit = conduct_verify::verify_tree(dir.path(), Some(dir.path()), &key.vkey(), AS_OF + 1)
+        .unwrap_or_else(|e| panic!("verify-site: {e}"));
+    assert_eq!((audit.listed, audit.chain_pages), (1, 3));
+
+    // A tree from before (`conduct.manifest/v2`, every page listed in its vow's leaf).
+    let mut listing = conduct_renderer::manifest::Listing::new();
+    for (path, bytes) in &chain {
+        listing.insert(
+            path.clone(),
+            (Sha256::digest(bytes).into(), bytes.len() as u64),
+        );
+    }
+    let k = conduct_core::manifest::key("vow/ab12.json");
+    let leaf = conduct_renderer::manifest::leaf_bytes(&key, &k[..1], &listing).unwrap();
+    std::fs::write(dir.path().join(bin_path(&k[..1])), &leaf).unwrap();
+    let children = [(k.as_bytes()[0], BinRef::of(&leaf, 4))]
+        .into_iter()
+        .collect();
+    let root = conduct_renderer::manifest::root_bytes(&key, &children, AS_OF, 3600).unwrap();
+    let mut root: serde_json::Value = serde_json::from_slice(&root).unwrap();
+    root["type"] = json!(conduct_core::manifest::V2_TYPE);
+    let root = root.as_object().unwrap().clone();
+    let unsigned: serde_json::Map<_, _> = root
+        .into_iter()
+        .filter(|(m, _)| m != "signature" && m != "key_id")
+        .collect();
+    let root = signed_bytes(&key, serde_json::Value::Object(unsigned)).unwrap();
+    std::fs::write(dir.path().join("manifest.json"), root).unwrap();
+    let audit = conduct_verify::verify_tree(dir.path(), Some(dir.path()), &key.vkey(), AS_OF + 1)
+        .unwrap_or_else(|e| panic!("the v2 tree: {e}"));
+    assert_eq!((audit.listed, audit.chain_pages), (4, 3));
+
+    // Restarted over it: the listing is taken, and each page put is dropped from it.
+    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    assert_eq!(p.seed_from_manifest(&key), 4);
+    assert!(p.sha256_of("vow/ab12/chain/1.json").is_some());
+    assert_eq!(
+        p.put_many(chain.clone()).unwrap(),
+        0,
+        "the bytes are the same"
+    );
+    assert_eq!(p.len(), 1);
+    p.write_manifest(&key, AS_OF + 2, 3600).unwrap();
+    let root: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(root["type"], conduct_core::manifest::MANIFEST_TYPE);
+    let audit = conduct_verify::verify_tree(dir.path(), Some(dir.path()), &key.vkey(), AS_OF + 3)
+        .unwrap_or_else(|e| panic!("after the upgrade: {e}"));
+    assert_eq!((audit.listed, audit.chain_pages), (1, 3));
+}

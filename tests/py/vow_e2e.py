@@ -185,23 +185,32 @@ def verify_doc(doc, pub):
 
 
 def full_chain(h, base, vid, pub):
-    """A vow's whole chain from /vow/{id}/chain: every pinned page (signature and SHA-256 of its
+    """A vow's whole chain from /vow/{id}/chain (conduct.chain/v2): the last page by the head's
+    pin, each page before it by its successor's prev_page_sha256 (signature and SHA-256 of each
     file checked), then the tail. Returns (head document, records, pages followed)."""
     head = h.get(base + f"/vow/{vid}/chain").json()
     verify_doc(head, pub)
-    records = []
-    for k, ref in enumerate(head["pages"]):
-        assert ref["from_position"] == len(records) == k * head["page_size"], ref
-        raw = h.get(base + ref["href"]).content
-        assert hashlib.sha256(raw).hexdigest() == ref["sha256"], f"page {k} does not match its pin"
+    assert head["type"] == "conduct.chain/v2", head["type"]
+    n = head["full_pages"]
+    last = head["last_page"]
+    assert (last is None) == (n == 0), last
+    pin = last and last["sha256"]
+    pages = []
+    for k in reversed(range(n)):
+        raw = h.get(base + f"/vow/{vid}/chain/{k}").content
+        assert hashlib.sha256(raw).hexdigest() == pin, f"page {k} does not match its pin"
         page = json.loads(raw)
         verify_doc(page, pub)
         assert page["vow_id"] == vid and page["page"] == k and len(page["records"]) == head["page_size"]
-        records += page["records"]
+        assert page["from_position"] == k * head["page_size"]
+        pin = page["prev_page_sha256"]
+        pages.append(page)
+    assert pin is None, "page 0 links to nothing"
+    records = [r for page in reversed(pages) for r in page["records"]]
     assert head["tail_from_position"] == len(records)
     records += head["tail"]
     assert len(records) == head["length"] + 1
-    return head, records, len(head["pages"])
+    return head, records, n
 
 
 def audit(base, vkey, public_key_b64):
@@ -528,8 +537,8 @@ def run(a, base, data, site):
     page0 = open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read()
     rep(trace(7), note="one more; nothing changed")
     chain2, records2, _ = full_chain(h, base, vid, pub)
-    check(f"a {LONG}-entry chain is {pages} signed pages pinned by hash plus a tail; a report-in leaves full "
-          "pages untouched",
+    check(f"a {LONG}-entry chain is {pages} signed pages, each pinned by the next (the last by the head), "
+          "plus a tail; a report-in leaves full pages untouched",
           pages == (LONG + 1) // chain["page_size"] and chain["length"] == LONG
           and [r["seq"] for r in records[1:]] == list(range(1, LONG + 1))
           and open(os.path.join(site, f"vow/{vid}/chain/0.json"), "rb").read() == page0

@@ -138,7 +138,8 @@ fn a_mirror_verifies_and_every_change_is_caught() {
     }
     let chain_page = format!("vow/{}/chain/0.json", vows[0]);
     let mut settle: Vec<String> = vows.iter().map(|v| format!("vow/{v}.json")).collect();
-    settle.push(chain_page.clone());
+    // The page is not listed: its chain head, which is, pins it.
+    settle.push(format!("vow/{}/chain.json", vows[0]));
     wait_for_manifest(&s, &settle);
 
     // An rsync copy verifies with the binary.

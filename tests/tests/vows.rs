@@ -156,8 +156,9 @@ fn report(vow_id: &str, n: usize) -> Value {
     t
 }
 
-/// A vow's whole chain as served: the records of every page the head pins (each page's bytes
-/// checked against its SHA-256 pin), then the tail.
+/// A vow's whole chain as served: the last page by the head's pin, each page before it by its
+/// successor's `prev_page_sha256` (each page's bytes checked against the hash that pins it),
+/// their records in order, then the tail.
 fn full_chain(c: &reqwest::blocking::Client, server: &Server, vow: &str) -> Vec<Value> {
     let head: Value = c
         .get(server.at(&format!("/vow/{vow}/chain")))
@@ -165,21 +166,26 @@ fn full_chain(c: &reqwest::blocking::Client, server: &Server, vow: &str) -> Vec<
         .unwrap()
         .json()
         .unwrap();
-    let mut records = Vec::new();
-    for page in head["pages"].as_array().unwrap() {
+    let n = head["full_pages"].as_u64().unwrap();
+    let mut pin = head["last_page"]["sha256"].as_str().map(str::to_owned);
+    let mut pages = Vec::new();
+    for k in (0..n).rev() {
         let bytes = c
-            .get(server.at(page["href"].as_str().unwrap()))
+            .get(server.at(&format!("/vow/{vow}/chain/{k}")))
             .send()
             .unwrap()
             .bytes()
             .unwrap();
-        let sha = sha2::Sha256::digest(&bytes);
-        assert_eq!(
-            hex::encode(sha),
-            page["sha256"].as_str().unwrap(),
-            "page pin"
-        );
+        let sha = hex::encode(sha2::Sha256::digest(&bytes));
+        assert_eq!(Some(sha), pin, "page {k}'s pin");
         let page: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(page["page"], k);
+        pin = page["prev_page_sha256"].as_str().map(str::to_owned);
+        pages.push(page);
+    }
+    assert_eq!(pin, None, "page 0 links to nothing");
+    let mut records = Vec::new();
+    for page in pages.iter().rev() {
         records.extend(page["records"].as_array().unwrap().iter().cloned());
     }
     records.extend(head["tail"].as_array().unwrap().iter().cloned());

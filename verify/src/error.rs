@@ -200,6 +200,16 @@ pub enum Error {
         /// What is wrong.
         problem: BinProblem,
     },
+    /// A vow chain page (or the chain head pinning it) does not hold: its hash against its
+    /// successor's link or the head's pin, its type, vow or number (library/VOWS.md, "The
+    /// chain").
+    #[error("{path}: {reason}")]
+    ChainPage {
+        /// The page or head at fault.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A file of a mirror that should not be there, or a listed one that is not.
     #[error("{path}: {problem}")]
     Mirror {
@@ -225,8 +235,9 @@ pub enum Error {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ManifestError {
-    /// Its `type` is not `conduct.manifest/v2` (a `conduct.manifest/v1` manifest is the
-    /// single-file format the trie replaced; library/MIRRORS.md).
+    /// Its `type` is neither `conduct.manifest/v3` nor `conduct.manifest/v2` (a
+    /// `conduct.manifest/v1` manifest is the single-file format the trie replaced;
+    /// library/MIRRORS.md).
     #[error("type {0:?}, expected {MANIFEST_TYPE:?}")]
     Type(Option<String>),
     /// `as_of` or `expires` is missing or not a string.
@@ -332,6 +343,18 @@ pub enum MirrorProblem {
     /// A file outside `log/` the manifest does not list.
     #[error("not listed in the manifest (a mirror must not serve unsigned files)")]
     Unlisted,
+    /// A chain page no listed chain head reaches.
+    #[error("a chain page no listed chain head reaches (a mirror must not serve unsigned files)")]
+    StrayPage,
+    /// The tree holds another number of chain pages than the heads reach, and no single page
+    /// was found at fault.
+    #[error("{on_disk} chain pages on disk, the chain heads reach {reached}")]
+    PageCount {
+        /// Chain pages found on disk.
+        on_disk: u64,
+        /// Chain pages the listed heads reach.
+        reached: u64,
+    },
     /// The tree holds another number of files than the manifest lists, and no single file
     /// was found at fault (it changed while it was read).
     #[error("{on_disk} files on disk, the manifest lists {listed}")]

@@ -10,8 +10,8 @@
 //!   ([`verify_inclusion`]) and an older checkpoint's consistency with the log
 //!   ([`verify_log_extends`]);
 //! - a **mirror** of the signed tree ([`verify_site_at`]): the manifest (a trie of signed
-//!   bins, each checked against its parent), every listed file's hash and signature, no
-//!   unlisted file, and its log.
+//!   bins, each checked against its parent), every listed file's hash and signature, every
+//!   vow chain page through its chain head, no unlisted file, and its log.
 //!
 //! Audits stream: their memory does not grow with the log's entries, the tree's files or its
 //! bytes (what grows is what the checks need of each vow; the manifest is read one path of bins
@@ -31,6 +31,7 @@
 //! ```
 
 pub mod attestation;
+mod chain_pages;
 mod error;
 pub mod files;
 pub mod log;

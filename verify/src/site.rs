@@ -84,6 +84,9 @@ pub struct TreeAudit {
     pub bins: usize,
     /// Signed JSON snapshots that verified, the manifest's bins included.
     pub signed: usize,
+    /// Vow chain pages the listed chain heads reach, each checked through its head (the
+    /// manifest does not list them).
+    pub chain_pages: usize,
     /// Files found by walking the directory (outside `log/`, the manifest's included); `None`
     /// over HTTP, where there is no listing to walk.
     pub walked: Option<usize>,
@@ -96,9 +99,9 @@ impl std::fmt::Display for SiteAudit {
         let t = &self.tree;
         write!(
             f,
-            "manifest of {} (expires {}): {} listed files in {} bins match; {} signed JSON \
-             snapshots verify; ",
-            t.as_of, t.expires, t.listed, t.bins, t.signed
+            "manifest of {} (expires {}): {} listed files in {} bins match; {} vow chain \
+             pages hold; {} signed JSON snapshots verify; ",
+            t.as_of, t.expires, t.listed, t.bins, t.chain_pages, t.signed
         )?;
         match t.walked {
             Some(n) => write!(f, "no unlisted files ({n} files walked outside log/); ")?,
@@ -361,6 +364,8 @@ pub fn verify_tree<F: Files + ?Sized>(
     let mut stack = children;
     stack.reverse();
     let (mut listed, mut bins, mut signed) = (0u64, 1u64, 1usize);
+    // Chain pages listed (a tree mid-upgrade), and reached from the listed heads.
+    let (mut listed_pages, mut reached) = (0u64, 0u64);
     let mut unsigned: Option<Error> = None;
     while let Some((prefix, named)) = stack.pop() {
         let bin = read_bin(files, &prefix, Some(&named), &pinned, &mut buf)?;
@@ -381,6 +386,12 @@ pub fn verify_tree<F: Files + ?Sized>(
                             unsigned.get_or_insert(e);
                         }
                     }
+                    if let Some(id) = conduct_core::manifest::chain_head(&path) {
+                        let n = crate::chain_pages::walk(files, &path, id, &pinned, &mut buf)?;
+                        reached += n;
+                        signed += n as usize;
+                    }
+                    listed_pages += u64::from(!conduct_core::manifest::listed(&path));
                     listed += 1;
                     progress.add(1);
                 }
@@ -399,7 +410,14 @@ pub fn verify_tree<F: Files + ?Sized>(
 
     // 3. Nothing unlisted (a directory only).
     let walked = match walk {
-        Some(dir) => Some(check_listing(dir, listed, bins)?),
+        Some(dir) => Some(check_listing(
+            dir,
+            Counts {
+                listed: listed - listed_pages,
+                bins,
+                pages: reached,
+            },
+        )?),
         None => None,
     };
 
@@ -413,6 +431,7 @@ pub fn verify_tree<F: Files + ?Sized>(
         listed: listed as usize,
         bins: bins as usize,
         signed,
+        chain_pages: reached as usize,
         walked,
         run: Run::since(start),
     })
@@ -625,7 +644,7 @@ fn check_file<F: Files + ?Sized>(
 /// Check the root's type and expiry at `now`; returns its `as_of` and `expires`.
 fn root_times(m: &Map<String, Value>, now: u64) -> Result<(String, String), ManifestError> {
     let ty = m.get("type").and_then(Value::as_str);
-    if ty != Some(MANIFEST_TYPE) {
+    if ty != Some(MANIFEST_TYPE) && ty != Some(conduct_core::manifest::V2_TYPE) {
         return Err(ManifestError::Type(ty.map(str::to_owned)));
     }
     let time = |field: &'static str| -> Result<(String, u64), ManifestError> {
@@ -669,15 +688,33 @@ fn is_dot_segment(seg: &str) -> bool {
     seg.starts_with('.') && seg != ".well-known"
 }
 
+/// What step 2 found, for step 3 to count against.
+struct Counts {
+    /// Files listed, but the chain pages.
+    listed: u64,
+    /// Bins read, the root included.
+    bins: u64,
+    /// Chain pages the listed heads reach.
+    pages: u64,
+}
+
 /// Step 3: walk `dir` outside `log/`. No path may hold a dotfile segment and every file must be
 /// a plain file; every file of the manifest must be a bin's path, and they must be exactly as
-/// many as the `bins` step 2 read; the other files exactly as many as the trie lists (`listed`).
-/// Step 2 found every listed file, and a path is listed at most once (its key names one leaf),
-/// so equal counts leave no file unlisted; when a count differs, the file at fault is found and
-/// named. Returns how many files were walked.
-fn check_listing(dir: &Path, listed: u64, bins: u64) -> Result<usize, Error> {
+/// many as the bins step 2 read; the chain pages exactly as many as the heads reach; the other
+/// files exactly as many as the trie lists (but the chain pages it lists). Step 2 found every
+/// listed file and every reached page, and a path is listed at most once (its key names one
+/// leaf) and a page reached once (its head's vow and its number name it), so equal counts leave
+/// no file unlisted; when a count differs, the file at fault is found and named. Returns how
+/// many files were walked.
+fn check_listing(dir: &Path, want: Counts) -> Result<usize, Error> {
+    let Counts {
+        listed,
+        bins,
+        pages,
+    } = want;
     let mirror = |path: String, problem| Error::Mirror { path, problem };
     let (mut on_disk, mut bin_files, mut walked) = (0u64, 0u64, 0usize);
+    let mut pages_on_disk = 0u64;
     let mut progress = Progress::start("walk", "files", Some(listed + bins));
     let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
     while let Some(entry) = it.next() {
@@ -708,8 +745,10 @@ fn check_listing(dir: &Path, listed: u64, bins: u64) -> Result<usize, Error> {
                 });
             }
             bin_files += 1;
-        } else {
+        } else if conduct_core::manifest::listed(&rel) {
             on_disk += 1;
+        } else {
+            pages_on_disk += 1;
         }
     }
     drop(progress);
@@ -728,7 +767,56 @@ fn check_listing(dir: &Path, listed: u64, bins: u64) -> Result<usize, Error> {
             problem: MirrorProblem::Count { on_disk, listed },
         }));
     }
+    if pages_on_disk != pages {
+        return Err(stray_page(dir).unwrap_or(Error::Mirror {
+            path: dir.display().to_string(),
+            problem: MirrorProblem::PageCount {
+                on_disk: pages_on_disk,
+                reached: pages,
+            },
+        }));
+    }
     Ok(walked)
+}
+
+/// A chain page on disk that no chain head reaches: its vow has no head, or a head of fewer
+/// full pages (step 2 checked every listed head; one head is read at a time).
+fn stray_page(dir: &Path) -> Option<Error> {
+    let mut head: Option<(String, Option<u64>)> = None;
+    let mut stray = None;
+    let mut it = walkdir::WalkDir::new(dir.join("vow"))
+        .min_depth(1)
+        .into_iter();
+    while let Some(Ok(entry)) = it.next() {
+        let Ok(rel) = relative(dir, entry.path()) else {
+            continue;
+        };
+        let Some((id, k)) = conduct_core::manifest::chain_page(&rel) else {
+            continue;
+        };
+        if head.as_ref().is_none_or(|(v, _)| v != id) {
+            let full = std::fs::read(dir.join(format!("vow/{id}/chain.json")))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                .and_then(|h| {
+                    h["full_pages"]
+                        .as_u64()
+                        .or_else(|| h["pages"].as_array().map(|p| p.len() as u64))
+                });
+            head = Some((id.to_owned(), full));
+        }
+        if head
+            .as_ref()
+            .is_some_and(|(_, full)| full.is_none_or(|n| k >= n))
+        {
+            stray = Some(rel);
+            break;
+        }
+    }
+    stray.map(|path| Error::Mirror {
+        path,
+        problem: MirrorProblem::StrayPage,
+    })
 }
 
 /// The bin at `prefix` in the directory `dir`, read again to find a file at fault (step 2
@@ -774,8 +862,8 @@ fn unnamed_bin(dir: &Path) -> Option<Error> {
     None
 }
 
-/// Call `f` with the path of every file of the tree in `dir` outside `log/` and the manifest,
-/// until it says stop.
+/// Call `f` with the path of every file of the tree in `dir` the manifest lists (outside `log/`
+/// and the manifest, but the chain pages), until it says stop.
 fn each_file(dir: &Path, mut f: impl FnMut(&str) -> bool) {
     let mut it = walkdir::WalkDir::new(dir).min_depth(1).into_iter();
     while let Some(Ok(entry)) = it.next() {
@@ -788,7 +876,7 @@ fn each_file(dir: &Path, mut f: impl FnMut(&str) -> bool) {
             }
             continue;
         }
-        if !is_manifest_path(&rel) && !f(&rel) {
+        if !is_manifest_path(&rel) && conduct_core::manifest::listed(&rel) && !f(&rel) {
             return;
         }
     }
@@ -857,7 +945,7 @@ fn unlisted(dir: &Path) -> Option<Error> {
 /// Read the file at `rel` through `buf`, hashing it as it comes: its length, its SHA-256, and,
 /// when `keep` gives its listed length, its bytes (those past that length are not kept: the
 /// length check fails anyway).
-fn read_hashed<F: Files + ?Sized>(
+pub(crate) fn read_hashed<F: Files + ?Sized>(
     files: &F,
     rel: &str,
     keep: Option<u64>,
@@ -909,7 +997,7 @@ fn nostr_profile(path: &str, bytes: &[u8]) -> Result<(), Error> {
 
 /// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for
 /// the OpenAPI document, see [`verify_snapshot`]).
-fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Error> {
+pub(crate) fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Error> {
     let doc: Value = serde_json::from_slice(bytes).map_err(|source| Error::NotJson {
         path: path.to_owned(),
         source,
@@ -1055,6 +1143,126 @@ mod tests {
         verify_tree(dir, Some(dir), &k.vkey(), now).map_err(|e| e.to_string())
     }
 
+    /// Vow `v`'s chain of `n` full pages (`v1`: every page pinned by the head; else `v2`,
+    /// linked) and one record in the tail: the head and the pages, as (path, bytes).
+    fn chain(k: &ServiceKey, v: &str, n: u64, v1: bool) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
+        let (head_type, page_type) = if v1 {
+            ("conduct.chain/v1", "conduct.chain_page/v1")
+        } else {
+            ("conduct.chain/v2", "conduct.chain_page/v2")
+        };
+        let mut pages: Vec<(String, Vec<u8>)> = Vec::new();
+        for p in 0..n {
+            let records: Vec<Value> = (0..32).map(|r| json!({"n": p * 32 + r})).collect();
+            let mut doc = json!({"type": page_type, "vow_id": v, "page": p,
+                                 "from_position": p * 32, "head": format!("/vow/{v}/chain"),
+                                 "records": records});
+            if !v1 {
+                doc["prev_page_sha256"] =
+                    json!(pages.last().map(|(_, b)| hex::encode(Sha256::digest(b))));
+            }
+            pages.push((format!("vow/{v}/chain/{p}.json"), signed(k, doc)));
+        }
+        let pin = |p: u64, b: &[u8]| {
+            json!({"href": format!("/vow/{v}/chain/{p}"), "from_position": p * 32,
+                   "records": 32, "sha256": hex::encode(Sha256::digest(b))})
+        };
+        let mut head = json!({"type": head_type, "vow_id": v, "length": n * 32,
+                              "tail_from_position": n * 32, "tail": [{"n": n * 32}]});
+        if v1 {
+            let pins: Vec<Value> = (0..n).map(|p| pin(p, &pages[p as usize].1)).collect();
+            head["pages"] = json!(pins);
+        } else {
+            head["full_pages"] = json!(n);
+            head["last_page"] = match pages.last() {
+                Some((_, b)) => pin(n - 1, b),
+                None => Value::Null,
+            };
+        }
+        (signed(k, head), pages)
+    }
+
+    #[test]
+    fn chain_pages_are_proven_by_their_heads_not_listed() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        let (head3, pages3) = chain(&k, "a", 3, false);
+        let (head0, _) = chain(&k, "b", 0, false);
+        let listed = vec![
+            ("vow/a/chain.json", head3),
+            ("vow/b/chain.json", head0),
+            ("index.html", b"<p>hi</p>".to_vec()),
+        ];
+        tree(d.path(), &k, &listed, NOW, NOW + 60);
+        std::fs::create_dir_all(d.path().join("vow/a/chain")).expect("mkdir");
+        for (p, b) in &pages3 {
+            std::fs::write(d.path().join(p), b).expect("page");
+        }
+        let audit = check(d.path(), &k, NOW).expect("verifies");
+        assert_eq!((audit.listed, audit.chain_pages), (3, 3));
+        let page = |p: u64| d.path().join(format!("vow/a/chain/{p}.json"));
+
+        // A stray page, beyond the head's pages or of a vow with none, is named.
+        std::fs::write(page(3), &pages3[0].1).expect("stray");
+        let e = check(d.path(), &k, NOW).expect_err("stray");
+        assert!(
+            e.contains("vow/a/chain/3.json") && e.contains("no listed chain head"),
+            "{e}"
+        );
+        std::fs::remove_file(page(3)).expect("rm");
+        std::fs::create_dir_all(d.path().join("vow/b/chain")).expect("mkdir");
+        std::fs::write(d.path().join("vow/b/chain/0.json"), &pages3[0].1).expect("stray");
+        let e = check(d.path(), &k, NOW).expect_err("stray");
+        assert!(e.contains("vow/b/chain/0.json"), "{e}");
+        std::fs::remove_file(d.path().join("vow/b/chain/0.json")).expect("rm");
+
+        // A page changed, or missing: named, whichever the link or pin that catches it.
+        for p in [0, 1, 2] {
+            std::fs::write(page(p), &pages3[(p as usize + 1) % 3].1).expect("swap");
+            let e = check(d.path(), &k, NOW).expect_err("changed");
+            assert!(e.contains(&format!("vow/a/chain/{p}.json")), "{e}");
+            std::fs::remove_file(page(p)).expect("rm");
+            let e = check(d.path(), &k, NOW).expect_err("missing");
+            assert!(
+                e.contains(&format!("vow/a/chain/{p}.json")) && e.contains("missing"),
+                "{e}"
+            );
+            std::fs::write(page(p), &pages3[p as usize].1).expect("back");
+        }
+        check(d.path(), &k, NOW).expect("verifies again");
+
+        // Pages signed right but linked wrong: page 1 of another chain of the same vow.
+        let (_, other) = chain(&k, "a", 3, true);
+        std::fs::write(page(1), &other[1].1).expect("other");
+        assert!(check(d.path(), &k, NOW).is_err());
+    }
+
+    #[test]
+    fn a_tree_mid_upgrade_with_v1_heads_and_listed_pages_verifies() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let k = key();
+        let (head, pages) = chain(&k, "a", 2, true);
+        let mut files: Vec<(&str, Vec<u8>)> = vec![("vow/a/chain.json", head)];
+        files.extend(pages.iter().map(|(p, b)| (p.as_str(), b.clone())));
+        tree(d.path(), &k, &files, NOW, NOW + 60);
+        let audit = check(d.path(), &k, NOW).expect("verifies");
+        assert_eq!((audit.listed, audit.chain_pages), (3, 2));
+        // Its root may still say v2.
+        let root = d.path().join("manifest.json");
+        let mut doc: Value =
+            serde_json::from_slice(&std::fs::read(&root).expect("root")).expect("json");
+        doc["type"] = json!(conduct_core::manifest::V2_TYPE);
+        let doc = json!(doc
+            .as_object()
+            .expect("object")
+            .iter()
+            .filter(|(m, _)| *m != "signature" && *m != "key_id" && *m != "scope")
+            .map(|(m, v)| (m.clone(), v.clone()))
+            .collect::<Map<String, Value>>());
+        std::fs::write(&root, signed(&k, doc)).expect("v2 root");
+        check(d.path(), &k, NOW).expect("a v2 root verifies");
+    }
+
     #[test]
     fn a_good_tree_verifies() {
         let d = tempfile::tempdir().expect("tempdir");
@@ -1104,7 +1312,7 @@ mod tests {
                        "expires": rfc3339(NOW + 60), "files": {}});
         std::fs::write(d.path().join("manifest.json"), signed(&k, m)).expect("write");
         let e = check(d.path(), &k, NOW).expect_err("type");
-        assert!(e.contains("expected \"conduct.manifest/v2\""), "{e}");
+        assert!(e.contains("expected \"conduct.manifest/v3\""), "{e}");
         // The single-file manifest the trie replaced is refused the same way.
         let m = json!({"type": "conduct.manifest/v1", "as_of": rfc3339(NOW),
                        "expires": rfc3339(NOW + 60), "files": {}});

@@ -215,7 +215,11 @@ export declare class ConductClient {
     vow(id: string): Promise<JsonObject>;
     /**
      * The vow's complete chain (`/vow/<id>/chain` and its pages), every record verified and every
-     * link checked ({@link verifyChain}).
+     * link checked ({@link verifyChain}). From a `conduct.chain/v2` head it follows the links: the
+     * head's `last_page` (`/vow/<id>/chain/<n−1>`), then each page's predecessor by its
+     * `prev_page_sha256`, down to page 0, each page fetched once and checked against the hash
+     * pinning it; from a `conduct.chain/v1` head, each page its `pages` pins. A page the head
+     * reaches that the service does not have (404) is a `missing-file` {@link VerificationError}.
      */
     chain(id: string): Promise<VerifiedChainDocument>;
     /**

@@ -1,8 +1,11 @@
 /**
  * The site manifest (library/MIRRORS.md, "The manifest" and "Checking a mirror"): a 16-way trie
- * of signed bins whose root, `manifest.json` (`conduct.manifest/v2`), names its children by
+ * of signed bins whose root, `manifest.json` (`conduct.manifest/v3`), names its children by
  * length and SHA-256, down to leaves (`conduct.manifest-bin/v1`) listing every file outside
- * `log/` with its length and SHA-256.
+ * `log/` but the vow chain pages (`vow/<id>/chain/<k>.json`) with its length and SHA-256. A chain
+ * page is proven by its vow's chain head (`vow/<id>/chain.json`, listed): the head pins the last
+ * full page, each page the one before it (VOWS.md). A `conduct.manifest/v2` root (the same
+ * members, its leaves listing the chain pages too) is still read: a tree mid-upgrade.
  *
  * {@link verifyManifest} reads files through a {@link FileReader}, so the same walk checks a
  * directory (Node: `dirReader` of `@conduct/kit/node`) or a mirror over HTTP ({@link httpReader},
@@ -14,8 +17,13 @@ import { isObject, parseObject, sha256Hex } from "./encoding.js";
 import { VerificationError } from "./errors.js";
 import { verifyNostrEvent } from "./nostr.js";
 import { parseVkey, verifySigned, verifySnapshot } from "./signed.js";
+import { verifyChainPages } from "./vow.js";
 /** The root's type. */
-export const MANIFEST_TYPE = "conduct.manifest/v2";
+export const MANIFEST_TYPE = "conduct.manifest/v3";
+/** The root's type before the chain pages left the listing (same members; still read). */
+export const MANIFEST_V2_TYPE = "conduct.manifest/v2";
+/** Every root type {@link verifyManifest} reads, oldest first. */
+export const MANIFEST_TYPES = [MANIFEST_V2_TYPE, MANIFEST_TYPE];
 /** Every other bin's type. */
 export const BIN_TYPE = "conduct.manifest-bin/v1";
 /** The root's path. */
@@ -41,6 +49,25 @@ export function unitOf(path) {
 /** A file's key: the lower-case hex SHA-256 of its unit, 64 digits (MIRRORS.md). */
 export function fileKey(path) {
     return sha256Hex(unitOf(path));
+}
+const CHAIN_PAGE_PATH = /^vow\/([^/]+)\/chain\/([0-9]+)\.json$/;
+const CHAIN_HEAD_PATH = /^vow\/([^/]+)\/chain\.json$/;
+/**
+ * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` decimal
+ * digits), which the manifest does not list (MIRRORS.md, "What it lists"); `undefined` for any
+ * other path. `page` is `NaN` for digits that are not a page number as the service writes it
+ * (a leading zero, or beyond a safe integer): such a page is reached by no head.
+ */
+export function chainPageOf(path) {
+    const m = CHAIN_PAGE_PATH.exec(path);
+    if (m === null)
+        return undefined;
+    const k = /^(0|[1-9][0-9]*)$/.test(m[2]) ? Number(m[2]) : NaN;
+    return { vowId: m[1], page: Number.isSafeInteger(k) ? k : NaN };
+}
+/** The vow of a vow chain head's path, `vow/<id>/chain.json`; `undefined` for any other path. */
+export function chainHeadOf(path) {
+    return CHAIN_HEAD_PATH.exec(path)?.[1];
 }
 /** The path of the bin with `prefix` (`""` is the root). */
 export function binPath(prefix) {
@@ -86,7 +113,8 @@ function dotfile(path) {
  * Verify a copy of the tree against its manifest (MIRRORS.md, "What `verify-site` checks"),
  * stopping at the first failure, which names the path at fault:
  *
- * - the root verifies under the pinned key, has type `conduct.manifest/v2` and has not expired;
+ * - the root verifies under the pinned key, has type `conduct.manifest/v3` (or
+ *   `conduct.manifest/v2`) and has not expired;
  * - each bin, depth first, has exactly the length and SHA-256 its parent gives, verifies, has
  *   type `conduct.manifest-bin/v1` and the prefix its path names, and lists as many files as
  *   its parent says: either files whose key starts with its prefix, or its children, each one
@@ -94,7 +122,12 @@ function dotfile(path) {
  * - every listed file is there with exactly the listed length and SHA-256, and (by default)
  *   each `.json` file is a signed snapshot that verifies (`hive/profile.json`, the Nostr
  *   profile, a verified kind-0 event instead);
- * - with {@link ManifestOptions.listFiles}, completeness by counting.
+ * - every listed chain head (`vow/<id>/chain.json`) is a verified head of vow `<id>` and its
+ *   pages are there and hold (`verifyChainPages`: a `conduct.chain/v2` head's `last_page` by
+ *   its pin, each page before it by its successor's `prev_page_sha256`; a `conduct.chain/v1`
+ *   head's pages by its pins; each page signed, numbered and of the vow), listed or not;
+ * - with {@link ManifestOptions.listFiles}, completeness by counting (the chain pages apart:
+ *   each one on disk must be a page a listed head reaches).
  *
  * The log (`log/`) is not the manifest's: check it with `verifyCheckpoint` and
  * `verifyInclusion`.
@@ -109,23 +142,47 @@ export async function verifyManifest(readFile, vkey, options = {}) {
     const checkJson = options.checkJson ?? true;
     const listed = new Set();
     const bins = new Set([ROOT_PATH]);
+    /** The full pages each listed chain head reaches, by vow. */
+    const reached = new Map();
+    let chainPages = 0;
+    let listedChainPages = 0;
     const read = async (path) => {
         const bytes = await readFile(path);
         if (bytes === undefined)
             throw new VerificationError("missing-file", "listed but not there", path);
         return bytes;
     };
+    /** A failure `e` said of the file `path` (the member it named inside the file kept in its message). */
+    const of = (path, e) => e instanceof VerificationError && e.path !== path ? new VerificationError(e.code, e.message, path) : e;
     const within = (path, f) => {
         try {
             return f();
         }
         catch (e) {
-            throw e instanceof VerificationError ? e.at(path) : e;
+            throw of(path, e);
         }
+    };
+    /** Walk the pages of the listed chain head `path` of vow `id` (its bytes checked already). */
+    const walkChain = async (path, id, bytes) => {
+        const pagePath = (k) => `vow/${id}/chain/${k}.json`;
+        const head = within(path, () => parseObject(bytes));
+        if (head.vow_id !== id)
+            throw new VerificationError("bad-chain", `the chain head of vow ${typeof head.vow_id === "string" ? head.vow_id : JSON.stringify(head.vow_id ?? null)}, at vow ${id}'s path`, path);
+        let n;
+        try {
+            n = (await verifyChainPages(head, (k) => readFile(pagePath(k)), key, { name: pagePath })).pages;
+        }
+        catch (e) {
+            // A failure in a page names the page already; one in the head is said of the head's file.
+            const inPage = e instanceof VerificationError && e.path !== undefined && chainPageOf(e.path)?.vowId === id;
+            throw inPage ? e : of(path, e);
+        }
+        reached.set(id, n);
+        chainPages += n;
     };
     const rootBytes = await read(ROOT_PATH);
     const root = within(ROOT_PATH, () => {
-        const r = verifySigned(rootBytes, key, { type: MANIFEST_TYPE });
+        const r = verifySigned(rootBytes, key, { type: MANIFEST_TYPES });
         const expires = typeof r.expires === "string" ? Date.parse(r.expires) : NaN;
         if (typeof r.as_of !== "string" || Number.isNaN(Date.parse(r.as_of)))
             throw new VerificationError("bad-format", "as_of must be an RFC 3339 instant");
@@ -191,6 +248,11 @@ export async function verifyManifest(readFile, vkey, options = {}) {
                 throw new VerificationError("hash-mismatch", "its SHA-256 is not the one the manifest lists", file);
             if (checkJson && file.endsWith(".json"))
                 within(file, () => (file === NOSTR_PROFILE ? verifyNostrEvent(data, 0) : verifySnapshot(data, key)));
+            if (chainPageOf(file) !== undefined)
+                listedChainPages++;
+            const vow = chainHeadOf(file);
+            if (vow !== undefined)
+                await walkChain(file, vow, data);
             options.onFile?.(file);
         }
     };
@@ -199,6 +261,7 @@ export async function verifyManifest(readFile, vkey, options = {}) {
     if (options.listFiles !== undefined) {
         counted = 0;
         let binFiles = 0;
+        let pageFiles = 0;
         for await (const file of await options.listFiles()) {
             if (file.startsWith("log/") || file === ROOT_PATH)
                 continue;
@@ -210,14 +273,28 @@ export async function verifyManifest(readFile, vkey, options = {}) {
                 binFiles++;
                 continue;
             }
+            const page = chainPageOf(file);
+            if (page !== undefined) {
+                const n = reached.get(page.vowId);
+                if (n === undefined)
+                    throw new VerificationError("unlisted-file", `a chain page, but the manifest lists no chain head of vow ${page.vowId}`, file);
+                if (!(page.page < n))
+                    throw new VerificationError("unlisted-file", `a chain page its head does not reach (vow ${page.vowId} has ${n} full pages)`, file);
+                pageFiles++;
+                continue;
+            }
             counted++;
             if (!listed.has(file))
                 throw new VerificationError("unlisted-file", "not listed in the manifest", file);
         }
-        if (counted !== total)
-            throw new VerificationError("missing-file", `the copy holds ${counted} files, the manifest lists ${total}`);
+        const want = total - listedChainPages;
+        if (counted !== want)
+            throw new VerificationError("missing-file", `the copy holds ${counted} files besides the chain pages, the manifest lists ${want}` +
+                (listedChainPages > 0 ? ` (${total} less ${listedChainPages} chain pages)` : ""));
+        if (pageFiles !== chainPages)
+            throw new VerificationError("missing-file", `the copy holds ${pageFiles} chain pages, the listed chain heads reach ${chainPages}`);
         if (binFiles !== bins.size - 1)
             throw new VerificationError("missing-file", `the copy holds ${binFiles} bins, the trie names ${bins.size - 1}`);
     }
-    return { root, files: total, bins: bins.size, counted };
+    return { root, files: total, listedChainPages, chainPages, bins: bins.size, counted };
 }

@@ -30,8 +30,8 @@ export declare function ed25519Verify(signature: Uint8Array, message: Uint8Array
 export declare const SCOPE_KEYS: readonly ["no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot", "trace_provenance_is_the_callers"];
 /** Options of {@link verifySigned}. */
 export interface SignedOptions {
-    /** The type the object must have (its `type` member). */
-    type?: string;
+    /** The type the object must have (its `type` member), or the types it may have (any one of them). */
+    type?: string | readonly string[];
     /** The member holding the signature (default `signature`; the OpenAPI document uses `x-signature`). */
     signatureMember?: string;
     /** The member holding the key id (default `key_id`; the OpenAPI document uses `x-key-id`). */

@@ -112,8 +112,9 @@ export function verifySigned(input, vkey, options = {}) {
     }
     if (!ed25519Verify(sig, canonicalBytes(body), key.publicKey))
         throw new VerificationError("bad-signature", "the Ed25519 signature does not verify under the pinned key");
-    if (options.type !== undefined && type !== options.type)
-        throw new VerificationError("wrong-type", `type ${JSON.stringify(type ?? null)}, expected ${JSON.stringify(options.type)}`, "type");
+    const want = options.type;
+    if (want !== undefined && !(typeof want === "string" ? type === want : typeof type === "string" && want.includes(type)))
+        throw new VerificationError("wrong-type", `type ${JSON.stringify(type ?? null)}, expected ${typeof want === "string" ? JSON.stringify(want) : want.map((t) => JSON.stringify(t)).join(" or ")}`, "type");
     return doc;
 }
 function checkScope(scope) {

@@ -1,8 +1,10 @@
 /**
  * Vows and their chains (library/VOWS.md, "Record formats"): the vow record
  * (`conduct.vow/v1`), its entries (`conduct.entry/v1`), the links between them, and the chain
- * as served (`conduct.chain/v1` head and `conduct.chain_page/v1` pages); and the public index
- * of every vow, in the order taken (`conduct.vows/v2` head and `conduct.vows_page/v1` pages).
+ * as served (`conduct.chain/v2` head and `conduct.chain_page/v2` pages, linked back from the
+ * head's `last_page`; the earlier `conduct.chain/v1` head, which pinned every
+ * `conduct.chain_page/v1` page, is read too); and the public index of every vow, in the order
+ * taken (`conduct.vows/v2` head and `conduct.vows_page/v1` pages).
  *
  * @module
  */
@@ -12,10 +14,18 @@ import { type PinnedKey } from "./signed.js";
 export declare const VOW_TYPE = "conduct.vow/v1";
 /** The type of a chain entry (a report-in). */
 export declare const ENTRY_TYPE = "conduct.entry/v1";
-/** The type of a chain's head. */
-export declare const CHAIN_TYPE = "conduct.chain/v1";
-/** The type of a full page of a chain. */
-export declare const CHAIN_PAGE_TYPE = "conduct.chain_page/v1";
+/** The type of a chain's head (VOWS.md: pins the last full page, each page the one before it). */
+export declare const CHAIN_TYPE = "conduct.chain/v2";
+/** The type of a full page of a chain (with `prev_page_sha256`, the link to the page before it). */
+export declare const CHAIN_PAGE_TYPE = "conduct.chain_page/v2";
+/** The type of a chain's head before the linked pages: it pinned every full page (`pages`). Still read. */
+export declare const CHAIN_V1_TYPE = "conduct.chain/v1";
+/** The type of a full page under a `conduct.chain/v1` head (no `prev_page_sha256`). Still read. */
+export declare const CHAIN_PAGE_V1_TYPE = "conduct.chain_page/v1";
+/** Every chain head type the kit reads, oldest first. */
+export declare const CHAIN_TYPES: readonly string[];
+/** Every chain page type the kit reads, oldest first. */
+export declare const CHAIN_PAGE_TYPES: readonly string[];
 /** Records in a full chain page (VOWS.md: positions `32k .. 32k+31` form page `k`). */
 export declare const CHAIN_PAGE_SIZE = 32;
 /** The type of the index of vows' head (`/vows`). */
@@ -68,26 +78,92 @@ export interface VerifiedChain {
 export declare function verifyChainRecords(records: JsonObject[], vkey: string | PinnedKey): VerifiedChain;
 /**
  * Reads page `k` of a paged document, as served: a chain's (`/vow/<id>/chain/<k>`,
- * `vow/<id>/chain/<k>.json`) or the index of vows' (`/vows/<k>`, `vows/<k>.json`).
+ * `vow/<id>/chain/<k>.json`) or the index of vows' (`/vows/<k>`, `vows/<k>.json`). Resolving to
+ * `undefined` says the page is not there (a verifier then fails with `missing-file`).
  */
-export type PageReader = (k: number) => Promise<Uint8Array>;
+export type PageReader = (k: number) => Promise<Uint8Array | undefined>;
 /** A verified chain as served, with its head. */
 export interface VerifiedChainDocument extends VerifiedChain {
-    /** The verified head (`conduct.chain/v1`). */
+    /** The verified head (`conduct.chain/v2`, or `conduct.chain/v1`). */
     head: JsonObject;
 }
 /**
- * Verify a vow's whole chain as served (VOWS.md, "`/vow/<id>/chain`"): the head
- * (`conduct.chain/v1`, signed) pins each full page by the SHA-256 of its file; each page
- * (`conduct.chain_page/v1`, signed) holds positions `32k .. 32k+31`; the head's `tail` holds the
- * records from `tail_from_position`; then the records are checked as one chain
- * ({@link verifyChainRecords}). The head's `length` (entries) and `head_sha256` (the last
- * record's hash) are checked when present.
+ * Verify a chain's head alone (VOWS.md, "`/vow/<id>/chain`"), and return it: signed by the
+ * pinned key, of type `conduct.chain/v2` (or `conduct.chain/v1`), its `tail` a list of records.
+ *
+ * - `conduct.chain/v2`: `vow_id`, `length` (entries), `head_sha256`, `page_size` 32, `full_pages`
+ *   `n` = ⌊(`length` + 1) / 32⌋, `last_page` `null` when `n` is 0, else the pin of page `n − 1`
+ *   (`href` `/vow/<id>/chain/<n−1>`, `from_position` 32(n−1), `records` 32, `sha256`),
+ *   `tail_from_position` 32n, and `length + 1` records in all.
+ * - `conduct.chain/v1`: `pages`, a pin per full page (its `sha256`; `href`, `from_position`
+ *   and `records` checked when there), `tail_from_position` 32 × the pages; `vow_id`, `length`
+ *   and `head_sha256` checked when there.
+ *
+ * The pages themselves, and the records, are {@link verifyChainPages}' and {@link verifyChain}'s.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export declare function verifyChainHead(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey): JsonObject;
+/** Options of {@link verifyChainPage}. */
+export interface ChainPageOptions {
+    /** The page's number, when known (its `page` must be it). */
+    page?: number;
+    /** The vow, when known (its `vow_id` must be it). */
+    vowId?: string;
+}
+/**
+ * Verify one full page of a chain alone (`/vow/<id>/chain/<k>`), and return it: signed by the
+ * pinned key, of type `conduct.chain_page/v2` (or `conduct.chain_page/v1`), its number `page`,
+ * exactly 32 records. A `v2` page also has its `vow_id`, `from_position` 32k, `head`
+ * `/vow/<id>/chain` and `prev_page_sha256`, `null` on page 0 and 64 hex digits on any other (a
+ * `v1` page's `vow_id`, `from_position` and `head` are checked when there). Its bytes against the
+ * pin naming it are {@link verifyChainPages}'.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export declare function verifyChainPage(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey, options?: ChainPageOptions): JsonObject;
+/** Options of {@link verifyChainPages}. */
+export interface ChainPagesOptions {
+    /**
+     * Names page `k` in errors (default: `/vow/<id>/chain/<k>`, as served; a directory walk gives
+     * `vow/<id>/chain/<k>.json`).
+     */
+    name?: (k: number) => string;
+    /** Called with each page once it is checked (a `v2` head's newest first, a `v1` head's oldest first). */
+    onPage?: (k: number, page: JsonObject) => void;
+}
+/**
+ * Verify a chain head ({@link verifyChainHead}) and every full page it reaches, without
+ * reading the records as a chain (what a mirror check needs; {@link verifyChain} does both).
+ * From a `conduct.chain/v2` head: `last_page`, its file's SHA-256 against the pin, then each
+ * page's predecessor by its `prev_page_sha256`, down to page 0 (`null`); from a
+ * `conduct.chain/v1` head, each page by its pin in `pages`. Each page is verified
+ * ({@link verifyChainPage}: signed, its number, of the head's vow, 32 records) and of the
+ * head's version.
  *
  * @param head - the head's bytes or parsed object
- * @param readPage - reads page k's file (only called when the head lists full pages)
+ * @param readPage - reads page k's file; a `v2` head's pages are read newest first
  * @param vkey - the pinned key
- * @throws {VerificationError} saying what failed
+ * @returns the verified head and the number of full pages read
+ * @throws {VerificationError} saying what failed, `path` naming the page at fault
+ */
+export declare function verifyChainPages(head: Uint8Array | string | JsonObject, readPage: PageReader, vkey: string | PinnedKey, options?: ChainPagesOptions): Promise<{
+    head: JsonObject;
+    pages: number;
+}>;
+/**
+ * Verify a vow's whole chain as served (VOWS.md, "`/vow/<id>/chain`"): the head and its pages
+ * ({@link verifyChainPages}: a `conduct.chain/v2` head's `last_page`, then each page's
+ * predecessor by its `prev_page_sha256`; a `conduct.chain/v1` head's pin of each page); the
+ * records are the pages' in page order, then the head's `tail`, checked as one chain
+ * ({@link verifyChainRecords}). The head's `vow_id`, `length` (entries) and `head_sha256` (the
+ * last record's hash) must be the chain's.
+ *
+ * @param head - the head's bytes or parsed object
+ * @param readPage - reads page k's file (only called when the head has full pages; a `v2`
+ *   head's newest first, each page once)
+ * @param vkey - the pinned key
+ * @throws {VerificationError} saying what failed (a page's `path` is `/vow/<id>/chain/<k>`)
  */
 export declare function verifyChain(head: Uint8Array | string | JsonObject, readPage: PageReader, vkey: string | PinnedKey): Promise<VerifiedChainDocument>;
 /**

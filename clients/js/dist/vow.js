@@ -1,22 +1,32 @@
 /**
  * Vows and their chains (library/VOWS.md, "Record formats"): the vow record
  * (`conduct.vow/v1`), its entries (`conduct.entry/v1`), the links between them, and the chain
- * as served (`conduct.chain/v1` head and `conduct.chain_page/v1` pages); and the public index
- * of every vow, in the order taken (`conduct.vows/v2` head and `conduct.vows_page/v1` pages).
+ * as served (`conduct.chain/v2` head and `conduct.chain_page/v2` pages, linked back from the
+ * head's `last_page`; the earlier `conduct.chain/v1` head, which pinned every
+ * `conduct.chain_page/v1` page, is read too); and the public index of every vow, in the order
+ * taken (`conduct.vows/v2` head and `conduct.vows_page/v1` pages).
  *
  * @module
  */
-import { canonicalBytes, concat, isObject, parseObject, sha256, sha256Hex, toHex, utf8, } from "./encoding.js";
+import { canonicalBytes, concat, isObject, sha256, sha256Hex, toHex, utf8, } from "./encoding.js";
 import { VerificationError } from "./errors.js";
 import { parseVkey, verifySigned } from "./signed.js";
 /** The type of a vow record. */
 export const VOW_TYPE = "conduct.vow/v1";
 /** The type of a chain entry (a report-in). */
 export const ENTRY_TYPE = "conduct.entry/v1";
-/** The type of a chain's head. */
-export const CHAIN_TYPE = "conduct.chain/v1";
-/** The type of a full page of a chain. */
-export const CHAIN_PAGE_TYPE = "conduct.chain_page/v1";
+/** The type of a chain's head (VOWS.md: pins the last full page, each page the one before it). */
+export const CHAIN_TYPE = "conduct.chain/v2";
+/** The type of a full page of a chain (with `prev_page_sha256`, the link to the page before it). */
+export const CHAIN_PAGE_TYPE = "conduct.chain_page/v2";
+/** The type of a chain's head before the linked pages: it pinned every full page (`pages`). Still read. */
+export const CHAIN_V1_TYPE = "conduct.chain/v1";
+/** The type of a full page under a `conduct.chain/v1` head (no `prev_page_sha256`). Still read. */
+export const CHAIN_PAGE_V1_TYPE = "conduct.chain_page/v1";
+/** Every chain head type the kit reads, oldest first. */
+export const CHAIN_TYPES = [CHAIN_V1_TYPE, CHAIN_TYPE];
+/** Every chain page type the kit reads, oldest first. */
+export const CHAIN_PAGE_TYPES = [CHAIN_PAGE_V1_TYPE, CHAIN_PAGE_TYPE];
 /** Records in a full chain page (VOWS.md: positions `32k .. 32k+31` form page `k`). */
 export const CHAIN_PAGE_SIZE = 32;
 /** The type of the index of vows' head (`/vows`). */
@@ -52,6 +62,8 @@ const isString = (v) => typeof v === "string";
 const isIndex = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const isHex64 = (v) => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
 const isInstant = (v) => typeof v === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/.test(v) && !Number.isNaN(Date.parse(v));
+/** A failure `e` said of `where` (a record, a page's path), keeping what it said (the member at fault). */
+const said = (e, where) => e instanceof VerificationError && e.path !== where ? new VerificationError(e.code, e.message, where) : e;
 /**
  * Verify a vow record (VOWS.md): signed by the pinned key, type `conduct.vow/v1`, `vow_id` the
  * id of its origin (the pinned key's name), `log_index`, `text_sha256` and `agent`, `text_sha256`
@@ -128,7 +140,7 @@ export function verifyChainRecords(records, vkey) {
         vow = verifyVow(records[0], key);
     }
     catch (e) {
-        throw e instanceof VerificationError ? e.at(at(0)) : e;
+        throw said(e, at(0));
     }
     const entries = [];
     let prev = vow;
@@ -138,7 +150,7 @@ export function verifyChainRecords(records, vkey) {
             e = verifyEntry(records[i], key);
         }
         catch (err) {
-            throw err instanceof VerificationError ? err.at(at(i)) : err;
+            throw said(err, at(i));
         }
         const broken = (why) => {
             throw new VerificationError("bad-chain", why, at(i));
@@ -158,55 +170,230 @@ export function verifyChainRecords(records, vkey) {
     }
     return { vow, entries };
 }
+const isVowId = (v) => typeof v === "string" && /^[0-9a-f]{16}$/.test(v);
 /**
- * Verify a vow's whole chain as served (VOWS.md, "`/vow/<id>/chain`"): the head
- * (`conduct.chain/v1`, signed) pins each full page by the SHA-256 of its file; each page
- * (`conduct.chain_page/v1`, signed) holds positions `32k .. 32k+31`; the head's `tail` holds the
- * records from `tail_from_position`; then the records are checked as one chain
- * ({@link verifyChainRecords}). The head's `length` (entries) and `head_sha256` (the last
- * record's hash) are checked when present.
+ * The pin of page `k` in the chain head of vow `id` (`member` names it): its `sha256`. `strict`
+ * (a `v2` head): `href`, `from_position` and `records` must be there; else each is checked when there.
+ */
+function chainPin(pin, id, k, member, strict) {
+    if (!isObject(pin))
+        throw new VerificationError("bad-format", "must be a page pin", member);
+    if (!isHex64(pin.sha256))
+        throw new VerificationError("bad-format", "must be 64 lower-case hex digits", `${member}.sha256`);
+    const href = id === undefined ? undefined : `/vow/${id}/chain/${k}`;
+    const wants = [
+        ["href", pin.href, href],
+        ["from_position", pin.from_position, k * CHAIN_PAGE_SIZE],
+        ["records", pin.records, CHAIN_PAGE_SIZE],
+    ];
+    for (const [m, got, want] of wants) {
+        if (want === undefined || (!strict && got === undefined))
+            continue;
+        if (got !== want)
+            throw new VerificationError("bad-chain", `${JSON.stringify(got ?? null)} where page ${k} is ${JSON.stringify(want)}`, `${member}.${m}`);
+    }
+    return pin.sha256;
+}
+/**
+ * Verify a chain's head alone (VOWS.md, "`/vow/<id>/chain`"), and return it: signed by the
+ * pinned key, of type `conduct.chain/v2` (or `conduct.chain/v1`), its `tail` a list of records.
+ *
+ * - `conduct.chain/v2`: `vow_id`, `length` (entries), `head_sha256`, `page_size` 32, `full_pages`
+ *   `n` = ⌊(`length` + 1) / 32⌋, `last_page` `null` when `n` is 0, else the pin of page `n − 1`
+ *   (`href` `/vow/<id>/chain/<n−1>`, `from_position` 32(n−1), `records` 32, `sha256`),
+ *   `tail_from_position` 32n, and `length + 1` records in all.
+ * - `conduct.chain/v1`: `pages`, a pin per full page (its `sha256`; `href`, `from_position`
+ *   and `records` checked when there), `tail_from_position` 32 × the pages; `vow_id`, `length`
+ *   and `head_sha256` checked when there.
+ *
+ * The pages themselves, and the records, are {@link verifyChainPages}' and {@link verifyChain}'s.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export function verifyChainHead(input, vkey) {
+    const h = verifySigned(input, vkey, { type: CHAIN_TYPES });
+    const tail = h.tail;
+    if (!Array.isArray(tail) || !tail.every(isObject))
+        throw new VerificationError("bad-format", "must be a list of records", "tail");
+    const v2 = h.type === CHAIN_TYPE;
+    if (v2 || h.vow_id !== undefined)
+        need(h, "vow_id", isVowId, "16 lower-case hex digits");
+    if (v2 || h.length !== undefined)
+        need(h, "length", isIndex, "a whole number (the entries)");
+    if (v2 || h.head_sha256 !== undefined)
+        need(h, "head_sha256", isHex64, "64 lower-case hex digits");
+    if ((v2 || h.page_size !== undefined) && h.page_size !== CHAIN_PAGE_SIZE)
+        throw new VerificationError("bad-format", `must be ${CHAIN_PAGE_SIZE}`, "page_size");
+    const id = h.vow_id;
+    let n;
+    if (v2) {
+        need(h, "full_pages", isIndex, "a whole number");
+        n = h.full_pages;
+        if (!("last_page" in h))
+            throw new VerificationError("bad-format", "is missing", "last_page");
+        if (n === 0) {
+            if (h.last_page !== null)
+                throw new VerificationError("bad-chain", "pins a page where no page is full", "last_page");
+        }
+        else if (h.last_page === null)
+            throw new VerificationError("bad-chain", `is null where ${n} pages are full`, "last_page");
+        else
+            chainPin(h.last_page, id, n - 1, "last_page", true);
+    }
+    else {
+        const pages = h.pages;
+        if (!Array.isArray(pages))
+            throw new VerificationError("bad-format", "must be a list", "pages");
+        pages.forEach((pin, k) => chainPin(pin, id, k, `pages[${k}]`, false));
+        n = pages.length;
+    }
+    if ((v2 || h.tail_from_position !== undefined) && h.tail_from_position !== n * CHAIN_PAGE_SIZE)
+        throw new VerificationError("bad-chain", `the tail starts at position ${String(h.tail_from_position)}, after ${n} full pages (${n * CHAIN_PAGE_SIZE} records)`, "tail_from_position");
+    if (h.length !== undefined && h.length + 1 !== n * CHAIN_PAGE_SIZE + tail.length)
+        throw new VerificationError("bad-chain", `says ${String(h.length)} entries (${h.length + 1} records), the head holds ${n} full pages and ${tail.length} records in its tail`, "length");
+    if (v2 && tail.length >= CHAIN_PAGE_SIZE)
+        throw new VerificationError("bad-chain", `${tail.length} records: a full page's worth belongs in a page`, "tail");
+    return h;
+}
+/**
+ * Verify one full page of a chain alone (`/vow/<id>/chain/<k>`), and return it: signed by the
+ * pinned key, of type `conduct.chain_page/v2` (or `conduct.chain_page/v1`), its number `page`,
+ * exactly 32 records. A `v2` page also has its `vow_id`, `from_position` 32k, `head`
+ * `/vow/<id>/chain` and `prev_page_sha256`, `null` on page 0 and 64 hex digits on any other (a
+ * `v1` page's `vow_id`, `from_position` and `head` are checked when there). Its bytes against the
+ * pin naming it are {@link verifyChainPages}'.
+ *
+ * @throws {VerificationError} saying what failed
+ */
+export function verifyChainPage(input, vkey, options = {}) {
+    const p = verifySigned(input, vkey, { type: CHAIN_PAGE_TYPES });
+    const v2 = p.type === CHAIN_PAGE_TYPE;
+    need(p, "page", isIndex, "a whole number");
+    const k = p.page;
+    if (options.page !== undefined && k !== options.page)
+        throw new VerificationError("bad-chain", `is page ${k}, not page ${options.page}`, "page");
+    if (v2 || p.vow_id !== undefined)
+        need(p, "vow_id", isVowId, "16 lower-case hex digits");
+    if (options.vowId !== undefined && p.vow_id !== undefined && p.vow_id !== options.vowId)
+        throw new VerificationError("bad-chain", `a page of vow ${String(p.vow_id)}, not of ${options.vowId}`, "vow_id");
+    if ((v2 || p.from_position !== undefined) && p.from_position !== k * CHAIN_PAGE_SIZE)
+        throw new VerificationError("bad-chain", `${String(p.from_position)} where page ${k} starts at ${k * CHAIN_PAGE_SIZE}`, "from_position");
+    if ((v2 || p.head !== undefined) && p.head !== `/vow/${String(p.vow_id)}/chain`)
+        throw new VerificationError("bad-chain", `must be /vow/${String(p.vow_id)}/chain`, "head");
+    const recs = p.records;
+    if (!Array.isArray(recs) || !recs.every(isObject))
+        throw new VerificationError("bad-format", "must be a list of records", "records");
+    if (recs.length !== CHAIN_PAGE_SIZE)
+        throw new VerificationError("bad-chain", `a full page holds ${CHAIN_PAGE_SIZE} records, this one ${recs.length}`, "records");
+    if (v2) {
+        if (!("prev_page_sha256" in p))
+            throw new VerificationError("bad-format", "is missing", "prev_page_sha256");
+        if (k === 0) {
+            if (p.prev_page_sha256 !== null)
+                throw new VerificationError("bad-chain", "page 0 pins no page before it", "prev_page_sha256");
+        }
+        else if (!isHex64(p.prev_page_sha256))
+            throw new VerificationError("bad-format", `must be 64 lower-case hex digits (the SHA-256 of page ${k - 1})`, "prev_page_sha256");
+    }
+    return p;
+}
+/** Walk the pages of a verified head `h` (see {@link verifyChainPages}); returns how many. */
+async function walkChainPages(h, key, readPage, options) {
+    const id = h.vow_id;
+    const name = options.name ?? ((k) => (id === undefined ? `pages[${k}]` : `/vow/${id}/chain/${k}`));
+    const check = async (k, pin, pinnedBy, type) => {
+        const where = name(k);
+        const bytes = await readPage(k);
+        if (bytes === undefined)
+            throw new VerificationError("missing-file", `not there, though ${pinnedBy} pins it`, where);
+        if (sha256Hex(bytes) !== pin)
+            throw new VerificationError("hash-mismatch", `the page's file is not the one ${pinnedBy} pins`, where);
+        try {
+            const page = verifyChainPage(bytes, key, id === undefined ? { page: k } : { page: k, vowId: id });
+            if (page.type !== type)
+                throw new VerificationError("wrong-type", `type ${JSON.stringify(page.type)} under a ${String(h.type)} head, expected ${JSON.stringify(type)}`, "type");
+            options.onPage?.(k, page);
+            return page;
+        }
+        catch (e) {
+            throw said(e, where);
+        }
+    };
+    if (h.type === CHAIN_TYPE) {
+        const n = h.full_pages;
+        let pin = n > 0 ? h.last_page.sha256 : "";
+        for (let k = n - 1; k >= 0; k--) {
+            const page = await check(k, pin, k === n - 1 ? "the head's last_page" : `page ${k + 1}'s prev_page_sha256`, CHAIN_PAGE_TYPE);
+            pin = page.prev_page_sha256;
+        }
+        return n;
+    }
+    const pages = h.pages;
+    for (let k = 0; k < pages.length; k++)
+        await check(k, pages[k].sha256, `the head's pages[${k}]`, CHAIN_PAGE_V1_TYPE);
+    return pages.length;
+}
+/**
+ * Verify a chain head ({@link verifyChainHead}) and every full page it reaches, without
+ * reading the records as a chain (what a mirror check needs; {@link verifyChain} does both).
+ * From a `conduct.chain/v2` head: `last_page`, its file's SHA-256 against the pin, then each
+ * page's predecessor by its `prev_page_sha256`, down to page 0 (`null`); from a
+ * `conduct.chain/v1` head, each page by its pin in `pages`. Each page is verified
+ * ({@link verifyChainPage}: signed, its number, of the head's vow, 32 records) and of the
+ * head's version.
  *
  * @param head - the head's bytes or parsed object
- * @param readPage - reads page k's file (only called when the head lists full pages)
+ * @param readPage - reads page k's file; a `v2` head's pages are read newest first
  * @param vkey - the pinned key
- * @throws {VerificationError} saying what failed
+ * @returns the verified head and the number of full pages read
+ * @throws {VerificationError} saying what failed, `path` naming the page at fault
+ */
+export async function verifyChainPages(head, readPage, vkey, options = {}) {
+    const key = parseVkey(vkey);
+    const h = verifyChainHead(head, key);
+    return { head: h, pages: await walkChainPages(h, key, readPage, options) };
+}
+/**
+ * Verify a vow's whole chain as served (VOWS.md, "`/vow/<id>/chain`"): the head and its pages
+ * ({@link verifyChainPages}: a `conduct.chain/v2` head's `last_page`, then each page's
+ * predecessor by its `prev_page_sha256`; a `conduct.chain/v1` head's pin of each page); the
+ * records are the pages' in page order, then the head's `tail`, checked as one chain
+ * ({@link verifyChainRecords}). The head's `vow_id`, `length` (entries) and `head_sha256` (the
+ * last record's hash) must be the chain's.
+ *
+ * @param head - the head's bytes or parsed object
+ * @param readPage - reads page k's file (only called when the head has full pages; a `v2`
+ *   head's newest first, each page once)
+ * @param vkey - the pinned key
+ * @throws {VerificationError} saying what failed (a page's `path` is `/vow/<id>/chain/<k>`)
  */
 export async function verifyChain(head, readPage, vkey) {
     const key = parseVkey(vkey);
-    const h = verifySigned(head, key, { type: CHAIN_TYPE });
-    const pages = h.pages;
-    const tail = h.tail;
-    if (!Array.isArray(pages))
-        throw new VerificationError("bad-format", "must be a list", "pages");
-    if (!Array.isArray(tail) || !tail.every(isObject))
-        throw new VerificationError("bad-format", "must be a list of records", "tail");
-    const records = [];
-    for (let k = 0; k < pages.length; k++) {
-        const pin = pages[k];
-        const where = `pages[${k}]`;
-        if (!isObject(pin) || !isHex64(pin.sha256))
-            throw new VerificationError("bad-format", "must carry the page file's sha256", where);
-        const bytes = await readPage(k);
-        if (sha256Hex(bytes) !== pin.sha256)
-            throw new VerificationError("hash-mismatch", "the page's file is not the one the head pins", where);
-        let page;
-        try {
-            page = verifySigned(parseObject(bytes), key, { type: CHAIN_PAGE_TYPE });
-        }
-        catch (e) {
-            throw e instanceof VerificationError ? e.at(where) : e;
-        }
-        const recs = page.records;
-        if (!Array.isArray(recs) || recs.length !== CHAIN_PAGE_SIZE || !recs.every(isObject))
-            throw new VerificationError("bad-format", `a full page holds ${CHAIN_PAGE_SIZE} records`, where);
-        if (page.vow_id !== undefined && page.vow_id !== h.vow_id)
-            throw new VerificationError("bad-chain", "a page of another vow", where);
-        records.push(...recs);
+    const paged = [];
+    const { head: h } = await verifyChainPages(head, readPage, key, {
+        onPage: (k, page) => {
+            paged[k] = page.records;
+        },
+    });
+    const inPages = paged.length * CHAIN_PAGE_SIZE;
+    const records = [...paged.flat(), ...h.tail];
+    let chain;
+    try {
+        chain = verifyChainRecords(records, key);
     }
-    if (h.tail_from_position !== undefined && h.tail_from_position !== records.length)
-        throw new VerificationError("bad-chain", `the tail starts at position ${String(h.tail_from_position)}, after ${records.length} paged records`, "tail_from_position");
-    records.push(...tail);
-    const chain = verifyChainRecords(records, key);
+    catch (e) {
+        // `records[i]` (chain position i) said of the page that holds it, or of the head's tail.
+        const m = e instanceof VerificationError && e.path !== undefined ? /^records\[(\d+)\]$/.exec(e.path) : null;
+        if (m === null || !(e instanceof VerificationError))
+            throw e;
+        const i = Number(m[1]);
+        const what = e.message.slice(e.path.length + 2);
+        const id = typeof h.vow_id === "string" ? h.vow_id : undefined;
+        if (i >= inPages)
+            throw new VerificationError(e.code, `tail[${i - inPages}] (chain position ${i}): ${what}`, "tail");
+        const p = Math.floor(i / CHAIN_PAGE_SIZE);
+        throw new VerificationError(e.code, `records[${i % CHAIN_PAGE_SIZE}] (chain position ${i}): ${what}`, id === undefined ? `pages[${p}]` : `/vow/${id}/chain/${p}`);
+    }
     if (h.vow_id !== undefined && h.vow_id !== chain.vow.vow_id)
         throw new VerificationError("bad-chain", "the head names another vow", "vow_id");
     if (h.length !== undefined && h.length !== chain.entries.length)
@@ -360,6 +547,8 @@ export async function verifyVowsIndex(head, readPage, vkey) {
     for (let k = count - 1; k >= 0; k--) {
         const where = `/vows/${k}`;
         const bytes = await readPage(k);
+        if (bytes === undefined)
+            throw new VerificationError("missing-file", "not there, though the index reaches it", where);
         if (sha256Hex(bytes) !== want)
             throw new VerificationError("hash-mismatch", `the page's file is not the one ${k === count - 1 ? "the head's last_page" : `page ${k + 1}'s prev`} pins`, where);
         let page;

@@ -467,14 +467,25 @@ export class ConductClient {
 
   /**
    * The vow's complete chain (`/vow/<id>/chain` and its pages), every record verified and every
-   * link checked ({@link verifyChain}).
+   * link checked ({@link verifyChain}). From a `conduct.chain/v2` head it follows the links: the
+   * head's `last_page` (`/vow/<id>/chain/<n−1>`), then each page's predecessor by its
+   * `prev_page_sha256`, down to page 0, each page fetched once and checked against the hash
+   * pinning it; from a `conduct.chain/v1` head, each page its `pages` pins. A page the head
+   * reaches that the service does not have (404) is a `missing-file` {@link VerificationError}.
    */
   async chain(id: string): Promise<VerifiedChainDocument> {
     const base = `/vow/${encodeURIComponent(id)}/chain`;
     const head = await this.bytes(await this.send("GET", base));
     const chain = await verifyChain(
       head,
-      async (k) => this.bytes(await this.send("GET", `${base}/${k}`)),
+      async (k) => {
+        try {
+          return await this.bytes(await this.send("GET", `${base}/${k}`));
+        } catch (e) {
+          if (e instanceof ProblemError && e.status === 404) return undefined;
+          throw e;
+        }
+      },
       this.key,
     );
     if (chain.vow.vow_id !== id) throw new VerificationError("bad-chain", `the chain of ${String(chain.vow.vow_id)}`, base);

@@ -32,9 +32,9 @@ export type VerificationCode =
   | "bad-chain"
   /** The manifest's root has expired. */
   | "expired"
-  /** A file the manifest lists is missing, or its length differs. */
+  /** A file the manifest lists, or a page a chain head reaches, is missing (or its length differs). */
   | "missing-file"
-  /** A copy holds a file the manifest does not list (or a dotfile, or an unnamed bin). */
+  /** A copy holds a file the manifest does not list (or a dotfile, an unnamed bin, a chain page no listed head reaches). */
   | "unlisted-file";
 
 /**

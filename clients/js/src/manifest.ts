@@ -1,8 +1,11 @@
 /**
  * The site manifest (library/MIRRORS.md, "The manifest" and "Checking a mirror"): a 16-way trie
- * of signed bins whose root, `manifest.json` (`conduct.manifest/v2`), names its children by
+ * of signed bins whose root, `manifest.json` (`conduct.manifest/v3`), names its children by
  * length and SHA-256, down to leaves (`conduct.manifest-bin/v1`) listing every file outside
- * `log/` with its length and SHA-256.
+ * `log/` but the vow chain pages (`vow/<id>/chain/<k>.json`) with its length and SHA-256. A chain
+ * page is proven by its vow's chain head (`vow/<id>/chain.json`, listed): the head pins the last
+ * full page, each page the one before it (VOWS.md). A `conduct.manifest/v2` root (the same
+ * members, its leaves listing the chain pages too) is still read: a tree mid-upgrade.
  *
  * {@link verifyManifest} reads files through a {@link FileReader}, so the same walk checks a
  * directory (Node: `dirReader` of `@conduct/kit/node`) or a mirror over HTTP ({@link httpReader},
@@ -14,9 +17,14 @@ import { isObject, parseObject, sha256Hex, type Json, type JsonObject } from "./
 import { VerificationError } from "./errors.js";
 import { verifyNostrEvent } from "./nostr.js";
 import { parseVkey, verifySigned, verifySnapshot, type PinnedKey } from "./signed.js";
+import { verifyChainPages } from "./vow.js";
 
 /** The root's type. */
-export const MANIFEST_TYPE = "conduct.manifest/v2";
+export const MANIFEST_TYPE = "conduct.manifest/v3";
+/** The root's type before the chain pages left the listing (same members; still read). */
+export const MANIFEST_V2_TYPE = "conduct.manifest/v2";
+/** Every root type {@link verifyManifest} reads, oldest first. */
+export const MANIFEST_TYPES: readonly string[] = [MANIFEST_V2_TYPE, MANIFEST_TYPE];
 /** Every other bin's type. */
 export const BIN_TYPE = "conduct.manifest-bin/v1";
 /** The root's path. */
@@ -44,6 +52,27 @@ export function unitOf(path: string): string {
 /** A file's key: the lower-case hex SHA-256 of its unit, 64 digits (MIRRORS.md). */
 export function fileKey(path: string): string {
   return sha256Hex(unitOf(path));
+}
+
+const CHAIN_PAGE_PATH = /^vow\/([^/]+)\/chain\/([0-9]+)\.json$/;
+const CHAIN_HEAD_PATH = /^vow\/([^/]+)\/chain\.json$/;
+
+/**
+ * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` decimal
+ * digits), which the manifest does not list (MIRRORS.md, "What it lists"); `undefined` for any
+ * other path. `page` is `NaN` for digits that are not a page number as the service writes it
+ * (a leading zero, or beyond a safe integer): such a page is reached by no head.
+ */
+export function chainPageOf(path: string): { vowId: string; page: number } | undefined {
+  const m = CHAIN_PAGE_PATH.exec(path);
+  if (m === null) return undefined;
+  const k = /^(0|[1-9][0-9]*)$/.test(m[2]!) ? Number(m[2]) : NaN;
+  return { vowId: m[1]!, page: Number.isSafeInteger(k) ? k : NaN };
+}
+
+/** The vow of a vow chain head's path, `vow/<id>/chain.json`; `undefined` for any other path. */
+export function chainHeadOf(path: string): string | undefined {
+  return CHAIN_HEAD_PATH.exec(path)?.[1];
 }
 
 /** The path of the bin with `prefix` (`""` is the root). */
@@ -81,12 +110,17 @@ export interface ManifestOptions {
   now?: Date;
   /**
    * Every file of the copy, as paths relative to its root (a directory listing). When given,
-   * completeness is checked by counting: the files outside `log/` and the manifest are exactly
-   * those the trie lists, every file under `manifest/` is a bin the trie names, and no path
-   * holds a dotfile but `.well-known/`. HTTP offers no listing, so leave it out there.
+   * completeness is checked by counting: the files outside `log/`, the manifest and the chain
+   * pages are exactly those the trie lists less the chain pages it lists, the chain pages are
+   * exactly those the listed chain heads reach, every file under `manifest/` is a bin the trie
+   * names, and no path holds a dotfile but `.well-known/`. HTTP offers no listing, so leave it
+   * out there.
    */
   listFiles?: () => Promise<Iterable<string> | AsyncIterable<string>>;
-  /** Also verify every listed `.json` file as a signed snapshot (default true). */
+  /**
+   * Also verify every listed `.json` file as a signed snapshot (default true). The listed chain
+   * heads and the pages they reach are verified whatever it says: they are what proves the pages.
+   */
   checkJson?: boolean;
   /** Called with each listed file's path once it is checked. */
   onFile?: (path: string) => void;
@@ -98,9 +132,16 @@ export interface ManifestReport {
   root: JsonObject;
   /** How many files the trie lists (each found, with its listed length and SHA-256). */
   files: number;
+  /** How many of those are chain pages (a tree mid-upgrade; none under a tree past it). */
+  listedChainPages: number;
+  /** How many chain pages the listed chain heads reach (each found and checked). */
+  chainPages: number;
   /** How many bins the trie has, the root included. */
   bins: number;
-  /** How many files the copy holds outside `log/` and the manifest (when listed), else `undefined`. */
+  /**
+   * How many files the copy holds outside `log/`, the manifest and the chain pages (when
+   * listed: `files − listedChainPages`), else `undefined`.
+   */
   counted: number | undefined;
 }
 
@@ -134,7 +175,8 @@ function dotfile(path: string): boolean {
  * Verify a copy of the tree against its manifest (MIRRORS.md, "What `verify-site` checks"),
  * stopping at the first failure, which names the path at fault:
  *
- * - the root verifies under the pinned key, has type `conduct.manifest/v2` and has not expired;
+ * - the root verifies under the pinned key, has type `conduct.manifest/v3` (or
+ *   `conduct.manifest/v2`) and has not expired;
  * - each bin, depth first, has exactly the length and SHA-256 its parent gives, verifies, has
  *   type `conduct.manifest-bin/v1` and the prefix its path names, and lists as many files as
  *   its parent says: either files whose key starts with its prefix, or its children, each one
@@ -142,7 +184,12 @@ function dotfile(path: string): boolean {
  * - every listed file is there with exactly the listed length and SHA-256, and (by default)
  *   each `.json` file is a signed snapshot that verifies (`hive/profile.json`, the Nostr
  *   profile, a verified kind-0 event instead);
- * - with {@link ManifestOptions.listFiles}, completeness by counting.
+ * - every listed chain head (`vow/<id>/chain.json`) is a verified head of vow `<id>` and its
+ *   pages are there and hold (`verifyChainPages`: a `conduct.chain/v2` head's `last_page` by
+ *   its pin, each page before it by its successor's `prev_page_sha256`; a `conduct.chain/v1`
+ *   head's pages by its pins; each page signed, numbered and of the vow), listed or not;
+ * - with {@link ManifestOptions.listFiles}, completeness by counting (the chain pages apart:
+ *   each one on disk must be a page a listed head reaches).
  *
  * The log (`log/`) is not the manifest's: check it with `verifyCheckpoint` and
  * `verifyInclusion`.
@@ -161,23 +208,52 @@ export async function verifyManifest(
   const checkJson = options.checkJson ?? true;
   const listed = new Set<string>();
   const bins = new Set<string>([ROOT_PATH]);
+  /** The full pages each listed chain head reaches, by vow. */
+  const reached = new Map<string, number>();
+  let chainPages = 0;
+  let listedChainPages = 0;
 
   const read = async (path: string): Promise<Uint8Array> => {
     const bytes = await readFile(path);
     if (bytes === undefined) throw new VerificationError("missing-file", "listed but not there", path);
     return bytes;
   };
+  /** A failure `e` said of the file `path` (the member it named inside the file kept in its message). */
+  const of = (path: string, e: unknown): unknown =>
+    e instanceof VerificationError && e.path !== path ? new VerificationError(e.code, e.message, path) : e;
   const within = <T>(path: string, f: () => T): T => {
     try {
       return f();
     } catch (e) {
-      throw e instanceof VerificationError ? e.at(path) : e;
+      throw of(path, e);
     }
+  };
+
+  /** Walk the pages of the listed chain head `path` of vow `id` (its bytes checked already). */
+  const walkChain = async (path: string, id: string, bytes: Uint8Array): Promise<void> => {
+    const pagePath = (k: number): string => `vow/${id}/chain/${k}.json`;
+    const head = within(path, () => parseObject(bytes));
+    if (head.vow_id !== id)
+      throw new VerificationError(
+        "bad-chain",
+        `the chain head of vow ${typeof head.vow_id === "string" ? head.vow_id : JSON.stringify(head.vow_id ?? null)}, at vow ${id}'s path`,
+        path,
+      );
+    let n: number;
+    try {
+      n = (await verifyChainPages(head, (k) => readFile(pagePath(k)), key, { name: pagePath })).pages;
+    } catch (e) {
+      // A failure in a page names the page already; one in the head is said of the head's file.
+      const inPage = e instanceof VerificationError && e.path !== undefined && chainPageOf(e.path)?.vowId === id;
+      throw inPage ? e : of(path, e);
+    }
+    reached.set(id, n);
+    chainPages += n;
   };
 
   const rootBytes = await read(ROOT_PATH);
   const root = within(ROOT_PATH, () => {
-    const r = verifySigned(rootBytes, key, { type: MANIFEST_TYPE });
+    const r = verifySigned(rootBytes, key, { type: MANIFEST_TYPES });
     const expires = typeof r.expires === "string" ? Date.parse(r.expires) : NaN;
     if (typeof r.as_of !== "string" || Number.isNaN(Date.parse(r.as_of)))
       throw new VerificationError("bad-format", "as_of must be an RFC 3339 instant");
@@ -242,6 +318,9 @@ export async function verifyManifest(
         throw new VerificationError("hash-mismatch", "its SHA-256 is not the one the manifest lists", file);
       if (checkJson && file.endsWith(".json"))
         within(file, () => (file === NOSTR_PROFILE ? verifyNostrEvent(data, 0) : verifySnapshot(data, key)));
+      if (chainPageOf(file) !== undefined) listedChainPages++;
+      const vow = chainHeadOf(file);
+      if (vow !== undefined) await walkChain(file, vow, data);
       options.onFile?.(file);
     }
   };
@@ -252,6 +331,7 @@ export async function verifyManifest(
   if (options.listFiles !== undefined) {
     counted = 0;
     let binFiles = 0;
+    let pageFiles = 0;
     for await (const file of await options.listFiles()) {
       if (file.startsWith("log/") || file === ROOT_PATH) continue;
       if (dotfile(file)) throw new VerificationError("unlisted-file", "a dotfile", file);
@@ -260,13 +340,30 @@ export async function verifyManifest(
         binFiles++;
         continue;
       }
+      const page = chainPageOf(file);
+      if (page !== undefined) {
+        const n = reached.get(page.vowId);
+        if (n === undefined)
+          throw new VerificationError("unlisted-file", `a chain page, but the manifest lists no chain head of vow ${page.vowId}`, file);
+        if (!(page.page < n))
+          throw new VerificationError("unlisted-file", `a chain page its head does not reach (vow ${page.vowId} has ${n} full pages)`, file);
+        pageFiles++;
+        continue;
+      }
       counted++;
       if (!listed.has(file)) throw new VerificationError("unlisted-file", "not listed in the manifest", file);
     }
-    if (counted !== total)
-      throw new VerificationError("missing-file", `the copy holds ${counted} files, the manifest lists ${total}`);
+    const want = total - listedChainPages;
+    if (counted !== want)
+      throw new VerificationError(
+        "missing-file",
+        `the copy holds ${counted} files besides the chain pages, the manifest lists ${want}` +
+          (listedChainPages > 0 ? ` (${total} less ${listedChainPages} chain pages)` : ""),
+      );
+    if (pageFiles !== chainPages)
+      throw new VerificationError("missing-file", `the copy holds ${pageFiles} chain pages, the listed chain heads reach ${chainPages}`);
     if (binFiles !== bins.size - 1)
       throw new VerificationError("missing-file", `the copy holds ${binFiles} bins, the trie names ${bins.size - 1}`);
   }
-  return { root, files: total, bins: bins.size, counted };
+  return { root, files: total, listedChainPages, chainPages, bins: bins.size, counted };
 }

@@ -95,8 +95,8 @@ export const SCOPE_KEYS = [
 
 /** Options of {@link verifySigned}. */
 export interface SignedOptions {
-  /** The type the object must have (its `type` member). */
-  type?: string;
+  /** The type the object must have (its `type` member), or the types it may have (any one of them). */
+  type?: string | readonly string[];
   /** The member holding the signature (default `signature`; the OpenAPI document uses `x-signature`). */
   signatureMember?: string;
   /** The member holding the key id (default `key_id`; the OpenAPI document uses `x-key-id`). */
@@ -149,10 +149,13 @@ export function verifySigned(
   }
   if (!ed25519Verify(sig, canonicalBytes(body), key.publicKey))
     throw new VerificationError("bad-signature", "the Ed25519 signature does not verify under the pinned key");
-  if (options.type !== undefined && type !== options.type)
+  const want = options.type;
+  if (want !== undefined && !(typeof want === "string" ? type === want : typeof type === "string" && want.includes(type)))
     throw new VerificationError(
       "wrong-type",
-      `type ${JSON.stringify(type ?? null)}, expected ${JSON.stringify(options.type)}`,
+      `type ${JSON.stringify(type ?? null)}, expected ${
+        typeof want === "string" ? JSON.stringify(want) : want.map((t) => JSON.stringify(t)).join(" or ")
+      }`,
       "type",
     );
   return doc;

@@ -38,7 +38,7 @@ import {
   verifyNostrEvent,
   verifyCredential,
 } from "../dist/index.js";
-import { captured, testKey, acceptedTampers, inclusionPath, buildTree, SCOPE } from "../testing/helpers.mjs";
+import { captured, testKey, acceptedTampers, inclusionPath, buildTree, SCOPE, chainRecords, refusesAsync } from "../testing/helpers.mjs";
 
 const enc = (s) => new TextEncoder().encode(s);
 /** Assert that `f` throws a VerificationError with `code`. */
@@ -46,13 +46,6 @@ function refuses(f, code, message) {
   assert.throws(f, (e) => {
     assert.ok(e instanceof VerificationError, `not a VerificationError: ${e}`);
     assert.equal(e.code, code, `${message ?? ""} got ${e.code}: ${e.message}`);
-    return true;
-  });
-}
-async function refusesAsync(p, code) {
-  await assert.rejects(p, (e) => {
-    assert.ok(e instanceof VerificationError, `not a VerificationError: ${e}`);
-    assert.equal(e.code, code, `got ${e.code}: ${e.message}`);
     return true;
   });
 }
@@ -234,44 +227,6 @@ test("tlog-proofs: extra data, index and hashes are read; a record's log_index m
 
 // ---- vows -------------------------------------------------------------------------------
 
-/** A vow and `n` entries signed by `k`, linked as VOWS.md says. */
-function makeChain(k, n, { sealed = false } = {}) {
-  const text = "Summarise reports honestly.";
-  const textSha = sha256Hex(text);
-  const vow = k.sign({
-    type: "conduct.vow/v1",
-    vow_id: vowId(k.name, 0, textSha, "bot"),
-    agent: "bot",
-    ...(sealed ? {} : { text }),
-    text_sha256: textSha,
-    cadence_hours: 24,
-    sealed,
-    sandbox: true,
-    sandbox_reason: "no wallet signature was offered",
-    wallet: null,
-    wallet_signature: null,
-    at: "2026-01-01T00:00:00Z",
-    log_index: 0,
-  });
-  const records = [vow];
-  for (let seq = 1; seq <= n; seq++) {
-    records.push(
-      k.sign({
-        type: "conduct.entry/v1",
-        vow_id: vow.vow_id,
-        seq,
-        prev: recordSha256(records[seq - 1]),
-        at: `2026-01-01T00:${String(Math.floor(seq / 60)).padStart(2, "0")}:${String(seq % 60).padStart(2, "0")}Z`,
-        log_index: seq * 2,
-        trace_sha256: sha256Hex(`trace ${seq}`),
-        attested: false,
-        proof: { kind: "sandbox-open" },
-      }),
-    );
-  }
-  return records;
-}
-
 test("the captured vow and entry verify, the vow's id recomputed and the entry's link to it", () => {
   const vow = verifyVow(captured.vow, captured.vkey);
   assert.equal(vow.vow_id, vowId("localhost:36191/log", vow.log_index, vow.text_sha256, vow.agent));
@@ -282,9 +237,9 @@ test("the captured vow and entry verify, the vow's id recomputed and the entry's
 
 test("chains: links, order, pages pinned by hash, tail and head are all checked", async () => {
   const k = testKey();
-  const records = makeChain(k, 40);
+  const records = chainRecords(k, 40);
   assert.equal(verifyChainRecords(records, k.vkey).entries.length, 40);
-  assert.equal(verifyChainRecords(makeChain(k, 2, { sealed: true }), k.vkey).entries.length, 2);
+  assert.equal(verifyChainRecords(chainRecords(k, 2, { sealed: true }), k.vkey).entries.length, 2);
   // Broken links.
   const swapped = [...records];
   [swapped[3], swapped[4]] = [swapped[4], swapped[3]];
@@ -326,7 +281,7 @@ test("chains: links, order, pages pinned by hash, tail and head are all checked"
 
 test("entries need their members", () => {
   const k = testKey();
-  const [, e] = makeChain(k, 1);
+  const [, e] = chainRecords(k, 1);
   assert.ok(verifyEntry(e, k.vkey));
   refuses(() => verifyEntry(k.sign({ ...e, seq: 0, signature: undefined }), k.vkey), "bad-format");
   refuses(() => verifyEntry(k.sign({ ...e, prev: "xyz", signature: undefined }), k.vkey), "bad-format");

@@ -3,8 +3,9 @@
 // the live stack's coordinates, and the tamper loop. Kept outside test/ so that the test runner
 // does not count it as a test file.
 import { ed25519 } from "@noble/curves/ed25519.js";
+import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { canonicalBytes, keyIdOf, toBase64, sha256Hex } from "../dist/index.js";
+import { canonicalBytes, keyIdOf, toBase64, sha256Hex, recordSha256, vowId, VerificationError } from "../dist/index.js";
 
 /** The captured real bytes (see captured.json's `about`). */
 export const captured = JSON.parse(readFileSync(new URL("./captured.json", import.meta.url), "utf8"));
@@ -94,12 +95,22 @@ export function inclusionPath(m, hashes, node) {
   return [...inclusionPath(m - k, hashes.slice(k), node), mth(hashes.slice(0, k))];
 }
 
+/** A vow chain page's path, `vow/<id>/chain/<k>.json` (MIRRORS.md: the manifest does not list them). */
+export const CHAIN_PAGE_PATH = /^vow\/[^/]+\/chain\/[0-9]+\.json$/;
+
 /**
  * Build a manifest trie over `files` (path -> bytes) signed by `key`, splitting any leaf of more
- * than `split` files of more than one unit (MIRRORS.md, "Growth"). Returns the tree: every file,
- * the bins and the root, path -> bytes.
+ * than `split` files of more than one unit (MIRRORS.md, "Growth"). The root has type `type`
+ * (`conduct.manifest/v3` by default); the trie lists the files `listed` says (by default every
+ * file, but the chain pages under a `v3` root). Returns the tree: every file, the bins and the
+ * root, path -> bytes.
  */
-export function buildTree(key, files, { split = 4, expires = "2999-01-01T00:00:00Z", fileKey } = {}) {
+export function buildTree(
+  key,
+  files,
+  { split = 4, expires = "2999-01-01T00:00:00Z", fileKey, type = "conduct.manifest/v3", listed } = {},
+) {
+  const lists = listed ?? ((p) => type !== "conduct.manifest/v3" || !CHAIN_PAGE_PATH.test(p));
   const tree = new Map(Object.entries(files).map(([p, b]) => [p, typeof b === "string" ? new TextEncoder().encode(b) : b]));
   const enc = (o) => canonicalBytes(o);
   const bin = (prefix, paths) => {
@@ -121,14 +132,14 @@ export function buildTree(key, files, { split = 4, expires = "2999-01-01T00:00:0
     tree.set(`manifest/${prefix}.json`, bytes);
     return { files: paths.length, len: bytes.length, sha256: sha256Hex(bytes) };
   };
-  const all = Object.keys(files);
+  const all = Object.keys(files).filter(lists);
   const bins = {};
   for (const d of "0123456789abcdef") {
     const sub = all.filter((p) => fileKey(p)[0] === d);
     if (sub.length > 0) bins[`manifest/${d}.json`] = bin(d, sub);
   }
   const root = key.sign({
-    type: "conduct.manifest/v2",
+    type,
     version: 1,
     as_of: "2026-01-01T00:00:00Z",
     expires,
@@ -136,4 +147,105 @@ export function buildTree(key, files, { split = 4, expires = "2999-01-01T00:00:0
   });
   tree.set("manifest.json", enc(root));
   return tree;
+}
+
+/**
+ * A vow and `n` entries signed by `key`, linked as VOWS.md says (chain positions 0 .. n). `text`
+ * and `agent` make the vow (another text, another vow id); log indexes start at `logBase`.
+ */
+export function chainRecords(key, n, { text = "Summarise reports honestly.", agent = "bot", logBase = 0, sealed = false } = {}) {
+  const textSha = sha256Hex(text);
+  const vow = key.sign({
+    type: "conduct.vow/v1",
+    vow_id: vowId(key.name, logBase, textSha, agent),
+    agent,
+    ...(sealed ? {} : { text }),
+    text_sha256: textSha,
+    cadence_hours: 24,
+    sealed,
+    sandbox: true,
+    sandbox_reason: "no wallet signature was offered",
+    wallet: null,
+    wallet_signature: null,
+    at: "2026-01-01T00:00:00Z",
+    log_index: logBase,
+  });
+  const records = [vow];
+  for (let seq = 1; seq <= n; seq++) {
+    records.push(
+      key.sign({
+        type: "conduct.entry/v1",
+        vow_id: vow.vow_id,
+        seq,
+        prev: recordSha256(records[seq - 1]),
+        at: `2026-01-01T${String(Math.floor(seq / 3600)).padStart(2, "0")}:${String(Math.floor(seq / 60) % 60).padStart(2, "0")}:${String(seq % 60).padStart(2, "0")}Z`,
+        log_index: logBase + seq * 2,
+        trace_sha256: sha256Hex(`trace ${seq}`),
+        attested: false,
+        proof: { kind: "sandbox-open" },
+      }),
+    );
+  }
+  return records;
+}
+
+/** A signed file as the service writes it: the RFC 8785 bytes of the signed object, then one `\n`. */
+export function signedFile(key, doc) {
+  const b = canonicalBytes(key.sign(doc));
+  const out = new Uint8Array(b.length + 1);
+  out.set(b);
+  out[b.length] = 0x0a;
+  return out;
+}
+
+/**
+ * A vow's chain as served (VOWS.md, "`/vow/<id>/chain`"), from its `records`: the full pages of
+ * 32 records and the head, signed by `key`. `version` 2: `conduct.chain/v2` head pinning the last
+ * page, each `conduct.chain_page/v2` page pinning the one before it; `version` 1:
+ * `conduct.chain/v1` head pinning every `conduct.chain_page/v1` page. `page(k, doc)` and
+ * `head(doc)` may change a document before it is signed (to build a broken chain that is
+ * signed and linked as a real one is). Returns `{id, head, pages}` (bytes).
+ */
+export function buildChain(key, records, { version = 2, page = (_k, d) => d, head = (d) => d } = {}) {
+  const id = records[0].vow_id;
+  const n = Math.floor(records.length / 32);
+  const pages = [];
+  const pinOf = (k) => ({ href: `/vow/${id}/chain/${k}`, from_position: 32 * k, records: 32, sha256: sha256Hex(pages[k]) });
+  for (let k = 0; k < n; k++) {
+    const doc = {
+      type: `conduct.chain_page/v${version}`,
+      vow_id: id,
+      page: k,
+      from_position: 32 * k,
+      head: `/vow/${id}/chain`,
+      ...(version === 2 ? { prev_page_sha256: k === 0 ? null : sha256Hex(pages[k - 1]) } : {}),
+      records: records.slice(32 * k, 32 * (k + 1)),
+    };
+    pages.push(signedFile(key, page(k, doc)));
+  }
+  const doc = {
+    type: `conduct.chain/v${version}`,
+    vow_id: id,
+    length: records.length - 1,
+    head_sha256: recordSha256(records[records.length - 1]),
+    page_size: 32,
+    ...(version === 2
+      ? { full_pages: n, last_page: n === 0 ? null : pinOf(n - 1) }
+      : { pages: pages.map((_, k) => pinOf(k)) }),
+    tail_from_position: 32 * n,
+    tail: records.slice(32 * n),
+    how_to_verify: "walk back from the head",
+  };
+  return { id, head: signedFile(key, head(doc)), pages };
+}
+
+/** Await `p` and require it to fail with a VerificationError of `code` (and `path` and a message matching `message`, when given). */
+export async function refusesAsync(p, code, path, message) {
+  await assert.rejects(p, (e) => {
+    assert.ok(e instanceof VerificationError, `not a VerificationError: ${e}`);
+    assert.equal(e.code, code, `got ${e.code}: ${e.message}`);
+    if (path !== undefined) assert.equal(e.path, path, e.message);
+    if (message !== undefined) assert.match(e.message, message);
+    return true;
+  });
 }

@@ -1,5 +1,6 @@
 """Offline: the manifest's trie of signed bins (library/MIRRORS.md), on trees built here and
-signed with a key of the test's own, so interior bins, splits and every refusal are reached."""
+signed with a key of the test's own, so interior bins, splits and every refusal are reached;
+and the vow chain pages, which a ``conduct.manifest/v3`` tree leaves to their chain heads."""
 
 from __future__ import annotations
 
@@ -8,19 +9,20 @@ import hashlib
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import rfc8785
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conduct_kit import (
     ExpiredError,
     HashMismatchError,
+    ChainError,
     ManifestError,
-    PinnedKey,
     SignatureError,
+    TypeMismatchError,
     VerificationError,
+    chain_page_path,
     file_key,
     unit,
     verify_bin,
@@ -28,6 +30,7 @@ from conduct_kit import (
     verify_nostr_event,
 )
 
+import chains
 from conftest import accepts, fixture_bytes, flips
 
 SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
@@ -35,24 +38,25 @@ SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_mete
 NOW = datetime(2026, 11, 27, tzinfo=timezone.utc)
 
 
-class Signer:
+class Signer(chains.Signer):
+    """A fresh key of the test's own (``sign``: RFC 8785 bytes with ``key_id`` and ``signature``)."""
+
     def __init__(self) -> None:
-        self.sk = Ed25519PrivateKey.generate()
-        self.pin = PinnedKey("example.org/log", self.sk.public_key().public_bytes_raw())
-
-    def sign(self, body: dict[str, Any], sig: str = "signature", kid: str = "key_id") -> bytes:
-        body = dict(body, **{kid: self.pin.key_id})
-        s = base64.b64encode(self.sk.sign(rfc8785.dumps(body))).decode()
-        return rfc8785.dumps(dict(body, **{sig: s}))
+        super().__init__(seed=None)
 
 
-def build(root: Path, signer: Signer, files: dict[str, bytes], split: int = 3) -> None:
+def build(root: Path, signer: Signer, files: dict[str, bytes], split: int = 3,
+          root_type: str = "conduct.manifest/v3", listed: Callable[[str], bool] | None = None) -> None:
     """Write ``files`` and a manifest trie over them (a leaf over ``split`` files of more than
-    one key splits), as library/MIRRORS.md describes it."""
+    one key splits), as library/MIRRORS.md describes it. A ``v3`` root lists no chain page, a
+    ``v2`` root every one (``listed``, when given, says which files are listed)."""
     for p, b in files.items():
         (root / p).parent.mkdir(parents=True, exist_ok=True)
         (root / p).write_bytes(b)
     (root / "manifest").mkdir(exist_ok=True)
+    if listed is None:
+        listed = (lambda p: chain_page_path(p) is None) if root_type == "conduct.manifest/v3" else (lambda p: True)
+    files = {p: b for p, b in files.items() if listed(p)}
 
     def write_bin(prefix: str, members: dict[str, bytes]) -> dict[str, Any]:
         keys = {file_key(p) for p in members}
@@ -76,11 +80,11 @@ def build(root: Path, signer: Signer, files: dict[str, bytes], split: int = 3) -
         top = {"bins": {f"manifest/{d}.json": write_bin(d, {p: b for p, b in files.items() if file_key(p)[0] == d})
                         for d in sorted({file_key(p)[0] for p in files})}}
     (root / "manifest.json").write_bytes(signer.sign({
-        "type": "conduct.manifest/v2", "as_of": "2026-11-26T00:00:00Z", "expires": "2026-12-03T00:00:00Z",
+        "type": root_type, "as_of": "2026-11-26T00:00:00Z", "expires": "2026-12-03T00:00:00Z",
         "version": 1, "bins": top["bins"], "scope": SCOPE}))
 
 
-def tree(signer: Signer) -> dict[str, bytes]:
+def tree(signer: Signer, versions: tuple[int, ...] = (2, 2, 2)) -> dict[str, bytes]:
     files = {
         "index.html": b"<html>index</html>",
         "index.json": signer.sign({"type": "conduct.card/v1", "scope": SCOPE}),
@@ -93,10 +97,18 @@ def tree(signer: Signer) -> dict[str, bytes]:
     }
     for i in range(12):
         vid = hashlib.sha256(str(i).encode()).hexdigest()[:16]
+        if i < len(CHAINS):  # a chain of 0, 1 and 2 full pages
+            recs = chains.records(signer, CHAINS[i], tag=str(i), first_index=10 + 100 * i)
+            vid = recs[0]["vow_id"]
+            files.update(chains.tree_files(signer, recs, versions[i]))
         files[f"vow/{vid}.json"] = signer.sign({"type": "conduct.vow_page/v1", "n": i, "scope": SCOPE})
         files[f"vow/{vid}.html"] = f"<p>{i}</p>".encode()
-        files[f"vow/{vid}/chain/0.json"] = signer.sign({"type": "conduct.chain_page/v1", "n": i, "scope": SCOPE})
     return files
+
+
+#: The entries of the chains of the tree's first vows: no full page, one and a tail, two and
+#: no tail.
+CHAINS = (4, 40, 63)
 
 
 @pytest.fixture
@@ -121,7 +133,10 @@ def test_units_and_keys_as_the_document_gives_them() -> None:
 def test_a_tree_with_interior_bins_verifies(site: tuple[Path, Signer]) -> None:
     root, s = site
     r = verify_manifest(root, s.pin, now=NOW)
-    assert r.files == len(tree(s)) and r.counted and r.snapshots >= 20
+    files = tree(s)
+    pages = [p for p in files if chain_page_path(p)]
+    assert len(pages) == 3 and r.files == len(files) - 3 and r.counted and r.snapshots >= 15
+    assert (r.root_type, r.chain_heads, r.chain_pages, r.listed_chain_pages) == ("conduct.manifest/v3", 3, 3, 0)
     assert any(len(p) > len("manifest/0.json") for p in r.bin_paths), "no interior bin was built"
     fetched = verify_manifest(lambda p: (root / p).read_bytes() if (root / p).is_file() else None, s.pin, now=NOW)
     assert fetched.files == r.files and not fetched.counted
@@ -275,3 +290,154 @@ def _in_memory(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
+
+
+# -- the vow chain pages, proven by their heads (conduct.manifest/v3) --------------------------
+
+
+def _pages(root: Path) -> dict[str, list[str]]:
+    """The chain pages on disk, by vow: ``{vid: [path of page 0, page 1, ...]}``."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(root.glob("vow/*/chain/*.json"), key=lambda p: int(p.stem)):
+        out.setdefault(p.parent.parent.name, []).append(p.relative_to(root).as_posix())
+    return out
+
+
+def test_a_v3_tree_leaves_the_chain_pages_to_their_heads(site: tuple[Path, Signer]) -> None:
+    root, s = site
+    pages = _pages(root)
+    assert sorted(len(v) for v in pages.values()) == [1, 2]
+    for leaf in (root / "manifest").iterdir():
+        assert b"/chain/" not in leaf.read_bytes(), f"{leaf.name} lists a chain page"
+    r = verify_manifest(root, s.pin, now=NOW)
+    assert r.counted and r.chain_pages == 3 and r.chain_pages_of[next(iter(pages))] == len(pages[next(iter(pages))])
+    read: list[str] = []
+
+    def fetch(path: str) -> bytes | None:
+        read.append(path)
+        return (root / path).read_bytes() if (root / path).is_file() else None
+
+    r = verify_manifest(fetch, s.pin, now=NOW, check_snapshots=False)
+    assert not r.counted and r.chain_pages == 3
+    two = next(v for v in pages.values() if len(v) == 2)
+    assert [p for p in read if p in two] == [two[1], two[0]], "the walk goes back from the head's last_page"
+
+
+@pytest.mark.parametrize("stray", ["a page past the last", "a page of a vow with no chain head", "a second name for a page"])
+def test_a_stray_chain_page_on_disk_is_refused(site: tuple[Path, Signer], stray: str) -> None:
+    root, s = site
+    pages = _pages(root)
+    one = next(v for v in pages.values() if len(v) == 1)
+    if stray == "a page past the last":
+        path = one[0].replace("/0.json", "/1.json")
+        match = "does not reach"
+    elif stray == "a page of a vow with no chain head":
+        vid = next(p.stem for p in (root / "vow").glob("*.json") if p.stem not in pages)
+        path = f"vow/{vid}/chain/0.json"
+        match = "lists no chain head"
+    else:
+        path = one[0].replace("/0.json", "/00.json")
+        match = "does not reach"
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_bytes((root / one[0]).read_bytes())
+    with pytest.raises(ManifestError, match=f"{path}: .*{match}"):
+        verify_manifest(root, s.pin, now=NOW)
+    # Over HTTP there is no listing to count: the pages the heads reach are checked alone.
+    files = _in_memory(root)
+    assert verify_manifest(files.get, s.pin, now=NOW).chain_pages == 3
+
+
+@pytest.mark.parametrize("source", ["directory", "fetch"])
+def test_a_missing_or_changed_chain_page_is_refused(site: tuple[Path, Signer], source: str) -> None:
+    root, s = site
+    pages = _pages(root)
+    two = next(v for v in pages.values() if len(v) == 2)
+    one = next(v for v in pages.values() if len(v) == 1)
+    original = {p: (root / p).read_bytes() for p in two + one}
+
+    def check(error: type[VerificationError], match: str) -> None:
+        src: Any = root if source == "directory" else _in_memory(root).get
+        with pytest.raises(error, match=match):
+            verify_manifest(src, s.pin, now=NOW, check_snapshots=False)
+        for p, b in original.items():
+            (root / p).write_bytes(b)
+        verify_manifest(root, s.pin, now=NOW)
+
+    (root / two[0]).unlink()
+    check(ManifestError, f"{two[0]}: is missing")
+    (root / two[1]).unlink()
+    check(ManifestError, f"{two[1]}: is missing")
+    changed = bytearray(original[two[0]])
+    changed[len(changed) // 2] ^= 0x01
+    (root / two[0]).write_bytes(bytes(changed))
+    check(HashMismatchError, f"{two[0]}: .*page 1's prev_page_sha256")
+    (root / two[1]).write_bytes(original[two[1]] + b" ")
+    check(HashMismatchError, f"{two[1]}: .*last_page")
+    (root / two[0]).write_bytes(original[two[1]])
+    (root / two[1]).write_bytes(original[two[0]])
+    check(HashMismatchError, two[1])
+    (root / two[0]).write_bytes(original[one[0]])  # another vow's page 0
+    check(HashMismatchError, two[0])
+
+
+def test_a_chain_head_of_another_vow_is_refused(tmp_path: Path) -> None:
+    s = Signer()
+    files = tree(s)
+    heads = sorted(p for p in files if p.endswith("/chain.json"))
+    files[heads[0]] = files[heads[1]]  # listed, by the bytes it has: signed, but another vow's
+    build(tmp_path, s, files)
+    other = heads[1].split("/")[1]
+    with pytest.raises(ChainError, match=f"{heads[0]}: is the chain of {other}"):
+        verify_manifest(tmp_path, s.pin, now=NOW)
+
+
+def test_a_tree_mid_upgrade_verifies(tmp_path: Path) -> None:
+    s = Signer()
+    # Before the upgrade: a v2 root, v1 heads, every page listed.
+    old = tmp_path / "old"
+    build(old, s, tree(s, (1, 1, 1)), root_type="conduct.manifest/v2")
+    r = verify_manifest(old, s.pin, now=NOW)
+    assert r.root_type == "conduct.manifest/v2" and r.counted
+    assert r.listed_chain_pages == r.chain_pages == 3 and r.files == len(tree(s, (1, 1, 1)))
+    assert any(b"/chain/" in leaf.read_bytes() for leaf in (old / "manifest").iterdir())
+    # A listed page is checked like any listed file, and through its head.
+    pages = _pages(old)
+    two = next(v for v in pages.values() if len(v) == 2)
+    data = (old / two[1]).read_bytes()
+    (old / two[1]).write_bytes(data + b" ")
+    with pytest.raises(HashMismatchError, match=two[1]):
+        verify_manifest(old, s.pin, now=NOW)
+    (old / two[1]).write_bytes(data)
+    stray = two[1].replace("/1.json", "/2.json")
+    (old / stray).write_bytes(data)
+    with pytest.raises(ManifestError, match=stray):
+        verify_manifest(old, s.pin, now=NOW)
+    (old / stray).unlink()
+    # Mid-way: a v3 root, a v1 head whose pages are still listed beside v2 heads whose are not.
+    mid = tmp_path / "mid"
+    files = tree(s, (2, 1, 2))
+    v1pages = {p for p in files if chain_page_path(p) and b"conduct.chain_page/v1" in files[p]}
+    assert len(v1pages) == 1
+    build(mid, s, files, listed=lambda p: chain_page_path(p) is None or p in v1pages)
+    r = verify_manifest(mid, s.pin, now=NOW)
+    assert (r.root_type, r.listed_chain_pages, r.chain_pages, r.counted) == ("conduct.manifest/v3", 1, 3, True)
+    # v2 heads with their pages still listed, and v1 heads with theirs no longer: both hold.
+    for versions, listed in (((2, 2, 2), True), ((1, 1, 1), False)):
+        t = tmp_path / f"t{versions[0]}{listed}"
+        build(t, s, tree(s, versions), listed=(lambda p: True) if listed else None)
+        r = verify_manifest(t, s.pin, now=NOW)
+        assert r.chain_pages == 3 and r.listed_chain_pages == (3 if listed else 0)
+        v1 = _pages(t)
+        first = next(v for v in v1.values() if len(v) == 2)[0]
+        (t / first).write_bytes((t / first).read_bytes().replace(b'"page":0', b'"page":0 '))
+        with pytest.raises(HashMismatchError, match=first):
+            verify_manifest(t, s.pin, now=NOW, check_snapshots=False)
+
+
+def test_a_root_of_another_type_is_refused(tmp_path: Path) -> None:
+    s = Signer()
+    for kind in ("conduct.manifest/v1", "conduct.manifest/v4", "conduct.manifest-bin/v1"):
+        root = tmp_path / kind.replace("/", "_")
+        build(root, s, tree(s), root_type=kind)
+        with pytest.raises(TypeMismatchError, match="manifest.json"):
+            verify_manifest(root, s.pin, now=NOW)

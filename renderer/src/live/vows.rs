@@ -126,14 +126,13 @@ impl VowSource {
     }
 
     /// The inputs every vow's render shares, at `now`.
-    fn shared<'a>(&'a self, now: u64, known: &'a Known<'a>) -> Shared<'a> {
+    fn shared(&self, now: u64) -> Shared<'_> {
         Shared {
             key: &self.key,
             public_url: &self.public_url,
             reader: &self.reader,
             model: self.ask.is_some(),
             now,
-            known,
             tree: self.site.as_deref().zip(self.pinned.as_ref()),
         }
     }
@@ -275,7 +274,6 @@ struct Shared<'a> {
     reader: &'a VowReader,
     model: bool,
     now: u64,
-    known: &'a Known<'a>,
     /// The tree and the key to read its pages back with.
     tree: Option<(&'a std::path::Path, &'a conduct_core::signing::PinnedKey)>,
 }
@@ -334,9 +332,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
             VowDocs::new(sh.key, &id, (*index, leaf), trusted > 0).map_err(fail)?
         }
     };
-    let mut files = docs
-        .extend(sh.key, &read, from, trusted, sh.known)
-        .map_err(fail)?;
+    let mut files = docs.extend(sh.key, &read, from, trusted).map_err(fail)?;
     let kept = sh
         .model
         .then(|| kept_interpretation(sh.reader, &id))
@@ -392,8 +388,7 @@ impl Source for VowSource {
         for chunk in rows.chunks(STARTUP_CHUNK) {
             put_all(publisher, self.card_files(chunk)?)?;
         }
-        let none = |_: &str| None;
-        let sh = self.shared(now, &none);
+        let sh = self.shared(now);
         let mut scheduled = Vec::with_capacity(rows.len());
         for chunk in rows.chunks(STARTUP_CHUNK) {
             let jobs: Vec<Job> = chunk
@@ -450,7 +445,7 @@ impl Source for VowSource {
         } else {
             self.reader.log_size()?
         };
-        let sh = self.shared(now, known);
+        let sh = self.shared(now);
         // The vows of a batch are independent: render them on every core.
         let rendered = map_on_every_core(
             jobs,

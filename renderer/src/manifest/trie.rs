@@ -145,8 +145,13 @@ impl Trie {
         self.leaves.get(&leaf)?.files.get(path).copied()
     }
 
-    /// List `path` as (SHA-256, length). Returns whether the listing changed.
+    /// List `path` as (SHA-256, length). Returns whether the listing changed. A path the
+    /// manifest does not list (a chain page, [`conduct_core::manifest::listed`]) is not
+    /// listed, and a listing of it (from a `conduct.manifest/v2` tree) is dropped.
     pub fn insert(&mut self, path: &str, sha: Sha, len: u64) -> bool {
+        if !conduct_core::manifest::listed(path) {
+            return self.remove(path);
+        }
         let k = key(path);
         let Some(leaf) = self.leaf_of(&k, true) else {
             return false;
@@ -447,8 +452,8 @@ fn children_of(children: &super::Children) -> [Child; 16] {
     node
 }
 
-/// The files under `site` (outside `log/` and the manifest, temporaries skipped) whose key
-/// starts with `prefix`, hashed.
+/// The files under `site` the manifest lists (outside `log/` and the manifest, but the chain
+/// pages; temporaries skipped) whose key starts with `prefix`, hashed.
 pub(crate) fn files_on_disk(site: &Path, prefix: &str) -> Listing {
     let mut out = Listing::new();
     let mut it = walkdir::WalkDir::new(site).min_depth(1).into_iter();
@@ -466,6 +471,7 @@ pub(crate) fn files_on_disk(site: &Path, prefix: &str) -> Listing {
         let name = entry.file_name().to_string_lossy();
         if !entry.file_type().is_file()
             || is_manifest_path(&rel)
+            || !conduct_core::manifest::listed(&rel)
             || conduct_indexer::durable::is_temporary(&name)
             || !key(&rel).starts_with(prefix)
         {

@@ -28,7 +28,17 @@ from .errors import (
     VerificationError,
 )
 from .keys import PinnedKey, key_id_for
-from .manifest import DirectorySource, HttpSource, ManifestReport, file_key, unit, verify_bin, verify_manifest
+from .manifest import (
+    DirectorySource,
+    HttpSource,
+    ManifestReport,
+    chain_head_path,
+    chain_page_path,
+    file_key,
+    unit,
+    verify_bin,
+    verify_manifest,
+)
 from .nostr import verify_nostr_event
 from .signed import (
     credential_hash,
@@ -50,12 +60,20 @@ from .tlog import (
     verify_note,
 )
 from .vows import (
+    CHAIN_PAGE_SIZE,
+    CHAIN_PAGE_TYPE,
+    CHAIN_PAGE_V1_TYPE,
+    CHAIN_TYPE,
+    CHAIN_V1_TYPE,
     VOWS_PAGE_SIZE,
     VOWS_PAGE_TYPE,
     VOWS_TYPE,
+    chain_page_count,
     record_sha256,
     verify_chain,
     verify_chain_files,
+    verify_chain_head,
+    verify_chain_page,
     verify_entry,
     verify_link,
     verify_vow_record,
@@ -71,6 +89,11 @@ verify_vow_entry = verify_entry
 __version__ = "0.1.0"
 
 __all__ = [
+    "CHAIN_PAGE_SIZE",
+    "CHAIN_PAGE_TYPE",
+    "CHAIN_PAGE_V1_TYPE",
+    "CHAIN_TYPE",
+    "CHAIN_V1_TYPE",
     "ChainError",
     "Checkpoint",
     "ConductError",
@@ -95,6 +118,9 @@ __all__ = [
     "VOWS_PAGE_TYPE",
     "VOWS_TYPE",
     "VerificationError",
+    "chain_head_path",
+    "chain_page_count",
+    "chain_page_path",
     "credential_hash",
     "file_key",
     "key_id_for",
@@ -109,6 +135,8 @@ __all__ = [
     "verify_bin",
     "verify_chain",
     "verify_chain_files",
+    "verify_chain_head",
+    "verify_chain_page",
     "verify_checkpoint",
     "verify_credential",
     "verify_entry",

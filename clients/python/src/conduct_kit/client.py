@@ -38,6 +38,8 @@ from .signed import trace_sha256, verify_attestation, verify_credential, verify_
 from .tlog import Checkpoint, InclusionProof, verify_checkpoint, verify_inclusion
 from .vows import (
     verify_chain_files,
+    verify_chain_head,
+    verify_chain_page,
     verify_entry,
     verify_vow_record,
     verify_vows_files,
@@ -464,15 +466,30 @@ class Client:
         return self._signed(f"/vow/{vow_id}/verify_text", "conduct.verify_text/v1", params={"text": text})
 
     def chain(self, vow_id: str) -> list[JsonObject]:
-        """The vow's whole chain, verified: the signed head, each full page against the
-        SHA-256 the head pins, then every record and link (position 0 is the vow record)."""
+        """The vow's whole chain, verified (position 0 is the vow record): the signed head
+        (``GET /vow/<id>/chain``), then each full page (``GET /vow/<id>/chain/<k>``), walking
+        back from the head's ``last_page`` through each page's ``prev_page_sha256`` (a
+        ``conduct.chain/v1`` head: each page it pins, in order), every page's bytes as served
+        checked against the SHA-256 pinning them, then every record and link
+        (:func:`~conduct_kit.vows.verify_chain_files`)."""
         head = self._request("GET", f"/vow/{vow_id}/chain").content
-        doc = parse_object(head, "chain head")
-        pages = []
-        for k, p in enumerate(doc.get("pages") or []):
-            href = p.get("href") if isinstance(p, dict) else None
-            pages.append(self._request("GET", href if isinstance(href, str) else f"/vow/{vow_id}/chain/{k}").content)
-        return verify_chain_files(head, pages, self.key, vow_id=vow_id)
+        return verify_chain_files(
+            head, lambda k: self._request("GET", f"/vow/{vow_id}/chain/{k}").content, self.key, vow_id=vow_id
+        )
+
+    def chain_head(self, vow_id: str) -> JsonObject:
+        """``GET /vow/<id>/chain``: the head of the vow's chain (``conduct.chain/v2``, or
+        ``v1``), verified by itself (:func:`~conduct_kit.vows.verify_chain_head`): the newest
+        records (``tail``, not checked here), the last full page pinned by hash."""
+        return verify_chain_head(self._request("GET", f"/vow/{vow_id}/chain").content, self.key, vow_id=vow_id)
+
+    def chain_page(self, vow_id: str, k: int) -> JsonObject:
+        """``GET /vow/<id>/chain/<k>``: full page ``k`` of the vow's chain, verified by itself
+        (:func:`~conduct_kit.vows.verify_chain_page`: signature, vow, number, 32 records, the
+        ``prev_page_sha256`` pin). Only :meth:`chain` checks a page's bytes against the pin
+        naming it, and its records."""
+        data = self._request("GET", f"/vow/{vow_id}/chain/{k}").content
+        return verify_chain_page(data, self.key, vow_id=vow_id, page=k)
 
     # -- the log ------------------------------------------------------------------------
 

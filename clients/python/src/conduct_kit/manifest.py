@@ -5,16 +5,25 @@ manifest" and "Checking a mirror").
   component; a root file's unit is its name up to its first ``.`` (``index.html`` is
   ``index``, ``.well-known/x402.json`` is ``.well-known/x402``). Its *key* is the lower-case
   hex SHA-256 of its unit.
-- ``manifest.json`` (``conduct.manifest/v2``) is the root: ``as_of``, ``expires``, ``version``
+- ``manifest.json`` (``conduct.manifest/v3``) is the root: ``as_of``, ``expires``, ``version``
   and ``bins``, one ``"manifest/<d>.json": {files, len, sha256}`` per non-empty first digit.
+  (``conduct.manifest/v2`` had the same members and also listed the chain pages; it is still
+  read, as a tree mid-upgrade has it.)
 - ``manifest/<prefix>.json`` (``conduct.manifest-bin/v1``, with ``prefix``) is a *leaf*
   listing ``files`` (``{"<path>": {len, sha256}}``, exactly the files whose key starts with
   the prefix) or an *interior* bin listing ``bins``, its children one digit longer.
 
 :func:`verify_manifest` walks the trie from the root, each bin against the length and
 SHA-256 its parent gives, its own signature, type and prefix and file count; checks every
-listed file's length and SHA-256 (and, by default, every JSON file's signature); and, for a
-directory, completeness by counting.
+listed file's length and SHA-256 (and, by default, every JSON file's signature); walks the
+pages of every listed vow chain head (``vow/<id>/chain.json``); and, for a directory,
+completeness by counting.
+
+The manifest lists every file of the tree but ``log/``, the manifest itself and the vow chain
+pages (``vow/<id>/chain/<k>.json``): a chain page is proven by its vow's chain head, which the
+manifest lists (the head pins the last full page by hash, each page the one before it;
+library/VOWS.md, "The chain"). A tree mid-upgrade may still list some pages; a listed page is
+checked like any listed file, and every page, listed or not, through its head.
 """
 
 from __future__ import annotations
@@ -31,14 +40,18 @@ from typing import Any, Callable, Iterator, Protocol, Union
 import httpx
 
 from ._codec import JsonObject, fail, hex64, member, parse_object, uint
-from .errors import ExpiredError, HashMismatchError, ManifestError, VerificationError
+from .errors import ExpiredError, HashMismatchError, ManifestError, TypeMismatchError, VerificationError
 from .keys import KeyLike, PinnedKey
 from .nostr import verify_nostr_event
 from .signed import verify_openapi, verify_signed
+from .vows import _walk_chain_pages, chain_page_count, verify_chain_head
 
 __all__ = [
     "ROOT_TYPE",
+    "ROOT_TYPES",
     "BIN_TYPE",
+    "chain_page_path",
+    "chain_head_path",
     "unit",
     "file_key",
     "bin_path",
@@ -50,13 +63,20 @@ __all__ = [
     "verify_manifest",
 ]
 
-ROOT_TYPE = "conduct.manifest/v2"
+#: The root's type (``manifest.json``) the service writes.
+ROOT_TYPE = "conduct.manifest/v3"
+#: The root's type before the chain pages left the listing (same members). Still read.
+ROOT_V2_TYPE = "conduct.manifest/v2"
+#: The root types :func:`verify_manifest` reads.
+ROOT_TYPES = (ROOT_TYPE, ROOT_V2_TYPE)
 BIN_TYPE = "conduct.manifest-bin/v1"
 ROOT_PATH = "manifest.json"
 NOSTR_PROFILE = "hive/profile.json"
 OPENAPI = "openapi.json"
 _HEX = "0123456789abcdef"
 _BIN_PATH = re.compile(r"manifest/([0-9a-f]{1,64})\.json\Z")
+_CHAIN_PAGE = re.compile(r"vow/([^/]+)/chain/([0-9]+)\.json\Z")
+_CHAIN_HEAD = re.compile(r"vow/([^/]+)/chain\.json\Z")
 
 
 def unit(path: str) -> str:
@@ -78,6 +98,19 @@ def file_key(path: str) -> str:
 def bin_path(prefix: str) -> str:
     """The path of the bin with ``prefix`` (``""`` is the root, ``manifest.json``)."""
     return ROOT_PATH if prefix == "" else f"manifest/{prefix}.json"
+
+
+def chain_page_path(path: str) -> tuple[str, int] | None:
+    """The vow and page number of a chain page's path, ``vow/<id>/chain/<k>.json`` (``<k>``
+    decimal digits), which the manifest does not list; ``None`` for any other path."""
+    m = _CHAIN_PAGE.match(path)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def chain_head_path(path: str) -> str | None:
+    """The vow of a chain head's path, ``vow/<id>/chain.json``; ``None`` for any other path."""
+    m = _CHAIN_HEAD.match(path)
+    return m.group(1) if m else None
 
 
 def _is_manifest_path(path: str) -> bool:
@@ -171,7 +204,12 @@ def _source(src: SourceLike) -> SiteSource:
 
 @dataclass
 class ManifestReport:
-    """What :func:`verify_manifest` checked."""
+    """What :func:`verify_manifest` checked.
+
+    ``root_type`` is the root's type. ``files`` counts the listed files (the chain pages a tree
+    mid-upgrade lists included, also counted as ``listed_chain_pages``); ``chain_heads`` the
+    listed chain heads whose pages were walked, and ``chain_pages`` the pages they reach, each
+    checked (``chain_pages_of``: how many, per vow)."""
 
     as_of: str
     expires: str
@@ -181,6 +219,11 @@ class ManifestReport:
     snapshots: int = 0
     counted: bool = False
     bin_paths: set[str] = field(default_factory=set)
+    root_type: str = ROOT_TYPE
+    chain_heads: int = 0
+    chain_pages: int = 0
+    listed_chain_pages: int = 0
+    chain_pages_of: dict[str, int] = field(default_factory=dict, repr=False)
 
 
 def _instant(value: Any, subject: str, what: str) -> datetime:
@@ -287,13 +330,20 @@ def verify_manifest(
             and the last attempt's failure is raised.
 
     Checks, stopping at the first failure (the exception names the path): the root's
-    signature, type and expiry; every bin, depth first, against its parent's length, SHA-256
-    and file count, its own signature, type and prefix, its children one digit longer and its
-    files' keys under its prefix; every listed file's length and SHA-256. For a source that
-    can list (a directory): every file outside ``log/`` and the manifest is listed (counted),
-    every file under ``manifest/`` is a bin the trie names, and no dotfile but under
-    ``.well-known/``. The log under ``log/`` is not checked here
-    (:func:`conduct_kit.tlog.verify_checkpoint`).
+    signature, type (``conduct.manifest/v3``, or ``v2`` mid-upgrade) and expiry; every bin,
+    depth first, against its parent's length, SHA-256 and file count, its own signature, type
+    and prefix, its children one digit longer and its files' keys under its prefix; every
+    listed file's length and SHA-256; every listed chain head (``vow/<id>/chain.json``): its
+    signature, vow and sums (:func:`conduct_kit.vows.verify_chain_head`) and every page it
+    reaches (``vow/<id>/chain/<k>.json``, listed or not): a ``conduct.chain/v2`` head's
+    ``last_page`` by its pin, each page before it by its successor's ``prev_page_sha256``,
+    a ``v1`` head's pages by its ``pages`` pins, each page signed, numbered and of the vow
+    (:func:`conduct_kit.vows.verify_chain_page`). For a source that can list (a directory):
+    every file outside ``log/``, the manifest and the chain pages is listed (counted), the
+    chain pages on disk are exactly those the heads reach (none stray), every file under
+    ``manifest/`` is a bin the trie names, and no dotfile but under ``.well-known/``. The log
+    under ``log/`` and the records inside the chain pages are not checked here
+    (:func:`conduct_kit.tlog.verify_checkpoint`, :func:`conduct_kit.vows.verify_chain_files`).
     """
     pin = PinnedKey.parse(key)
     src = _source(source)
@@ -311,7 +361,9 @@ def _verify_once(src: SiteSource, pin: PinnedKey, now: datetime, check_snapshots
     raw = src.read(ROOT_PATH)
     if raw is None:
         raise ManifestError(ROOT_PATH, "is missing")
-    root = verify_signed(raw, pin, expected_type=ROOT_TYPE, subject=ROOT_PATH)
+    root = verify_signed(raw, pin, subject=ROOT_PATH)
+    if root.get("type") not in ROOT_TYPES:
+        raise TypeMismatchError(ROOT_PATH, f"type {root.get('type')!r} is not {ROOT_TYPE!r} (or {ROOT_V2_TYPE!r})")
     as_of = _instant(root.get("as_of"), ROOT_PATH, "as_of")
     expires = _instant(root.get("expires"), ROOT_PATH, "expires")
     if expires <= now:
@@ -319,7 +371,7 @@ def _verify_once(src: SiteSource, pin: PinnedKey, now: datetime, check_snapshots
     if as_of > expires:
         raise ManifestError(ROOT_PATH, "as_of is after expires")
     report = ManifestReport(
-        as_of=root["as_of"], expires=root["expires"], version=uint(root, "version", ROOT_PATH)
+        as_of=root["as_of"], expires=root["expires"], version=uint(root, "version", ROOT_PATH), root_type=root["type"]
     )
     report.bin_paths.add(ROOT_PATH)
     listed_paths: set[str] = set()
@@ -351,14 +403,40 @@ def _verify_once(src: SiteSource, pin: PinnedKey, now: datetime, check_snapshots
                 _check_snapshot(fpath, body, pin)
                 report.snapshots += 1
             report.files += 1
+            if chain_page_path(fpath) is not None:
+                report.listed_chain_pages += 1
+            vid = chain_head_path(fpath)
+            if vid is not None:
+                _walk_chain(src, pin, fpath, vid, body, report)
     listing = src.listing()
     if listing is not None:
         _count(listing, listed_paths, report)
     return report
 
 
+def _walk_chain(src: SiteSource, pin: PinnedKey, head_path: str, vid: str, body: bytes, report: ManifestReport) -> None:
+    """Check every page the listed chain head at ``head_path`` reaches (its bytes, already
+    checked against the manifest, are ``body``)."""
+    head = verify_chain_head(body, pin, vow_id=vid, subject=head_path)
+
+    def name(k: int) -> str:
+        return f"vow/{vid}/chain/{k}.json"
+
+    def read(k: int) -> bytes:
+        data = src.read(name(k))
+        if data is None:
+            raise ManifestError(name(k), f"is missing (chain page {k}, which {head_path} reaches)")
+        return data
+
+    for _ in _walk_chain_pages(head, read, pin, name):
+        report.chain_pages += 1
+    report.chain_heads += 1
+    report.chain_pages_of[vid] = chain_page_count(head)
+
+
 def _count(listing: Iterator[str], listed: set[str], report: ManifestReport) -> None:
     on_disk = 0
+    pages_on_disk = 0
     for path in listing:
         parts = path.split("/")
         if any(p.startswith(".") for p in parts) and not (
@@ -371,11 +449,25 @@ def _count(listing: Iterator[str], listed: set[str], report: ManifestReport) -> 
             if path not in report.bin_paths:
                 raise ManifestError(path, "is under manifest/ but no bin of the trie names it")
             continue
+        page = chain_page_path(path)
+        if page is not None:
+            vid, k = page
+            head = f"vow/{vid}/chain.json"
+            if vid not in report.chain_pages_of:
+                raise ManifestError(path, f"is a chain page on disk, and the manifest lists no chain head {head} to reach it")
+            reached = report.chain_pages_of[vid]
+            if k >= reached or path != f"vow/{vid}/chain/{k}.json":
+                raise ManifestError(path, f"is a chain page on disk that its head {head} does not reach (it has {reached} full pages)")
+            pages_on_disk += 1
+            continue
         on_disk += 1
         if path not in listed:
             raise ManifestError(path, "is on disk and not listed by the manifest")
-    if on_disk != report.files:  # pragma: no cover - each listed file was read above
-        raise ManifestError(ROOT_PATH, f"lists {report.files} files, {on_disk} are on disk")
+    want = report.files - report.listed_chain_pages
+    if on_disk != want:  # pragma: no cover - each listed file was read above
+        raise ManifestError(ROOT_PATH, f"lists {want} files besides chain pages, {on_disk} are on disk")
+    if pages_on_disk != report.chain_pages:  # pragma: no cover - each reached page was read above
+        raise ManifestError(ROOT_PATH, f"its chain heads reach {report.chain_pages} pages, {pages_on_disk} are on disk")
     report.counted = True
 
 

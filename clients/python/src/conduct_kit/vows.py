@@ -7,9 +7,13 @@
   record's leaf bytes (its RFC 8785 bytes, signature included); entry n's is that of entry
   n-1's. ``seq`` counts 1, 2, ...; ``log_index`` is the record's position in the log and
   grows along the chain; ``at`` never decreases.
-- ``conduct.chain/v1`` (``/vow/<id>/chain``) and ``conduct.chain_page/v1``
-  (``/vow/<id>/chain/<k>``): the raw chain in pages of 32 records; the signed head pins each
-  full page by the SHA-256 of its file and carries the rest in ``tail``.
+- ``conduct.chain/v2`` (``/vow/<id>/chain``) and ``conduct.chain_page/v2``
+  (``/vow/<id>/chain/<k>``): the raw chain in pages of 32 records. The signed head pins only
+  the last full page (``last_page``) by the SHA-256 of its file and carries the records after
+  it in ``tail``; each page pins the one before it (``prev_page_sha256``, ``null`` on page 0),
+  so walking back from the head reaches every page (library/VOWS.md, "The chain"). The
+  kit still reads ``conduct.chain/v1`` heads, which pin every full page (``pages``), and their
+  ``conduct.chain_page/v1`` pages (no ``prev_page_sha256``).
 - ``conduct.vows/v2`` (``/vows``) and ``conduct.vows_page/v1`` (``/vows/<k>``): the public
   index of every vow, in the order taken (by log index), oldest first, in immutable pages of
   256. The signed head pins the last full page (``last_page``) by the SHA-256 of its file and
@@ -22,10 +26,10 @@ from __future__ import annotations
 import hashlib
 import struct
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ._codec import JsonObject, fail, hex64, member, parse_object, uint
-from .errors import ChainError, HashMismatchError, VerificationError
+from .errors import ChainError, HashMismatchError, TypeMismatchError, VerificationError
 from .keys import KeyLike, PinnedKey
 from .signed import leaf_bytes, trace_sha256, verify_signed
 
@@ -34,12 +38,18 @@ __all__ = [
     "ENTRY_TYPE",
     "CHAIN_TYPE",
     "CHAIN_PAGE_TYPE",
+    "CHAIN_V1_TYPE",
+    "CHAIN_PAGE_V1_TYPE",
+    "CHAIN_PAGE_SIZE",
     "vow_id_for",
     "record_sha256",
     "verify_vow_record",
     "verify_entry",
     "verify_link",
     "verify_chain",
+    "verify_chain_head",
+    "verify_chain_page",
+    "chain_page_count",
     "verify_chain_files",
     "VOWS_TYPE",
     "VOWS_PAGE_TYPE",
@@ -51,8 +61,17 @@ __all__ = [
 
 VOW_TYPE = "conduct.vow/v1"
 ENTRY_TYPE = "conduct.entry/v1"
-CHAIN_TYPE = "conduct.chain/v1"
-CHAIN_PAGE_TYPE = "conduct.chain_page/v1"
+#: The chain head (``/vow/<id>/chain``) the service writes: it pins the last full page.
+CHAIN_TYPE = "conduct.chain/v2"
+#: A full page of a chain (``/vow/<id>/chain/<k>``), pinning the page before it.
+CHAIN_PAGE_TYPE = "conduct.chain_page/v2"
+#: The chain head before linked pages: it pinned every full page (``pages``). Still read.
+CHAIN_V1_TYPE = "conduct.chain/v1"
+#: A page of a ``conduct.chain/v1`` head (no ``prev_page_sha256``). Still read.
+CHAIN_PAGE_V1_TYPE = "conduct.chain_page/v1"
+#: The records of a full chain page: page ``k`` holds chain positions ``32k .. 32k+31``.
+CHAIN_PAGE_SIZE = 32
+_PAGE_TYPE_OF = {CHAIN_TYPE: CHAIN_PAGE_TYPE, CHAIN_V1_TYPE: CHAIN_PAGE_V1_TYPE}
 VOWS_TYPE = "conduct.vows/v2"
 VOWS_PAGE_TYPE = "conduct.vows_page/v1"
 #: Vows in a full page of the index: ``/vows/<k>`` holds the vows taken ``256k .. 256k+255``.
@@ -195,52 +214,206 @@ def verify_chain(records: Sequence[bytes | str | Mapping[str, Any]], key: KeyLik
     return out
 
 
-def verify_chain_files(
-    head: bytes | str | Mapping[str, Any],
-    pages: Sequence[bytes],
+def verify_chain_head(
+    data: bytes | str | Mapping[str, Any],
     key: KeyLike,
     *,
     vow_id: str | None = None,
-) -> list[JsonObject]:
-    """Read a whole chain from its signed head (``/vow/<id>/chain``) and the bytes of each full
-    page it pins (``/vow/<id>/chain/<k>``, in order), and verify it.
+    subject: str = "chain head",
+) -> JsonObject:
+    """Verify a chain head (``/vow/<id>/chain``) by itself, ``conduct.chain/v2`` or
+    ``conduct.chain/v1``: its signature and type, its vow (``vow_id``, when given), and that it
+    adds up: ``tail_from_position`` is where the full pages end, ``length`` is the number of
+    entries the pages and ``tail`` hold, ``head_sha256`` is a SHA-256. For ``v2``, ``tail``
+    holds fewer than ``page_size`` records and ``last_page`` is ``null`` when ``full_pages`` is
+    0, else the pin of page ``full_pages - 1`` (its ``href``, ``from_position``, ``records``
+    and ``sha256``); for ``v1``, ``pages`` has a pin (``sha256``) for each full page.
 
-    Checks the head's signature, each page file against the SHA-256 the head pins and then its
-    own signature, page number, ``from_position`` and record count, that ``tail`` starts where
-    the pages end, ``length`` (the number of entries), ``head_sha256`` (the last record's), and
-    then the chain itself (:func:`verify_chain`). Returns every record, position 0 first.
-    """
+    The pages themselves and the records are :func:`verify_chain_files`'s. Returns the head."""
     pin = PinnedKey.parse(key)
-    subject = "chain head"
-    doc = verify_signed(head, pin, expected_type=CHAIN_TYPE, subject=subject)
+    doc = verify_signed(data, pin, subject=subject)
+    kind = doc.get("type")
+    if kind not in _PAGE_TYPE_OF:
+        raise TypeMismatchError(subject, f"type {kind!r} is not {CHAIN_TYPE!r} (or {CHAIN_V1_TYPE!r})")
     vid = member(doc, "vow_id", str, subject)
     if vow_id is not None and vid != vow_id:
         raise ChainError(subject, f"is the chain of {vid}, not {vow_id}")
     size = uint(doc, "page_size", subject)
-    listed = member(doc, "pages", list, subject)
-    if len(listed) != len(pages):
-        fail(subject, f"pins {len(listed)} pages, {len(pages)} given")
-    records: list[Any] = []
-    for k, (pin_k, raw) in enumerate(zip(listed, pages)):
-        psub = f"chain page {k}"
-        if not isinstance(pin_k, dict):
-            fail(subject, f"pages[{k}] is not an object")
-        want = hex64(pin_k.get("sha256"), subject, f"pages[{k}].sha256")
+    if size < 1:
+        fail(subject, "page_size is 0")
+    length = uint(doc, "length", subject)
+    hex64(doc.get("head_sha256"), subject, "head_sha256")
+    tail = member(doc, "tail", list, subject)
+    if kind == CHAIN_TYPE:
+        n = uint(doc, "full_pages", subject)
+        if len(tail) >= size:
+            raise ChainError(subject, f"tail holds {len(tail)} records; a page is written at its {size}th")
+        if "last_page" not in doc:
+            fail(subject, "member 'last_page' is missing")
+        last = doc["last_page"]
+        if n == 0:
+            if last is not None:
+                raise ChainError(subject, "last_page pins a page where no page is full")
+        else:
+            _chain_pin(last, vid, n - 1, size, subject, "last_page")
+    else:
+        listed = member(doc, "pages", list, subject)
+        n = len(listed)
+        for k, p in enumerate(listed):
+            if not isinstance(p, dict):
+                fail(subject, f"pages[{k}] is not an object")
+            hex64(p.get("sha256"), subject, f"pages[{k}].sha256")
+            if p.get("records", size) != size:
+                raise ChainError(subject, f"pages[{k}] pins a page of {p.get('records')!r} records; a full page holds {size}")
+    ends = n * size
+    if member(doc, "tail_from_position", int, subject) != ends:
+        raise ChainError(subject, f"tail_from_position {doc.get('tail_from_position')} where the {n} full pages end at {ends}")
+    if length != ends + len(tail) - 1:
+        raise ChainError(subject, f"length {length} but {ends + len(tail) - 1} entries ({n} full pages and a tail of {len(tail)})")
+    return doc
+
+
+def _chain_pin(value: Any, vid: str, k: int, size: int, subject: str, what: str) -> str:
+    """The SHA-256 that the pin ``{href, from_position, records, sha256}`` of page ``k`` names."""
+    if not isinstance(value, dict):
+        fail(subject, f"{what} is not an object")
+    href = f"/vow/{vid}/chain/{k}"
+    if value.get("href") != href or value.get("from_position") != k * size:
+        raise ChainError(
+            subject,
+            f"{what} names {value.get('href')!r} from position {value.get('from_position')!r}, "
+            f"not page {k} ({href} from position {k * size})",
+        )
+    if value.get("records") != size:
+        raise ChainError(subject, f"{what} pins a page of {value.get('records')!r} records; a full page holds {size}")
+    return hex64(value.get("sha256"), subject, f"{what}.sha256")
+
+
+def verify_chain_page(
+    data: bytes | str | Mapping[str, Any],
+    key: KeyLike,
+    *,
+    vow_id: str | None = None,
+    page: int | None = None,
+    page_size: int = CHAIN_PAGE_SIZE,
+    expected_type: str | None = None,
+    subject: str | None = None,
+) -> JsonObject:
+    """Verify one full chain page (``/vow/<id>/chain/<k>``) by itself: its signature, its type
+    (``expected_type``, else ``conduct.chain_page/v2`` or ``v1``), its vow and number (when
+    given), ``from_position`` = ``page_size * k`` and exactly ``page_size`` records. A ``v2``
+    page also names its ``head`` (``/vow/<id>/chain``) and pins the page before it:
+    ``prev_page_sha256`` is ``null`` on page 0, else a SHA-256.
+
+    Its bytes against the pin naming it, and its records, are :func:`verify_chain_files`'s.
+    Returns the page."""
+    pin = PinnedKey.parse(key)
+    subject = subject or (f"chain page {page}" if page is not None else "chain page")
+    doc = verify_signed(data, pin, expected_type=expected_type, subject=subject, require_scope=False)
+    kind = doc.get("type")
+    if expected_type is None and kind not in (CHAIN_PAGE_TYPE, CHAIN_PAGE_V1_TYPE):
+        raise TypeMismatchError(subject, f"type {kind!r} is not {CHAIN_PAGE_TYPE!r} (or {CHAIN_PAGE_V1_TYPE!r})")
+    vid = member(doc, "vow_id", str, subject)
+    k = uint(doc, "page", subject)
+    if (vow_id is not None and vid != vow_id) or (page is not None and k != page):
+        want = f"page {page if page is not None else k} of {vow_id if vow_id is not None else vid}"
+        raise ChainError(subject, f"is page {k} of {vid}, not {want}")
+    if doc.get("from_position") != k * page_size:
+        raise ChainError(subject, f"from_position {doc.get('from_position')!r} where page {k} starts at {k * page_size}")
+    recs = member(doc, "records", list, subject)
+    if len(recs) != page_size:
+        raise ChainError(subject, f"a full page holds {page_size} records, this one {len(recs)}")
+    if kind == CHAIN_PAGE_TYPE:
+        if doc.get("head") != f"/vow/{vid}/chain":
+            raise ChainError(subject, f"head {doc.get('head')!r} is not /vow/{vid}/chain")
+        if "prev_page_sha256" not in doc:
+            fail(subject, "member 'prev_page_sha256' is missing")
+        if k == 0:
+            if doc["prev_page_sha256"] is not None:
+                raise ChainError(subject, "page 0 pins no page before it (prev_page_sha256 is not null)")
+        else:
+            hex64(doc["prev_page_sha256"], subject, "prev_page_sha256")
+    return doc
+
+
+def chain_page_count(head: Mapping[str, Any]) -> int:
+    """The number of full pages a verified chain head (``v2`` or ``v1``) has."""
+    if head.get("type") == CHAIN_V1_TYPE:
+        return len(head["pages"])
+    return int(head["full_pages"])
+
+
+def _walk_chain_pages(
+    head: Mapping[str, Any],
+    read: Callable[[int], bytes],
+    pin: PinnedKey,
+    name: Callable[[int], str],
+) -> Iterator[tuple[int, JsonObject]]:
+    """Read and check every full page of a verified chain ``head``: yields ``(k, page)``.
+
+    A ``v2`` head is walked back from ``last_page``: page ``n - 1``'s bytes must have the
+    SHA-256 it pins, then each page is verified (:func:`verify_chain_page`) before its
+    ``prev_page_sha256`` is trusted for the page before it, down to page 0. A ``v1`` head's
+    pages are read in order, each against its pin in ``pages``. ``read(k)`` gives page ``k``'s
+    bytes as served; ``name(k)`` is how errors name it."""
+    vid, size = str(head["vow_id"]), int(head["page_size"])
+    want_type = _PAGE_TYPE_OF[str(head["type"])]
+    if head["type"] == CHAIN_V1_TYPE:
+        for k, p in enumerate(head["pages"]):
+            raw = read(k)
+            got = hashlib.sha256(raw).hexdigest()
+            if got != p["sha256"]:
+                raise HashMismatchError(name(k), f"file SHA-256 {got} is not the head's pin {p['sha256']}")
+            yield k, verify_chain_page(raw, pin, vow_id=vid, page=k, page_size=size, expected_type=want_type, subject=name(k))
+        return
+    n = int(head["full_pages"])
+    want = head["last_page"]["sha256"] if n else None
+    for k in range(n - 1, -1, -1):
+        raw = read(k)
         got = hashlib.sha256(raw).hexdigest()
         if got != want:
-            raise HashMismatchError(psub, f"file SHA-256 {got} is not the head's pin {want}")
-        page = verify_signed(raw, pin, expected_type=CHAIN_PAGE_TYPE, subject=psub, require_scope=False)
-        if page.get("vow_id") != vid or page.get("page") != k or page.get("from_position") != k * size:
-            raise ChainError(psub, f"is not page {k} of {vid} from position {k * size}")
-        recs = member(page, "records", list, psub)
-        if len(recs) != size or pin_k.get("records", size) != size:
-            raise ChainError(psub, f"a full page holds {size} records, this one {len(recs)}")
-        records.extend(recs)
-    if member(doc, "tail_from_position", int, subject) != len(records):
-        raise ChainError(subject, f"tail_from_position {doc.get('tail_from_position')} where the pages end at {len(records)}")
-    records.extend(member(doc, "tail", list, subject))
-    if uint(doc, "length", subject) != len(records) - 1:
-        raise ChainError(subject, f"length {doc.get('length')} but {len(records) - 1} entries")
+            by = "the head's last_page" if k == n - 1 else f"page {k + 1}'s prev_page_sha256"
+            raise HashMismatchError(name(k), f"file SHA-256 {got} is not the pin of {by} {want}")
+        page = verify_chain_page(raw, pin, vow_id=vid, page=k, page_size=size, expected_type=want_type, subject=name(k))
+        want = page["prev_page_sha256"]
+        yield k, page
+
+
+def verify_chain_files(
+    head: bytes | str | Mapping[str, Any],
+    pages: Sequence[bytes] | Callable[[int], bytes],
+    key: KeyLike,
+    *,
+    vow_id: str | None = None,
+) -> list[JsonObject]:
+    """Read a whole chain from its signed head (``/vow/<id>/chain``) and the bytes of its full
+    pages (``/vow/<id>/chain/<k>``), and verify it. Both ``conduct.chain/v2`` and
+    ``conduct.chain/v1`` heads are read.
+
+    ``pages`` is the page files in page order (page 0 first), or a function that reads page
+    ``k``'s bytes as served (called only after the head verifies, once a page, in the order of
+    the walk). Checks the head (:func:`verify_chain_head`); each page file against the SHA-256
+    pinning it: for ``v2``, page ``n - 1`` against the head's ``last_page`` and each page
+    before it against its successor's ``prev_page_sha256``, down to page 0 (whose
+    ``prev_page_sha256`` is ``null``); for ``v1``, each page against its pin in ``pages``;
+    then each page's signature, vow, number, ``from_position`` and record count
+    (:func:`verify_chain_page`); ``head_sha256`` (the last record's); and then the chain
+    itself, the pages' records in order followed by ``tail`` (:func:`verify_chain`). Returns
+    every record, position 0 first.
+    """
+    pin = PinnedKey.parse(key)
+    subject = "chain head"
+    doc = verify_chain_head(head, pin, vow_id=vow_id, subject=subject)
+    n = chain_page_count(doc)
+    if callable(pages):
+        read: Callable[[int], bytes] = pages
+    else:
+        if len(pages) != n:
+            fail(subject, f"has {n} full pages, {len(pages)} given")
+        read = pages.__getitem__
+    held: dict[int, list[Any]] = {k: page["records"] for k, page in _walk_chain_pages(doc, read, pin, lambda k: f"chain page {k}")}
+    records: list[Any] = [r for k in range(n) for r in held[k]]
+    records.extend(doc["tail"])
     out = verify_chain(records, pin)
     if doc.get("head_sha256") != record_sha256(out[-1]):
         raise ChainError(subject, "head_sha256 is not the SHA-256 of the last record")
