@@ -206,6 +206,12 @@ pub struct VowClock {
     pub cadence: u64,
 }
 
+/// The page cache of the reader connections together, KiB, shared out evenly (SQLite's default
+/// is 2 MiB each). A render reads a vow's records by index from anywhere in the file; with the
+/// default, most of those reads went to the kernel (`pread`, 8% of the CPU of a random-vow
+/// report-in at 20,000 vows; BENCHMARKS.md, section 14).
+const READER_CACHE_KIB: i64 = 128 * 1024;
+
 /// Reads of the committed vows (and of the records that name them: npub bindings, pledges,
 /// familiars) over a few connections of their own (so renders of different vows on different
 /// threads do not wait for each other).
@@ -226,7 +232,11 @@ impl VowReader {
     pub fn open(store: &Store) -> Result<VowReader, StoreError> {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let conns = (0..n)
-            .map(|_| store.connection().map(Mutex::new))
+            .map(|_| {
+                let c = store.connection()?;
+                c.pragma_update(None, "cache_size", -READER_CACHE_KIB / n as i64)?;
+                Ok::<_, StoreError>(Mutex::new(c))
+            })
             .collect::<Result<_, _>>()?;
         Ok(VowReader { conns })
     }
