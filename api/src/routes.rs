@@ -713,13 +713,13 @@ pub const ROUTES: &[Route] = &[
         "A vow, its chain in brief, and trajectory stats (coupling series, y_consistency, missed windows, overdue, chain verification).")
         .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/chain",
-        "The complete raw chain: every signed record of the vow, in order.")
+        "The complete raw chain: a signed head (conduct.chain/v2) pinning the last full page, each page pinning the one before it, and the records after the last full page.")
         .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/reading",
         "The signed trajectory plus an interpretation labelled as guidance, never a verdict.")
         .with(PAGE.params(&[VOW_ID])),
     route("GET", "/vow/{id}/chain/{k}",
-        "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash in /vow/{id}/chain.")
+        "Page k of a vow's chain: 32 records from position 32k, immutable once full, pinned by hash by page k+1 (prev_page_sha256), the last full page by /vow/{id}/chain.")
         .with(Contract::page(&[JSON]).params(&[VOW_ID, PAGE_NUMBER])),
     route("GET", "/vow/{id}/feed.atom",
         "An Atom feed of a vow's report-ins (the static answer to \"no push interface\").")
