@@ -93,13 +93,16 @@ pub fn is_manifest_path(path: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>`
-/// decimal digits); `None` for any other path.
+/// The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` in
+/// decimal, no leading zero); `None` for any other path.
 pub fn chain_page(path: &str) -> Option<(&str, u64)> {
     let rest = path.strip_prefix("vow/")?;
     let (id, page) = rest.split_once("/chain/")?;
     let k = page.strip_suffix(".json")?;
-    let digits = !k.is_empty() && k.len() <= 19 && k.bytes().all(|c| c.is_ascii_digit());
+    let digits = !k.is_empty()
+        && k.len() <= 19
+        && k.bytes().all(|c| c.is_ascii_digit())
+        && (k == "0" || !k.starts_with('0'));
     let id_ok = !id.is_empty() && !id.contains('/');
     (digits && id_ok)
         .then(|| k.parse().ok())
@@ -163,6 +166,7 @@ mod tests {
             "vow/ab12/chain/3.html",
             "vow/ab12/chain/x.json",
             "vow/ab12/chain/.json",
+            "vow/ab12/chain/01.json",
             "vow//chain/1.json",
             "vow/a/b/chain/1.json",
             "vows/1.json",
