@@ -37,10 +37,10 @@ export declare function unitOf(path: string): string;
 /** A file's key: the lower-case hex SHA-256 of its unit, 64 digits (MIRRORS.md). */
 export declare function fileKey(path: string): string;
 /**
- * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` decimal
- * digits), which the manifest does not list (MIRRORS.md, "What it lists"); `undefined` for any
- * other path. `page` is `NaN` for digits that are not a page number as the service writes it
- * (a leading zero, or beyond a safe integer): such a page is reached by no head.
+ * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` in
+ * decimal, no leading zero), which the manifest does not list (MIRRORS.md, "What it lists");
+ * `undefined` for any other path (`vow/<id>/chain/01.json` is an ordinary file the manifest must
+ * list). `page` is `NaN` beyond a safe integer: such a page is reached by no head.
  */
 export declare function chainPageOf(path: string): {
     vowId: string;

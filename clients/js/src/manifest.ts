@@ -54,19 +54,19 @@ export function fileKey(path: string): string {
   return sha256Hex(unitOf(path));
 }
 
-const CHAIN_PAGE_PATH = /^vow\/([^/]+)\/chain\/([0-9]+)\.json$/;
+const CHAIN_PAGE_PATH = /^vow\/([^/]+)\/chain\/(0|[1-9][0-9]*)\.json$/;
 const CHAIN_HEAD_PATH = /^vow\/([^/]+)\/chain\.json$/;
 
 /**
- * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` decimal
- * digits), which the manifest does not list (MIRRORS.md, "What it lists"); `undefined` for any
- * other path. `page` is `NaN` for digits that are not a page number as the service writes it
- * (a leading zero, or beyond a safe integer): such a page is reached by no head.
+ * The vow and page number of a vow chain page's path, `vow/<id>/chain/<k>.json` (`<k>` in
+ * decimal, no leading zero), which the manifest does not list (MIRRORS.md, "What it lists");
+ * `undefined` for any other path (`vow/<id>/chain/01.json` is an ordinary file the manifest must
+ * list). `page` is `NaN` beyond a safe integer: such a page is reached by no head.
  */
 export function chainPageOf(path: string): { vowId: string; page: number } | undefined {
   const m = CHAIN_PAGE_PATH.exec(path);
   if (m === null) return undefined;
-  const k = /^(0|[1-9][0-9]*)$/.test(m[2]!) ? Number(m[2]) : NaN;
+  const k = Number(m[2]);
   return { vowId: m[1]!, page: Number.isSafeInteger(k) ? k : NaN };
 }
 

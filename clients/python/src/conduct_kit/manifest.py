@@ -75,7 +75,7 @@ NOSTR_PROFILE = "hive/profile.json"
 OPENAPI = "openapi.json"
 _HEX = "0123456789abcdef"
 _BIN_PATH = re.compile(r"manifest/([0-9a-f]{1,64})\.json\Z")
-_CHAIN_PAGE = re.compile(r"vow/([^/]+)/chain/([0-9]+)\.json\Z")
+_CHAIN_PAGE = re.compile(r"vow/([^/]+)/chain/(0|[1-9][0-9]*)\.json\Z")
 _CHAIN_HEAD = re.compile(r"vow/([^/]+)/chain\.json\Z")
 
 
@@ -101,8 +101,9 @@ def bin_path(prefix: str) -> str:
 
 
 def chain_page_path(path: str) -> tuple[str, int] | None:
-    """The vow and page number of a chain page's path, ``vow/<id>/chain/<k>.json`` (``<k>``
-    decimal digits), which the manifest does not list; ``None`` for any other path."""
+    """The vow and page number of a chain page's path, ``vow/<id>/chain/<k>.json`` (``<k>`` in
+    decimal, no leading zero), which the manifest does not list; ``None`` for any other path
+    (``vow/<id>/chain/01.json`` is an ordinary file the manifest must list)."""
     m = _CHAIN_PAGE.match(path)
     return (m.group(1), int(m.group(2))) if m else None
 
