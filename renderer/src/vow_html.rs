@@ -19,7 +19,6 @@ use crate::chart::{fmt_bits, trajectory_svg, xml_escape, SERIES};
 use crate::pages::{
     EntryRow, InterpretationPage, LinksPage, PageHead, PageRow, RecordRow, VowPage, VowRowView,
 };
-use crate::vows::LINKS_PAGE_SIZE;
 use crate::RenderError;
 
 /// Entries listed in a vow page's table (the chart shows more; the chain has all).
@@ -281,11 +280,13 @@ pub fn links_html(
             }
         })
         .collect();
+    // The last page ends right before the tail; pages are tail_from / full_pages records.
+    let page_size = tail_from.checked_div(full_pages).unwrap_or(0);
     let last_row = last_page.map(|sha| {
         let k = full_pages.saturating_sub(1);
         PageRow {
             href: format!("/vow/{id}/chain/{k}"),
-            from: (tail_from.saturating_sub(LINKS_PAGE_SIZE)) as u64,
+            from: (tail_from.saturating_sub(page_size)) as u64,
             to: tail_from.saturating_sub(1) as u64,
             sha256: sha.to_owned(),
         }

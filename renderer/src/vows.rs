@@ -499,6 +499,16 @@ mod tests {
                 let prev = parse(&pages[1].1)["prev_page_sha256"].clone();
                 assert_eq!(prev, sha256_hex(&pages[0].1).as_str());
             }
+            // The HTML twin names the last page, its records and its pin.
+            let html = files
+                .iter()
+                .find(|(p, _)| p.ends_with("/chain.html"))
+                .unwrap();
+            let html = String::from_utf8_lossy(&html.1);
+            let to = pages.len() * LINKS_PAGE_SIZE - 1;
+            let from = to + 1 - LINKS_PAGE_SIZE;
+            assert!(html.contains(&format!("Records {from} to {to}")), "{html}");
+            assert!(html.contains(last.as_deref().unwrap()), "{html}");
             head.1.len()
         };
         let (id, read) = records(&key, 5);

@@ -8,7 +8,7 @@ use conduct_core::signing::PinnedKey;
 use serde_json::Value;
 
 use crate::files::Files;
-use crate::site::{read_hashed, signed_json};
+use crate::hashed::{read_hashed, signed_json};
 use crate::Error;
 
 /// Records in a full page.

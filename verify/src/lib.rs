@@ -34,6 +34,7 @@ pub mod attestation;
 mod chain_pages;
 mod error;
 pub mod files;
+mod hashed;
 pub mod log;
 mod manifest;
 pub mod progress;

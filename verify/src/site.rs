@@ -33,12 +33,11 @@
 //! log is audited as [`crate::verify_log`] does. On a terminal, each step shows its progress on
 //! standard error (the root says how many files the trie lists, so the files step has a total).
 
-use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
 use conduct_core::manifest::{bin_path, bin_prefix, is_manifest_path, BIN_DIR, BIN_TYPE, DIGITS};
-use conduct_core::signing::{verify_snapshot, PinnedKey, VerifyError};
+use conduct_core::signing::{PinnedKey, VerifyError};
 use conduct_core::time::parse_rfc3339;
 use conduct_core::tlog::tiles::{
     decode_bundle, entries_path, parse_entries_path, parse_tile_path, stored_hash_count, tile_path,
@@ -49,6 +48,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{BinProblem, ManifestError, MirrorProblem};
 use crate::files::{is_url, Files};
+use crate::hashed::{read_hashed, signed_json};
 use crate::log::{verify_log, LogAudit};
 use crate::manifest::{self, Entry, ReadError, Streamed};
 use crate::progress::{peak_text, throughput, Progress, Run};
@@ -942,40 +942,6 @@ fn unlisted(dir: &Path) -> Option<Error> {
     }
 }
 
-/// Read the file at `rel` through `buf`, hashing it as it comes: its length, its SHA-256, and,
-/// when `keep` gives its listed length, its bytes (those past that length are not kept: the
-/// length check fails anyway).
-pub(crate) fn read_hashed<F: Files + ?Sized>(
-    files: &F,
-    rel: &str,
-    keep: Option<u64>,
-    buf: &mut [u8],
-) -> Result<(u64, [u8; 32], Vec<u8>), Error> {
-    let fail = |source| Error::Read {
-        path: rel.to_owned(),
-        source,
-    };
-    let mut reader = files.reader(rel)?;
-    let mut hasher = Sha256::new();
-    let cap = keep.map_or(0, |n| usize::try_from(n).unwrap_or(0).min(1 << 24));
-    let mut kept = Vec::with_capacity(cap);
-    let mut len = 0u64;
-    loop {
-        let n = match reader.read(buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(fail(e)),
-        };
-        hasher.update(&buf[..n]);
-        len += n as u64;
-        if keep.is_some_and(|listed| len <= listed) {
-            kept.extend_from_slice(&buf[..n]);
-        }
-    }
-    Ok((len, hasher.finalize().into(), kept))
-}
-
 /// The path of the service's Nostr profile, the one JSON file of the tree that is a Nostr event
 /// rather than a signed snapshot.
 pub const NOSTR_PROFILE: &str = "hive/profile.json";
@@ -993,20 +959,6 @@ fn nostr_profile(path: &str, bytes: &[u8]) -> Result<(), Error> {
         return Err(fail(format!("kind {}, not 0", ev.kind)));
     }
     ev.verify().map_err(|e| fail(e.to_string()))
-}
-
-/// Parse `bytes` as a JSON object and verify its signature under `pinned` (`x-signature` for
-/// the OpenAPI document, see [`verify_snapshot`]).
-pub(crate) fn signed_json(path: &str, bytes: &[u8], pinned: &PinnedKey) -> Result<Value, Error> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|source| Error::NotJson {
-        path: path.to_owned(),
-        source,
-    })?;
-    verify_snapshot(&doc, pinned).map_err(|source| Error::Signature {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok(doc)
 }
 
 #[cfg(test)]
