@@ -115,11 +115,9 @@ impl Publisher {
     fn holds(trie: &mut Trie, root: &Path, rel: &str, bytes: &[u8], sha: &Sha) -> bool {
         let len = bytes.len() as u64;
         if !conduct_core::manifest::listed(rel) {
-            // A chain page: compared with the disk only (and a v2 manifest's listing dropped).
+            // A chain page: a v2 manifest's listing of it is dropped, so only the disk decides
+            // (and `Trie::insert` does not list it again).
             trie.remove(rel);
-            let path = root.join(rel);
-            return std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
-                && std::fs::read(&path).is_ok_and(|old| old == bytes);
         }
         let listed = trie.get(rel);
         if listed.is_some_and(|l| l != (*sha, len)) {
