@@ -123,6 +123,25 @@ pub struct VowDocs {
     full_pages: usize,
     /// Hex SHA-256 of the last full page's file.
     last_page: Option<String>,
+    /// This vow's state at the last page boundary [`Self::extend`] passed, not yet taken
+    /// ([`Self::take_resume_point`]).
+    resume_point: Option<(usize, Vec<u8>)>,
+}
+
+/// Type of a vow's kept render state ([`VowDocs::state`]).
+pub const VOW_STATE_TYPE: &str = "conduct.vow_render_state/1";
+
+/// [`VowDocs`] as kept: the track's own kept form inside.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeptDocs<'a> {
+    #[serde(rename = "type")]
+    ty: &'a str,
+    vow_id: &'a str,
+    full_pages: usize,
+    last_page: Option<String>,
+    #[serde(borrow)]
+    track: &'a serde_json::value::RawValue,
 }
 
 impl VowDocs {
@@ -143,7 +162,55 @@ impl VowDocs {
             track,
             full_pages: 0,
             last_page: None,
+            resume_point: None,
         })
+    }
+
+    /// This state as bytes [`Self::resume`] takes back (JSON of type [`VOW_STATE_TYPE`]).
+    pub fn state(&self) -> Result<Vec<u8>, RenderError> {
+        let track = String::from_utf8(self.track.state())
+            .ok()
+            .and_then(|t| serde_json::value::RawValue::from_string(t).ok())
+            .ok_or_else(|| RenderError::Input(format!("vow {}: its state", self.id)))?;
+        let kept = KeptDocs {
+            ty: VOW_STATE_TYPE,
+            vow_id: &self.id,
+            full_pages: self.full_pages,
+            last_page: self.last_page.clone(),
+            track: &track,
+        };
+        serde_json::to_vec(&kept).map_err(|e| RenderError::Input(e.to_string()))
+    }
+
+    /// Vow `id`'s state kept by [`Self::state`]: it renders and extends exactly as the state
+    /// that was kept. Fails when `state` is not vow `id`'s kept state at a page boundary.
+    pub fn resume(key: &ServiceKey, id: &str, state: &[u8]) -> Result<VowDocs, RenderError> {
+        let bad = |m: String| RenderError::Input(format!("vow {id}: kept state: {m}"));
+        let kept: KeptDocs<'_> = serde_json::from_slice(state).map_err(|e| bad(e.to_string()))?;
+        if kept.ty != VOW_STATE_TYPE || kept.vow_id != id {
+            return Err(bad(format!("{} of vow {}", kept.ty, kept.vow_id)));
+        }
+        let pinned =
+            PinnedKey::parse(&key.vkey()).map_err(|e| RenderError::Input(e.to_string()))?;
+        let track = Track::resume(&pinned, key.name(), kept.track.get().as_bytes())
+            .map_err(|e| bad(e.0))?;
+        let docs = VowDocs {
+            id: id.to_owned(),
+            track,
+            full_pages: kept.full_pages,
+            last_page: kept.last_page,
+            resume_point: None,
+        };
+        if docs.records() != docs.tail_from() || (docs.full_pages > 0) != docs.last_page.is_some() {
+            return Err(bad("not at a page boundary".into()));
+        }
+        Ok(docs)
+    }
+
+    /// The state at the last page boundary that [`Self::extend`] passed since the last call
+    /// (chain position and [`Self::state`] bytes), to keep so a later render can resume there.
+    pub fn take_resume_point(&mut self) -> Option<(usize, Vec<u8>)> {
+        self.resume_point.take()
     }
 
     /// Chain position of the first record not in a full page.
@@ -159,6 +226,11 @@ impl VowDocs {
     /// Leading records that verified.
     pub fn verified(&self) -> usize {
         self.track.verified()
+    }
+
+    /// Hex SHA-256 of the last record taken.
+    pub fn track_head_sha256(&self) -> &str {
+        self.track.head_sha256()
     }
 
     /// Entries taken (the chain's head seq).
@@ -191,6 +263,8 @@ impl VowDocs {
             )));
         }
         let mut pages = Vec::new();
+        // Only the last boundary passed is kept: a long read passes many.
+        let last_boundary = (from + read.len()) / LINKS_PAGE_SIZE * LINKS_PAGE_SIZE;
         for pos in self.records()..from + read.len() {
             let (index, leaf) = &read[pos - from];
             self.track
@@ -203,6 +277,9 @@ impl VowDocs {
                 self.last_page = Some(sha256_hex(&bytes));
                 self.full_pages = k + 1;
                 pages.push((links_page_path(&self.id, k), bytes));
+                if pos + 1 == last_boundary {
+                    self.resume_point = Some((pos + 1, self.state()?));
+                }
             }
         }
         Ok(pages)
@@ -480,6 +557,37 @@ mod tests {
         let (_, fresh_pages, fresh) = whole(&key, &id, &read);
         assert_eq!(pages, fresh_pages);
         assert_eq!(inc.files, fresh);
+    }
+
+    #[test]
+    fn a_resume_point_renders_the_bytes_of_rendering_from_scratch() {
+        let key = key();
+        let (id, read) = records(&key, 100);
+        // Reading 70 records passes the boundaries at 32 and 64: only the last is kept.
+        let mut docs = VowDocs::new(&key, &id, (read[0].0, &read[0].1), false).unwrap();
+        docs.extend(&key, &read[..70], 0, 0).unwrap();
+        let (at, state) = docs.take_resume_point().unwrap();
+        assert_eq!(at, 64);
+        assert_eq!(docs.take_resume_point(), None);
+        // Resumed there, it reads the chain from position 64 only.
+        let mut resumed = VowDocs::resume(&key, &id, &state).unwrap();
+        assert_eq!((resumed.records(), resumed.tail_from()), (64, 64));
+        let pages = resumed.extend(&key, &read[64..], 64, 0).unwrap();
+        assert_eq!(pages.len(), 1);
+        assert_eq!(resumed.take_resume_point().map(|(at, _)| at), Some(96));
+        let files = resumed
+            .render(&key, URL, &read[96..], 96, 2_000_000, rule)
+            .unwrap()
+            .files;
+        let (fresh_docs, fresh_pages, fresh) = whole(&key, &id, &read);
+        assert_eq!(files, fresh);
+        assert_eq!(pages[0], fresh_pages[2]);
+        assert_eq!(resumed.state().unwrap(), fresh_docs.state().unwrap());
+        // Another vow's state, a state off a page boundary and bytes that are no state are
+        // refused.
+        assert!(VowDocs::resume(&key, "another", &state).is_err());
+        assert!(VowDocs::resume(&key, &id, &docs.state().unwrap()).is_err());
+        assert!(VowDocs::resume(&key, &id, b"{}").is_err());
     }
 
     #[test]

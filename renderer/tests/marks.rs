@@ -11,6 +11,7 @@ use conduct_core::trace::parse_json;
 use conduct_core::vow::ReportRequest;
 use conduct_indexer::clock::service_now;
 use conduct_indexer::ledger::{Job, Ledger};
+use conduct_indexer::store::resume::ResumePoints;
 use conduct_indexer::store::Store;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
 use conduct_renderer::live::vows::VowSource;
@@ -239,6 +240,75 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
     // Nor does one signed by a key the source does not verify with.
     publish(&signer, page.clone());
     assert_eq!(verification(&render_as(&other))["ok"], false);
+}
+
+/// A vow's render after a restart starts at its resume point (its state at the chain's last
+/// page boundary, kept by an earlier render under the same renderer's name) and reads only the
+/// records after it: the bytes are those of a whole read. Shown with records another key
+/// signed: a whole read fails at the vow record, a resumed one only at the first record after
+/// the point, the one it read first.
+#[test]
+fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let signer = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
+    let other = ServiceKey::from_seed(&[6; 32], "marks.invalid/log");
+    let store = Store::open(dir.path()).unwrap();
+    let ledger = Ledger::open(&store, signer.clone(), &dir.path().join("site/log")).unwrap();
+    let mut log = Log {
+        key: signer.clone(),
+        ledger,
+    };
+    let reader = Arc::new(VowReader::open(&store).unwrap());
+    let points = Arc::new(ResumePoints::open(dir.path()).unwrap());
+    let vow = log.take("agent-r"); // log index 0
+    for _ in 0..40 {
+        log.report(&vow); // log indexes 1..=40
+    }
+    let keys: BTreeSet<String> = [vow.clone()].into();
+    let now = service_now();
+    let render_as = |key: &ServiceKey, name: &str| {
+        vow_source(key, &reader)
+            .with_resume_points(points.clone(), name)
+            .render(&keys, false, now, &|_| None)
+            .unwrap()
+    };
+    let first = render_as(&signer, "r1");
+    let kept = points.get(&vow, "r1").unwrap().unwrap();
+    assert_eq!(kept.records, 32);
+    // A restart: the same bytes, but for the full page before the point, which a resumed
+    // render does not read (nor render again).
+    let digest = |files: Vec<(String, Vec<u8>)>| -> Vec<(String, String)> {
+        files
+            .into_iter()
+            .map(|(p, b)| (p, conduct_core::canonical::sha256_hex(&b)))
+            .collect()
+    };
+    let page = format!("vow/{vow}/chain/0.json");
+    let mut want = digest(first);
+    let before = want.len();
+    want.retain(|(p, _)| *p != page);
+    assert_eq!(want.len(), before - 1, "the first render wrote page 0");
+    assert_eq!(digest(render_as(&signer, "r1")), want);
+    let verification = |files: Vec<(String, Vec<u8>)>| {
+        let (_, bytes) = files
+            .into_iter()
+            .find(|(p, _)| *p == format!("vow/{vow}.json"))
+            .unwrap();
+        let page: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        page["trajectory"]["chain_verification"].clone()
+    };
+    let resumed = verification(render_as(&other, "r1"));
+    assert_eq!(resumed["ok"], false);
+    assert!(
+        resumed["error"].as_str().unwrap().starts_with("leaf 32 "),
+        "{resumed}"
+    );
+    // Under another renderer's name the point is not taken: the whole chain is read.
+    let whole = verification(render_as(&other, "r2"));
+    assert!(
+        whole["error"].as_str().unwrap().starts_with("leaf 0 "),
+        "{whole}"
+    );
 }
 
 /// The vows source these tests render with, verifying with `key`.

@@ -116,13 +116,16 @@ pub fn render_site(
     let log_size = vows.log_size()?;
     let chain = crate::chain::open(cfg)?;
     let mut sources: Vec<Box<dyn Source>> = vec![
-        Box::new(VowSource::new(
-            key.clone(),
-            &cfg.public_url,
-            vows.clone(),
-            None,
-            routes::html_pages(),
-        )),
+        Box::new(
+            VowSource::new(
+                key.clone(),
+                &cfg.public_url,
+                vows.clone(),
+                None,
+                routes::html_pages(),
+            )
+            .with_resume_points(resume_points(cfg)?, &resume_name(cfg, key)),
+        ),
         Box::new(registry_source(cfg, key, &chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),
@@ -159,6 +162,19 @@ pub fn render_site(
     )
     .map_err(mark_error)?;
     Ok((publisher, count))
+}
+
+/// Where the vows' resume points are kept (ARCHITECTURE.md, "The write path of a report-in").
+fn resume_points(cfg: &Config) -> Result<Arc<conduct_indexer::store::resume::ResumePoints>, Error> {
+    Ok(Arc::new(
+        conduct_indexer::store::resume::ResumePoints::open(&cfg.data)?,
+    ))
+}
+
+/// What a vow's kept render state depends on besides the chain (the binary and the key, not
+/// the model: a state holds no reading), so `conduct render` and `conduct serve` share them.
+fn resume_name(cfg: &Config, key: &ServiceKey) -> String {
+    mark_place_as(cfg, key, false).render
 }
 
 /// `POST /familiar/summon` posted at the labor price, with its `accepts` at that price.
@@ -299,7 +315,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
                 ask,
                 routes::html_pages(),
             )
-            .with_tree(&cfg.site),
+            .with_tree(&cfg.site)
+            .with_resume_points(resume_points(&cfg)?, &resume_name(&cfg, &key)),
         ),
         Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
         Box::new(MunusSource::new(

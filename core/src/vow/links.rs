@@ -26,7 +26,7 @@ pub enum Leaf {
 
 /// The state of one vow's chain after the leaves seen so far (fixed size: a verifier keeps one
 /// for every vow of the log).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Head {
     /// Last seq (0 = only the vow record).
     pub seq: u64,
@@ -65,6 +65,24 @@ impl LinkChecker {
             vows: 0,
             entries: 0,
             other: 0,
+        }
+    }
+
+    /// A checker that continues from the heads `heads` of the vows seen so far, having seen
+    /// `(vows, entries, other)` leaves (as [`Self::heads`] and the counters left them).
+    pub fn resume(
+        pinned: PinnedKey,
+        origin: Option<String>,
+        heads: impl IntoIterator<Item = (Box<str>, Head)>,
+        (vows, entries, other): (u64, u64, u64),
+    ) -> Self {
+        LinkChecker {
+            pinned,
+            origin,
+            heads: heads.into_iter().collect(),
+            vows,
+            entries,
+            other,
         }
     }
 

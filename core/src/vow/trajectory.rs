@@ -10,16 +10,16 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::consistency;
 use super::interpret::{
     from_parts, visible_ys, EntryView, InterpretationInput, LinkCounts, MAX_ENTRIES,
 };
-use super::links::{Fields, Leaf, LinkChecker};
+use super::links::{Fields, Head, Leaf, LinkChecker, LinkError};
 use super::record::{record_hash, ENTRY_TYPE};
-use super::windows::{windows, Windows};
+use super::windows::{windows_of, Hits, Windows};
 use crate::canonical::{jcs, jcs_map_with_raw, CanonicalError};
 use crate::signing::PinnedKey;
 use crate::time::parse_rfc3339;
@@ -134,7 +134,7 @@ fn array(list: &VecDeque<Box<[u8]>>) -> Vec<u8> {
 }
 
 /// One entry as the human-readable pages show it (the last [`SERIES_LIMIT`] are kept).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// Chain position.
     pub seq: u64,
@@ -166,7 +166,8 @@ pub struct Track {
     verified: usize,
     failure: Option<String>,
     head_hash: String,
-    ats: Vec<u64>,
+    /// The windows its report-ins fell in.
+    hits: Hits,
     /// The last [`SERIES_LIMIT`] coupling-series points, RFC 8785.
     series: VecDeque<Box<[u8]>>,
     /// The last [`SERIES_LIMIT`] chain-listing lines, RFC 8785.
@@ -190,8 +191,7 @@ impl Track {
         index: u64,
         leaf: &[u8],
         trusted: bool,
-    ) -> Result<Track, super::links::LinkError> {
-        use super::links::LinkError;
+    ) -> Result<Track, LinkError> {
         let vow: Value = serde_json::from_slice(leaf)
             .map_err(|e| LinkError(format!("vow record {index}: {e}")))?;
         let start = vow["at"]
@@ -206,9 +206,7 @@ impl Track {
             .record(index, leaf, &vow, trusted)
             .and_then(|l| match l {
                 Leaf::Vow(_) => Ok(()),
-                _ => Err(super::links::LinkError(format!(
-                    "leaf {index}: not a vow record"
-                ))),
+                _ => Err(LinkError(format!("leaf {index}: not a vow record"))),
             });
         let failure = checked.err().map(|e| e.0);
         Ok(Track {
@@ -221,7 +219,7 @@ impl Track {
             failure,
             head_hash: record_hash(leaf),
             vow,
-            ats: Vec::new(),
+            hits: Hits::default(),
             series: VecDeque::new(),
             brief: VecDeque::new(),
             entries: 0,
@@ -295,7 +293,7 @@ impl Track {
     fn add_entry(&mut self, e: &RecordView<'_>) -> Result<(), CanonicalError> {
         let at = e.at.as_deref();
         if let Some(t) = at.and_then(parse_rfc3339) {
-            self.ats.push(t);
+            self.hits.add(self.start, self.cadence, t);
         }
         let q = &e.profile;
         let point = json!({
@@ -391,7 +389,7 @@ impl Track {
 
     /// The window state at `now`.
     pub fn windows(&self, now: u64) -> Windows {
-        windows(self.start, self.cadence, &self.ats, now)
+        windows_of(self.start, self.cadence, &self.hits, now)
     }
 
     /// The last [`SERIES_LIMIT`] entries, oldest first.
@@ -472,7 +470,7 @@ impl Track {
             .chain(&self.brief)
             .map(|i| i.len() + 16)
             .sum::<usize>()
-            + self.ats.capacity() * 8
+            + self.hits.weight()
             + self.recent.len() * 256
             + self
                 .points
@@ -480,6 +478,134 @@ impl Track {
                 .map(|p| 160 + p.note.as_ref().map_or(0, String::len))
                 .sum::<usize>()
             + 1024
+    }
+}
+
+/// Type of a kept [`Track`] ([`Track::state`]).
+pub const TRACK_STATE_TYPE: &str = "conduct.track_state/1";
+
+/// A [`Track`] as kept between runs: everything but the key. Its size is bounded by
+/// [`SERIES_LIMIT`] and the vow's missed runs, never by its chain's length.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Kept {
+    #[serde(rename = "type")]
+    ty: String,
+    heads: Vec<(String, Head)>,
+    checked: [u64; 3],
+    vow: Value,
+    sealed: bool,
+    start: u64,
+    cadence: u64,
+    records: usize,
+    verified: usize,
+    failure: Option<String>,
+    head_hash: String,
+    hits: Hits,
+    series: Vec<String>,
+    brief: Vec<String>,
+    entries: u64,
+    attested: u64,
+    y_sum: f64,
+    y_count: u64,
+    y_last: Option<f64>,
+    recent: Vec<EntryView>,
+    points: Vec<Point>,
+}
+
+/// RFC 8785 lines as kept (they are UTF-8 JSON).
+fn lines_kept(list: &VecDeque<Box<[u8]>>) -> Vec<String> {
+    list.iter()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect()
+}
+
+/// Lines kept, back as bytes; at most [`SERIES_LIMIT`] (a longer list is not a kept track).
+fn lines_back(list: Vec<String>) -> Option<VecDeque<Box<[u8]>>> {
+    (list.len() <= SERIES_LIMIT).then(|| {
+        list.into_iter()
+            .map(|l| l.into_bytes().into_boxed_slice())
+            .collect()
+    })
+}
+
+impl Track {
+    /// This track as bytes that [`Track::resume`] takes back (JSON of type
+    /// [`TRACK_STATE_TYPE`]): a vow's render after a restart resumes from it instead of
+    /// reading its whole chain (ARCHITECTURE.md, "The write path of a report-in").
+    pub fn state(&self) -> Vec<u8> {
+        let kept = Kept {
+            ty: TRACK_STATE_TYPE.into(),
+            heads: self
+                .checker
+                .heads()
+                .iter()
+                .map(|(id, h)| (id.to_string(), h.clone()))
+                .collect(),
+            checked: [self.checker.vows, self.checker.entries, self.checker.other],
+            vow: self.vow.clone(),
+            sealed: self.sealed,
+            start: self.start,
+            cadence: self.cadence,
+            records: self.records,
+            verified: self.verified,
+            failure: self.failure.clone(),
+            head_hash: self.head_hash.clone(),
+            hits: self.hits.clone(),
+            series: lines_kept(&self.series),
+            brief: lines_kept(&self.brief),
+            entries: self.entries,
+            attested: self.attested,
+            y_sum: self.y_sum,
+            y_count: self.y_count,
+            y_last: self.y_last,
+            recent: self.recent.iter().cloned().collect(),
+            points: self.points.iter().cloned().collect(),
+        };
+        // A struct of plain fields and JSON values always serializes.
+        serde_json::to_vec(&kept).unwrap_or_default()
+    }
+
+    /// The track [`Track::state`] kept, checking records against `pinned` from here on (and
+    /// vow ids against `origin`): it continues exactly as the track that was kept would have.
+    /// Fails when `state` is not a kept track.
+    pub fn resume(pinned: &PinnedKey, origin: &str, state: &[u8]) -> Result<Track, LinkError> {
+        let bad = |m: &str| LinkError(format!("kept track: {m}"));
+        let k: Kept = serde_json::from_slice(state).map_err(|e| bad(&e.to_string()))?;
+        if k.ty != TRACK_STATE_TYPE {
+            return Err(bad(&format!("type {:?}", k.ty)));
+        }
+        if k.recent.len() > MAX_ENTRIES || k.points.len() > SERIES_LIMIT {
+            return Err(bad("more recent entries than a track keeps"));
+        }
+        let [vows, entries, other] = k.checked;
+        let checker = LinkChecker::resume(
+            pinned.clone(),
+            Some(origin.to_owned()),
+            k.heads.into_iter().map(|(id, h)| (id.into(), h)),
+            (vows, entries, other),
+        );
+        Ok(Track {
+            checker,
+            vow: k.vow,
+            sealed: k.sealed,
+            start: k.start,
+            cadence: k.cadence,
+            records: k.records,
+            verified: k.verified,
+            failure: k.failure,
+            head_hash: k.head_hash,
+            hits: k.hits,
+            series: lines_back(k.series).ok_or_else(|| bad("series"))?,
+            brief: lines_back(k.brief).ok_or_else(|| bad("brief"))?,
+            entries: k.entries,
+            attested: k.attested,
+            y_sum: k.y_sum,
+            y_count: k.y_count,
+            y_last: k.y_last,
+            recent: k.recent.into(),
+            points: k.points.into(),
+        })
     }
 }
 
@@ -608,5 +734,68 @@ mod tests {
         let input = t.interpretation_input(&t.windows(0));
         assert_eq!(input.entries.len(), MAX_ENTRIES);
         assert_eq!(input.entries[0].seq, 6);
+    }
+
+    /// The track of `leaves[..split]`, kept and resumed, then given the rest.
+    fn resumed(key: &ServiceKey, leaves: &[Vec<u8>], split: usize) -> Track {
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let kept = track(key, &leaves[..split], 0).state();
+        let mut t = Track::resume(&pinned, ORIGIN, &kept).unwrap();
+        for (i, l) in leaves.iter().enumerate().skip(split) {
+            t.push(i as u64, l, false).unwrap();
+        }
+        t
+    }
+
+    #[test]
+    fn a_kept_track_resumes_exactly_where_it_stopped() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let n = SERIES_LIMIT as u64 + 9;
+        let leaves = chain(&key, n, false);
+        let whole = track(&key, &leaves, 0);
+        let now = 1_000_000 + (n + 30) * 3600;
+        for split in [1, 2, 7, MAX_ENTRIES + 1, SERIES_LIMIT, leaves.len()] {
+            let t = resumed(&key, &leaves, split);
+            // The kept form is all of a track: equal states are equal tracks.
+            assert_eq!(t.state(), whole.state(), "split at {split}");
+            assert_eq!(
+                t.stats(&t.windows(now)).unwrap(),
+                whole.stats(&whole.windows(now)).unwrap()
+            );
+            assert_eq!(t.brief(), whole.brief());
+            assert_eq!(t.windows(now), whole.windows(now));
+        }
+        // A broken chain resumes broken, and a resumed checker still catches a break.
+        let mut broken = leaves.clone();
+        broken.swap(3, 4);
+        let t = resumed(&key, &broken, 6);
+        assert_eq!(t.state(), track(&key, &broken, 0).state());
+        assert_eq!(t.verified(), 3);
+        let mut late = leaves.clone();
+        late.swap(20, 21);
+        let t = resumed(&key, &late, 10);
+        assert_eq!((t.verified(), t.failure().is_some()), (20, true));
+        // Another key's records do not verify after a resume either.
+        let pinned = PinnedKey::parse(&ServiceKey::from_seed(&[4; 32], ORIGIN).vkey()).unwrap();
+        let mut t = Track::resume(&pinned, ORIGIN, &track(&key, &leaves[..5], 0).state()).unwrap();
+        t.push(5, &leaves[5], false).unwrap();
+        assert_eq!(t.verified(), 5);
+    }
+
+    #[test]
+    fn what_is_not_a_kept_track_is_refused() {
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let kept = track(&key, &chain(&key, 3, false), 0).state();
+        let mut v: Value = serde_json::from_slice(&kept).unwrap();
+        v["type"] = json!("conduct.track_state/0");
+        for bad in [
+            b"".to_vec(),
+            b"{}".to_vec(),
+            serde_json::to_vec(&v).unwrap(),
+            kept[..kept.len() - 1].to_vec(),
+        ] {
+            assert!(Track::resume(&pinned, ORIGIN, &bad).is_err());
+        }
     }
 }

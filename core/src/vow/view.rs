@@ -3,7 +3,7 @@
 //! own module so that `interpret` (which runs the note check) and `notes` (which reads entry
 //! views) depend on it, not on each other.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Most distinct declared purposes kept per entry (in order of first appearance).
 pub const MAX_DECLARED_Y_PER_ENTRY: usize = 10;
@@ -13,7 +13,7 @@ pub const MAX_DECLARED_Y_CHARS: usize = 200;
 pub const COUPLING_BITS: f64 = 0.05;
 
 /// One report-in entry as an interpreter sees it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EntryView {
     /// Chain position (1 for the first report-in).
     pub seq: u64,

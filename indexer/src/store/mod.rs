@@ -22,6 +22,7 @@ pub mod familiar;
 pub mod munus;
 pub mod nostr;
 pub mod payid;
+pub mod resume;
 pub mod vows;
 pub mod witness;
 

@@ -15,6 +15,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_core::vow::windows::next_boundary;
 use conduct_core::vow::VowKey;
+use conduct_indexer::store::resume::{ResumePoint, ResumePoints};
 use conduct_indexer::vows::{VowReader, VowRow};
 use serde_json::Value;
 
@@ -84,6 +85,9 @@ pub struct VowSource {
     site: Option<std::path::PathBuf>,
     /// The service key as a verifier, for the pages read back.
     pinned: Option<conduct_core::signing::PinnedKey>,
+    /// Where vows' resume points are kept, and what this renderer is called there
+    /// ([`VowSource::with_resume_points`]).
+    resume: Option<(Arc<ResumePoints>, String)>,
 }
 
 impl VowSource {
@@ -111,6 +115,26 @@ impl VowSource {
             index: None,
             site: None,
             pinned: None,
+            resume: None,
+        }
+    }
+
+    /// Keep each vow's state at its chain's last page boundary in `points`, under the name
+    /// `render` (what the rendered bytes depend on besides the state: a point another
+    /// renderer kept is not taken), and start a vow's render there when it is not in memory:
+    /// after a restart or an eviction, a render reads the chain's tail, not the whole chain.
+    pub fn with_resume_points(mut self, points: Arc<ResumePoints>, render: &str) -> VowSource {
+        self.resume = Some((points, render.to_owned()));
+        self
+    }
+
+    /// Keep the resume points `rendered` passed. They are derived, so one not kept only costs
+    /// a later render the whole chain: a failure is logged, not returned.
+    fn keep_resume_points(&self, rendered: Vec<(String, ResumePoint)>) {
+        if let Some((points, render)) = &self.resume {
+            if let Err(e) = points.put_many(render, &rendered) {
+                tracing::warn!(error = %e, "vows' resume points not kept");
+            }
         }
     }
 
@@ -134,6 +158,7 @@ impl VowSource {
             model: self.ask.is_some(),
             now,
             tree: self.site.as_deref().zip(self.pinned.as_ref()),
+            resume: self.resume.as_ref().map(|(p, r)| (&**p, r.as_str())),
         }
     }
 
@@ -258,6 +283,8 @@ struct RenderedVow {
     next: u64,
     input: InterpretationInput,
     verified: usize,
+    /// The state at the last page boundary this render passed, to keep.
+    resume_point: Option<ResumePoint>,
 }
 
 /// What one vow's render needs besides the shared inputs.
@@ -276,10 +303,12 @@ struct Shared<'a> {
     now: u64,
     /// The tree and the key to read its pages back with.
     tree: Option<(&'a std::path::Path, &'a conduct_core::signing::PinnedKey)>,
+    /// Where resume points are kept, and this renderer's name there.
+    resume: Option<(&'a ResumePoints, &'a str)>,
 }
 
-/// How many leading records of vow `id`'s chain (`read`, from chain position 0) the page an
-/// earlier run published at `site` vouches for: signed by the service key (`pinned`), its
+/// How many leading records of vow `id`'s chain (`read`, from chain position `from`) the page
+/// an earlier run published at `site` vouches for: signed by the service key (`pinned`), its
 /// chain verified, with `length + 1` records, and the store's record at position `length`
 /// has the page's `head_sha256`. By their `prev` links (which the render still checks) the
 /// records before it are the ones that page's render verified. 0 when anything does not
@@ -289,6 +318,7 @@ fn vouched(
     pinned: &conduct_core::signing::PinnedKey,
     id: &str,
     read: &[(u64, Vec<u8>)],
+    from: usize,
 ) -> usize {
     let vouch = || -> Option<usize> {
         let bytes = std::fs::read(site.join(format!("vow/{id}.json"))).ok()?;
@@ -297,7 +327,7 @@ fn vouched(
         let check = &page["trajectory"]["chain_verification"];
         let records = usize::try_from(check["records"].as_u64()?).ok()?;
         let length = usize::try_from(page["chain"]["length"].as_u64()?).ok()?;
-        let (_, leaf) = read.get(length)?;
+        let (_, leaf) = read.get(length.checked_sub(from)?)?;
         let ok = page["vow_id"] == id
             && check["ok"] == true
             && records == length + 1
@@ -307,20 +337,62 @@ fn vouched(
     vouch().unwrap_or(0)
 }
 
-/// Bring `job.docs` (a vow's kept state; `None` to start over) up to date with the store and
-/// render the vow. Only the chain's tail is read when the kept state holds the rest; the first
-/// `job.trusted` records were verified by this process before. `None` when there is no such
-/// vow.
+/// Vow `id`'s state at its resume point and the chain from there, when a resume point is
+/// kept and the store's record just before it is the one the state ends with; `None` (read
+/// the whole chain) otherwise.
+fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer::vows::Records)> {
+    let (points, render) = sh.resume?;
+    let point = points
+        .get(id, render)
+        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not read"))
+        .ok()??;
+    let from = usize::try_from(point.records).ok()?;
+    let docs = VowDocs::resume(sh.key, id, &point.state)
+        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
+        .ok()?;
+    let (_, mut read) = sh.reader.links_from(id, point.records - 1).ok()??;
+    // The state ends with the record before its point, or it is not this chain's.
+    let ends = read.first().map(|(_, leaf)| sha256_hex(leaf));
+    if docs.records() != from || ends.as_deref() != Some(docs.track_head_sha256()) {
+        tracing::warn!(
+            vow = id,
+            "a resume point does not end where the chain does; not taken"
+        );
+        return None;
+    }
+    read.remove(0);
+    Some((docs, from, read))
+}
+
+/// Bring `job.docs` (a vow's kept state; `None` to start over, from its resume point when one
+/// is kept) up to date with the store and render the vow. Only the chain's tail is read when
+/// the kept state holds the rest; the first `job.trusted` records were verified by this
+/// process before. `None` when there is no such vow.
 fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)>, RenderError> {
     let Job { id, docs, trusted } = job;
-    let from = docs.as_ref().map_or(0, VowDocs::tail_from);
-    let Some((_, read)) = sh.reader.links_from(&id, from as u64)? else {
-        return Ok(None);
+    // A vow's first render in this process: what its published page vouches for.
+    let first = docs.is_none() && trusted == 0;
+    let (docs, from, read) = match docs {
+        Some(d) => {
+            let from = d.tail_from();
+            let Some((_, read)) = sh.reader.links_from(&id, from as u64)? else {
+                return Ok(None);
+            };
+            (Some(d), from, read)
+        }
+        None => match resumed(sh, &id) {
+            Some((d, from, read)) => (Some(d), from, read),
+            None => {
+                let Some((_, read)) = sh.reader.links_from(&id, 0)? else {
+                    return Ok(None);
+                };
+                (None, 0, read)
+            }
+        },
     };
     let fail = |e: RenderError| RenderError::Input(format!("vow {id}: {e}"));
-    // A vow's first render in this process: what its published page vouches for.
-    let trusted = match (&docs, sh.tree) {
-        (None, Some((site, pinned))) if trusted == 0 => vouched(site, pinned, &id, &read),
+    let trusted = match (first, sh.tree) {
+        (true, Some((site, pinned))) => vouched(site, pinned, &id, &read, from),
         _ => trusted,
     };
     let mut docs = match docs {
@@ -333,6 +405,12 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
         }
     };
     let mut files = docs.extend(sh.key, &read, from, trusted).map_err(fail)?;
+    let resume_point = docs
+        .take_resume_point()
+        .map(|(records, state)| ResumePoint {
+            records: records as u64,
+            state,
+        });
     let kept = sh
         .model
         .then(|| kept_interpretation(sh.reader, &id))
@@ -355,6 +433,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
         next: r.windows.next_boundary,
         input: r.input,
         verified: docs.verified(),
+        resume_point,
     };
     Ok(Some((docs, rendered)))
 }
@@ -404,13 +483,16 @@ impl Source for VowSource {
                 |job| render_vow(&sh, job).map(|r| r.map(|(_, r)| r)),
                 || Err(RenderError::Input("a render thread panicked".into())),
             );
+            let mut points = Vec::new();
             for (row, r) in chunk.iter().zip(rendered) {
                 let Some(r) = r? else { continue };
                 publisher
                     .put_many(r.files)
                     .map_err(|e| RenderError::Input(format!("vow {}: {e}", row.vow_id)))?;
                 scheduled.push((row.vow_id.clone(), r.next, r.verified));
+                points.extend(r.resume_point.map(|p| (row.vow_id.clone(), p)));
             }
+            self.keep_resume_points(points);
         }
         for (id, next, verified) in scheduled {
             if let Some(key) = VowKey::parse(&id) {
@@ -455,8 +537,9 @@ impl Source for VowSource {
         let mut files = Vec::new();
         let mut failed = None;
         let mut asks = Vec::new();
+        let mut points = Vec::new();
         for (id, r) in ids.into_iter().zip(rendered) {
-            let (docs, r) = match r {
+            let (docs, mut r) = match r {
                 Ok(Some(x)) => x,
                 Ok(None) => continue,
                 Err(e) => {
@@ -470,6 +553,7 @@ impl Source for VowSource {
                 self.rendered_at.insert(key, size);
                 self.verified.insert(key, r.verified);
             }
+            points.extend(r.resume_point.take().map(|p| (id.clone(), p)));
             self.cache.put(id.clone(), docs, w);
             files.extend(r.files);
             self.schedule(&id, r.next);
@@ -481,6 +565,7 @@ impl Source for VowSource {
                 asks.push((id, r.head, r.input));
             }
         }
+        self.keep_resume_points(points);
         if let Some(ask) = self.ask.as_ref().filter(|_| !asks.is_empty()) {
             let ids: Vec<String> = asks.iter().map(|(id, _, _)| id.clone()).collect();
             if let Err(e) = ask(asks) {
