@@ -243,8 +243,9 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
 }
 
 /// A vow's render after a restart starts at its resume point (its state at the chain's last
-/// page boundary, kept by an earlier render under the same renderer's name) and reads only the
-/// records after it: the bytes are those of a whole read. Shown with records another key
+/// page boundary, kept by an earlier render under the same renderer's name, ending below the
+/// integration mark) and reads only the records after it: the bytes are those of a whole
+/// read. Shown with records another key
 /// signed: a whole read fails at the vow record, a resumed one only at the first record after
 /// the point, the one it read first.
 #[test]
@@ -266,12 +267,19 @@ fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
     }
     let keys: BTreeSet<String> = [vow.clone()].into();
     let now = service_now();
-    let render_as = |key: &ServiceKey, name: &str| {
-        vow_source(key, &reader)
-            .with_resume_points(points.clone(), name)
-            .render(&keys, false, now, &|_| None)
-            .unwrap()
+    // A restart from an integration mark at `mark` (0: none).
+    let render_at = |key: &ServiceKey, name: &str, mark: u64| {
+        let mut src = vow_source(key, &reader).with_resume_points(points.clone(), name);
+        if mark > 0 {
+            src.backlog(Some(&Integrated {
+                log_size: mark,
+                as_of: now,
+            }))
+            .unwrap();
+        }
+        src.render(&keys, false, now, &|_| None).unwrap()
     };
+    let render_as = |key: &ServiceKey, name: &str| render_at(key, name, 41);
     let first = render_as(&signer, "r1");
     let kept = points.get(&vow, "r1").unwrap().unwrap();
     assert_eq!(kept.records, 32);
@@ -303,12 +311,24 @@ fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
         resumed["error"].as_str().unwrap().starts_with("leaf 32 "),
         "{resumed}"
     );
-    // Under another renderer's name the point is not taken: the whole chain is read.
-    let whole = verification(render_as(&other, "r2"));
-    assert!(
-        whole["error"].as_str().unwrap().starts_with("leaf 0 "),
-        "{whole}"
-    );
+    // A mark that covers the record the point ends with (log index 31) is enough; without
+    // one, or with one that does not cover it, the chain pages before the point may not have
+    // reached the disk and the whole chain is read. Under another renderer's name the point
+    // is not taken either. (Each whole read keeps its point, in place of the vow's point
+    // before: the signer's is kept again before each.)
+    for (name, mark, first_failure) in [
+        ("r1", 32, "leaf 32 "),
+        ("r1", 31, "leaf 0 "),
+        ("r1", 0, "leaf 0 "),
+        ("r2", 41, "leaf 0 "),
+    ] {
+        render_at(&signer, "r1", 0);
+        let got = verification(render_at(&other, name, mark));
+        assert!(
+            got["error"].as_str().unwrap().starts_with(first_failure),
+            "{name} at mark {mark}: {got}"
+        );
+    }
 }
 
 /// The vows source these tests render with, verifying with `key`.

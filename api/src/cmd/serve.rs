@@ -172,9 +172,16 @@ fn resume_points(cfg: &Config) -> Result<Arc<conduct_indexer::store::resume::Res
 }
 
 /// What a vow's kept render state depends on besides the chain (the binary and the key, not
-/// the model: a state holds no reading), so `conduct render` and `conduct serve` share them.
+/// the model: a state holds no reading), and the tree its chain pages were written to (a
+/// point says the pages before it are there), so `conduct render` and `conduct serve` of one
+/// tree share them.
 fn resume_name(cfg: &Config, key: &ServiceKey) -> String {
-    mark_place_as(cfg, key, false).render
+    let site = std::path::absolute(&cfg.site).unwrap_or_else(|_| cfg.site.clone());
+    format!(
+        "{}\n{}",
+        mark_place_as(cfg, key, false).render,
+        site.display()
+    )
 }
 
 /// `POST /familiar/summon` posted at the labor price, with its `accepts` at that price.

@@ -88,6 +88,9 @@ pub struct VowSource {
     /// Where vows' resume points are kept, and what this renderer is called there
     /// ([`VowSource::with_resume_points`]).
     resume: Option<(Arc<ResumePoints>, String)>,
+    /// The log size of the newest integration mark: every file showing a record below it is
+    /// on disk, so only a resume point ending below it is taken.
+    durable_below: u64,
 }
 
 impl VowSource {
@@ -116,13 +119,18 @@ impl VowSource {
             site: None,
             pinned: None,
             resume: None,
+            durable_below: 0,
         }
     }
 
     /// Keep each vow's state at its chain's last page boundary in `points`, under the name
-    /// `render` (what the rendered bytes depend on besides the state: a point another
-    /// renderer kept is not taken), and start a vow's render there when it is not in memory:
-    /// after a restart or an eviction, a render reads the chain's tail, not the whole chain.
+    /// `render` (what the rendered bytes depend on besides the state, and the tree they are
+    /// written to: a point another renderer kept is not taken), and start a vow's render
+    /// there when it is not in memory: after a restart or an eviction, a render reads the
+    /// chain's tail, not the whole chain. A point is taken only when the integration mark
+    /// says the chain pages before it are on disk (the record it ends with is below the
+    /// mark), so a full render, a first start or a crash before the pages reached the disk
+    /// reads the whole chain and writes them.
     pub fn with_resume_points(mut self, points: Arc<ResumePoints>, render: &str) -> VowSource {
         self.resume = Some((points, render.to_owned()));
         self
@@ -159,6 +167,7 @@ impl VowSource {
             now,
             tree: self.site.as_deref().zip(self.pinned.as_ref()),
             resume: self.resume.as_ref().map(|(p, r)| (&**p, r.as_str())),
+            durable_below: self.durable_below,
         }
     }
 
@@ -305,6 +314,8 @@ struct Shared<'a> {
     tree: Option<(&'a std::path::Path, &'a conduct_core::signing::PinnedKey)>,
     /// Where resume points are kept, and this renderer's name there.
     resume: Option<(&'a ResumePoints, &'a str)>,
+    /// A resume point is taken only when the record it ends with is below this log size.
+    durable_below: u64,
 }
 
 /// How many leading records of vow `id`'s chain (`read`, from chain position `from`) the page
@@ -338,8 +349,9 @@ fn vouched(
 }
 
 /// Vow `id`'s state at its resume point and the chain from there, when a resume point is
-/// kept and the store's record just before it is the one the state ends with; `None` (read
-/// the whole chain) otherwise.
+/// kept, the store's record just before it is the one the state ends with, and that record is
+/// below the integration mark (the pages it follows are on disk); `None` (read the whole
+/// chain) otherwise.
 fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer::vows::Records)> {
     let (points, render) = sh.resume?;
     let point = points
@@ -351,6 +363,12 @@ fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer
         .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
         .ok()?;
     let (_, mut read) = sh.reader.links_from(id, point.records - 1).ok()??;
+    if read
+        .first()
+        .is_none_or(|(index, _)| *index >= sh.durable_below)
+    {
+        return None;
+    }
     // The state ends with the record before its point, or it is not this chain's.
     let ends = read.first().map(|(_, leaf)| sha256_hex(leaf));
     if docs.records() != from || ends.as_deref() != Some(docs.track_head_sha256()) {
@@ -616,6 +634,9 @@ impl Source for VowSource {
     /// its instant (every vow without a mark). Every vow's next window boundary is scheduled
     /// from its clock, without rendering it.
     fn backlog(&mut self, since: Option<&Integrated>) -> Result<Vec<String>, RenderError> {
+        if let Some(mark) = since {
+            self.durable_below = self.durable_below.max(mark.log_size);
+        }
         let now = conduct_indexer::clock::service_now();
         let mut keys = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -708,6 +729,7 @@ impl Source for VowSource {
     /// A render that read below the mark shows nothing a later check asks about.
     fn marked(&mut self, log_size: u64) {
         self.rendered_at.retain(|_, read| *read > log_size);
+        self.durable_below = self.durable_below.max(log_size);
     }
 
     fn render_backlog(
