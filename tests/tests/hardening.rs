@@ -303,6 +303,23 @@ fn a_full_site_disk_still_acknowledges_committed_entries_and_the_pages_catch_up(
     assert!(audit.contains(&format!("{acked} entries")), "{audit}");
 }
 
+/// The resume points (ARCHITECTURE.md, "The write path of a report-in") are derived: when
+/// their file cannot be opened the service still starts, and a report-in still gets its pages.
+#[test]
+fn a_resume_point_file_that_cannot_be_opened_does_not_stop_the_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, site) = (dir.path().join("data"), dir.path().join("site"));
+    std::fs::create_dir_all(data.join("resume-points.sqlite3")).unwrap();
+    let cfg = config(dir.path(), "");
+    let s = Server::start_in(&data, &site, &["--config", cfg.to_str().unwrap()]);
+    let c = client();
+    let vow = take_vow(&c, &s, "no-points-bot");
+    let r = report(&c, &s, &vow, 6);
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["conduct-render"], "done");
+    assert_eq!(chain_length(&c, &s, &vow), 1);
+}
+
 #[test]
 fn free_caps_survive_a_restart_and_refused_calls_spend_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -116,16 +116,17 @@ pub fn render_site(
     let log_size = vows.log_size()?;
     let chain = crate::chain::open(cfg)?;
     let mut sources: Vec<Box<dyn Source>> = vec![
-        Box::new(
+        Box::new(with_resume_points(
             VowSource::new(
                 key.clone(),
                 &cfg.public_url,
                 vows.clone(),
                 None,
                 routes::html_pages(),
-            )
-            .with_resume_points(resume_points(cfg)?, &resume_name(cfg, key)),
-        ),
+            ),
+            cfg,
+            key,
+        )),
         Box::new(registry_source(cfg, key, &chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),
@@ -164,11 +165,17 @@ pub fn render_site(
     Ok((publisher, count))
 }
 
-/// Where the vows' resume points are kept (ARCHITECTURE.md, "The write path of a report-in").
-fn resume_points(cfg: &Config) -> Result<Arc<conduct_indexer::store::resume::ResumePoints>, Error> {
-    Ok(Arc::new(
-        conduct_indexer::store::resume::ResumePoints::open(&cfg.data)?,
-    ))
+/// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
+/// report-in"). They are derived: when their file cannot be opened, the source reads whole
+/// chains instead, and the service still starts.
+fn with_resume_points(source: VowSource, cfg: &Config, key: &ServiceKey) -> VowSource {
+    match conduct_indexer::store::resume::ResumePoints::open(&cfg.data) {
+        Ok(points) => source.with_resume_points(Arc::new(points), &resume_name(cfg, key)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no resume points: a vow not in memory is read whole");
+            source
+        }
+    }
 }
 
 /// What a vow's kept render state depends on besides the chain (the binary and the key, not
@@ -314,7 +321,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let chain = crate::chain::open(&cfg)?;
     let flags = Arc::new(PaymentFlags::default());
     let sources: Vec<Box<dyn Source>> = vec![
-        Box::new(
+        Box::new(with_resume_points(
             VowSource::new(
                 key.clone(),
                 &cfg.public_url,
@@ -322,9 +329,10 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
                 ask,
                 routes::html_pages(),
             )
-            .with_tree(&cfg.site)
-            .with_resume_points(resume_points(&cfg)?, &resume_name(&cfg, &key)),
-        ),
+            .with_tree(&cfg.site),
+            &cfg,
+            &key,
+        )),
         Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),
