@@ -227,6 +227,8 @@ pub struct Metrics {
     pub integration: Histogram,
     /// `conduct_render_failures_total`.
     pub render_failures: Counter,
+    /// `conduct_render_vow_reads_total{from}`.
+    pub vow_reads: Family<1, Counter>,
     /// Whether a chain is followed (the chain metrics are shown only then).
     pub chain_configured: AtomicBool,
     /// `conduct_chain_head_block`.
@@ -254,6 +256,7 @@ impl Metrics {
             render_round: Histogram::new(LATENCY),
             integration: Histogram::new(LATENCY),
             render_failures: Counter::default(),
+            vow_reads: Family::new(["from"], Counter::default),
             chain_configured: AtomicBool::new(false),
             chain_head: Gauge::default(),
             chain_lag: Gauge::default(),
@@ -382,6 +385,15 @@ impl Metrics {
             "conduct_render_failures_total {}",
             self.render_failures.get()
         );
+        head(
+            &mut out,
+            "conduct_render_vow_reads_total",
+            "counter",
+            "Vow renders by where the vow's state came from: memory, its resume point, or its whole chain read.",
+        );
+        for (l, c) in self.vow_reads.sorted() {
+            let _ = writeln!(out, "conduct_render_vow_reads_total{{{l}}} {}", c.get());
+        }
         head(
             &mut out,
             "conduct_integration_duration_seconds",

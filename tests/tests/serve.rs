@@ -701,6 +701,14 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
         1.0
     );
     assert!(sample(&after, "conduct_render_round_duration_seconds_count", &[]) >= 1.0);
+    // Its vow rendered from the state kept in memory since it was taken.
+    assert!(
+        sample(
+            &after,
+            "conduct_render_vow_reads_total",
+            &[("from", "memory")]
+        ) >= 1.0
+    );
     assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
     // Renders well inside the integration target: the pushback bound is at its most.
     assert_eq!(

@@ -390,24 +390,29 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
     let Job { id, docs, trusted } = job;
     // A vow's first render in this process: what its published page vouches for.
     let first = docs.is_none() && trusted == 0;
-    let (docs, from, read) = match docs {
+    // Where the state comes from: memory, the resume point, or the whole chain.
+    let (docs, from, read, source) = match docs {
         Some(d) => {
             let from = d.tail_from();
             let Some((_, read)) = sh.reader.links_from(&id, from as u64)? else {
                 return Ok(None);
             };
-            (Some(d), from, read)
+            (Some(d), from, read, "memory")
         }
         None => match resumed(sh, &id) {
-            Some((d, from, read)) => (Some(d), from, read),
+            Some((d, from, read)) => (Some(d), from, read, "resume_point"),
             None => {
                 let Some((_, read)) = sh.reader.links_from(&id, 0)? else {
                     return Ok(None);
                 };
-                (None, 0, read)
+                (None, 0, read, "whole_chain")
             }
         },
     };
+    conduct_indexer::metrics::metrics()
+        .vow_reads
+        .with([std::borrow::Cow::Borrowed(source)])
+        .inc();
     let fail = |e: RenderError| RenderError::Input(format!("vow {id}: {e}"));
     let trusted = match (first, sh.tree) {
         (true, Some((site, pinned))) => vouched(site, pinned, &id, &read, from),
