@@ -18,7 +18,7 @@ use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::time::rfc3339;
 use conduct_core::vow::interpret::InterpretationInput;
 use conduct_core::vow::notes;
-use conduct_core::vow::trajectory::{Track, SERIES_LIMIT};
+use conduct_core::vow::trajectory::{Track, TrackState, SERIES_LIMIT};
 use conduct_core::vow::windows::Windows;
 use serde_json::{json, Map, Value};
 
@@ -134,14 +134,13 @@ pub const VOW_STATE_TYPE: &str = "conduct.vow_render_state/1";
 /// [`VowDocs`] as kept: the track's own kept form inside.
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct KeptDocs<'a> {
+struct KeptDocs {
     #[serde(rename = "type")]
-    ty: &'a str,
-    vow_id: &'a str,
+    ty: String,
+    vow_id: String,
     full_pages: usize,
     last_page: Option<String>,
-    #[serde(borrow)]
-    track: &'a serde_json::value::RawValue,
+    track: TrackState,
 }
 
 impl VowDocs {
@@ -168,16 +167,12 @@ impl VowDocs {
 
     /// This state as bytes [`Self::resume`] takes back (JSON of type [`VOW_STATE_TYPE`]).
     pub fn state(&self) -> Result<Vec<u8>, RenderError> {
-        let track = String::from_utf8(self.track.state())
-            .ok()
-            .and_then(|t| serde_json::value::RawValue::from_string(t).ok())
-            .ok_or_else(|| RenderError::Input(format!("vow {}: its state", self.id)))?;
         let kept = KeptDocs {
-            ty: VOW_STATE_TYPE,
-            vow_id: &self.id,
+            ty: VOW_STATE_TYPE.into(),
+            vow_id: self.id.clone(),
             full_pages: self.full_pages,
             last_page: self.last_page.clone(),
-            track: &track,
+            track: self.track.state(),
         };
         serde_json::to_vec(&kept).map_err(|e| RenderError::Input(e.to_string()))
     }
@@ -186,14 +181,13 @@ impl VowDocs {
     /// that was kept. Fails when `state` is not vow `id`'s kept state at a page boundary.
     pub fn resume(key: &ServiceKey, id: &str, state: &[u8]) -> Result<VowDocs, RenderError> {
         let bad = |m: String| RenderError::Input(format!("vow {id}: kept state: {m}"));
-        let kept: KeptDocs<'_> = serde_json::from_slice(state).map_err(|e| bad(e.to_string()))?;
+        let kept: KeptDocs = serde_json::from_slice(state).map_err(|e| bad(e.to_string()))?;
         if kept.ty != VOW_STATE_TYPE || kept.vow_id != id {
             return Err(bad(format!("{} of vow {}", kept.ty, kept.vow_id)));
         }
         let pinned =
             PinnedKey::parse(&key.vkey()).map_err(|e| RenderError::Input(e.to_string()))?;
-        let track = Track::resume(&pinned, key.name(), kept.track.get().as_bytes())
-            .map_err(|e| bad(e.0))?;
+        let track = Track::resume(&pinned, key.name(), kept.track).map_err(|e| bad(e.0))?;
         let docs = VowDocs {
             id: id.to_owned(),
             track,

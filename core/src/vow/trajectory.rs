@@ -484,11 +484,12 @@ impl Track {
 /// Type of a kept [`Track`] ([`Track::state`]).
 pub const TRACK_STATE_TYPE: &str = "conduct.track_state/1";
 
-/// A [`Track`] as kept between runs: everything but the key. Its size is bounded by
-/// [`SERIES_LIMIT`] and the vow's missed runs, never by its chain's length.
+/// A [`Track`] as kept between runs ([`Track::state`]): everything but the key, serialized
+/// with serde (JSON of type [`TRACK_STATE_TYPE`]). Its size is bounded by [`SERIES_LIMIT`] and
+/// the vow's missed runs, never by its chain's length.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Kept {
+pub struct TrackState {
     #[serde(rename = "type")]
     ty: String,
     heads: Vec<(String, Head)>,
@@ -530,11 +531,11 @@ fn lines_back(list: Vec<String>) -> Option<VecDeque<Box<[u8]>>> {
 }
 
 impl Track {
-    /// This track as bytes that [`Track::resume`] takes back (JSON of type
-    /// [`TRACK_STATE_TYPE`]): a vow's render after a restart resumes from it instead of
-    /// reading its whole chain (ARCHITECTURE.md, "The write path of a report-in").
-    pub fn state(&self) -> Vec<u8> {
-        let kept = Kept {
+    /// This track as [`Track::resume`] takes it back: a vow's render after a restart resumes
+    /// from it instead of reading its whole chain (ARCHITECTURE.md, "The write path of a
+    /// report-in").
+    pub fn state(&self) -> TrackState {
+        TrackState {
             ty: TRACK_STATE_TYPE.into(),
             heads: self
                 .checker
@@ -561,17 +562,14 @@ impl Track {
             y_last: self.y_last,
             recent: self.recent.iter().cloned().collect(),
             points: self.points.iter().cloned().collect(),
-        };
-        // A struct of plain fields and JSON values always serializes.
-        serde_json::to_vec(&kept).unwrap_or_default()
+        }
     }
 
     /// The track [`Track::state`] kept, checking records against `pinned` from here on (and
     /// vow ids against `origin`): it continues exactly as the track that was kept would have.
-    /// Fails when `state` is not a kept track.
-    pub fn resume(pinned: &PinnedKey, origin: &str, state: &[u8]) -> Result<Track, LinkError> {
+    /// Fails when `k` is not a kept track.
+    pub fn resume(pinned: &PinnedKey, origin: &str, k: TrackState) -> Result<Track, LinkError> {
         let bad = |m: &str| LinkError(format!("kept track: {m}"));
-        let k: Kept = serde_json::from_slice(state).map_err(|e| bad(&e.to_string()))?;
         if k.ty != TRACK_STATE_TYPE {
             return Err(bad(&format!("type {:?}", k.ty)));
         }
@@ -736,11 +734,21 @@ mod tests {
         assert_eq!(input.entries[0].seq, 6);
     }
 
+    /// A track's kept form, as bytes (equal bytes: equal tracks).
+    fn kept(t: &Track) -> Vec<u8> {
+        serde_json::to_vec(&t.state()).unwrap()
+    }
+
+    /// Take back a track kept as `bytes`.
+    fn resume_bytes(pinned: &PinnedKey, bytes: &[u8]) -> Result<Track, String> {
+        let state: TrackState = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        Track::resume(pinned, ORIGIN, state).map_err(|e| e.0)
+    }
+
     /// The track of `leaves[..split]`, kept and resumed, then given the rest.
     fn resumed(key: &ServiceKey, leaves: &[Vec<u8>], split: usize) -> Track {
         let pinned = PinnedKey::parse(&key.vkey()).unwrap();
-        let kept = track(key, &leaves[..split], 0).state();
-        let mut t = Track::resume(&pinned, ORIGIN, &kept).unwrap();
+        let mut t = resume_bytes(&pinned, &kept(&track(key, &leaves[..split], 0))).unwrap();
         for (i, l) in leaves.iter().enumerate().skip(split) {
             t.push(i as u64, l, false).unwrap();
         }
@@ -757,7 +765,7 @@ mod tests {
         for split in [1, 2, 7, MAX_ENTRIES + 1, SERIES_LIMIT, leaves.len()] {
             let t = resumed(&key, &leaves, split);
             // The kept form is all of a track: equal states are equal tracks.
-            assert_eq!(t.state(), whole.state(), "split at {split}");
+            assert_eq!(kept(&t), kept(&whole), "split at {split}");
             assert_eq!(
                 t.stats(&t.windows(now)).unwrap(),
                 whole.stats(&whole.windows(now)).unwrap()
@@ -769,7 +777,7 @@ mod tests {
         let mut broken = leaves.clone();
         broken.swap(3, 4);
         let t = resumed(&key, &broken, 6);
-        assert_eq!(t.state(), track(&key, &broken, 0).state());
+        assert_eq!(kept(&t), kept(&track(&key, &broken, 0)));
         assert_eq!(t.verified(), 3);
         let mut late = leaves.clone();
         late.swap(20, 21);
@@ -777,7 +785,7 @@ mod tests {
         assert_eq!((t.verified(), t.failure().is_some()), (20, true));
         // Another key's records do not verify after a resume either.
         let pinned = PinnedKey::parse(&ServiceKey::from_seed(&[4; 32], ORIGIN).vkey()).unwrap();
-        let mut t = Track::resume(&pinned, ORIGIN, &track(&key, &leaves[..5], 0).state()).unwrap();
+        let mut t = resume_bytes(&pinned, &kept(&track(&key, &leaves[..5], 0))).unwrap();
         t.push(5, &leaves[5], false).unwrap();
         assert_eq!(t.verified(), 5);
     }
@@ -786,7 +794,7 @@ mod tests {
     fn what_is_not_a_kept_track_is_refused() {
         let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
         let pinned = PinnedKey::parse(&key.vkey()).unwrap();
-        let kept = track(&key, &chain(&key, 3, false), 0).state();
+        let kept = kept(&track(&key, &chain(&key, 3, false), 0));
         let mut v: Value = serde_json::from_slice(&kept).unwrap();
         v["type"] = json!("conduct.track_state/0");
         for bad in [
@@ -795,7 +803,7 @@ mod tests {
             serde_json::to_vec(&v).unwrap(),
             kept[..kept.len() - 1].to_vec(),
         ] {
-            assert!(Track::resume(&pinned, ORIGIN, &bad).is_err());
+            assert!(resume_bytes(&pinned, &bad).is_err());
         }
     }
 }

@@ -359,9 +359,6 @@ fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer
         .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not read"))
         .ok()??;
     let from = usize::try_from(point.records).ok()?;
-    let docs = VowDocs::resume(sh.key, id, &point.state)
-        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
-        .ok()?;
     let (_, mut read) = sh.reader.links_from(id, point.records - 1).ok()??;
     if read
         .first()
@@ -369,6 +366,9 @@ fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer
     {
         return None;
     }
+    let docs = VowDocs::resume(sh.key, id, &point.state)
+        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
+        .ok()?;
     // The state ends with the record before its point, or it is not this chain's.
     let ends = read.first().map(|(_, leaf)| sha256_hex(leaf));
     if docs.records() != from || ends.as_deref() != Some(docs.track_head_sha256()) {
