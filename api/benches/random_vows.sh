@@ -15,6 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-target/release/conduct}; V=${V:-2000}; C=${C:-16}; S=${S:-8}; W=${W:-/tmp/rb}
 pkill -f "conduct serve --config $W/" || true
+while pgrep -f "conduct serve --config $W/" >/dev/null; do sleep 0.1; done
 rm -rf "$W"; mkdir -p "$W"
 target/release/examples/prefill_log --data "$W/data" --site "$W/site" --origin bench.invalid/log \
   --vows "$V" --entries-per-vow 9 --ids "$W/ids" >/dev/null 2>&1
@@ -29,7 +30,7 @@ T
 "$BIN" serve --config "$W/conduct.toml" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
   --data "$W/data" --site "$W/site" > "$W/out" 2> "$W/err" &
 srv=$!
-trap 'kill $srv 2>/dev/null || true' EXIT
+trap 'kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true' EXIT
 until grep -q "metrics on" "$W/out"; do sleep 0.1; done
 URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$W/out")
 MURL=$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' "$W/out")

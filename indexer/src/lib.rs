@@ -20,6 +20,8 @@ pub mod ledger;
 pub mod metrics;
 pub mod munus;
 pub mod nostr;
+#[cfg(target_os = "linux")]
+pub mod spares;
 pub mod store;
 pub mod vows;
 pub mod witness;

@@ -229,6 +229,8 @@ pub struct Metrics {
     pub render_failures: Counter,
     /// `conduct_render_vow_reads_total{from}`.
     pub vow_reads: Family<1, Counter>,
+    /// `conduct_render_spare_writes_total{spare}`.
+    pub spare_writes: Family<1, Counter>,
     /// Whether a chain is followed (the chain metrics are shown only then).
     pub chain_configured: AtomicBool,
     /// `conduct_chain_head_block`.
@@ -257,6 +259,7 @@ impl Metrics {
             integration: Histogram::new(LATENCY),
             render_failures: Counter::default(),
             vow_reads: Family::new(["from"], Counter::default),
+            spare_writes: Family::new(["spare"], Counter::default),
             chain_configured: AtomicBool::new(false),
             chain_head: Gauge::default(),
             chain_lag: Gauge::default(),
@@ -393,6 +396,15 @@ impl Metrics {
         );
         for (l, c) in self.vow_reads.sorted() {
             let _ = writeln!(out, "conduct_render_vow_reads_total{{{l}}} {}", c.get());
+        }
+        head(
+            &mut out,
+            "conduct_render_spare_writes_total",
+            "counter",
+            "Vow pages replaced through the pool of spare inodes, by the spare taken: rested (written again), new (none had rested), held (a rested one still open elsewhere, let go).",
+        );
+        for (l, c) in self.spare_writes.sorted() {
+            let _ = writeln!(out, "conduct_render_spare_writes_total{{{l}}} {}", c.get());
         }
         head(
             &mut out,

@@ -9,12 +9,14 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use conduct_core::manifest::{bin_path, bin_prefix, is_manifest_path, BIN_DIR, ROOT_PATH};
 use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
 use conduct_core::sync::lock;
 use conduct_indexer::durable::replace_atomic;
+#[cfg(target_os = "linux")]
+use conduct_indexer::spares::Spares;
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{parse_bin, Body, Round, Sha, SignState, SignerThread, Trie, SPLIT_AT};
@@ -52,6 +54,36 @@ pub struct Publisher {
     round: u64,
     key: Option<ServiceKey>,
     writes: usize,
+    /// Where vow pages are replaced, when set ([`Publisher::replace_through`]).
+    spares: Option<Arc<SparePool>>,
+}
+
+/// The pool of spare inodes that replaces a vow's pages (`conduct_indexer::spares`; none
+/// off Linux).
+#[cfg(target_os = "linux")]
+pub type SparePool = Spares;
+/// The pool of spare inodes that replaces a vow's pages (`conduct_indexer::spares`; none
+/// off Linux).
+#[cfg(not(target_os = "linux"))]
+pub type SparePool = std::convert::Infallible;
+
+/// The files replaced through the spare pool: a vow's pages, which a restart renders again
+/// for every change its integration mark does not cover and compares with the disk
+/// (library/VOWS.md, "Restarts and the integration mark"). Not the manifest's bins: a restart
+/// takes a bin on disk that verifies, so a bin must never hold an older file's bytes.
+const THROUGH_SPARES: &str = "vow/";
+
+/// Replace the file `rel` under `root` with `bytes`: a vow's page through `spares` when
+/// given, every other file (and every file off Linux) by a temporary renamed over it.
+fn replace(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
+    let path = root.join(rel);
+    #[cfg(target_os = "linux")]
+    if let Some(s) = spares.filter(|_| rel.starts_with(THROUGH_SPARES)) {
+        return s.replace(&path, bytes, 0o644, "pub");
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (spares, THROUGH_SPARES);
+    replace_atomic(&path, bytes, 0o644, "pub")
 }
 
 impl Publisher {
@@ -80,7 +112,14 @@ impl Publisher {
             round: 0,
             key: None,
             writes: 0,
+            spares: None,
         }
+    }
+
+    /// Replace vow pages through `spares` from now on (a running service's publisher; see
+    /// `conduct_indexer::spares` for what it saves and what it gives up).
+    pub fn replace_through(&mut self, spares: Arc<SparePool>) {
+        self.spares = Some(spares);
     }
 
     /// The site directory.
@@ -226,7 +265,7 @@ impl Publisher {
         if Self::holds(self.trie(), &root, rel, bytes, &sha) {
             return Ok(false);
         }
-        replace_atomic(&root.join(rel), bytes, 0o644, "pub")?;
+        replace(&root, self.spares.as_deref(), rel, bytes)?;
         self.trie().insert(rel, sha, bytes.len() as u64);
         self.writes += 1;
         self.after_puts();
@@ -290,7 +329,11 @@ impl Publisher {
                 (!Self::holds(trie, &root, &rel, &bytes, &sha)).then_some((rel, bytes, sha))
             })
             .collect();
-        Staged { root, changed }
+        Staged {
+            root,
+            spares: self.spares.clone(),
+            changed,
+        }
     }
 
     /// List the files of `staged` that were written (`written`, one result each).
@@ -493,6 +536,7 @@ impl Publisher {
 /// Changed files of a batch, decided under the publisher's lock and written outside it.
 struct Staged {
     root: PathBuf,
+    spares: Option<Arc<SparePool>>,
     changed: Vec<(String, Vec<u8>, Sha)>,
 }
 
@@ -501,7 +545,7 @@ impl Staged {
     fn write(&self) -> Vec<io::Result<()>> {
         map_on_every_core(
             self.changed.iter().collect(),
-            |(rel, bytes, _)| replace_atomic(&self.root.join(rel), bytes, 0o644, "pub"),
+            |(rel, bytes, _)| replace(&self.root, self.spares.as_deref(), rel, bytes),
             || Err(io::Error::other("a writer thread panicked")),
         )
     }

@@ -709,6 +709,15 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
             &[("from", "memory")]
         ) >= 1.0
     );
+    // Its pages, which existed, replaced through the pool of spare inodes: new spares, as
+    // none had rested a second yet.
+    assert!(
+        sample(
+            &after,
+            "conduct_render_spare_writes_total",
+            &[("spare", "new")]
+        ) >= 1.0
+    );
     assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
     // Renders well inside the integration target: the pushback bound is at its most.
     assert_eq!(

@@ -168,6 +168,21 @@ pub fn render_site(
 /// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
 /// report-in"). They are derived: when their file cannot be opened, the source reads whole
 /// chains instead, and the service still starts.
+/// Vow pages replaced through the pool of spare inodes in `<data>/spares/`
+/// (`conduct_indexer::spares`), or by rename when the pool cannot be had.
+fn replace_through_spares(publisher: &mut conduct_renderer::publish::Publisher, cfg: &Config) {
+    #[cfg(target_os = "linux")]
+    match conduct_indexer::spares::Spares::open(&cfg.data.join("spares")) {
+        Ok(Some(spares)) => publisher.replace_through(Arc::new(spares)),
+        Ok(None) => {
+            tracing::warn!("another process holds the spare pool: vow pages are replaced by rename")
+        }
+        Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (publisher, cfg);
+}
+
 fn with_resume_points(source: VowSource, cfg: &Config, key: &ServiceKey) -> VowSource {
     match conduct_indexer::store::resume::ResumePoints::open(&cfg.data) {
         Ok(points) => source.with_resume_points(Arc::new(points), &resume_name(cfg, key)),
@@ -350,6 +365,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
     let mut publisher = live::static_tree(&input, &cfg.site)?;
+    replace_through_spares(&mut publisher, &cfg);
     publisher
         .put_many(hive(&cfg, &key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;

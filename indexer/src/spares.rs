@@ -1,0 +1,430 @@
+//! Replacing derived files through a pool of spare inodes (ARCHITECTURE.md, "The write path of
+//! a report-in").
+//!
+//! [`crate::durable::replace_atomic`] writes a temporary and renames it over the file: each
+//! replacement creates an inode and frees one, which on ext4 is most of a small write's cost
+//! (BENCHMARKS.md section 14: about half the CPU of a random-vow report-in). [`Spares`]
+//! instead keeps the inodes that replacements take out of the tree, in a directory of its own
+//! (`<data>/spares/`, on the site's file system): the new bytes are written into a spare,
+//! which is then exchanged with the file (`renameat2(RENAME_EXCHANGE)`, atomic: a reader
+//! that opens the path gets the old bytes or the new, never a mix). The old inode rests in
+//! the pool until it is written again, so a replacement allocates and frees nothing.
+//!
+//! A spare is written again only when
+//! - it has rested [`REST`] since it left the tree, so an `open` of its old path that was
+//!   resolving at the exchange has finished; and
+//! - no one holds it open: a write lease (`F_SETLEASE`) is granted only when no other
+//!   descriptor or mapping of the file exists, in any process. A spare someone still reads is
+//!   unlinked instead (the reader keeps its bytes, as after a rename) and a new one made.
+//!
+//! What it does not give: after a power cut (not a crash of the process), a file exchanged
+//! since the file system was last flushed may hold an older file's bytes, since an
+//! overwrite's data is not ordered before the exchange on disk. So it replaces only files
+//! that a restart renders again for every change its integration mark does not cover, and
+//! compares with the disk ([`crate::integrated`]: the mark is written only after `syncfs`).
+//! A file that does not exist yet is created as before, never from a spare.
+//!
+//! One process holds the pool at a time (an `flock` on `spares/.lock`); another one, and a
+//! file system that cannot exchange, replace files as [`crate::durable::replace_atomic`] does.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::durable::replace_atomic;
+
+/// How long a spare rests after it left the tree before it is written again.
+pub const REST: Duration = Duration::from_secs(1);
+
+/// Most spares kept: past it, the oldest is unlinked (a replacement then frees an inode, as
+/// a rename does). About a second's replacements under load, at ten kilobytes each.
+pub const MOST_SPARES: usize = 16_384;
+
+/// `fcntl`'s command that names the signal of a lease break (Linux's value on every
+/// architecture; the `libc` crate does not export it).
+const F_SETSIG: libc::c_int = 10;
+
+/// The name of the pool's lock file in its directory.
+const LOCK: &str = ".lock";
+
+/// A pool of spare inodes that replaces files by exchange.
+#[derive(Debug)]
+pub struct Spares {
+    dir: PathBuf,
+    pool: Mutex<Pool>,
+    /// Set once the file system refused an exchange: every replacement renames from then on.
+    off: AtomicBool,
+    /// Held while the pool is this process's.
+    _lock: File,
+}
+
+#[derive(Debug, Default)]
+struct Pool {
+    /// Spares out of the tree, the longest resting first: their number and since when.
+    resting: VecDeque<(u64, Instant)>,
+    /// The next number for a new spare.
+    next: u64,
+}
+
+/// Where a replacement's spare comes from.
+enum Taken {
+    /// A resting spare, written again.
+    Resting(u64),
+    /// A new file.
+    New(u64),
+}
+
+impl Spares {
+    /// The pool in `dir` (created): `None` when another process holds it. The spares an
+    /// earlier run left are taken as resting; their bytes are never served, only written over.
+    pub fn open(dir: &Path) -> io::Result<Option<Spares>> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(dir.join(LOCK))?;
+        // SAFETY: `lock` is an open descriptor for the duration of the call.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => Ok(None),
+                _ => Err(e),
+            };
+        }
+        let mut found: Vec<u64> = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            match entry.file_name().to_str().and_then(|n| n.parse().ok()) {
+                Some(n) if entry.file_type()?.is_file() => found.push(n),
+                _ => {}
+            }
+        }
+        found.sort_unstable();
+        let rested = Instant::now()
+            .checked_sub(REST)
+            .unwrap_or_else(Instant::now);
+        let next = found.last().map_or(0, |n| n + 1);
+        let mut resting: VecDeque<(u64, Instant)> =
+            found.into_iter().map(|n| (n, rested)).collect();
+        while resting.len() > MOST_SPARES {
+            if let Some((n, _)) = resting.pop_front() {
+                let _ = std::fs::remove_file(dir.join(n.to_string()));
+            }
+        }
+        Ok(Some(Spares {
+            dir: dir.to_path_buf(),
+            pool: Mutex::new(Pool { resting, next }),
+            off: AtomicBool::new(false),
+            _lock: lock,
+        }))
+    }
+
+    /// Replace the regular file at `path` with `bytes` (permission bits `mode`) through a
+    /// spare; a path that is not a regular file yet, or a file system that cannot exchange,
+    /// as [`replace_atomic`] does (`tag` names its temporary).
+    pub fn replace(&self, path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Result<()> {
+        let exists = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+        if !exists || self.off.load(Ordering::Relaxed) {
+            return replace_atomic(path, bytes, mode, tag);
+        }
+        let (n, mut file, held) = self.writable(mode)?;
+        let spare = self.dir.join(n.to_string());
+        let len = bytes.len() as u64;
+        // Cut only what the old bytes held past the new ones (a truncation costs a setattr).
+        let written = file.write_all(bytes).and_then(|()| {
+            if held > len {
+                file.set_len(len)
+            } else {
+                Ok(())
+            }
+        });
+        drop(file);
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&spare);
+            return Err(e);
+        }
+        match exchange(&spare, path) {
+            Ok(()) => {
+                self.rest(n);
+                Ok(())
+            }
+            // The file went meanwhile: the spare (the new bytes) takes its place.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::rename(&spare, path),
+            Err(e) => {
+                let _ = std::fs::remove_file(&spare);
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EXDEV | libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP)
+                ) {
+                    tracing::warn!(dir = %self.dir.display(), error = %e,
+                        "files cannot be exchanged here; replacing them by rename");
+                    self.off.store(true, Ordering::Relaxed);
+                    return replace_atomic(path, bytes, mode, tag);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// How many spares rest in the pool.
+    pub fn resting(&self) -> usize {
+        conduct_core::sync::lock(&self.pool).resting.len()
+    }
+
+    /// A spare open for writing from its start, with permission bits `mode`, and the length of
+    /// the bytes it holds: a resting one no one holds open, else a new one.
+    fn writable(&self, mode: u32) -> io::Result<(u64, File, u64)> {
+        loop {
+            match self.take() {
+                Taken::Resting(n) => {
+                    let path = self.dir.join(n.to_string());
+                    let file = match OpenOptions::new().write(true).open(&path) {
+                        Ok(f) => f,
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                        Err(e) => return Err(e),
+                    };
+                    if !held_by_no_one(&file) {
+                        // Someone still reads its old bytes: they keep them; the pool forgets it.
+                        drop(file);
+                        let _ = std::fs::remove_file(&path);
+                        count("held");
+                        continue;
+                    }
+                    let m = file.metadata()?;
+                    if m.permissions().mode() & 0o7777 != mode {
+                        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+                    }
+                    count("rested");
+                    return Ok((n, file, m.len()));
+                }
+                Taken::New(n) => {
+                    let file = OpenOptions::new()
+                        .write(true)
+                        .create(true)
+                        .truncate(true)
+                        .mode(mode)
+                        .open(self.dir.join(n.to_string()))?;
+                    count("new");
+                    return Ok((n, file, 0));
+                }
+            }
+        }
+    }
+
+    fn take(&self) -> Taken {
+        let mut pool = conduct_core::sync::lock(&self.pool);
+        match pool.resting.front() {
+            Some(&(n, since)) if since.elapsed() >= REST => {
+                pool.resting.pop_front();
+                Taken::Resting(n)
+            }
+            _ => {
+                let n = pool.next;
+                pool.next += 1;
+                Taken::New(n)
+            }
+        }
+    }
+
+    /// Spare `n` holds a file the tree let go of: it rests from now.
+    fn rest(&self, n: u64) {
+        let oldest = {
+            let mut pool = conduct_core::sync::lock(&self.pool);
+            pool.resting.push_back((n, Instant::now()));
+            if pool.resting.len() > MOST_SPARES {
+                pool.resting.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some((old, _)) = oldest {
+            let _ = std::fs::remove_file(self.dir.join(old.to_string()));
+        }
+    }
+}
+
+/// Count a spare taken (`conduct_render_spare_writes_total{spare}`, library/METRICS.md).
+fn count(spare: &'static str) {
+    crate::metrics::metrics()
+        .spare_writes
+        .with([std::borrow::Cow::Borrowed(spare)])
+        .inc();
+}
+
+/// Whether no descriptor or mapping of `file`'s inode exists but `file` (opened for writing):
+/// a write lease is granted only then. It is released at once; a break in between is
+/// signalled with `SIGURG`, whose default action is to ignore it, not with `SIGIO`, which
+/// would end the process.
+fn held_by_no_one(file: &File) -> bool {
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is open for the duration of the calls; F_SETSIG and F_SETLEASE only read
+    // their integer argument.
+    unsafe {
+        libc::fcntl(fd, F_SETSIG, libc::SIGURG) == 0
+            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) == 0
+            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) == 0
+    }
+}
+
+/// Exchange the files at `a` and `b` atomically (`renameat2(RENAME_EXCHANGE)`).
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path holds a NUL"))
+    };
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: both are NUL-terminated strings that outlive the call.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn pool(dir: &Path) -> Spares {
+        Spares::open(&dir.join("spares")).unwrap().unwrap()
+    }
+
+    #[test]
+    fn a_replaced_file_holds_the_new_bytes_and_its_old_inode_rests() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        let f = dir.path().join("site/a.json");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(&f, b"old bytes, longer than the new").unwrap();
+        s.replace(&f, b"new", 0o644, "t").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"new");
+        assert_eq!(s.resting(), 1);
+        // The old inode rests with its old bytes, out of the site.
+        let spare = dir.path().join("spares/0");
+        assert_eq!(
+            std::fs::read(&spare).unwrap(),
+            b"old bytes, longer than the new"
+        );
+        let site: Vec<_> = std::fs::read_dir(dir.path().join("site"))
+            .unwrap()
+            .collect();
+        assert_eq!(site.len(), 1);
+    }
+
+    #[test]
+    fn a_new_file_is_created_not_taken_from_the_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        let f = dir.path().join("site/sub/new.json");
+        s.replace(&f, b"first", 0o644, "t").unwrap();
+        assert_eq!(std::fs::read(&f).unwrap(), b"first");
+        assert_eq!(s.resting(), 0);
+        assert!(std::fs::read_dir(dir.path().join("spares"))
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == LOCK));
+    }
+
+    #[test]
+    fn a_rested_spare_is_written_again_and_a_reader_keeps_the_bytes_it_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::write(&a, b"a1").unwrap();
+        std::fs::write(&b, b"b1 is longer").unwrap();
+        // A reader opens a before it is replaced, and holds it.
+        let mut held = File::open(&a).unwrap();
+        let old_a = std::fs::metadata(&a).unwrap();
+        let old_b = std::fs::metadata(&b).unwrap();
+        s.replace(&a, b"a2", 0o644, "t").unwrap();
+        // Spares that rested: a's old inode is still open, so it is not written again.
+        {
+            let mut p = conduct_core::sync::lock(&s.pool);
+            let rested = Instant::now().checked_sub(REST).unwrap();
+            for r in p.resting.iter_mut() {
+                r.1 = rested;
+            }
+        }
+        s.replace(&b, b"b2", 0o644, "t").unwrap();
+        assert_eq!(std::fs::read(&b).unwrap(), b"b2");
+        let mut got = Vec::new();
+        held.read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"a1", "the reader's bytes changed under it");
+        use std::os::unix::fs::MetadataExt;
+        assert_ne!(std::fs::metadata(&b).unwrap().ino(), old_a.ino());
+        drop(held);
+        // With no reader, a rested spare is written again: no new inode.
+        let new_b = std::fs::metadata(&b).unwrap().ino();
+        {
+            let mut p = conduct_core::sync::lock(&s.pool);
+            let rested = Instant::now().checked_sub(REST).unwrap();
+            for r in p.resting.iter_mut() {
+                r.1 = rested;
+            }
+        }
+        s.replace(&a, b"a3", 0o600, "t").unwrap();
+        let m = std::fs::metadata(&a).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"a3");
+        // b's first inode, which left the tree when b was replaced, now holds a.
+        assert_eq!(m.ino(), old_b.ino());
+        assert_ne!(m.ino(), new_b);
+        assert_eq!(m.permissions().mode() & 0o7777, 0o600);
+    }
+
+    #[test]
+    fn a_spare_rests_before_it_is_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"0").unwrap();
+        for i in 1..=5u8 {
+            s.replace(&a, &[b'0' + i], 0o644, "t").unwrap();
+        }
+        // Five replacements within a second: five spares, none written twice.
+        assert_eq!(s.resting(), 5);
+        let mut olds: Vec<Vec<u8>> = (0..5)
+            .map(|n| std::fs::read(dir.path().join(format!("spares/{n}"))).unwrap())
+            .collect();
+        olds.sort();
+        assert_eq!(olds, vec![b"0", b"1", b"2", b"3", b"4"]);
+    }
+
+    #[test]
+    fn one_process_holds_the_pool_and_a_restart_takes_its_spares() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"0").unwrap();
+        {
+            let s = pool(dir.path());
+            assert!(Spares::open(&dir.path().join("spares")).unwrap().is_none());
+            s.replace(&a, b"1", 0o644, "t").unwrap();
+        }
+        let s = pool(dir.path());
+        assert_eq!(s.resting(), 1);
+        let before = std::fs::metadata(dir.path().join("spares/0")).unwrap();
+        s.replace(&a, b"2", 0o644, "t").unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(&a).unwrap().ino(), before.ino());
+        assert_eq!(std::fs::read(&a).unwrap(), b"2");
+    }
+}
