@@ -107,5 +107,6 @@ fn main() {
             rc / ec
         );
     }
-    println!("spares resting at the end: {}", spares.resting());
+    let (n, bytes) = spares.resting();
+    println!("spares resting at the end: {n} ({bytes} bytes)");
 }

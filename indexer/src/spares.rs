@@ -45,8 +45,13 @@ use crate::durable::replace_atomic;
 pub const REST: Duration = Duration::from_secs(1);
 
 /// Most spares kept: past it, the oldest is unlinked (a replacement then frees an inode, as
-/// a rename does). About a second's replacements under load, at ten kilobytes each.
+/// a rename does). About a second's replacements under load.
 pub const MOST_SPARES: usize = 16_384;
+
+/// Most bytes the spares may hold (the former bytes of pages), past which the oldest is
+/// unlinked: the pool's disk is bounded whatever the pages' size (a long chain's page is
+/// about 185 KB).
+pub const MOST_SPARE_BYTES: u64 = 256 << 20;
 
 /// `fcntl`'s command that names the signal of a lease break (Linux's value on every
 /// architecture; the `libc` crate does not export it).
@@ -66,10 +71,15 @@ pub struct Spares {
     _lock: File,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Pool {
-    /// Spares out of the tree, the longest resting first: their number and since when.
-    resting: VecDeque<(u64, Instant)>,
+    /// Spares out of the tree, the longest resting first: their number, since when, and
+    /// the length of the bytes they hold.
+    resting: VecDeque<(u64, Instant, u64)>,
+    /// The bytes the resting spares hold.
+    bytes: u64,
+    /// Most spares and bytes kept ([`MOST_SPARES`], [`MOST_SPARE_BYTES`]).
+    most: (usize, u64),
     /// The next number for a new spare.
     next: u64,
 }
@@ -102,11 +112,11 @@ impl Spares {
                 _ => Err(e),
             };
         }
-        let mut found: Vec<u64> = Vec::new();
+        let mut found: Vec<(u64, u64)> = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             match entry.file_name().to_str().and_then(|n| n.parse().ok()) {
-                Some(n) if entry.file_type()?.is_file() => found.push(n),
+                Some(n) if entry.file_type()?.is_file() => found.push((n, entry.metadata()?.len())),
                 _ => {}
             }
         }
@@ -114,30 +124,37 @@ impl Spares {
         let rested = Instant::now()
             .checked_sub(REST)
             .unwrap_or_else(Instant::now);
-        let next = found.last().map_or(0, |n| n + 1);
-        let mut resting: VecDeque<(u64, Instant)> =
-            found.into_iter().map(|n| (n, rested)).collect();
-        while resting.len() > MOST_SPARES {
-            if let Some((n, _)) = resting.pop_front() {
-                let _ = std::fs::remove_file(dir.join(n.to_string()));
-            }
+        let next = found.last().map_or(0, |(n, _)| n + 1);
+        let mut pool = Pool::new();
+        pool.next = next;
+        for (n, len) in found {
+            pool.resting.push_back((n, rested, len));
+            pool.bytes += len;
         }
-        Ok(Some(Spares {
+        let spares = Spares {
             dir: dir.to_path_buf(),
-            pool: Mutex::new(Pool { resting, next }),
+            pool: Mutex::new(Pool::new()),
             off: AtomicBool::new(false),
             _lock: lock,
-        }))
+        };
+        spares.unlink(pool.over());
+        *conduct_core::sync::lock(&spares.pool) = pool;
+        Ok(Some(spares))
     }
 
     /// Replace the regular file at `path` with `bytes` (permission bits `mode`) through a
     /// spare; a path that is not a regular file yet, or a file system that cannot exchange,
     /// as [`replace_atomic`] does (`tag` names its temporary).
     pub fn replace(&self, path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Result<()> {
-        let exists = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
-        if !exists || self.off.load(Ordering::Relaxed) {
+        let old = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.file_type().is_file());
+        let Some(old_len) = old
+            .map(|m| m.len())
+            .filter(|_| !self.off.load(Ordering::Relaxed))
+        else {
             return replace_atomic(path, bytes, mode, tag);
-        }
+        };
         let (n, mut file, held) = self.writable(mode)?;
         let spare = self.dir.join(n.to_string());
         let len = bytes.len() as u64;
@@ -156,7 +173,7 @@ impl Spares {
         }
         match exchange(&spare, path) {
             Ok(()) => {
-                self.rest(n);
+                self.rest(n, old_len);
                 Ok(())
             }
             // The file went meanwhile: the spare (the new bytes) takes its place.
@@ -177,9 +194,10 @@ impl Spares {
         }
     }
 
-    /// How many spares rest in the pool.
-    pub fn resting(&self) -> usize {
-        conduct_core::sync::lock(&self.pool).resting.len()
+    /// How many spares rest in the pool, and the bytes they hold.
+    pub fn resting(&self) -> (usize, u64) {
+        let pool = conduct_core::sync::lock(&self.pool);
+        (pool.resting.len(), pool.bytes)
     }
 
     /// A spare open for writing from its start, with permission bits `mode`, and the length of
@@ -225,8 +243,9 @@ impl Spares {
     fn take(&self) -> Taken {
         let mut pool = conduct_core::sync::lock(&self.pool);
         match pool.resting.front() {
-            Some(&(n, since)) if since.elapsed() >= REST => {
+            Some(&(n, since, len)) if since.elapsed() >= REST => {
                 pool.resting.pop_front();
+                pool.bytes -= len;
                 Taken::Resting(n)
             }
             _ => {
@@ -237,20 +256,46 @@ impl Spares {
         }
     }
 
-    /// Spare `n` holds a file the tree let go of: it rests from now.
-    fn rest(&self, n: u64) {
-        let oldest = {
+    /// Spare `n` holds a file of `len` bytes the tree let go of: it rests from now.
+    fn rest(&self, n: u64, len: u64) {
+        let over = {
             let mut pool = conduct_core::sync::lock(&self.pool);
-            pool.resting.push_back((n, Instant::now()));
-            if pool.resting.len() > MOST_SPARES {
-                pool.resting.pop_front()
-            } else {
-                None
-            }
+            pool.resting.push_back((n, Instant::now(), len));
+            pool.bytes += len;
+            pool.over()
         };
-        if let Some((old, _)) = oldest {
-            let _ = std::fs::remove_file(self.dir.join(old.to_string()));
+        self.unlink(over);
+    }
+
+    fn unlink(&self, spares: Vec<u64>) {
+        for n in spares {
+            let _ = std::fs::remove_file(self.dir.join(n.to_string()));
         }
+    }
+}
+
+impl Pool {
+    fn new() -> Pool {
+        Pool {
+            resting: VecDeque::new(),
+            bytes: 0,
+            most: (MOST_SPARES, MOST_SPARE_BYTES),
+            next: 0,
+        }
+    }
+
+    /// Take the oldest spares out while the pool holds more than its most spares or bytes;
+    /// their numbers, to unlink.
+    fn over(&mut self) -> Vec<u64> {
+        let mut out = Vec::new();
+        while self.resting.len() > self.most.0 || self.bytes > self.most.1 {
+            let Some((n, _, len)) = self.resting.pop_front() else {
+                break;
+            };
+            self.bytes -= len;
+            out.push(n);
+        }
+        out
     }
 }
 
@@ -319,7 +364,7 @@ mod tests {
         std::fs::write(&f, b"old bytes, longer than the new").unwrap();
         s.replace(&f, b"new", 0o644, "t").unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"new");
-        assert_eq!(s.resting(), 1);
+        assert_eq!(s.resting(), (1, 30));
         // The old inode rests with its old bytes, out of the site.
         let spare = dir.path().join("spares/0");
         assert_eq!(
@@ -339,7 +384,7 @@ mod tests {
         let f = dir.path().join("site/sub/new.json");
         s.replace(&f, b"first", 0o644, "t").unwrap();
         assert_eq!(std::fs::read(&f).unwrap(), b"first");
-        assert_eq!(s.resting(), 0);
+        assert_eq!(s.resting(), (0, 0));
         assert!(std::fs::read_dir(dir.path().join("spares"))
             .unwrap()
             .all(|e| e.unwrap().file_name() == LOCK));
@@ -401,12 +446,41 @@ mod tests {
             s.replace(&a, &[b'0' + i], 0o644, "t").unwrap();
         }
         // Five replacements within a second: five spares, none written twice.
-        assert_eq!(s.resting(), 5);
+        assert_eq!(s.resting(), (5, 5));
         let mut olds: Vec<Vec<u8>> = (0..5)
             .map(|n| std::fs::read(dir.path().join(format!("spares/{n}"))).unwrap())
             .collect();
         olds.sort();
         assert_eq!(olds, vec![b"0", b"1", b"2", b"3", b"4"]);
+    }
+
+    #[test]
+    fn the_pool_keeps_at_most_its_bytes_and_unlinks_the_oldest() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        conduct_core::sync::lock(&s.pool).most = (MOST_SPARES, 100);
+        let a = dir.path().join("a");
+        std::fs::write(&a, [b'0'; 60]).unwrap();
+        for i in 1..=3u8 {
+            s.replace(&a, &[b'0' + i; 60], 0o644, "t").unwrap();
+        }
+        // Three spares of 60 bytes made; the pool keeps 100 bytes: the newest one.
+        assert_eq!(s.resting(), (1, 60));
+        let left: Vec<String> = std::fs::read_dir(dir.path().join("spares"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != LOCK)
+            .collect();
+        assert_eq!(left, vec!["2"]);
+        assert_eq!(
+            std::fs::read(dir.path().join("spares/2")).unwrap(),
+            [b'2'; 60]
+        );
+        // A restart counts the bytes of the spares it finds.
+        drop(s);
+        std::fs::write(dir.path().join("spares/7"), [b'x'; 300 << 20 >> 10]).unwrap();
+        let s = pool(dir.path());
+        assert_eq!(s.resting(), (2, 60 + (300 << 10)));
     }
 
     #[test]
@@ -420,7 +494,7 @@ mod tests {
             s.replace(&a, b"1", 0o644, "t").unwrap();
         }
         let s = pool(dir.path());
-        assert_eq!(s.resting(), 1);
+        assert_eq!(s.resting(), (1, 1));
         let before = std::fs::metadata(dir.path().join("spares/0")).unwrap();
         s.replace(&a, b"2", 0o644, "t").unwrap();
         use std::os::unix::fs::MetadataExt;
