@@ -484,6 +484,34 @@ mod tests {
     }
 
     #[test]
+    fn a_pool_on_another_file_system_replaces_by_rename() {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(shm), dir) = (
+            tempfile::tempdir_in("/dev/shm"),
+            tempfile::tempdir().unwrap(),
+        ) else {
+            return; // No second file system here.
+        };
+        let dev = |p: &Path| std::fs::metadata(p).unwrap().dev();
+        if dev(shm.path()) == dev(dir.path()) {
+            return;
+        }
+        let s = pool(shm.path());
+        let a = dir.path().join("a");
+        std::fs::write(&a, b"old").unwrap();
+        s.replace(&a, b"new", 0o644, "t").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new");
+        // The exchange was refused (EXDEV): the pool is off, and nothing rests in it.
+        assert!(s.off.load(Ordering::Relaxed));
+        assert_eq!(s.resting(), (0, 0));
+        s.replace(&a, b"newer", 0o644, "t").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"newer");
+        assert!(std::fs::read_dir(shm.path().join("spares"))
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == LOCK));
+    }
+
+    #[test]
     fn one_process_holds_the_pool_and_a_restart_takes_its_spares() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
