@@ -131,7 +131,13 @@ impl NewEntry {
         &self,
         key: &ServiceKey,
     ) -> Result<usize, conduct_core::canonical::CanonicalError> {
-        entry_record(key, &self.fields(), u64::MAX, &"f".repeat(64), u64::MAX).map(|l| l.len())
+        conduct_core::vow::record::entry_record_len(
+            key,
+            &self.fields(),
+            u64::MAX,
+            &"f".repeat(64),
+            u64::MAX,
+        )
     }
 }
 

@@ -205,6 +205,27 @@ pub fn entry_record(
     prev: &str,
     log_index: u64,
 ) -> Result<Vec<u8>, CanonicalError> {
+    signed_leaf(key, entry_object(f, seq, prev, log_index)?)
+}
+
+/// The length of [`entry_record`]'s bytes, without signing.
+pub fn entry_record_len(
+    key: &ServiceKey,
+    f: &EntryFields<'_>,
+    seq: u64,
+    prev: &str,
+    log_index: u64,
+) -> Result<usize, CanonicalError> {
+    key.signed_len(entry_object(f, seq, prev, log_index)?)
+}
+
+/// The entry's members before it is signed.
+fn entry_object(
+    f: &EntryFields<'_>,
+    seq: u64,
+    prev: &str,
+    log_index: u64,
+) -> Result<Map<String, Value>, CanonicalError> {
     let mut m = Map::new();
     m.insert("type".into(), json!(ENTRY_TYPE));
     m.insert("vow_id".into(), json!(f.vow_id));
@@ -246,12 +267,44 @@ pub fn entry_record(
     m.insert("trace_donated".into(), json!(f.trace_donated));
     m.insert("proof".into(), f.proof.to_value());
     m.insert("scope".into(), scope_value());
-    signed_leaf(key, m)
+    Ok(m)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entrys_length_is_known_without_signing_it() {
+        let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
+        let profile = crate::meter::measure(&[], &[0; 32]);
+        let proofs = [
+            Proof::SandboxOpen,
+            Proof::WalletSignature(format!("0x{}", "ab".repeat(65))),
+            Proof::Payer(format!("0x{}", "cd".repeat(20))),
+        ];
+        for (i, proof) in proofs.iter().enumerate() {
+            let f = EntryFields {
+                vow_id: "0123456789abcdef",
+                trace_sha256: [i as u8; 32],
+                context_key: "monitored",
+                n_turns: 10,
+                profile: &profile,
+                declared_y: (i != 1).then(|| declared_ys(["a \"quoted\" purpose", "é"])),
+                y_consistency: Some(0.5),
+                note: (i == 2).then_some("a note\n"),
+                attested: i == 2,
+                trace_donated: i == 0,
+                at: 1_800_000_000,
+                proof,
+            };
+            for (seq, index) in [(1, 3), (u64::MAX, u64::MAX)] {
+                let signed = entry_record(&key, &f, seq, &"f".repeat(64), index).unwrap();
+                let len = entry_record_len(&key, &f, seq, &"f".repeat(64), index).unwrap();
+                assert_eq!(len, signed.len());
+            }
+        }
+    }
 
     #[test]
     fn declared_ys_are_distinct_in_first_order() {
