@@ -155,7 +155,9 @@ impl Spares {
         else {
             return replace_atomic(path, bytes, mode, tag);
         };
-        let (n, mut file, held) = self.writable(mode)?;
+        let Some((n, mut file, held)) = self.writable(mode)? else {
+            return replace_atomic(path, bytes, mode, tag);
+        };
         let spare = self.dir.join(n.to_string());
         let len = bytes.len() as u64;
         // Cut only what the old bytes held past the new ones (a truncation costs a setattr).
@@ -176,8 +178,11 @@ impl Spares {
                 self.rest(n, old_len);
                 Ok(())
             }
-            // The file went meanwhile: the spare (the new bytes) takes its place.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => std::fs::rename(&spare, path),
+            // The file went meanwhile (or the spare did): a new file is never a spare.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_file(&spare);
+                replace_atomic(path, bytes, mode, tag)
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(&spare);
                 if matches!(
@@ -201,8 +206,9 @@ impl Spares {
     }
 
     /// A spare open for writing from its start, with permission bits `mode`, and the length of
-    /// the bytes it holds: a resting one no one holds open, else a new one.
-    fn writable(&self, mode: u32) -> io::Result<(u64, File, u64)> {
+    /// the bytes it holds: a resting one no one holds open, else a new one. `None` when
+    /// leases cannot be taken here: no spare can be proven free, and the pool turns off.
+    fn writable(&self, mode: u32) -> io::Result<Option<(u64, File, u64)>> {
         loop {
             match self.take() {
                 Taken::Resting(n) => {
@@ -212,19 +218,30 @@ impl Spares {
                         Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                         Err(e) => return Err(e),
                     };
-                    if !held_by_no_one(&file) {
-                        // Someone still reads its old bytes: they keep them; the pool forgets it.
-                        drop(file);
-                        let _ = std::fs::remove_file(&path);
-                        count("held");
-                        continue;
+                    match held_by_no_one(&file) {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            // Someone still reads its old bytes: they keep them; the pool
+                            // forgets it.
+                            drop(file);
+                            let _ = std::fs::remove_file(&path);
+                            count("held");
+                            continue;
+                        }
+                        Err(e) => {
+                            tracing::warn!(dir = %self.dir.display(), error = %e,
+                                "no lease can be taken on a spare; replacing files by rename");
+                            self.off.store(true, Ordering::Relaxed);
+                            let _ = std::fs::remove_file(&path);
+                            return Ok(None);
+                        }
                     }
                     let m = file.metadata()?;
                     if m.permissions().mode() & 0o7777 != mode {
                         file.set_permissions(std::fs::Permissions::from_mode(mode))?;
                     }
                     count("rested");
-                    return Ok((n, file, m.len()));
+                    return Ok(Some((n, file, m.len())));
                 }
                 Taken::New(n) => {
                     let file = OpenOptions::new()
@@ -234,7 +251,7 @@ impl Spares {
                         .mode(mode)
                         .open(self.dir.join(n.to_string()))?;
                     count("new");
-                    return Ok((n, file, 0));
+                    return Ok(Some((n, file, 0)));
                 }
             }
         }
@@ -308,17 +325,26 @@ fn count(spare: &'static str) {
 }
 
 /// Whether no descriptor or mapping of `file`'s inode exists but `file` (opened for writing):
-/// a write lease is granted only then. It is released at once; a break in between is
+/// a write lease is granted only then (`Ok(false)` when it is refused for that; an error
+/// when leases cannot be taken at all). It is released at once; a break in between is
 /// signalled with `SIGURG`, whose default action is to ignore it, not with `SIGIO`, which
 /// would end the process.
-fn held_by_no_one(file: &File) -> bool {
+fn held_by_no_one(file: &File) -> io::Result<bool> {
     let fd = file.as_raw_fd();
-    // SAFETY: `fd` is open for the duration of the calls; F_SETSIG and F_SETLEASE only read
-    // their integer argument.
-    unsafe {
-        libc::fcntl(fd, F_SETSIG, libc::SIGURG) == 0
-            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) == 0
-            && libc::fcntl(fd, libc::F_SETLEASE, libc::F_UNLCK) == 0
+    let fcntl = |cmd: libc::c_int, arg: libc::c_int| {
+        // SAFETY: `fd` is open for the duration of the call; F_SETSIG and F_SETLEASE only
+        // read their integer argument.
+        if unsafe { libc::fcntl(fd, cmd, arg) } == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    };
+    fcntl(F_SETSIG, libc::SIGURG)?;
+    match fcntl(libc::F_SETLEASE, libc::F_WRLCK) {
+        Ok(()) => fcntl(libc::F_SETLEASE, libc::F_UNLCK).map(|()| true),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
