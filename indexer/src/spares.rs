@@ -381,6 +381,14 @@ mod tests {
         Spares::open(&dir.join("spares")).unwrap().unwrap()
     }
 
+    /// Let every resting spare of `s` have rested [`REST`] already.
+    fn rest_all(s: &Spares) {
+        let rested = Instant::now().checked_sub(REST).unwrap();
+        for r in conduct_core::sync::lock(&s.pool).resting.iter_mut() {
+            r.1 = rested;
+        }
+    }
+
     #[test]
     fn a_replaced_file_holds_the_new_bytes_and_its_old_inode_rests() {
         let dir = tempfile::tempdir().unwrap();
@@ -429,13 +437,7 @@ mod tests {
         let old_b = std::fs::metadata(&b).unwrap();
         s.replace(&a, b"a2", 0o644, "t").unwrap();
         // Spares that rested: a's old inode is still open, so it is not written again.
-        {
-            let mut p = conduct_core::sync::lock(&s.pool);
-            let rested = Instant::now().checked_sub(REST).unwrap();
-            for r in p.resting.iter_mut() {
-                r.1 = rested;
-            }
-        }
+        rest_all(&s);
         s.replace(&b, b"b2", 0o644, "t").unwrap();
         assert_eq!(std::fs::read(&b).unwrap(), b"b2");
         let mut got = Vec::new();
@@ -446,13 +448,7 @@ mod tests {
         drop(held);
         // With no reader, a rested spare is written again: no new inode.
         let new_b = std::fs::metadata(&b).unwrap().ino();
-        {
-            let mut p = conduct_core::sync::lock(&s.pool);
-            let rested = Instant::now().checked_sub(REST).unwrap();
-            for r in p.resting.iter_mut() {
-                r.1 = rested;
-            }
-        }
+        rest_all(&s);
         s.replace(&a, b"a3", 0o600, "t").unwrap();
         let m = std::fs::metadata(&a).unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), b"a3");

@@ -387,10 +387,7 @@ fn await_mark(data: &std::path::Path, site: &std::path::Path, least: u64) -> std
     let mark = data.join("site-integrated.json");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let size = std::fs::read(&mark)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .and_then(|m| m["marks"][0]["mark"]["log_size"].as_u64());
+        let size = mark_size(data);
         if size.is_some_and(|s| s >= checkpoint_size(site) && s >= least) {
             return mark;
         }
@@ -417,6 +414,31 @@ fn page_times(site: &std::path::Path) -> Vec<(String, std::time::SystemTime)> {
     pages
 }
 
+/// Take the sandbox vow "purpose `i`" for agent `agent`; its id.
+fn take_vow(c: &reqwest::blocking::Client, server: &Server, i: usize, agent: &str) -> String {
+    let r: Value = c
+        .post(server.at("/vow"))
+        .json(&json!({"text": format!("purpose {i}"), "agent": agent, "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    r["vow_id"].as_str().unwrap().to_owned()
+}
+
+/// A report-in into `vow` answered once its pages are written (`Prefer: wait=10`).
+fn report_in_waiting(
+    c: &reqwest::blocking::Client,
+    server: &Server,
+    vow: &str,
+) -> reqwest::blocking::Response {
+    c.post(server.at("/vow/report/demo"))
+        .header("Prefer", "wait=10")
+        .json(&report(vow, 6))
+        .send()
+        .unwrap()
+}
+
 /// The log size of the newest integration mark in `data`, if any.
 fn mark_size(data: &std::path::Path) -> Option<u64> {
     std::fs::read(data.join("site-integrated.json"))
@@ -438,23 +460,9 @@ fn pages_left_holding_other_bytes_after_the_mark_are_rewritten_by_the_restart() 
     let url = ["--public-url", "http://localhost:8402"];
     let mut server = Server::start_in(&data, &site, &url);
     let c = client();
-    let take = |server: &Server, i: usize| -> String {
-        let r: Value = c
-            .post(server.at("/vow"))
-            .json(&json!({"text": format!("purpose {i}"), "agent": format!("cut-{i}"), "cadence_hours": 24}))
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        r["vow_id"].as_str().unwrap().to_owned()
-    };
+    let take = |server: &Server, i: usize| take_vow(&c, server, i, &format!("cut-{i}"));
     let report_in = |server: &Server, vow: &str| {
-        let r = c
-            .post(server.at("/vow/report/demo"))
-            .header("Prefer", "wait=10")
-            .json(&report(vow, 6))
-            .send()
-            .unwrap();
+        let r = report_in_waiting(&c, server, vow);
         assert_eq!(r.status(), 201);
         assert_eq!(r.headers()["conduct-render"], "done");
     };
@@ -559,21 +567,8 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
     let mut server = Server::start_in(&data, &site, &url);
     let c = client();
     for i in 0..3 {
-        let r: Value = c
-            .post(server.at("/vow"))
-            .json(&json!({"text": format!("purpose {i}"), "agent": format!("mark-{i}"), "cadence_hours": 24}))
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        let vow = r["vow_id"].as_str().unwrap();
-        let r = c
-            .post(server.at("/vow/report/demo"))
-            .header("Prefer", "wait=10")
-            .json(&report(vow, 6))
-            .send()
-            .unwrap();
-        assert_eq!(r.status(), 201);
+        let vow = take_vow(&c, &server, i, &format!("mark-{i}"));
+        assert_eq!(report_in_waiting(&c, &server, &vow).status(), 201);
     }
     let mark = await_mark(&data, &site, 6);
     server.terminate();

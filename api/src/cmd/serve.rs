@@ -165,9 +165,6 @@ pub fn render_site(
     Ok((publisher, count))
 }
 
-/// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
-/// report-in"). They are derived: when their file cannot be opened, the source reads whole
-/// chains instead, and the service still starts.
 /// Vow pages replaced through the pool of spare inodes in `<data>/spares/`
 /// (`conduct_indexer::spares`), or by rename when the pool cannot be had.
 fn replace_through_spares(publisher: &mut conduct_renderer::publish::Publisher, cfg: &Config) {
@@ -183,6 +180,9 @@ fn replace_through_spares(publisher: &mut conduct_renderer::publish::Publisher, 
     let _ = (publisher, cfg);
 }
 
+/// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
+/// report-in"). They are derived: when their file cannot be opened, the source reads whole
+/// chains instead, and the service still starts.
 fn with_resume_points(source: VowSource, cfg: &Config, key: &ServiceKey) -> VowSource {
     match conduct_indexer::store::resume::ResumePoints::open(&cfg.data) {
         Ok(points) => source.with_resume_points(Arc::new(points), &resume_name(cfg, key)),
