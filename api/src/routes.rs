@@ -16,7 +16,8 @@ use futures_util::future::BoxFuture;
 use warp::reply::Response as WarpResponse;
 
 use conduct_renderer::openapi::{
-    Contract, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, SVG, TEXT, XML,
+    Contract, In, Param, ParamSchema, Schema, ATOM, CSS, HTML, JSON, MARKDOWN, OCTETS, SVG, TEXT,
+    XML,
 };
 use conduct_renderer::RouteInfo;
 
@@ -903,6 +904,9 @@ pub const ROUTES: &[Route] = &[
     route("GET", "/robots.txt",
         "Crawler rules.")
         .with(TEXT_FILE),
+    route("GET", "/style.css",
+        "The stylesheet every HTML page links.")
+        .with(Contract::file(&[CSS], None)),
 ];
 
 /// Match a concrete path against a route pattern (`{X}` matches a non-empty part of one

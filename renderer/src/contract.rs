@@ -25,6 +25,8 @@ pub const ATOM: &str = "application/atom+xml";
 pub const XML: &str = "application/xml";
 /// `image/svg+xml`
 pub const SVG: &str = "image/svg+xml";
+/// `text/css`
+pub const CSS: &str = "text/css";
 
 /// Where a parameter travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,8 +30,8 @@ use schemars::JsonSchema;
 use serde_json::{json, Map, Value};
 
 pub use crate::contract::{
-    Contract, Derived, In, Param, ParamSchema, Schema, ATOM, HTML, JSON, MARKDOWN, OCTETS, SVG,
-    TEXT, XML,
+    Contract, Derived, In, Param, ParamSchema, Schema, ATOM, CSS, HTML, JSON, MARKDOWN, OCTETS,
+    SVG, TEXT, XML,
 };
 use crate::input::{RouteInfo, SiteInput};
 use crate::RenderError;

@@ -22,6 +22,10 @@ use crate::RenderError;
 
 pub use crate::input::{route_matches, PostedPrice, RouteInfo, SiteInput};
 
+/// The site's stylesheet, `style.css`: one file every HTML page links, so a page carries only its
+/// own content (a vow's pages are rewritten on every report-in; ARCHITECTURE.md).
+pub const STYLESHEET: &str = include_str!("../../templates/style.css");
+
 const WHAT: &str = "conduct measures how an agent's reasoning and actions couple to a context \
 flag (being monitored, say) and signs the reading, so anyone can verify it offline.";
 const FOR_WHOM: &str = "For agents who want a verifiable reading of their own conduct, the \
@@ -41,6 +45,8 @@ pub fn render(input: &SiteInput<'_>) -> Result<Tree, RenderError> {
     put_library(&mut tree, input)?;
     put_service_card(&mut tree, input)?;
     put_discovery(&mut tree, input)?;
+    // The stylesheet every HTML page links (templates/layout.html).
+    tree.put("style.css", STYLESHEET.as_bytes().to_vec());
     // Crawlers.
     tree.put("robots.txt", crate::vow_html::robots(input.public_url));
     put_manifest(&mut tree, input)?;

@@ -268,6 +268,11 @@ return {
         .filter(r => r.top + r.height / 2 < box.top + 0.9 * box.height).map(r => r.left + r.width / 2);
     return {desc: txt(svg.querySelector('desc')), width: box.width, xs};
   }),
+  // The site stylesheet (/style.css) loaded and applied: the skip link is moved off screen.
+  styled: (() => {
+    const s = document.querySelector('a.skip');
+    return !!s && getComputedStyle(s).position === 'absolute';
+  })(),
   pwned: window.__pwned || null,
   text: document.body ? document.body.innerText : '',
   scrollWidth: document.documentElement.scrollWidth,
@@ -324,7 +329,7 @@ MUST_FAIL = ["the HTML document is at most 100 KB", "(desktop): no console error
              "user text is escaped", "every JSON-LD block parses as JSON", "the HTML-ish agent name is shown as text",
              "in-page link #nowhere has a target", "no horizontal scrolling", "no external links",
              "no broken links", "the navigation links", "the home page links", "fits its column",
-             "is shown in full", "keeps its 3 report-ins apart"]
+             "is shown in full", "keeps its 3 report-ins apart", "the site stylesheet is applied"]
 
 
 def self_test():
@@ -469,6 +474,7 @@ def visit(driver, h, base, slug, path, artifacts, ref_scope, shows_agent, links,
                   f"scrollWidth {d['scrollWidth']}; widest: {d['overflow'][:3]}")
             continue
         found = [u for _, u in d["links"]]
+        check(f"{path}: the site stylesheet is applied", d["styled"])
         accessibility(path, d)
         footer = norm(d["footer"])
         missing = [k for k, v in ref_scope.items() if norm(v) not in footer]

@@ -188,10 +188,11 @@ const HTTP_BASICS: &str = "    access_log access.log;
         application/xml xml;
         application/atom+xml atom;
         image/svg+xml svg;
+        text/css css;
         image/png png;
     }
     default_type application/octet-stream;
-    charset_types text/plain text/markdown;
+    charset_types text/plain text/markdown text/css;
 
 ";
 

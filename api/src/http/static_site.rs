@@ -112,6 +112,7 @@ pub fn content_type(path: &Path) -> &'static str {
         "xml" => "application/xml",
         "atom" => "application/atom+xml",
         "svg" => "image/svg+xml",
+        "css" => "text/css; charset=utf-8",
         "png" => "image/png",
         _ => "application/octet-stream",
     }
