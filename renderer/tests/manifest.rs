@@ -506,3 +506,67 @@ fn chain_pages_are_written_but_never_listed_and_a_v2_listing_of_them_is_dropped(
         .unwrap_or_else(|e| panic!("after the upgrade: {e}"));
     assert_eq!((audit.listed, audit.chain_pages), (1, 3));
 }
+
+#[test]
+fn bins_left_under_several_rebuilt_prefixes_are_swept_in_one_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let files = vow_files(200, "a");
+    {
+        let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+        p.put_many(files.clone()).unwrap();
+        p.write_manifest(&key, AS_OF, 3600).unwrap();
+    }
+    // Two interior bins one digit deep, each with bins under it.
+    let on_disk = manifest_snapshot(dir.path());
+    let interiors: Vec<String> = on_disk
+        .iter()
+        .filter(|(p, b)| p.len() == "manifest/0.json".len() && b.starts_with(b"{\"bins\""))
+        .map(|(p, _)| conduct_core::manifest::bin_prefix(p).unwrap().to_owned())
+        .take(2)
+        .collect();
+    assert_eq!(interiors.len(), 2, "{:?}", on_disk.keys());
+    // Under each, every vow's files but one leave the disk, and the interior bin is damaged:
+    // the next put under it rebuilds it as one small leaf, and the bins below are left over.
+    let (mut kept, mut removed) = (Vec::new(), 0);
+    for prefix in &interiors {
+        let under: Vec<&(String, Vec<u8>)> = files
+            .iter()
+            .filter(|(f, _)| conduct_core::manifest::key(f).starts_with(prefix.as_str()))
+            .collect();
+        let first = conduct_core::manifest::unit(&under[0].0).to_owned();
+        for (f, _) in &under {
+            if conduct_core::manifest::unit(f) != first {
+                std::fs::remove_file(dir.path().join(f)).unwrap();
+                removed += 1;
+            }
+        }
+        kept.push(under[0].clone());
+        std::fs::write(dir.path().join(bin_path(prefix)), b"{}").unwrap();
+    }
+    let left_over = |dir: &Path| {
+        manifest_snapshot(dir)
+            .keys()
+            .filter(|p| {
+                let b = conduct_core::manifest::bin_prefix(p).unwrap();
+                interiors
+                    .iter()
+                    .any(|i| b.len() > i.len() && b.starts_with(i.as_str()))
+            })
+            .count()
+    };
+    assert!(left_over(dir.path()) >= 4, "bins under the damaged ones");
+    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    p.seed_from_manifest(&key);
+    for (f, b) in &kept {
+        p.put(f, b).unwrap();
+    }
+    p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
+    assert_eq!(
+        left_over(dir.path()),
+        0,
+        "every bin under a rebuilt prefix is swept"
+    );
+    assert_eq!(walk(dir.path(), &key).unwrap().len(), files.len() - removed);
+    verify(dir.path(), &key);
+}

@@ -2,7 +2,7 @@
 //! needed), and a round: the changed leaves written, then each ancestor, deepest first, then
 //! the root, so a bin is on disk before any bin that names it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -236,16 +236,21 @@ impl SignState {
             let children = self.interiors.entry(String::new()).or_default();
             let bytes = root_bytes(&self.key, children, as_of, ttl)?;
             self.write("", &bytes, &mut w)?;
-            for s in std::mem::take(&mut self.sweep) {
-                self.sweep_orphans(&s);
-            }
+            let sweep = std::mem::take(&mut self.sweep);
+            self.sweep_orphans(&sweep);
         }
         Ok(w)
     }
 
-    /// Remove the bin files under `s` (a prefix whose every bin this signer wrote) that
-    /// nothing names.
-    fn sweep_orphans(&self, s: &str) {
+    /// Remove the bin files under the prefixes `sweep` (each one whose every bin this signer
+    /// wrote) that nothing names, in one pass over `manifest/` however many prefixes a round
+    /// replaced: a render from nothing replaces every interior bin (about 28,000 at a million
+    /// vows), and a pass each made that render quadratic in its bins (BENCHMARKS.md, section 15).
+    fn sweep_orphans(&self, sweep: &[String]) {
+        if sweep.is_empty() {
+            return;
+        }
+        let swept: HashSet<&str> = sweep.iter().map(String::as_str).collect();
         let Ok(dir) = std::fs::read_dir(self.site.join(BIN_DIR)) else {
             return;
         };
@@ -254,10 +259,11 @@ impl SignState {
             let Some(p) = bin_prefix(&name) else {
                 continue;
             };
-            if p.len() <= s.len() || !p.starts_with(s) {
+            // The shortest swept prefix above the bin: the one that checks the most levels.
+            let Some(from) = (0..p.len()).find(|&n| swept.contains(&p[..n])) else {
                 continue;
-            }
-            let named = (s.len()..p.len()).all(|n| {
+            };
+            let named = (from..p.len()).all(|n| {
                 self.interiors
                     .get(&p[..n])
                     .is_some_and(|c| c.contains_key(&p.as_bytes()[n]))
