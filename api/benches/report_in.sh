@@ -10,6 +10,7 @@
 #        RENDER=1: render the whole tree (`conduct render`) before serving, and time it
 #        WORK=DIR: prefill into DIR (kept) instead of a temp dir under /tmp
 #        TAKE=1: also take sandbox vows (POST /vow, a new agent name each) at each concurrency
+#        NODU=1: skip counting the disk bytes (du walks every file: minutes at a million vows)
 #        PREFILLED=DIR: use DIR (made by prefill_log with --origin bench.invalid/log and
 #        --ids DIR/ids, data in DIR/data, site in DIR/site) instead of prefilling; one size.
 # Each random-vow run is followed by the integration report (metrics_delta.py over the
@@ -150,8 +151,10 @@ EOF
     echo "   full render: $render_s"
   fi
   records=$(log_size "$work")
-  disk=$(du -sh "$work/data" | cut -f1)/$(du -sh "$work/site" | cut -f1)
-  per_record=$(python3 -c "print(round($(du -sb "$work/data" | cut -f1) / $records), round($(du -sb "$work/site" | cut -f1) / $records))")
+  if [ -n "${NODU:-}" ]; then disk="(not counted)"; per_record="(not counted)"; else
+    disk=$(du -sh "$work/data" | cut -f1)/$(du -sh "$work/site" | cut -f1)
+    per_record=$(python3 -c "print(round($(du -sb "$work/data" | cut -f1) / $records), round($(du -sb "$work/site" | cut -f1) / $records))")
+  fi
   sync
   t0=$(date +%s.%N)
   target/release/conduct serve --config "$work/conduct.toml" --listen 127.0.0.1:0 \
