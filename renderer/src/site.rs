@@ -24,7 +24,7 @@ pub use crate::input::{route_matches, PostedPrice, RouteInfo, SiteInput};
 
 /// The site's stylesheet, `style.css`: one file every HTML page links, so a page carries only its
 /// own content (a vow's pages are rewritten on every report-in; ARCHITECTURE.md).
-pub const STYLESHEET: &str = include_str!("../../templates/style.css");
+const STYLESHEET: &str = include_str!("../../templates/style.css");
 
 const WHAT: &str = "conduct measures how an agent's reasoning and actions couple to a context \
 flag (being monitored, say) and signs the reading, so anyone can verify it offline.";

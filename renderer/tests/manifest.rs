@@ -46,6 +46,14 @@ fn vow_files(vows: usize, tag: &str) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// `files` put into a publisher of the tree in `dir` (leaves split above `split_at` files) and
+/// its manifest signed at `AS_OF`, the publisher then dropped.
+fn published(dir: &Path, key: &ServiceKey, files: Vec<(String, Vec<u8>)>, split_at: usize) {
+    let mut p = Publisher::from_tree_split_at(dir, &Tree::default(), split_at);
+    p.put_many(files).unwrap();
+    p.write_manifest(key, AS_OF, 3600).unwrap();
+}
+
 /// Every bin from the root down, each checked against what its parent says and the key: the
 /// listed files (path -> (hex SHA-256, length)), each present on disk with those bytes, and
 /// nothing else on disk outside `log/` and the manifest. A short text names what is wrong.
@@ -240,11 +248,7 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
     let files = vow_files(400, "a");
-    {
-        let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
-        p.put_many(files.clone()).unwrap();
-        p.write_manifest(&key, AS_OF, 3600).unwrap();
-    }
+    published(dir.path(), &key, files.clone(), 64);
     walk(dir.path(), &key).unwrap();
     let before = manifest_snapshot(dir.path());
 
@@ -512,11 +516,7 @@ fn bins_left_under_several_rebuilt_prefixes_are_swept_in_one_round() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
     let files = vow_files(200, "a");
-    {
-        let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
-        p.put_many(files.clone()).unwrap();
-        p.write_manifest(&key, AS_OF, 3600).unwrap();
-    }
+    published(dir.path(), &key, files.clone(), 16);
     // Two interior bins one digit deep, each with bins under it.
     let on_disk = manifest_snapshot(dir.path());
     let interiors: Vec<String> = on_disk
