@@ -56,6 +56,8 @@ pub struct Publisher {
     writes: usize,
     /// Where vow pages are replaced, when set ([`Publisher::replace_through`]).
     spares: Option<Arc<SparePool>>,
+    /// The round mark, when kept ([`Publisher::mark_rounds_at`]).
+    round_mark: Option<PathBuf>,
 }
 
 /// The pool of spare inodes that replaces a vow's pages (`conduct_indexer::spares`; none
@@ -113,7 +115,35 @@ impl Publisher {
             key: None,
             writes: 0,
             spares: None,
+            round_mark: None,
         }
+    }
+
+    /// Keep the manifest's round mark at `path` (outside the tree: `<data>/manifest-closed`),
+    /// so a restart over a manifest whose last round closed reads only its root
+    /// ([`SignState::mark_rounds_at`]). Call it before any bin is written.
+    pub fn mark_rounds_at(&mut self, path: PathBuf) {
+        if let Signing::Inline { state: Some(s), .. } = &mut self.signing {
+            s.mark_rounds_at(path.clone());
+        }
+        self.round_mark = Some(path);
+    }
+
+    /// A signer over the manifest on disk whose root lists `children` (from nothing when
+    /// `None`), keeping this publisher's round mark.
+    fn sign_state(
+        &self,
+        key: &ServiceKey,
+        children: Option<crate::manifest::Children>,
+    ) -> Result<SignState, RenderError> {
+        let mut s = match children {
+            Some(c) => SignState::seeded(&self.root, key, c)?,
+            None => SignState::fresh(&self.root, key)?,
+        };
+        if let Some(m) = &self.round_mark {
+            s.mark_rounds_at(m.clone());
+        }
+        Ok(s)
     }
 
     /// Replace vow pages through `spares` from now on (a running service's publisher; see
@@ -134,11 +164,11 @@ impl Publisher {
     /// Sign with `key` from now on: a long render then writes its bins as it goes instead of
     /// holding every changed listing until [`Self::write_manifest`].
     pub fn sign_with(&mut self, key: &ServiceKey) -> Result<(), RenderError> {
-        if let Signing::Inline {
-            state: s @ None, ..
-        } = &mut self.signing
-        {
-            *s = Some(Box::new(SignState::fresh(&self.root, key)?));
+        if let Signing::Inline { state: None, .. } = self.signing {
+            let fresh = self.sign_state(key, None)?;
+            if let Signing::Inline { state, .. } = &mut self.signing {
+                *state = Some(Box::new(fresh));
+            }
         }
         let pinned = PinnedKey::parse(&key.vkey())
             .map_err(|e| RenderError::Input(format!("the key: {e}")))?;
@@ -192,7 +222,7 @@ impl Publisher {
             return 0;
         };
         if let Ok(Body::Bins(children)) = parse_bin(&bytes, "", &pinned) {
-            return self.seed_trie(key, pinned, children);
+            return self.seed_trie(key, pinned, children, &bytes);
         }
         self.seed_v1(key, &bytes, &pinned)
     }
@@ -202,14 +232,21 @@ impl Publisher {
         key: &ServiceKey,
         pinned: PinnedKey,
         children: crate::manifest::Children,
+        root: &[u8],
     ) -> usize {
-        let Ok(mut state) = SignState::seeded(&self.root, key, children.clone()) else {
+        let Ok(mut state) = self.sign_state(key, Some(children.clone())) else {
             return 0;
         };
         let before = self.trie().entries();
         let split_at = self.trie().split_at();
         let mut trie = Trie::seeded(&self.root, split_at, &children, pinned);
-        for lost in state.repair(newer_bins(&self.root)) {
+        let closed = (self.round_mark.as_deref()).is_some_and(|m| SignState::closed_at(m, root));
+        let suspects = if closed {
+            Vec::new()
+        } else {
+            newer_bins(&self.root)
+        };
+        for lost in state.repair(suspects) {
             trie.touch(&lost);
         }
         for (path, sha, len) in before {
@@ -503,7 +540,7 @@ impl Publisher {
                 let pinned = PinnedKey::parse(&key.vkey()).ok()?;
                 let bytes = std::fs::read(self.root.join(ROOT_PATH)).ok()?;
                 match parse_bin(&bytes, "", &pinned).ok()? {
-                    Body::Bins(children) => SignState::seeded(&self.root, key, children).ok(),
+                    Body::Bins(children) => self.sign_state(key, Some(children)).ok(),
                     Body::Files(_) => None,
                 }
             });
@@ -566,7 +603,9 @@ pub fn put_many_shared(
     lock(publisher).list_written(staged, written)
 }
 
-/// The bins under `manifest/` written after the root (a round a crash cut before its root).
+/// The bins under `manifest/` written after the root (a round a crash cut before its root),
+/// or in the same tick of the file system's clock (a bin that is not newer is reconciled as a
+/// no-op, so ties are taken).
 fn newer_bins(site: &Path) -> Vec<String> {
     let Ok(root) = std::fs::metadata(site.join(ROOT_PATH)).and_then(|m| m.modified()) else {
         return Vec::new();
@@ -579,7 +618,7 @@ fn newer_bins(site: &Path) -> Vec<String> {
             let name = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
             let p = bin_prefix(&name)?.to_owned();
             let t = e.metadata().ok()?.modified().ok()?;
-            (t > root && bin_path(&p) == name).then_some(p)
+            (t >= root && bin_path(&p) == name).then_some(p)
         })
         .collect()
 }

@@ -54,6 +54,18 @@ fn published(dir: &Path, key: &ServiceKey, files: Vec<(String, Vec<u8>)>, split_
     p.write_manifest(key, AS_OF, 3600).unwrap();
 }
 
+/// A round a crash cut before its root, made after the fact: the earlier root `root` put back
+/// (with an earlier modification time), the round's bins left on disk.
+fn cut_round(dir: &Path, root: &[u8]) {
+    std::fs::write(dir.join("manifest.json"), root).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(dir.join("manifest.json"))
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+}
+
 /// Every bin from the root down, each checked against what its parent says and the key: the
 /// listed files (path -> (hex SHA-256, length)), each present on disk with those bytes, and
 /// nothing else on disk outside `log/` and the manifest. A short text names what is wrong.
@@ -256,7 +268,11 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     let mut statics = Tree::default();
     statics.put("index.html", b"<p>home</p>".to_vec());
     statics.write_to(dir.path()).unwrap();
+    // The round mark kept beside the state (the service's `<data>/manifest-closed`).
+    let state = tempfile::tempdir().unwrap();
+    let mark = state.path().join("manifest-closed");
     let mut p = Publisher::from_tree_split_at(dir.path(), &statics, 64);
+    p.mark_rounds_at(mark.clone());
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     assert_eq!(p.len(), 4_001);
     let (path, bytes) = &files[123];
@@ -277,24 +293,19 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     p.write_manifest(&key, AS_OF + 11, 3600).unwrap();
     walk(dir.path(), &key).unwrap();
 
-    // A round a crash cut before its root: its bins are on disk, the root is the old one.
+    // A round a crash cut before its root: its bins are on disk, the root is the old one (not
+    // the one the round mark names).
     let root_before = std::fs::read(dir.path().join("manifest.json")).unwrap();
     let (path, _) = &files[777];
     let changed = signed_bytes(&key, json!({"type": "test.vow/v1", "changed": true})).unwrap();
     p.put(path, &changed).unwrap();
     p.write_manifest(&key, AS_OF + 12, 3600).unwrap();
     drop(p);
-    std::fs::write(dir.path().join("manifest.json"), &root_before).unwrap();
-    let past = SystemTime::now() - Duration::from_secs(60);
-    std::fs::File::options()
-        .write(true)
-        .open(dir.path().join("manifest.json"))
-        .unwrap()
-        .set_modified(past)
-        .unwrap();
+    cut_round(dir.path(), &root_before);
     let e = walk(dir.path(), &key).expect_err("the cut round leaves bins the root does not name");
     assert!(e.contains("not the bin its parent names"), "{e}");
     let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+    p.mark_rounds_at(mark.clone());
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     p.write_manifest(&key, AS_OF + 13, 3600).unwrap();
     verify(dir.path(), &key);
@@ -569,4 +580,51 @@ fn bins_left_under_several_rebuilt_prefixes_are_swept_in_one_round() {
     );
     assert_eq!(walk(dir.path(), &key).unwrap().len(), files.len() - removed);
     verify(dir.path(), &key);
+}
+
+/// With a round mark kept beside the state, a restart over a manifest whose last round closed
+/// looks at no bin but the root: a stray bin file newer than the root is not even seen, where
+/// the look a restart without the mark takes removes it. (A root the mark does not name, a
+/// round cut before its root, is reconciled: `a_restart_takes_the_trie_on_disk_back...`.)
+#[test]
+fn a_restart_over_a_closed_round_reads_only_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mark = state.path().join("manifest-closed");
+    let key = key();
+    let files = vow_files(400, "a");
+    let publisher = |dir: &Path, marked: bool| {
+        let mut p = Publisher::from_tree_split_at(dir, &Tree::default(), 64);
+        if marked {
+            p.mark_rounds_at(mark.clone());
+        }
+        p
+    };
+    let mut p = publisher(dir.path(), true);
+    p.put_many(files.clone()).unwrap();
+    p.write_manifest(&key, AS_OF, 3600).unwrap();
+    drop(p);
+    let root = std::fs::read(dir.path().join("manifest.json")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&mark).unwrap(),
+        hex::encode(Sha256::digest(&root))
+    );
+
+    // A closed round: the stray bin (nothing names its parent) is not looked at.
+    let stray = dir.path().join(bin_path("0123456789abcdef"));
+    std::fs::write(&stray, b"{}").unwrap();
+    let mut p = publisher(dir.path(), true);
+    assert_eq!(p.seed_from_manifest(&key), 4_000);
+    assert!(
+        stray.exists(),
+        "a restart over a closed round read the bins"
+    );
+    drop(p);
+    let mut p = publisher(dir.path(), false);
+    assert_eq!(p.seed_from_manifest(&key), 4_000);
+    assert!(
+        !stray.exists(),
+        "a restart without the mark looks at newer bins"
+    );
+    drop(p);
 }

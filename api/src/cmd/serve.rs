@@ -144,7 +144,7 @@ pub fn render_site(
     };
     std::fs::create_dir_all(&cfg.site).map_err(mark_error)?;
     let site_fd = std::fs::File::open(&cfg.site).map_err(mark_error)?;
-    let mut publisher = live::startup(&input, &cfg.site, &mut sources)?;
+    let mut publisher = live::startup(&input, &cfg.site, Some(&round_mark(cfg)), &mut sources)?;
     publisher
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
@@ -163,6 +163,12 @@ pub fn render_site(
     )
     .map_err(mark_error)?;
     Ok((publisher, count))
+}
+
+/// Where the manifest's round mark is kept: beside the state, outside the tree a mirror copies
+/// (`Publisher::mark_rounds_at`).
+fn round_mark(cfg: &Config) -> std::path::PathBuf {
+    cfg.data.join("manifest-closed")
 }
 
 /// Vow pages replaced through the pool of spare inodes in `<data>/spares/`
@@ -364,7 +370,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
-    let mut publisher = live::static_tree(&input, &cfg.site)?;
+    let mut publisher = live::static_tree(&input, &cfg.site, Some(&round_mark(&cfg)))?;
     replace_through_spares(&mut publisher, &cfg);
     publisher
         .put_many(hive(&cfg, &key)?)

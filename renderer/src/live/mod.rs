@@ -352,11 +352,16 @@ pub const LIST_WAIT: Duration = Duration::from_secs(2);
 /// served while the tree catches up).
 const BACKLOG_SLICE: usize = 16;
 
-/// Write the static pages of `input` into `site`; the publisher of the tree from now on. Its
+/// Write the static pages of `input` into `site`; the publisher of the tree from now on,
+/// keeping its round mark at `round_mark` when given ([`Publisher::mark_rounds_at`]). Its
 /// manifest is not written here. Temporaries a crash left in the tree are removed by
 /// [`startup`], or first thing by a restart's engine ([`LiveSite::start_catching_up`]: the
 /// walk grows with the tree).
-pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, RenderError> {
+pub fn static_tree(
+    input: &SiteInput<'_>,
+    site: &Path,
+    round_mark: Option<&Path>,
+) -> Result<Publisher, RenderError> {
     let mut tree = render(input)?;
     // The manifest, which must cover every source's files too, is the publisher's.
     tree.files
@@ -365,6 +370,9 @@ pub fn static_tree(input: &SiteInput<'_>, site: &Path) -> Result<Publisher, Rend
         .write_to(site)
         .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
     let mut publisher = Publisher::from_tree(site, &tree);
+    if let Some(m) = round_mark {
+        publisher.mark_rounds_at(m.to_path_buf());
+    }
     publisher.sign_with(input.key)?;
     publisher.count_writes(report.written.len());
     Ok(publisher)
@@ -388,14 +396,16 @@ fn sweep(site: &Path) -> Result<(), RenderError> {
 
 /// Render the whole tree for `input` into `site` as of `input.as_of`: the static pages, then
 /// every source's documents, then the signed manifest over all of it. Temporaries a crash left
-/// in the tree are removed first. Returns the publisher that owns the tree from now on.
+/// in the tree are removed first. Returns the publisher that owns the tree from now on (its
+/// round mark at `round_mark` when given).
 pub fn startup(
     input: &SiteInput<'_>,
     site: &Path,
+    round_mark: Option<&Path>,
     sources: &mut [Box<dyn Source>],
 ) -> Result<Publisher, RenderError> {
     sweep(site)?;
-    let mut publisher = static_tree(input, site)?;
+    let mut publisher = static_tree(input, site, round_mark)?;
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
     }

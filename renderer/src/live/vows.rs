@@ -507,14 +507,18 @@ impl Source for VowSource {
                 || Err(RenderError::Input("a render thread panicked".into())),
             );
             let mut points = Vec::new();
+            // The chunk's files in one put, so they are written on every core too (a put
+            // names the file at fault, and so its vow).
+            let mut files = Vec::new();
             for (row, r) in chunk.iter().zip(rendered) {
                 let Some(r) = r? else { continue };
-                publisher
-                    .put_many(r.files)
-                    .map_err(|e| RenderError::Input(format!("vow {}: {e}", row.vow_id)))?;
+                files.extend(r.files);
                 scheduled.push((row.vow_id.clone(), r.next, r.verified));
                 points.extend(r.resume_point.map(|p| (row.vow_id.clone(), p)));
             }
+            publisher
+                .put_many(files)
+                .map_err(|e| RenderError::Input(format!("vows: {e}")))?;
             self.keep_resume_points(points);
         }
         for (id, next, verified) in scheduled {

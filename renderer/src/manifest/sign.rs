@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use conduct_core::manifest::{bin_path, bin_prefix, BIN_DIR, DIGITS};
 use conduct_core::signing::{PinnedKey, ServiceKey};
-use conduct_indexer::durable::replace_atomic;
+use conduct_indexer::durable::{replace_atomic, sync_dir};
+use sha2::{Digest, Sha256};
 
 use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
 use crate::RenderError;
@@ -63,6 +64,10 @@ pub struct SignState {
     pending: BTreeSet<String>,
     /// Prefixes under which bins that nothing names are removed once the next root is written.
     sweep: Vec<String>,
+    /// The round mark ([`SignState::mark_rounds_at`]), when kept.
+    mark: Option<PathBuf>,
+    /// The round mark is known absent (removed, durably, since the last root).
+    open: bool,
 }
 
 impl SignState {
@@ -78,7 +83,58 @@ impl SignState {
             interiors,
             pending: BTreeSet::new(),
             sweep: vec![String::new()],
+            mark: None,
+            open: false,
         })
+    }
+
+    /// Keep the round mark at `path` from now on: a file holding the SHA-256 of the root
+    /// written last, written once that root is and its round is swept, and removed (durably)
+    /// before the next round writes its first bin. While it names the root on disk, no round
+    /// was cut after that root, so a restart need not look for bins newer than the root: with
+    /// a million vows, a stat of each of 440,000 bins (BENCHMARKS.md, section 15).
+    pub fn mark_rounds_at(&mut self, path: PathBuf) {
+        self.mark = Some(path);
+        self.open = false;
+    }
+
+    /// Whether the round mark at `mark` names the root `root` (its bytes): the last round
+    /// closed with that root, and no bin was written after it.
+    pub fn closed_at(mark: &Path, root: &[u8]) -> bool {
+        std::fs::read(mark).is_ok_and(|m| m == hex::encode(Sha256::digest(root)).as_bytes())
+    }
+
+    /// Remove the round mark, durably, before a round's first bin is written.
+    fn open_round(&mut self) -> Result<(), RenderError> {
+        let Some(mark) = self.mark.as_ref().filter(|_| !self.open) else {
+            return Ok(());
+        };
+        let failed = |e: std::io::Error| {
+            RenderError::Input(format!("removing the round mark {}: {e}", mark.display()))
+        };
+        match std::fs::remove_file(mark) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(failed(e)),
+        }
+        if let Some(dir) = mark.parent() {
+            sync_dir(dir).map_err(failed)?;
+        }
+        self.open = true;
+        Ok(())
+    }
+
+    /// Write the round mark for the root `root` just written (not synced: a mark lost to a
+    /// crash only costs the next restart its look for newer bins).
+    fn close_round(&mut self, root: &[u8]) {
+        let Some(mark) = &self.mark else {
+            return;
+        };
+        let sha = hex::encode(Sha256::digest(root));
+        match replace_atomic(mark, sha.as_bytes(), 0o600, "round") {
+            Ok(()) => self.open = false,
+            Err(e) => tracing::warn!(mark = %mark.display(), error = %e, "round mark not written"),
+        }
     }
 
     /// The signer of the manifest on disk whose root lists `children`.
@@ -189,6 +245,7 @@ impl SignState {
             }
             self.sweep.push(f.clone());
         }
+        self.open_round()?;
         let mut w = Written::default();
         let mut changed: HashMap<String, BinRef> = HashMap::new();
         let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
@@ -238,6 +295,7 @@ impl SignState {
             self.write("", &bytes, &mut w)?;
             let sweep = std::mem::take(&mut self.sweep);
             self.sweep_orphans(&sweep);
+            self.close_round(&bytes);
         }
         Ok(w)
     }
@@ -362,5 +420,39 @@ impl SignerThread {
     pub fn stop(self) {
         drop(self.tx);
         let _ = self.thread.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The round mark is gone, durably, before a round writes its first bin, and back only once
+    /// a root is written: a round cut before its root (here, one that writes none) never
+    /// leaves a mark a restart would take for a closed round.
+    #[test]
+    fn the_round_mark_names_the_last_root_and_is_gone_while_a_round_is_open() {
+        let site = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mark = state.path().join("manifest-closed");
+        let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
+        std::fs::write(&mark, "a mark of an earlier root").unwrap();
+        let mut s = SignState::fresh(site.path(), &key).unwrap();
+        s.mark_rounds_at(mark.clone());
+        s.process(&Round::default()).unwrap();
+        assert!(!mark.exists(), "a round with no root left the mark");
+        s.process(&Round {
+            root: Some((1_700_000_000, 3600)),
+            ..Round::default()
+        })
+        .unwrap();
+        let root = std::fs::read(site.path().join(conduct_core::manifest::ROOT_PATH)).unwrap();
+        assert!(SignState::closed_at(&mark, &root));
+        assert!(!SignState::closed_at(&mark, b"another root"));
+        s.process(&Round::default()).unwrap();
+        assert!(
+            !mark.exists(),
+            "the next round opened with the mark in place"
+        );
     }
 }
