@@ -1,6 +1,7 @@
 //! Spreading independent work over the machine's cores: scoped threads, one contiguous run of
 //! items per core, results in the items' order. Used by the vow render thread (distinct vows
-//! of a batch) and the publisher (the changed files of a write).
+//! of a batch, their cards, the `/who` records) and the publisher (the changed files of a
+//! write).
 
 /// `f` applied to every item, results in item order, the items split into one run per
 /// available core (inline when there is one core or one item). Every item of a run whose

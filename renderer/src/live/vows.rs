@@ -238,9 +238,15 @@ impl VowSource {
             npubs.extend(self.reader.npubs_ever_of(&v.vow_id)?);
         }
         let mut files = Vec::new();
-        for lookup in lookups {
-            let matching = self.reader.matching(&lookup)?;
-            files.extend(card_files(&self.key, &self.public_url, &lookup, &matching)?);
+        // The cards are independent: on every core (six million files at a million vows).
+        let (reader, key, url) = (&self.reader, &self.key, self.public_url.as_str());
+        let cards = map_on_every_core(
+            lookups.into_iter().collect(),
+            |lookup| card_files(key, url, &lookup, &reader.matching(&lookup)?),
+            || Err(RenderError::Input("a render thread panicked".into())),
+        );
+        for c in cards {
+            files.extend(c?);
         }
         for npub in npubs {
             files.extend(npub_card_files(
