@@ -124,14 +124,14 @@ impl SignState {
         Ok(())
     }
 
-    /// Write the round mark for the root `root` just written (not synced: a mark lost to a
-    /// crash only costs the next restart its look for newer bins).
+    /// Write the round mark for the root `root` just written: in place, neither renamed nor
+    /// synced (a mark that a crash lost or cut short names no root, and only costs the next
+    /// restart its look for newer bins; nor is a temporary left in the state directory).
     fn close_round(&mut self, root: &[u8]) {
         let Some(mark) = &self.mark else {
             return;
         };
-        let sha = hex::encode(Sha256::digest(root));
-        match replace_atomic(mark, sha.as_bytes(), 0o600, "round") {
+        match std::fs::write(mark, hex::encode(Sha256::digest(root))) {
             Ok(()) => self.open = false,
             Err(e) => tracing::warn!(mark = %mark.display(), error = %e, "round mark not written"),
         }
