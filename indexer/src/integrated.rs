@@ -129,8 +129,9 @@ pub fn write(
     crate::durable::write_atomic(&place.data.join(FILE), &bytes, 0o600)
 }
 
+/// Flush the file system holding the open file `f` (`syncfs`).
 #[cfg(target_os = "linux")]
-fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
+pub(crate) fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: `f` is an open file descriptor for the duration of the call; syncfs(2) only
     // reads it.
@@ -142,7 +143,7 @@ fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn sync_file_system(_f: &std::fs::File) -> io::Result<()> {
+pub(crate) fn sync_file_system(_f: &std::fs::File) -> io::Result<()> {
     // sync(2) flushes every file system: slower, as safe.
     std::process::Command::new("sync").status().map(|_| ())
 }

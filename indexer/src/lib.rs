@@ -8,6 +8,7 @@
 //! checks, prepared transactions).
 
 pub mod chain;
+pub mod clean_stop;
 pub mod clock;
 pub mod durable;
 pub mod familiar;

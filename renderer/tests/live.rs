@@ -81,6 +81,7 @@ fn the_manifest_covers_derived_files_written_after_catch_up() {
         vec![Box::new(source)],
         false,
         None,
+        false,
     )
     .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -254,6 +255,7 @@ fn the_mark_stops_where_the_commit_hooks_have_run() {
         vec![Box::new(ShowsTen)],
         false,
         Some(marks),
+        false,
     )
     .unwrap();
     let marked = || -> Option<u64> {

@@ -608,6 +608,52 @@ fn a_restart_re_renders_only_what_changed_after_the_integration_mark() {
     server.terminate();
 }
 
+/// A stop that joins every writer of the tree leaves `<data>/site-clean` naming the manifest
+/// root on disk; the next start takes it (it is gone while that run writes) and does not walk
+/// the tree for temporaries. After a kill there is no mark, and the start walks the tree.
+#[test]
+fn a_clean_stop_spares_the_next_start_its_walk_for_temporaries() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, site) = (dir.path().join("data"), dir.path().join("site"));
+    let mark = data.join("site-clean");
+    let names_the_root = || {
+        let root = std::fs::read(site.join("manifest.json")).unwrap();
+        std::fs::read(&mark).ok() == Some(hex::encode(sha2::Sha256::digest(root)).into_bytes())
+    };
+    let c = client();
+    let mut server = Server::start_in(&data, &site, &[]).await_caught_up();
+    let vow = take_vow(&c, &server, 0, "clean-stop");
+    assert_eq!(report_in_waiting(&c, &server, &vow).status(), 201);
+    assert!(!mark.exists(), "a mark while the service writes");
+    server.terminate();
+    assert!(
+        names_the_root(),
+        "a clean stop left no mark naming the root"
+    );
+    // Planted after the stop, unknown to the mark: a start that takes the mark leaves it.
+    let planted = site.join(format!("vow/.conduct-tmp.{vow}.json.4242-00c0ffee.pub"));
+    std::fs::write(&planted, b"half a file").unwrap();
+    let mut server = Server::start_in(&data, &site, &[]).await_caught_up();
+    assert!(!mark.exists(), "the mark outlived the start that took it");
+    assert!(report_in_waiting(&c, &server, &vow).status() == 201);
+    assert!(
+        planted.exists(),
+        "a start walked a tree its previous run left clean"
+    );
+    server.kill9();
+    assert!(!mark.exists(), "a killed run left a mark");
+    let mut server = Server::start_in(&data, &site, &[]).await_caught_up();
+    assert!(
+        !planted.exists(),
+        "a start after a kill did not walk the tree"
+    );
+    assert_eq!(report_in_waiting(&c, &server, &vow).status(), 201);
+    let vkey = server.vkey();
+    server.terminate();
+    assert!(names_the_root(), "a stop after a walk left no mark");
+    verify_site(&site, &vkey);
+}
+
 /// A model reading asked for but not answered when the service stops is asked for again by
 /// the next start, though the stop's integration mark passed the report-in (nothing else
 /// would render the vow again): the asks are kept in the store until a reading covers them.

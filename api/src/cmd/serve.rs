@@ -144,7 +144,14 @@ pub fn render_site(
     };
     std::fs::create_dir_all(&cfg.site).map_err(mark_error)?;
     let site_fd = std::fs::File::open(&cfg.site).map_err(mark_error)?;
-    let mut publisher = live::startup(&input, &cfg.site, Some(&round_mark(cfg)), &mut sources)?;
+    let clean = take_clean_stop(cfg);
+    let mut publisher = live::startup(
+        &input,
+        &cfg.site,
+        Some(&round_mark(cfg)),
+        clean,
+        &mut sources,
+    )?;
     publisher
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
@@ -162,6 +169,9 @@ pub fn render_site(
         signed_from.saturating_sub(1),
     )
     .map_err(mark_error)?;
+    // Nothing else writes the tree (and the walk ran, or the tree was clean): the next start
+    // need not walk it.
+    write_clean_stop(cfg);
     Ok((publisher, count))
 }
 
@@ -310,6 +320,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let t0 = std::time::Instant::now();
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
     let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
+    // Before anything of this run writes into the tree.
+    let clean = take_clean_stop(&cfg);
     // Open the ledger: it publishes (or repairs) the log under site/log.
     let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))?;
     phase("store open, log verified and repaired");
@@ -394,6 +406,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         sources,
         listed,
         Some(marks),
+        clean,
     )?;
     crate::interpretation::spawn_interpretations(
         cfg.models.clone(),
@@ -468,7 +481,13 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     crate::http::server::run(listener, app.clone(), limits).await;
     let (caps_app, now) = (app.clone(), service_now());
     let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
-    // The last pages, manifest and integration mark, so a restart re-renders nothing.
+    // No more records (what is pending is committed, and the log's files written), then the
+    // last pages, manifest and integration mark, so a restart re-renders nothing.
+    let seq = app.seq.clone();
+    let sequenced = tokio::task::spawn_blocking(move || seq.stop()).await;
+    if let Ok(Err(e)) = &sequenced {
+        tracing::warn!(error = %e, "the sequencer did not stop cleanly");
+    }
     let site = app.site.clone();
     let stopped = tokio::task::spawn_blocking(move || site.stop(STOP_WAIT)).await;
     if !matches!(stopped, Ok(true)) {
@@ -476,7 +495,39 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
             "the live site did not stop in time; the next start re-renders from the last mark"
         );
     }
+    // Every writer of the tree is joined, and no other run's temporary is left in it: the
+    // next start need not walk it.
+    if matches!(sequenced, Ok(Ok(()))) && matches!(stopped, Ok(true)) && app.site.swept() {
+        let cfg = app.cfg.clone();
+        let _ = tokio::task::spawn_blocking(move || write_clean_stop(&cfg)).await;
+    }
     Ok(())
+}
+
+/// Take the clean-stop mark the previous run left (`conduct_indexer::clean_stop`): whether
+/// the tree holds no temporary of its writes. A mark that cannot be removed is not taken.
+fn take_clean_stop(cfg: &Config) -> bool {
+    match conduct_indexer::clean_stop::take(&cfg.data, &cfg.site) {
+        Ok(clean) => {
+            tracing::info!(clean, "clean-stop mark read");
+            clean
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the clean-stop mark could not be taken; the tree is walked for temporaries");
+            false
+        }
+    }
+}
+
+/// Write the clean-stop mark once every writer of the tree is joined (a failure only costs
+/// the next start its walk for temporaries).
+fn write_clean_stop(cfg: &Config) {
+    let written = std::fs::File::open(&cfg.site)
+        .and_then(|fd| conduct_indexer::clean_stop::write(&cfg.data, &cfg.site, &fd));
+    match written {
+        Ok(()) => tracing::info!("clean-stop mark written"),
+        Err(e) => tracing::warn!(error = %e, "the clean-stop mark was not written"),
+    }
 }
 
 /// Longest a graceful shutdown waits for the live site's last writes.

@@ -82,8 +82,8 @@ struct Request {
 /// Dropping it (or [`Sequencer::shutdown`]) finishes the pending requests and joins the
 /// thread, which blocks the caller for at most one commit.
 pub struct Sequencer {
-    tx: Option<mpsc::Sender<Request>>,
-    thread: Option<JoinHandle<Ledger>>,
+    tx: Mutex<Option<mpsc::Sender<Request>>>,
+    thread: Mutex<Option<JoinHandle<Ledger>>>,
     head: Arc<Mutex<LogHead>>,
     hooked: Arc<AtomicU64>,
 }
@@ -114,8 +114,8 @@ impl Sequencer {
             .spawn(move || run(ledger, rx, max_batch.max(1), shared, hooks_ran))
             .map_err(|e| LedgerError::Sequencer(format!("spawning the thread: {e}")))?;
         Ok(Sequencer {
-            tx: Some(tx),
-            thread: Some(thread),
+            tx: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
             head,
             hooked,
         })
@@ -131,7 +131,7 @@ impl Sequencer {
 
     fn submit(&self, job: Job, reply: Reply, on_commit: Option<OnCommit>) -> Result<()> {
         let gone = || LedgerError::Sequencer("stopped".into());
-        self.tx
+        conduct_core::sync::lock(&self.tx)
             .as_ref()
             .ok_or_else(gone)?
             .send(Request {
@@ -181,22 +181,34 @@ impl Sequencer {
     }
 
     /// Stop accepting requests, finish the pending ones, and hand back the ledger.
-    pub fn shutdown(mut self) -> Result<Ledger> {
-        drop(self.tx.take());
-        self.thread
-            .take()
-            .ok_or_else(|| LedgerError::Sequencer("already stopped".into()))?
+    pub fn shutdown(self) -> Result<Ledger> {
+        self.join()?
+            .ok_or_else(|| LedgerError::Sequencer("already stopped".into()))
+    }
+
+    /// Stop accepting requests, finish the pending ones (and the log's files lagging behind
+    /// them), and join the thread: once it returns `Ok`, this process writes nothing more to
+    /// the log or its files. Later requests fail as `stopped`.
+    pub fn stop(&self) -> Result<()> {
+        self.join().map(|_| ())
+    }
+
+    /// Close the channel and join the thread; `None` when it was joined before.
+    fn join(&self) -> Result<Option<Ledger>> {
+        drop(conduct_core::sync::lock(&self.tx).take());
+        let Some(thread) = conduct_core::sync::lock(&self.thread).take() else {
+            return Ok(None);
+        };
+        thread
             .join()
+            .map(Some)
             .map_err(|_| LedgerError::Sequencer("the sequencer thread panicked".into()))
     }
 }
 
 impl Drop for Sequencer {
     fn drop(&mut self) {
-        drop(self.tx.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        let _ = self.join();
     }
 }
 

@@ -160,6 +160,8 @@ pub struct LiveSite {
     left: Arc<AtomicUsize>,
     /// While a restart's sweep of the temporaries a crash left runs (on its own thread).
     sweeping: Arc<AtomicBool>,
+    /// Until that sweep ended well, when the tree is not known clean.
+    unswept: Arc<AtomicBool>,
     flow: Arc<Flow>,
 }
 
@@ -396,15 +398,19 @@ fn sweep(site: &Path) -> Result<(), RenderError> {
 
 /// Render the whole tree for `input` into `site` as of `input.as_of`: the static pages, then
 /// every source's documents, then the signed manifest over all of it. Temporaries a crash left
-/// in the tree are removed first. Returns the publisher that owns the tree from now on (its
-/// round mark at `round_mark` when given).
+/// in the tree are removed first, unless the tree is `clean` (the previous run stopped with
+/// every writer joined: `conduct_indexer::clean_stop`). Returns the publisher that owns the
+/// tree from now on (its round mark at `round_mark` when given).
 pub fn startup(
     input: &SiteInput<'_>,
     site: &Path,
     round_mark: Option<&Path>,
+    clean: bool,
     sources: &mut [Box<dyn Source>],
 ) -> Result<Publisher, RenderError> {
-    sweep(site)?;
+    if !clean {
+        sweep(site)?;
+    }
     let mut publisher = static_tree(input, site, round_mark)?;
     for s in sources.iter_mut() {
         s.render_all(&mut publisher, input.as_of)?;
@@ -422,7 +428,16 @@ impl LiveSite {
         manifest_ttl: u64,
         sources: Vec<Box<dyn Source>>,
     ) -> Result<LiveSite, RenderError> {
-        LiveSite::spawn(publisher, key, manifest_ttl, sources, None, None, None)
+        LiveSite::spawn(
+            publisher,
+            key,
+            manifest_ttl,
+            sources,
+            None,
+            None,
+            None,
+            false,
+        )
     }
 
     /// Start the engine over a tree already on disk that may be behind the state (a
@@ -440,6 +455,10 @@ impl LiveSite {
     /// With `marks`, the backlog is only what changed after the previous run's integration
     /// mark (when the listing is whole: the mark speaks of the files it lists), and the engine
     /// keeps the mark moving ([`Marks`]).
+    ///
+    /// Unless the tree is `clean` (the previous run stopped with every writer joined:
+    /// `conduct_indexer::clean_stop`), a thread walks it for the temporaries a crash left
+    /// meanwhile ([`LiveSite::swept`]).
     pub fn start_catching_up(
         mut publisher: Publisher,
         key: ServiceKey,
@@ -447,6 +466,7 @@ impl LiveSite {
         sources: Vec<Box<dyn Source>>,
         listed: bool,
         marks: Option<Marks>,
+        clean: bool,
     ) -> Result<LiveSite, RenderError> {
         let since = marks.as_ref().and_then(|m| m.since).filter(|_| listed);
         if listed {
@@ -463,11 +483,13 @@ impl LiveSite {
             Some(listed),
             Some((since, tx)),
             marks,
+            clean,
         )?;
         let _ = rx.recv_timeout(LIST_WAIT);
         Ok(site)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         publisher: Publisher,
         key: ServiceKey,
@@ -476,6 +498,7 @@ impl LiveSite {
         catch_up: Option<bool>,
         list: Option<(Option<Integrated>, mpsc::SyncSender<()>)>,
         marks: Option<Marks>,
+        clean: bool,
     ) -> Result<LiveSite, RenderError> {
         let (tx, rx) = mpsc::channel();
         let tx = Arc::new(tx);
@@ -483,6 +506,9 @@ impl LiveSite {
         // Until the backlog is listed, one key (the listing) is left.
         let left = Arc::new(AtomicUsize::new(usize::from(list.is_some())));
         let sweeping = Arc::new(AtomicBool::new(false));
+        // A restart over a tree not known clean may hold another run's temporaries until its
+        // walk ends well (from the first moment: a stop before the walk began finds it so).
+        let unswept = Arc::new(AtomicBool::new(list.is_some() && !clean));
         let flow = Arc::new(Flow::default());
         let engine = Engine {
             key,
@@ -497,6 +523,7 @@ impl LiveSite {
             list,
             left: left.clone(),
             sweeping: sweeping.clone(),
+            unswept: unswept.clone(),
             catch_up,
             flow: flow.clone(),
             mark: marks.as_ref().and_then(|m| m.since),
@@ -512,6 +539,7 @@ impl LiveSite {
             behind,
             left,
             sweeping,
+            unswept,
             flow,
         })
     }
@@ -526,6 +554,13 @@ impl LiveSite {
         let bound = self.flow.admit_at();
         let wait = self.flow.wait(Instant::now());
         (wait > bound).then_some((wait, bound))
+    }
+
+    /// Whether no walk for the temporaries a crash left is running or still to run: the tree
+    /// holds none but this process's own writes in flight (a stop that joins every writer may
+    /// then say the tree is clean: `conduct_indexer::clean_stop`).
+    pub fn swept(&self) -> bool {
+        !self.unswept.load(Ordering::Acquire)
     }
 
     /// Keys the restart backlog still has to bring up to date, and one while the sweep of the
@@ -718,6 +753,9 @@ struct Engine {
     left: Arc<AtomicUsize>,
     /// While the restart's sweep runs (shared with the handle).
     sweeping: Arc<AtomicBool>,
+    /// Until a walk of the tree for temporaries ended well, when the tree is not known clean
+    /// (shared with the handle; false: no walk is needed).
+    unswept: Arc<AtomicBool>,
     /// `Some(listed)` while a restart catches up: whether the manifest may be re-signed
     /// before the backlog is done.
     catch_up: Option<bool>,
@@ -1220,20 +1258,25 @@ impl Engine {
         // Temporaries a crash left, on a thread of their own: the walk grows with the files
         // (seconds at a million vows) and this process's own writes in flight are spared, so
         // the renders need not wait for it.
-        let root = lock(&self.publisher).root().to_path_buf();
-        self.sweeping.store(true, Ordering::Relaxed);
-        let sweeping = self.sweeping.clone();
-        let sweep_all = move || {
-            if let Err(e) = sweep(&root) {
-                tracing::warn!(error = %e, "sweeping temporaries failed");
+        // A tree the previous run left clean has none: no walk.
+        if self.unswept.load(Ordering::Acquire) {
+            let root = lock(&self.publisher).root().to_path_buf();
+            self.sweeping.store(true, Ordering::Relaxed);
+            let (sweeping, unswept) = (self.sweeping.clone(), self.unswept.clone());
+            let sweep_all = move || {
+                // A failed sweep leaves the tree not known clean.
+                match sweep(&root) {
+                    Ok(()) => unswept.store(false, Ordering::Release),
+                    Err(e) => tracing::warn!(error = %e, "sweeping temporaries failed"),
+                }
+                sweeping.store(false, Ordering::Relaxed);
+            };
+            let spawned = std::thread::Builder::new()
+                .name("sweep".into())
+                .spawn(sweep_all.clone());
+            if spawned.is_err() {
+                sweep_all();
             }
-            sweeping.store(false, Ordering::Relaxed);
-        };
-        let spawned = std::thread::Builder::new()
-            .name("sweep".into())
-            .spawn(sweep_all.clone());
-        if spawned.is_err() {
-            sweep_all();
         }
         let now = service_now();
         let mut delay = RETRY_FIRST;
