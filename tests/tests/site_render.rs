@@ -8,6 +8,7 @@ use std::process::Command;
 
 use conduct_tests::{client, conduct_bin, trace, Server};
 use serde_json::{json, Value};
+use sha2::Digest;
 
 /// Every file of a tree: relative path -> bytes.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -234,7 +235,18 @@ fn two_renders_of_the_same_state_are_byte_identical() {
     // that carry it.
     let again = render(&data, &a, as_of);
     assert!(again.contains(" 0 written"), "{again}");
+    // A render leaves the clean-stop mark for its tree (conduct_indexer::clean_stop), and the
+    // next render over that tree takes it and does not walk the tree for temporaries.
+    let root = std::fs::read(a.join("manifest.json")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(data.join("site-clean")).unwrap(),
+        hex::encode(sha2::Sha256::digest(root))
+    );
+    let planted = a.join("vow/.conduct-tmp.planted.json.4242-00c0ffee.pub");
+    std::fs::write(&planted, b"half a file").unwrap();
     let later = render(&data, &a, "2026-11-22T12:00:00Z");
+    assert!(planted.exists(), "a render walked a tree left clean");
+    std::fs::remove_file(&planted).unwrap();
     let written: usize = later
         .rsplit(", ")
         .next()
