@@ -23,6 +23,14 @@ struct Log {
 }
 
 impl Log {
+    /// The log of `store` signed by `key`, its files under `dir`.
+    fn open(store: &Store, key: &ServiceKey, dir: &std::path::Path) -> Log {
+        Log {
+            key: key.clone(),
+            ledger: Ledger::open(store, key.clone(), dir).unwrap(),
+        }
+    }
+
     fn append(&mut self, job: Job) -> serde_json::Value {
         let mut results = self.ledger.append_jobs(vec![job]).unwrap();
         let leaf = results.remove(0).unwrap().leaf.unwrap();
@@ -97,11 +105,7 @@ fn the_mark_stops_at_the_first_record_no_render_has_read() {
     let dir = tempfile::tempdir().unwrap();
     let key = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
     let store = Store::open(dir.path()).unwrap();
-    let ledger = Ledger::open(&store, key.clone(), &dir.path().join("site/log")).unwrap();
-    let mut log = Log {
-        key: key.clone(),
-        ledger,
-    };
+    let mut log = Log::open(&store, &key, &dir.path().join("site/log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
     let source = || vow_source(&key, &reader);
     let mut src = source();
@@ -182,11 +186,7 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
     let signer = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
     let other = ServiceKey::from_seed(&[6; 32], "marks.invalid/log");
     let store = Store::open(dir.path()).unwrap();
-    let ledger = Ledger::open(&store, signer.clone(), &site.join("log")).unwrap();
-    let mut log = Log {
-        key: signer.clone(),
-        ledger,
-    };
+    let mut log = Log::open(&store, &signer, &site.join("log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
     let source = |key: &ServiceKey| vow_source(key, &reader).with_tree(&site);
     let vow = log.take("agent-v");
@@ -254,11 +254,7 @@ fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
     let signer = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
     let other = ServiceKey::from_seed(&[6; 32], "marks.invalid/log");
     let store = Store::open(dir.path()).unwrap();
-    let ledger = Ledger::open(&store, signer.clone(), &dir.path().join("site/log")).unwrap();
-    let mut log = Log {
-        key: signer.clone(),
-        ledger,
-    };
+    let mut log = Log::open(&store, &signer, &dir.path().join("site/log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
     let points = Arc::new(ResumePoints::open(dir.path()).unwrap());
     let vow = log.take("agent-r"); // log index 0
@@ -340,4 +336,42 @@ fn vow_source(key: &ServiceKey, reader: &Arc<VowReader>) -> VowSource {
         None,
         Vec::new(),
     )
+}
+
+/// A restart renders the index of vows in batches of bounded bytes, each written before the
+/// next is rendered, and the batches together are the index a single render gives.
+#[test]
+fn a_restart_renders_the_index_of_vows_in_bounded_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = ServiceKey::from_seed(&[9; 32], "marks.invalid/log");
+    let store = Store::open(dir.path()).unwrap();
+    let mut log = Log::open(&store, &key, &dir.path().join("log"));
+    for i in 0..40 {
+        log.take(&format!("batch-{i}"));
+    }
+    let reader = Arc::new(VowReader::open(&store).unwrap());
+    let whole = vow_source(&key, &reader)
+        .render(&BTreeSet::new(), true, service_now(), &|_| None)
+        .unwrap();
+    let most = 4096;
+    let mut batched = vow_source(&key, &reader).with_index_batch(most);
+    let mut batches: Vec<Vec<(String, Vec<u8>)>> = Vec::new();
+    batched
+        .render_index(service_now(), &|_| None, &mut |files| {
+            batches.push(files);
+            Ok(())
+        })
+        .unwrap();
+    assert!(batches.len() > 2, "{} batches", batches.len());
+    for b in &batches {
+        // A batch passes the bound by its last file at most.
+        let bytes: usize = b.iter().map(|(_, f)| f.len()).sum();
+        let last = b.last().map_or(0, |(_, f)| f.len());
+        assert!(bytes - last < most, "a batch of {bytes} bytes");
+    }
+    let mut got: Vec<_> = batches.into_iter().flatten().collect();
+    let mut want = whole;
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
 }

@@ -93,6 +93,19 @@ pub trait Source: Send {
     fn marked(&mut self, log_size: u64) {
         let _ = log_size;
     }
+    /// The source's index pages at `now`, as a restart brings them up to date, handed to `put`
+    /// in batches (a source whose index grows with its keys bounds them: the index of a
+    /// million vows is about a gigabyte). [`Source::render`] of no key, in one batch, by
+    /// default.
+    fn render_index(
+        &mut self,
+        now: u64,
+        known: &Known<'_>,
+        put: &mut dyn FnMut(Files) -> Result<(), RenderError>,
+    ) -> Result<(), RenderError> {
+        let files = self.render(&BTreeSet::new(), true, now, known)?;
+        put(files)
+    }
     /// The files of backlog `keys` at `now`: [`Source::render`] by default.
     fn render_backlog(
         &mut self,
@@ -1296,14 +1309,18 @@ impl Engine {
             // Every index file is put (none skipped by what the previous listing says): the
             // publisher compares each with the disk.
             let known = |_: &str| None;
-            let rendered = self.sources[i]
-                .render(&BTreeSet::new(), true, now, &known)
-                .map_err(|e| e.to_string())
-                .and_then(|files| write_records(&self.publisher, files))
-                .and_then(|derived| write_new_derived(&self.publisher, derived));
-            match rendered {
-                Ok(derived) => self.hand_over(derived),
-                Err(e) => self.fail(id, BTreeSet::new(), true, e, now),
+            // Each batch is written, and its derived files handed over, before the next is
+            // rendered: the memory is a batch's, not the whole index's.
+            let (publisher, derived_tx) = (self.publisher.clone(), self.derived.clone());
+            let rendered = self.sources[i].render_index(now, &known, &mut |files| {
+                let derived = write_records(&publisher, files)
+                    .and_then(|derived| write_new_derived(&publisher, derived))
+                    .map_err(RenderError::Input)?;
+                hand_over_to(&publisher, derived_tx.as_ref(), derived);
+                Ok(())
+            });
+            if let Err(e) = rendered {
+                self.fail(id, BTreeSet::new(), true, e.to_string(), now);
             }
             tracing::info!(
                 source = self.sources[i].name(),
@@ -1403,25 +1420,7 @@ impl Engine {
 
     /// Hand derived files (HTML, feeds) to their writer thread (written here if it is gone).
     fn hand_over(&self, derived: Files) {
-        if derived.is_empty() {
-            return;
-        }
-        match &self.derived {
-            Some(tx) => {
-                if let Err(mpsc::SendError(ToWriter::Files(files))) =
-                    tx.send(ToWriter::Files(derived))
-                {
-                    self.put_derived(files);
-                }
-            }
-            None => self.put_derived(derived),
-        }
-    }
-
-    fn put_derived(&self, files: Files) {
-        if let Err(e) = put_many_shared(&self.publisher, files) {
-            tracing::warn!(error = %e, "writing derived pages failed");
-        }
+        hand_over_to(&self.publisher, self.derived.as_ref(), derived);
     }
 
     /// Clear the behind state once no retry is pending.
@@ -1429,6 +1428,29 @@ impl Engine {
         if self.retry.is_empty() {
             *lock(&self.behind) = None;
         }
+    }
+}
+
+/// Hand `derived` files to the derived writer `tx`, or write them through `publisher` when
+/// there is none (or it is gone).
+fn hand_over_to(publisher: &Mutex<Publisher>, tx: Option<&mpsc::Sender<ToWriter>>, derived: Files) {
+    if derived.is_empty() {
+        return;
+    }
+    match tx {
+        Some(tx) => {
+            if let Err(mpsc::SendError(ToWriter::Files(files))) = tx.send(ToWriter::Files(derived))
+            {
+                put_derived_to(publisher, files);
+            }
+        }
+        None => put_derived_to(publisher, derived),
+    }
+}
+
+fn put_derived_to(publisher: &Mutex<Publisher>, files: Files) {
+    if let Err(e) = put_many_shared(publisher, files) {
+        tracing::warn!(error = %e, "writing derived pages failed");
     }
 }
 

@@ -51,6 +51,10 @@ const READING_MARGIN: u64 = 600;
 /// Vows read at once for the index of vows: a whole number of sitemap files.
 const INDEX_READ: usize = 64 * crate::vows_index::SITEMAP_VOWS;
 
+/// Bytes of index files a restart renders before it writes them (the whole index of a million
+/// vows is about a gigabyte).
+pub const INDEX_BATCH_BYTES: usize = 16 << 20;
+
 /// Write `files` (a startup render's), naming the file that failed.
 fn put_all(publisher: &mut Publisher, files: Files) -> Result<(), RenderError> {
     publisher
@@ -91,6 +95,8 @@ pub struct VowSource {
     /// The log size of the newest integration mark: every file showing a record below it is
     /// on disk, so only a resume point ending below it is taken.
     durable_below: u64,
+    /// Bytes of index files a restart renders before it writes them ([`Source::render_index`]).
+    index_batch: usize,
 }
 
 impl VowSource {
@@ -120,6 +126,7 @@ impl VowSource {
             pinned: None,
             resume: None,
             durable_below: 0,
+            index_batch: INDEX_BATCH_BYTES,
         }
     }
 
@@ -144,6 +151,12 @@ impl VowSource {
                 tracing::warn!(error = %e, "vows' resume points not kept");
             }
         }
+    }
+
+    /// Write a restart's index files every `bytes` (about; [`INDEX_BATCH_BYTES`] unless set).
+    pub fn with_index_batch(mut self, bytes: usize) -> VowSource {
+        self.index_batch = bytes.max(1);
+        self
     }
 
     /// Render into the tree at `site`, and read back what an earlier run published there:
@@ -745,6 +758,25 @@ impl Source for VowSource {
     fn marked(&mut self, log_size: u64) {
         self.rendered_at.retain(|_, read| *read > log_size);
         self.durable_below = self.durable_below.max(log_size);
+    }
+
+    fn render_index(
+        &mut self,
+        _now: u64,
+        known: &Known<'_>,
+        put: &mut dyn FnMut(Files) -> Result<(), RenderError>,
+    ) -> Result<(), RenderError> {
+        let (mut batch, mut bytes, most) = (Vec::new(), 0, self.index_batch);
+        self.index_files(known, &mut |path, b| {
+            bytes += b.len();
+            batch.push((path, b));
+            if bytes >= most {
+                bytes = 0;
+                put(std::mem::take(&mut batch))?;
+            }
+            Ok(())
+        })?;
+        put(batch)
     }
 
     fn render_backlog(
