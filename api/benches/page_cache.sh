@@ -17,7 +17,10 @@ limits=("$@"); [ ${#limits[@]} -gt 0 ] || limits=(0 2048 1024 512)
 bin=$(realpath "${BIN:-target/release/conduct}")
 disk=${DISK:-vda}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-[ -s "$work/ids" ] && [ -d "$work/data" ] && [ -d "$work/site" ] || { echo "$work: no prefilled tree"; exit 1; }
+# report_in.sh left its config and its random-vow wrk script (201s, 503s counted apart) there.
+for f in ids conduct.toml random.lua; do
+  [ -s "$work/$f" ] || { echo "$work/$f missing: prefill and run report_in.sh with WORK=$work KEEP=1"; exit 1; }
+done
 
 if [ -d /sys/fs/cgroup/memory ]; then
   cg=/sys/fs/cgroup/memory/conduct-page-cache; mkdir -p "$cg"
@@ -26,42 +29,6 @@ else
   cg=/sys/fs/cgroup/conduct-page-cache; mkdir -p "$cg"
   set_limit() { if [ "$1" = 0 ]; then echo max; else echo $(( $1 << 20 )); fi > "$cg/memory.max"; }
 fi
-
-python3 api/benches/body.py "@@ID@@" > "$work/tmpl.json"
-python3 - "$work" <<'PY'
-import json, sys
-work = sys.argv[1]
-pre, post = json.dumps(json.load(open(f"{work}/tmpl.json"))).split('"@@ID@@"')
-open(f"{work}/page_cache.lua", "w").write(f'''wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local threads = {{}}
-function setup(t) table.insert(threads, t) end
-ok = 0; bad = 0; pushed = 0; backoff = false
--- A 503 is the service pushing back: wait 100 ms, as a client honouring Retry-After would.
-function delay() if backoff then backoff = false; return 100 end return 0 end
-local pre, post = {json.dumps(pre)}, {json.dumps(post)}
-local ids = {{}}
-for line in io.lines("{work}/ids") do if #line > 0 then ids[#ids + 1] = line end end
-function init(args) math.randomseed(os.time() + #tostring({{}})) end
-function request() return wrk.format(nil, nil, nil, pre .. '"' .. ids[math.random(#ids)] .. '"' .. post) end
-function response(status, headers, body)
-  if status == 201 then ok = ok + 1 elseif status == 503 then pushed = pushed + 1; backoff = true else bad = bad + 1 end
-end
-function done(s, lat, req)
-  local o, b, p = 0, 0, 0
-  for _, t in ipairs(threads) do o = o + t:get("ok"); b = b + t:get("bad"); p = p + t:get("pushed") end
-  io.write(string.format("RESULT ok=%d bad=%d pushed=%d secs=%.3f p50=%.2f p99=%.2f\\n",
-    o, b, p, s.duration / 1e6, lat:percentile(50) / 1000, lat:percentile(99) / 1000))
-end
-''')
-PY
-cat > "$work/conduct.toml" <<'EOF'
-public_url = "http://bench.invalid"
-demo_daily_cap = 0
-report_demo_daily_cap = 0
-vow_daily_cap = 0
-max_connections_per_ip = 0
-EOF
 
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; set_limit 0' EXIT
@@ -80,11 +47,11 @@ for lim in "${limits[@]}"; do
   until grep -q listening "$work/page_cache.out"; do kill -0 "$server" || exit 1; sleep 0.05; done
   url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/page_cache.out")
   until curl -s "$url/health" | grep -q '"site":{"state":"ok"}'; do sleep 0.2; done
-  wrk -t2 -c16 -d20s --timeout 10s -s "$work/page_cache.lua" "$url/vow/report/demo" > /dev/null
+  wrk -t2 -c16 -d20s --timeout 10s -s "$work/random.lua" "$url/vow/report/demo" > /dev/null
   r0=$(io "$server" read_bytes); d0=$(dstat 4); t0=$(dstat 7)
   c0=$(awk '{print $14 + $15}' "/proc/$server/stat")
   vmstat 1 11 > "$work/page_cache.vmstat" & vm=$!
-  wrk -t2 -c16 -d10s --timeout 10s -s "$work/page_cache.lua" "$url/vow/report/demo" > "$work/page_cache.run"
+  wrk -t2 -c16 -d10s --timeout 10s -s "$work/random.lua" "$url/vow/report/demo" > "$work/page_cache.run"
   r1=$(io "$server" read_bytes); d1=$(dstat 4); t1=$(dstat 7)
   c1=$(awk '{print $14 + $15}' "/proc/$server/stat")
   wait "$vm"

@@ -1,40 +1,60 @@
 #!/usr/bin/env bash
-# Restart timings over a prefilled, rendered tree (report_in.sh WORK=DIR ... KEEP=1): each start
-# on a cold cache (caches dropped; needs root), timed to the listening line and to `/health`
-# saying `ok` for the site, then one report-in, then a stop: after a clean stop (SIGTERM) the
-# next start finds `<data>/site-clean` and skips its walk for temporaries; after `kill -9` it
-# walks the tree.
+# Restart time at N records: how soon `conduct serve` answers reads and writes, and how long
+# the background catch-up takes, on a first start over a prefilled store (no vow pages on
+# disk yet) and on a restart over the complete tree.
 #
-# Usage: api/benches/restart.sh DIR [STOP...]   (STOP: term or kill; default: term term kill term)
-# Env:   BIN=path/to/conduct (default target/release/conduct: the binary that rendered DIR, or
-#        the first start re-renders every vow).
+#   api/benches/restart.sh [N]        # default 1000000; PREFILLED=DIR reuses a prefilled dir
+#
+# Prints one line per start: listening, first /health, first report-in (201), caught up.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-work=$(realpath "$1"); shift
-stops=("$@"); [ ${#stops[@]} -gt 0 ] || stops=(term term kill term)
-bin=$(realpath "${BIN:-target/release/conduct}")
-[ -s "$work/ids" ] && [ -s "$work/conduct.toml" ] || { echo "$work: no prefilled tree (report_in.sh KEEP=1)"; exit 1; }
-python3 api/benches/body.py "$(head -1 "$work/ids")" > "$work/restart.json"
-secs() { python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$@"; }
-after="the tree as it is"
-echo "| start after | mark present | listening s | /health ok s |"
-echo "|---|---|---:|---:|"
-for stop in "${stops[@]}"; do
-  sync; echo 3 > /proc/sys/vm/drop_caches
-  mark=$([ -s "$work/data/site-clean" ] && echo yes || echo no)
+n=${1:-1000000}
+cargo build --release --quiet --bin conduct -p conduct-api --example prefill_log
+if [ -n "${PREFILLED:-}" ]; then
+  work=$PREFILLED
+else
+  work=$(mktemp -d /tmp/restart.XXXXXX)
+  vows=$(( n / 100 > 0 ? n / 100 : 1 ))
+  epv=$(( n / vows - 1 > 0 ? n / vows - 1 : 1 ))
+  echo "prefilling $vows vows x $epv entries into $work"
+  target/release/examples/prefill_log --data "$work/data" --site "$work/site" \
+    --origin bench.invalid/log --vows "$vows" --entries-per-vow "$epv" --ids "$work/ids" > /dev/null
+fi
+cat > "$work/conduct.toml" <<'TOML'
+public_url = "http://bench.invalid"
+report_demo_daily_cap = 0
+TOML
+one=$(head -1 "$work/ids")
+python3 api/benches/body.py "$one" > "$work/one.json"
+
+start() { # $1: label
+  sync
+  local t0 out
   t0=$(date +%s.%N)
-  "$bin" serve --config "$work/conduct.toml" --listen 127.0.0.1:0 --data "$work/data" \
-    --site "$work/site" > "$work/restart.out" 2> "$work/restart.err" &
-  pid=$!
-  until grep -q listening "$work/restart.out"; do kill -0 "$pid" || exit 1; sleep 0.05; done
-  t1=$(date +%s.%N)
-  url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/restart.out")
-  until curl -s "$url/health" | grep -q '"site":{"state":"ok"}'; do sleep 0.1; done
-  t2=$(date +%s.%N)
-  echo "| $after | $mark | $(secs "$t0" "$t1") | $(secs "$t0" "$t2") |"
-  code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'content-type: application/json' \
-    --data @"$work/restart.json" "$url/vow/report/demo")
-  [ "$code" = 201 ] || { echo "a report-in answered $code"; kill "$pid"; exit 1; }
-  if [ "$stop" = kill ]; then kill -9 "$pid"; after="kill -9"; else kill "$pid"; after="a clean stop"; fi
-  wait "$pid" 2>/dev/null || true
-done
+  target/release/conduct serve --config "$work/conduct.toml" --listen 127.0.0.1:0 \
+    --data "$work/data" --site "$work/site" > "$work/out" 2> "$work/err" &
+  server=$!
+  until grep -q listening "$work/out"; do
+    kill -0 "$server" 2>/dev/null || { cat "$work/err"; exit 1; }
+    sleep 0.02
+  done
+  local listening health report caught url
+  listening=$(python3 -c "import time; print('%.2f' % (time.time() - $t0))")
+  url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/out")
+  until curl -sf -o /dev/null "$url/health"; do sleep 0.02; done
+  health=$(python3 -c "import time; print('%.2f' % (time.time() - $t0))")
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H 'content-type: application/json' \
+    --data @"$work/one.json" "$url/vow/report/demo")
+  report=$(python3 -c "import time; print('%.2f' % (time.time() - $t0))")
+  until curl -s "$url/health" | grep -q '"site":{"state":"ok"'; do sleep 0.2; done
+  caught=$(python3 -c "import time; print('%.1f' % (time.time() - $t0))")
+  echo "$1: listening ${listening} s, first /health ${health} s, first report-in (${code}) ${report} s, caught up ${caught} s"
+  kill -TERM "$server"; wait "$server" 2>/dev/null || true
+}
+if [ -n "${PREFILLED:-}" ]; then
+  start "restart over $PREFILLED"
+else
+  start "first start (no vow pages on disk)"
+fi
+start "restart (complete tree)"
+[ -n "${KEEP:-}${PREFILLED:-}" ] || rm -rf "$work"
