@@ -229,6 +229,8 @@ pub struct Metrics {
     pub render_failures: Counter,
     /// `conduct_render_vow_reads_total{from}`.
     pub vow_reads: Family<1, Counter>,
+    /// `conduct_render_chain_reads_total{records}`.
+    pub chain_reads: Family<1, Counter>,
     /// `conduct_render_spare_writes_total{spare}`.
     pub spare_writes: Family<1, Counter>,
     /// Whether a chain is followed (the chain metrics are shown only then).
@@ -259,6 +261,7 @@ impl Metrics {
             integration: Histogram::new(LATENCY),
             render_failures: Counter::default(),
             vow_reads: Family::new(["from"], Counter::default),
+            chain_reads: Family::new(["records"], Counter::default),
             spare_writes: Family::new(["spare"], Counter::default),
             chain_configured: AtomicBool::new(false),
             chain_head: Gauge::default(),
@@ -396,6 +399,15 @@ impl Metrics {
         );
         for (l, c) in self.vow_reads.sorted() {
             let _ = writeln!(out, "conduct_render_vow_reads_total{{{l}}} {}", c.get());
+        }
+        head(
+            &mut out,
+            "conduct_render_chain_reads_total",
+            "counter",
+            "Vow renders by where the chain's tail was read: tree (the published chain head, checked against the store's head), store (the log's records).",
+        );
+        for (l, c) in self.chain_reads.sorted() {
+            let _ = writeln!(out, "conduct_render_chain_reads_total{{{l}}} {}", c.get());
         }
         head(
             &mut out,

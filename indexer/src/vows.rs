@@ -13,7 +13,7 @@ use conduct_core::vow::record::{
 use crate::ledger::append::{PutVow, VowHead, VowIndex};
 use crate::ledger::{Job, Refusal};
 
-pub use crate::store::vows::{DonatedTraces, Records, VowClock, VowReader, VowRow};
+pub use crate::store::vows::{ChainHead, DonatedTraces, Records, VowClock, VowReader, VowRow};
 
 /// A vow about to be taken.
 #[derive(Debug, Clone)]

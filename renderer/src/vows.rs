@@ -57,6 +57,64 @@ pub fn links_path(id: &str) -> String {
     format!("vow/{id}/chain.json")
 }
 
+/// The tail of vow `id`'s chain head as [`VowDocs::render`] wrote it at [`links_path`]: its
+/// `tail_from_position` and its records as (log index, leaf bytes, the leaf's `prev`), each
+/// leaf the exact bytes of the file. `None` when `bytes` are not such a document. Nothing here
+/// says the records are the log's: a caller compares them with the store (the file may be
+/// older than the store, or not the service's).
+pub fn links_doc_tail(id: &str, bytes: &[u8]) -> Option<(usize, Vec<TailRecord>)> {
+    #[derive(serde::Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "type", borrow)]
+        ty: &'a str,
+        #[serde(borrow)]
+        vow_id: &'a str,
+        tail_from_position: usize,
+        #[serde(borrow)]
+        tail: Vec<&'a serde_json::value::RawValue>,
+    }
+    let head: Head<'_> = serde_json::from_slice(bytes).ok()?;
+    if head.ty != LINKS_TYPE || head.vow_id != id {
+        return None;
+    }
+    let tail = head
+        .tail
+        .iter()
+        .map(|raw| TailRecord::parse(raw.get().as_bytes()))
+        .collect::<Option<_>>()?;
+    Some((head.tail_from_position, tail))
+}
+
+/// One record of a chain head's tail ([`links_doc_tail`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailRecord {
+    /// Its `log_index`.
+    pub log_index: u64,
+    /// Its leaf bytes.
+    pub leaf: Vec<u8>,
+    /// Its `prev` (hex SHA-256 of the record before it; none on the vow record).
+    pub prev: Option<String>,
+}
+
+impl TailRecord {
+    /// The record whose leaf is `leaf`; `None` when it is not a JSON object with a
+    /// `log_index` (and, when present, a string `prev`).
+    pub fn parse(leaf: &[u8]) -> Option<TailRecord> {
+        #[derive(serde::Deserialize)]
+        struct Link<'a> {
+            log_index: u64,
+            #[serde(borrow)]
+            prev: Option<&'a str>,
+        }
+        let link: Link<'_> = serde_json::from_slice(leaf).ok()?;
+        Some(TailRecord {
+            log_index: link.log_index,
+            prev: link.prev.map(str::to_owned),
+            leaf: leaf.to_vec(),
+        })
+    }
+}
+
 /// Path of page `k` of a vow's chain.
 pub fn links_page_path(id: &str, k: usize) -> String {
     format!("vow/{id}/chain/{k}.json")
@@ -508,6 +566,34 @@ mod tests {
         }
         out.extend(head["tail"].as_array().unwrap().iter().cloned());
         out
+    }
+
+    #[test]
+    fn the_chain_heads_tail_reads_back_as_the_leaves_it_was_rendered_from() {
+        let key = key();
+        for n in [0, 5, 31, 70] {
+            let (id, read) = records(&key, n);
+            let (docs, _, files) = whole(&key, &id, &read);
+            let (_, head) = files.iter().find(|(p, _)| *p == links_path(&id)).unwrap();
+            let (from, tail) = links_doc_tail(&id, head).unwrap();
+            assert_eq!(from, docs.tail_from());
+            let want: Vec<TailRecord> = read[from..]
+                .iter()
+                .map(|(_, leaf)| TailRecord::parse(leaf).unwrap())
+                .collect();
+            assert_eq!(tail, want, "{n} entries");
+            for (k, r) in tail.iter().enumerate() {
+                assert_eq!(r.leaf, read[from + k].1);
+                assert_eq!(r.log_index, read[from + k].0);
+                let prev = (from + k > 0).then(|| sha256_hex(&read[from + k - 1].1));
+                assert_eq!(r.prev, prev);
+            }
+            // Not this vow's head, not a head, not JSON.
+            assert_eq!(links_doc_tail("0123456789abcdef", head), None);
+            let (_, page) = files.iter().find(|(p, _)| *p == vow_path(&id)).unwrap();
+            assert_eq!(links_doc_tail(&id, page), None);
+            assert_eq!(links_doc_tail(&id, &head[..head.len() / 2]), None);
+        }
     }
 
     #[test]

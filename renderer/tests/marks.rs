@@ -327,6 +327,118 @@ fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
     }
 }
 
+/// A vow not in memory reads its chain's tail from the chain head the tree holds, and from
+/// the store only the records after it, when the head's tail is the store's (checked by the
+/// hashes against the store's head): shown by removing the tail's records from the store,
+/// after which the render still gives the bytes a render from the store gave. A head that is
+/// older than the store is taken too (the records after it come from the store); one with a
+/// record changed, or of a chain past a page boundary it does not start at, is not: the render
+/// reads the store and gives the store's bytes.
+#[test]
+fn a_cold_render_reads_the_tail_through_the_published_chain_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let key = ServiceKey::from_seed(&[5; 32], "marks.invalid/log");
+    let store = Store::open(dir.path()).unwrap();
+    let mut log = Log::open(&store, &key, &site.join("log"));
+    let reader = Arc::new(VowReader::open(&store).unwrap());
+    let points = Arc::new(ResumePoints::open(dir.path()).unwrap());
+    let (short, long) = (log.take("agent-short"), log.take("agent-long"));
+    let mut indexes = std::collections::BTreeMap::<String, Vec<u64>>::new();
+    for k in 0..40 {
+        if k < 5 {
+            indexes
+                .entry(short.clone())
+                .or_default()
+                .push(log.report(&short));
+        }
+        indexes
+            .entry(long.clone())
+            .or_default()
+            .push(log.report(&long));
+    }
+    let now = service_now();
+    // A cold render (a new source, as after a restart or an eviction) through the tree or not.
+    let render = |vow: &str, tree: bool| -> Vec<(String, Vec<u8>)> {
+        let mut src = vow_source(&key, &reader).with_resume_points(points.clone(), "r");
+        if tree {
+            src = src.with_tree(&site);
+        }
+        src.backlog(Some(&Integrated {
+            log_size: 1 << 20,
+            as_of: now,
+        }))
+        .unwrap();
+        let keys: BTreeSet<String> = [vow.to_owned()].into();
+        let mut files = src.render(&keys, false, now, &|_| None).unwrap();
+        files.sort();
+        files
+    };
+    let digest_of = |files: &[(String, Vec<u8>)]| -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(p, b)| (p.clone(), conduct_core::canonical::sha256_hex(b)))
+            .collect()
+    };
+    let digest = |vow: &str, tree: bool| digest_of(&render(vow, tree));
+    let publish = |files: &[(String, Vec<u8>)]| {
+        for (path, bytes) in files {
+            let path = site.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+    };
+    let head_path = |vow: &str| site.join(format!("vow/{vow}/chain.json"));
+    let db = rusqlite::Connection::open(store.path()).unwrap();
+    let forget = |index: u64| {
+        let n = db
+            .execute("DELETE FROM leaf WHERE idx = ?1", [index as i64])
+            .unwrap();
+        assert_eq!(n, 1);
+    };
+    for vow in [&short, &long] {
+        let first = render(vow, false);
+        publish(&first);
+        let older = std::fs::read(head_path(vow)).unwrap();
+        // Two more report-ins: the head on disk is now older than the store.
+        indexes.get_mut(vow).unwrap().push(log.report(vow));
+        indexes.get_mut(vow).unwrap().push(log.report(vow));
+        let want = digest(vow, false);
+        assert_ne!(want, digest_of(&first));
+        // A record of the tail changed: not taken, the store's bytes all the same.
+        let text = String::from_utf8(older.clone()).unwrap();
+        assert!(text.contains(r#""n_turns":2"#));
+        std::fs::write(
+            head_path(vow),
+            text.replacen(r#""n_turns":2"#, r#""n_turns":3"#, 1),
+        )
+        .unwrap();
+        assert_eq!(digest(vow, true), want);
+        // The older head, then its tail's records gone from the store: still the same bytes.
+        std::fs::write(head_path(vow), &older).unwrap();
+        assert_eq!(digest(vow, true), want);
+        let records = indexes[vow].len();
+        // The short chain's tail starts at the vow record, the long one's at position 32.
+        let tail: Vec<u64> = if vow == &short {
+            indexes[vow][..records - 2].to_vec()
+        } else {
+            indexes[vow][31..records - 2].to_vec()
+        };
+        for index in &tail {
+            forget(*index);
+        }
+        assert_eq!(digest(vow, true), want, "through the tree");
+        // Without the tree the store's read now misses them (the chain shows a break): the
+        // records came from the head.
+        let page = render(vow, false)
+            .into_iter()
+            .find(|(p, _)| *p == format!("vow/{vow}.json"))
+            .unwrap();
+        let page: serde_json::Value = serde_json::from_slice(&page.1).unwrap();
+        assert_eq!(page["trajectory"]["chain_verification"]["ok"], false);
+    }
+}
+
 /// The vows source these tests render with, verifying with `key`.
 fn vow_source(key: &ServiceKey, reader: &Arc<VowReader>) -> VowSource {
     VowSource::new(

@@ -378,7 +378,18 @@ impl VowReader {
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
     pub fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
-        self.links_from(vow_id, 0)
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let Some(row) = tx
+                .prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
+                .query_row(params![vow_id], vow_row)
+                .optional()?
+            else {
+                return Ok(None);
+            };
+            let records = records_from(&tx, vow_id, row.log_index, row.head_seq, 0)?;
+            Ok(Some((row, records)))
+        })
     }
 
     /// The kept model interpretation of a vow's reading (JSON text) and the chain position it
@@ -394,44 +405,73 @@ impl VowReader {
         })
     }
 
-    /// Like [`Self::chain`], but only the records from chain position `from` on (position 0
-    /// is the vow record, position n is entry seq n).
+    /// A vow's chain head and its records from chain position `from` on (position 0 is the
+    /// vow record, position n is entry seq n), from one snapshot; `None` when there is no
+    /// such vow.
     pub fn links_from(
         &self,
         vow_id: &str,
         from: u64,
-    ) -> Result<Option<(VowRow, Records)>, StoreError> {
+    ) -> Result<Option<(ChainHead, Records)>, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let Some(row) = tx
-                .prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
-                .query_row(params![vow_id], vow_row)
+            let Some((log_index, head)) = tx
+                .prepare_cached("SELECT log_index, head_seq, head_hash FROM vow WHERE vow_id = ?1")?
+                .query_row(params![vow_id], |r| {
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        ChainHead {
+                            seq: r.get::<_, i64>(1)? as u64,
+                            hash: r.get(2)?,
+                        },
+                    ))
+                })
                 .optional()?
             else {
                 return Ok(None);
             };
-            let mut records = Vec::with_capacity((row.head_seq + 1).saturating_sub(from) as usize);
-            if from == 0 {
-                let leaf: Vec<u8> = tx
-                    .prepare_cached("SELECT data FROM leaf WHERE idx = ?1")?
-                    .query_row(params![row.log_index as i64], |r| r.get(0))?;
-                records.push((row.log_index, leaf));
-            }
-            {
-                let mut st = tx.prepare_cached(
-                    "SELECT e.log_index, l.data FROM vow_entry e JOIN leaf l ON l.idx = e.log_index
-                     WHERE e.vow_id = ?1 AND e.seq >= ?2 ORDER BY e.seq",
-                )?;
-                let rows = st.query_map(params![vow_id, from.max(1) as i64], |r| {
-                    Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Vec<u8>>(1)?))
-                })?;
-                for r in rows {
-                    records.push(r?);
-                }
-            }
-            Ok(Some((row, records)))
+            let records = records_from(&tx, vow_id, log_index, head.seq, from)?;
+            Ok(Some((head, records)))
         })
     }
+}
+
+/// The head of a vow's chain as the store has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainHead {
+    /// Entries in the chain (its last record's chain position).
+    pub seq: u64,
+    /// Hex SHA-256 of its last record's leaf.
+    pub hash: String,
+}
+
+/// Vow `vow_id`'s records (its own at log index `vow_index`, then its entries up to seq
+/// `head_seq`) from chain position `from` on, read in transaction `tx`.
+fn records_from(
+    tx: &rusqlite::Transaction<'_>,
+    vow_id: &str,
+    vow_index: u64,
+    head_seq: u64,
+    from: u64,
+) -> Result<Records, rusqlite::Error> {
+    let mut records = Vec::with_capacity((head_seq + 1).saturating_sub(from) as usize);
+    if from == 0 {
+        let leaf: Vec<u8> = tx
+            .prepare_cached("SELECT data FROM leaf WHERE idx = ?1")?
+            .query_row(params![vow_index as i64], |r| r.get(0))?;
+        records.push((vow_index, leaf));
+    }
+    let mut st = tx.prepare_cached(
+        "SELECT e.log_index, l.data FROM vow_entry e JOIN leaf l ON l.idx = e.log_index
+         WHERE e.vow_id = ?1 AND e.seq >= ?2 ORDER BY e.seq",
+    )?;
+    let rows = st.query_map(params![vow_id, from.max(1) as i64], |r| {
+        Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Vec<u8>>(1)?))
+    })?;
+    for r in rows {
+        records.push(r?);
+    }
+    Ok(records)
 }
 
 /// Donated raw traces, in a database file of their own (`donated.sqlite3`), apart from the

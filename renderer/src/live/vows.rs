@@ -16,14 +16,14 @@ use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_core::vow::windows::next_boundary;
 use conduct_core::vow::VowKey;
 use conduct_indexer::store::resume::{ResumePoint, ResumePoints};
-use conduct_indexer::vows::{VowReader, VowRow};
+use conduct_indexer::vows::{ChainHead, Records, VowReader, VowRow};
 use serde_json::Value;
 
 use super::{Integrated, Known, Source};
 use crate::discovery::{card_files, card_files_bound, CardBinding};
 use crate::parallel::map_on_every_core;
 use crate::publish::Publisher;
-use crate::vows::{Files, VowDocs};
+use crate::vows::{links_doc_tail, links_path, Files, TailRecord, VowDocs};
 use crate::vows_index::{IndexInput, IndexState};
 use crate::RenderError;
 
@@ -370,14 +370,28 @@ fn vouched(
 /// Vow `id`'s state at its resume point and the chain from there, when a resume point is
 /// kept, the store's record just before it is the one the state ends with, and that record is
 /// below the integration mark (the pages it follows are on disk); `None` (read the whole
-/// chain) otherwise.
-fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer::vows::Records)> {
+/// chain) otherwise. The chain comes through the tree's chain head when its tail starts at the
+/// point and follows the state ([`chain_through_tree`]; its first record below the mark), and
+/// from the store otherwise.
+fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, Records)> {
     let (points, render) = sh.resume?;
     let point = points
         .get(id, render)
         .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not read"))
         .ok()??;
     let from = usize::try_from(point.records).ok()?;
+    let docs = VowDocs::resume(sh.key, id, &point.state)
+        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
+        .ok()?;
+    let follows = Follows {
+        hash: docs.track_head_sha256(),
+        below: sh.durable_below,
+    };
+    if docs.records() == from {
+        if let Ok(Some(read)) = chain_through_tree(sh, id, from, Some(follows)) {
+            return Some((docs, from, read));
+        }
+    }
     let (_, mut read) = sh.reader.links_from(id, point.records - 1).ok()??;
     if read
         .first()
@@ -385,9 +399,6 @@ fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer
     {
         return None;
     }
-    let docs = VowDocs::resume(sh.key, id, &point.state)
-        .map_err(|e| tracing::warn!(vow = id, error = %e, "resume point not taken"))
-        .ok()?;
     // The state ends with the record before its point, or it is not this chain's.
     let ends = read.first().map(|(_, leaf)| sha256_hex(leaf));
     if docs.records() != from || ends.as_deref() != Some(docs.track_head_sha256()) {
@@ -398,7 +409,104 @@ fn resumed(sh: &Shared<'_>, id: &str) -> Option<(VowDocs, usize, conduct_indexer
         return None;
     }
     read.remove(0);
+    count_chain_read("store");
     Some((docs, from, read))
+}
+
+/// What the first record of a chain read must follow: the record hashing to `hash`, and it
+/// must be below log size `below`.
+#[derive(Clone, Copy)]
+struct Follows<'a> {
+    hash: &'a str,
+    below: u64,
+}
+
+/// Count a render's chain read by where its records came from.
+fn count_chain_read(records: &'static str) {
+    conduct_indexer::metrics::metrics()
+        .chain_reads
+        .with([std::borrow::Cow::Borrowed(records)])
+        .inc();
+}
+
+/// Vow `id`'s records from chain position `from` to its head: through the tree's chain head
+/// when it holds them ([`chain_through_tree`]), from the store otherwise. `None`: no such vow.
+fn chain_from(sh: &Shared<'_>, id: &str, from: usize) -> Result<Option<Records>, RenderError> {
+    if let Some(read) = chain_through_tree(sh, id, from, None)? {
+        return Ok(Some(read));
+    }
+    count_chain_read("store");
+    Ok(sh.reader.links_from(id, from as u64)?.map(|(_, read)| read))
+}
+
+/// Vow `id`'s records from chain position `from` to its head, read from the tail of the chain
+/// head the tree holds (`vow/<id>/chain.json`, one small file) and the store's records after
+/// it. A vow whose records are not in the page cache then costs one file read, where the store
+/// costs a random read a record: the log is in log order, a vow's records are scattered
+/// through it (BENCHMARKS.md section 18).
+///
+/// Taken only when the tail starts at `from`, holds a record, and is the store's: the `prev`
+/// of each record is the hash of the one before it, and the last one's hash is the store's
+/// head hash, or the `prev` of the store's next record, with as many records as the store's
+/// chain has. By the hashes, every record is then the store's byte for byte; the file may be
+/// older than the store (its records after it come from the store), not the service's, or cut
+/// short, and each only costs the store's read (`None`). With `follows`, the first record must
+/// also follow that record and be below that log size.
+fn chain_through_tree(
+    sh: &Shared<'_>,
+    id: &str,
+    from: usize,
+    follows: Option<Follows<'_>>,
+) -> Result<Option<Records>, RenderError> {
+    let Some((site, _)) = sh.tree else {
+        return Ok(None);
+    };
+    let Ok(bytes) = std::fs::read(site.join(links_path(id))) else {
+        return Ok(None);
+    };
+    let Some((tail_from, tail)) = links_doc_tail(id, &bytes) else {
+        return Ok(None);
+    };
+    let Some(first) = tail.first() else {
+        return Ok(None);
+    };
+    let follows_ok =
+        follows.is_none_or(|f| first.prev.as_deref() == Some(f.hash) && first.log_index < f.below);
+    if tail_from != from || !follows_ok {
+        return Ok(None);
+    }
+    let end = from + tail.len();
+    let Some((head, after)) = sh.reader.links_from(id, end as u64)? else {
+        return Ok(None);
+    };
+    if !is_store_tail(&tail, &after, &head, end) {
+        return Ok(None);
+    }
+    count_chain_read("tree");
+    let mut read = Vec::with_capacity(tail.len() + after.len());
+    read.extend(tail.into_iter().map(|r| (r.log_index, r.leaf)));
+    read.extend(after);
+    Ok(Some(read))
+}
+
+/// Whether `tail` (chain positions up to `end`, exclusive) is the store's chain just before
+/// `after` (its records from `end` to `head`): the chain has `end + after.len()` records, and
+/// from the head back, each record of `tail` hashes to what the record after it names.
+fn is_store_tail(tail: &[TailRecord], after: &Records, head: &ChainHead, end: usize) -> bool {
+    if end as u64 + after.len() as u64 != head.seq + 1 {
+        return false;
+    }
+    let mut named = match after.first() {
+        Some((_, leaf)) => TailRecord::parse(leaf).and_then(|r| r.prev),
+        None => Some(head.hash.clone()),
+    };
+    for record in tail.iter().rev() {
+        if named.as_deref() != Some(sha256_hex(&record.leaf).as_str()) {
+            return false;
+        }
+        named.clone_from(&record.prev);
+    }
+    true
 }
 
 /// Bring `job.docs` (a vow's kept state; `None` to start over, from its resume point when one
@@ -413,7 +521,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
     let (docs, from, read, source) = match docs {
         Some(d) => {
             let from = d.tail_from();
-            let Some((_, read)) = sh.reader.links_from(&id, from as u64)? else {
+            let Some(read) = chain_from(sh, &id, from)? else {
                 return Ok(None);
             };
             (Some(d), from, read, "memory")
@@ -421,7 +529,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
         None => match resumed(sh, &id) {
             Some((d, from, read)) => (Some(d), from, read, "resume_point"),
             None => {
-                let Some((_, read)) = sh.reader.links_from(&id, 0)? else {
+                let Some(read) = chain_from(sh, &id, 0)? else {
                     return Ok(None);
                 };
                 (None, 0, read, "whole_chain")
