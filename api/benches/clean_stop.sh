@@ -26,7 +26,7 @@ for stop in "${stops[@]}"; do
   "$bin" serve --config "$work/conduct.toml" --listen 127.0.0.1:0 --data "$work/data" \
     --site "$work/site" > "$work/restart.out" 2> "$work/restart.err" &
   pid=$!
-  until grep -q listening "$work/restart.out"; do kill -0 "$pid" || exit 1; sleep 0.05; done
+  until grep -q 'listening on http://[^ ]* ' "$work/restart.out"; do kill -0 "$pid" || exit 1; sleep 0.05; done
   t1=$(date +%s.%N)
   url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/restart.out")
   until curl -s "$url/health" | grep -q '"site":{"state":"ok"}'; do sleep 0.1; done

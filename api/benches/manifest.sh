@@ -68,7 +68,7 @@ RUST_LOG=info,conduct_renderer::manifest=debug target/release/conduct serve \
   --config "$work/conduct.toml" --listen 127.0.0.1:0 --data "$work/data" --site "$work/site" \
   > "$work/serve.out" 2> "$work/serve.err" &
 server=$!
-until grep -q listening "$work/serve.out"; do
+until grep -q 'listening on http://[^ ]* ' "$work/serve.out"; do
   kill -0 "$server" 2>/dev/null || { cat "$work/serve.err"; exit 1; }
   sleep 0.05
 done

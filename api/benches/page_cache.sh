@@ -44,7 +44,7 @@ for lim in "${limits[@]}"; do
   sh -c "echo \$\$ > $cg/cgroup.procs; exec $bin serve --config $work/conduct.toml --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --data $work/data --site $work/site" \
     > "$work/page_cache.out" 2> "$work/page_cache.err" &
   server=$!
-  until grep -q listening "$work/page_cache.out"; do kill -0 "$server" || exit 1; sleep 0.05; done
+  until grep -q 'listening on http://[^ ]* ' "$work/page_cache.out"; do kill -0 "$server" || exit 1; sleep 0.05; done
   url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/page_cache.out")
   until curl -s "$url/health" | grep -q '"site":{"state":"ok"}'; do sleep 0.2; done
   wrk -t2 -c16 -d20s --timeout 10s -s "$work/random.lua" "$url/vow/report/demo" > /dev/null

@@ -161,7 +161,7 @@ EOF
     --metrics-listen 127.0.0.1:0 \
     --data "$work/data" --site "$work/site" > "$work/conduct.out" 2> "$work/conduct.err" &
   server=$!
-  until grep -q listening "$work/conduct.out"; do
+  until grep -q 'listening on http://[^ ]* ' "$work/conduct.out"; do
     kill -0 "$server" 2>/dev/null || { cat "$work/conduct.err"; exit 1; }
     sleep 0.05
   done

@@ -34,7 +34,7 @@ start() { # $1: label
   target/release/conduct serve --config "$work/conduct.toml" --listen 127.0.0.1:0 \
     --data "$work/data" --site "$work/site" > "$work/out" 2> "$work/err" &
   server=$!
-  until grep -q listening "$work/out"; do
+  until grep -q 'listening on http://[^ ]* ' "$work/out"; do
     kill -0 "$server" 2>/dev/null || { cat "$work/err"; exit 1; }
     sleep 0.02
   done
