@@ -261,6 +261,31 @@ impl Server {
         )
     }
 
+    /// The metrics address the service printed (`conduct metrics on http://.../metrics`).
+    pub fn metrics_url(&self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = self.output.lock().unwrap().clone();
+            if let Some(rest) = out.split("conduct metrics on ").nth(1) {
+                return rest.split_whitespace().next().unwrap().to_owned();
+            }
+            assert!(Instant::now() < deadline, "no metrics line: {out}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The value of the sample `series` (its name and labels, as written) on `/metrics`,
+    /// `None` when it is not shown.
+    pub fn metric(&self, series: &str) -> Option<f64> {
+        let text = client()
+            .get(self.metrics_url())
+            .send()
+            .and_then(|r| r.text())
+            .expect("GET /metrics");
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
     /// Kill the process with SIGKILL (no chance to clean up) and reap it.
     pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -269,13 +294,15 @@ impl Server {
         }
     }
 
-    /// Send SIGTERM and wait for exit.
+    /// Send SIGTERM and wait for exit (SIGKILL after 30 s: a stop waits for the sequencer,
+    /// then up to 8 s for the live site's last writes, `api/src/cmd/serve.rs` `STOP_WAIT`,
+    /// which a debug build on a loaded machine can need in full).
     pub fn terminate(&mut self) -> Option<ExitStatus> {
         let mut child = self.child.take()?;
         let _ = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             if let Ok(Some(st)) = child.try_wait() {
                 return Some(st);

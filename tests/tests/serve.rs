@@ -506,22 +506,6 @@ fn a_body_refused_unread_closes_the_connection_and_says_so() {
     assert_eq!(client().get(s.at("/health")).send().unwrap().status(), 200);
 }
 
-/// The metrics address `conduct serve` printed (`conduct metrics on http://.../metrics`).
-fn metrics_url(s: &Server) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let out = s.output.lock().unwrap().clone();
-        if let Some(rest) = out.split("conduct metrics on ").nth(1) {
-            return rest.split_whitespace().next().unwrap().to_owned();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no metrics line: {out}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// `GET /metrics` on the metrics address parsed by the reference parser
 /// (`tests/py/metrics_parse.py`): each sample as `(name, labels, value)`.
 fn scrape(url: &str) -> Vec<(String, serde_json::Map<String, Value>, f64)> {
@@ -582,7 +566,7 @@ fn sample(
 #[test]
 fn metrics_are_served_on_their_own_loopback_listener_and_move() {
     let s = Server::start(&["--demo-daily-cap", "1"]);
-    let url = metrics_url(&s);
+    let url = s.metrics_url();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let c = client();
     // Never on the public port.

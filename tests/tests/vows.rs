@@ -640,6 +640,12 @@ fn a_clean_stop_spares_the_next_start_its_walk_for_temporaries() {
         planted.exists(),
         "a start walked a tree its previous run left clean"
     );
+    // The vow's first render in this run read its chain's tail from the chain head on disk.
+    let tree_reads = r#"conduct_render_chain_reads_total{records="tree"}"#;
+    assert!(
+        server.metric(tree_reads) >= Some(1.0),
+        "no render read the tree"
+    );
     server.kill9();
     assert!(!mark.exists(), "a killed run left a mark");
     let mut server = Server::start_in(&data, &site, &[]).await_caught_up();
