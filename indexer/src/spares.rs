@@ -57,6 +57,37 @@ pub const MOST_SPARES: usize = 16_384;
 /// about 185 KB).
 pub const MOST_SPARE_BYTES: u64 = 256 << 20;
 
+/// The page size this padding assumes: a page written in part is read from the disk first
+/// when it is not cached.
+const PAGE: u64 = 4096;
+
+/// How many zeros to write after `len` new bytes over a spare that held `held`: when the new
+/// bytes end inside a page the old ones reach into, writing that page in part makes the
+/// kernel read it from the disk first, if it is not cached, to keep the rest of it (a spare
+/// that rested is often out of the cache: BENCHMARKS.md section 18). Writing the page whole
+/// and cutting the file back to `len` reads nothing.
+fn block_padding(len: u64, held: u64) -> usize {
+    let within = len % PAGE;
+    if within == 0 || held <= len - within {
+        0
+    } else {
+        (PAGE - within) as usize
+    }
+}
+
+/// Write `bytes` then `pad` zeros, the last page (its bytes and the zeros) in one write: a
+/// write covers a page whole only within one call.
+fn write_padded(file: &mut File, bytes: &[u8], pad: usize) -> io::Result<()> {
+    if pad == 0 {
+        return file.write_all(bytes);
+    }
+    let (whole, last) = bytes.split_at(bytes.len() - (PAGE as usize - pad));
+    file.write_all(whole)?;
+    let mut page = [0u8; PAGE as usize];
+    page[..last.len()].copy_from_slice(last);
+    file.write_all(&page)
+}
+
 /// `fcntl`'s command that names the signal of a lease break (Linux's value on every
 /// architecture; the `libc` crate does not export it).
 const F_SETSIG: libc::c_int = 10;
@@ -164,9 +195,10 @@ impl Spares {
         };
         let spare = self.dir.join(n.to_string());
         let len = bytes.len() as u64;
+        let pad = block_padding(len, held);
         // Cut only what the old bytes held past the new ones (a truncation costs a setattr).
-        let written = file.write_all(bytes).and_then(|()| {
-            if held > len {
+        let written = write_padded(&mut file, bytes, pad).and_then(|()| {
+            if held > len || pad > 0 {
                 file.set_len(len)
             } else {
                 Ok(())
@@ -515,6 +547,41 @@ mod tests {
         s.replace(&a, b"a4", 0o644, "t").unwrap();
         assert!(!inodes.contains(&std::fs::metadata(&a).unwrap().ino()));
         assert_eq!(std::fs::read(&b).unwrap(), b"b2");
+    }
+
+    #[test]
+    fn a_page_the_old_bytes_reach_into_is_written_whole_and_cut_back() {
+        // Ends inside a page the old bytes reach into: padded to the page's end.
+        assert_eq!(block_padding(100, 5000), PAGE as usize - 100);
+        assert_eq!(block_padding(100, 101), PAGE as usize - 100);
+        assert_eq!(block_padding(4196, 4197), PAGE as usize - 100);
+        // Ends on a page boundary, or where the old bytes did not reach: nothing to read.
+        assert_eq!(block_padding(4096, 9000), 0);
+        assert_eq!(block_padding(100, 0), 0);
+        assert_eq!(block_padding(4196, 4096), 0);
+        assert_eq!(block_padding(100, 100), PAGE as usize - 100);
+        // Whatever the sizes, the file holds exactly the new bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let s = pool(dir.path());
+        let f = dir.path().join("a");
+        let mut inodes = std::collections::HashSet::new();
+        for (k, n) in [9000usize, 100, 5000, 4096, 4197, 10, 12_000, 0, 300]
+            .into_iter()
+            .enumerate()
+        {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 7 + k) as u8 | 1).collect();
+            rest_all(&s);
+            if k == 0 {
+                std::fs::write(&f, &bytes).unwrap();
+            } else {
+                s.replace(&f, &bytes, 0o644, "t").unwrap();
+            }
+            use std::os::unix::fs::MetadataExt;
+            inodes.insert(std::fs::metadata(&f).unwrap().ino());
+            assert_eq!(std::fs::read(&f).unwrap(), bytes, "{n} bytes");
+        }
+        // Spares were written again (not a new inode each time).
+        assert!(inodes.len() < 9, "{inodes:?}");
     }
 
     #[test]
