@@ -9,7 +9,10 @@
 #
 # Usage: api/benches/page_cache.sh DIR [LIMIT...]     (LIMIT in MiB, 0: none; default 0 2048 1024 512)
 # Env:   BIN=path/to/conduct (default target/release/conduct: use the binary that rendered
-#        DIR, or the restart re-renders every vow), DISK=vda (the block device under DIR).
+#        DIR, or the restart re-renders every vow), DISK=vda (the block device under DIR),
+#        RERENDER=1 (first start BIN with no limit, wait for /health ok, print how long its
+#        re-render of DIR took and stop it with SIGTERM: how BENCHMARKS.md section 18 compares
+#        binaries, each measured right after its own re-render).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(realpath "$1"); shift
@@ -35,6 +38,18 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; set_limit 0' EXIT
 io() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/io"; }
 dstat() { awk -v d="$disk" -v f="$1" '$3 == d {print $f}' /proc/diskstats; }
 field() { sed -n "s/.*RESULT.* $1=\([^ ]*\).*/\1/p" "$2"; }
+
+if [ -n "${RERENDER:-}" ]; then
+  start=$(date +%s)
+  "$bin" serve --config "$work/conduct.toml" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+    --data "$work/data" --site "$work/site" > "$work/page_cache.out" 2> "$work/page_cache.err" &
+  server=$!
+  until grep -q 'listening on http://[^ ]* ' "$work/page_cache.out"; do kill -0 "$server" || exit 1; sleep 0.05; done
+  url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/page_cache.out")
+  until curl -s "$url/health" | grep -q '"site":{"state":"ok"}'; do sleep 1; done
+  echo "re-render caught up in $(( $(date +%s) - start )) s"
+  kill -TERM "$server"; wait "$server" 2>/dev/null || true; server=""
+fi
 
 echo "| limit (MiB) | report-ins/s | p99 ms | 503s | MiB read / report-in KB | disk reads / report-in | ms reading | CPU of 2 cores | vmstat us/sy/id/wa |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---|"
