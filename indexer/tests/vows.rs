@@ -115,4 +115,8 @@ fn chains_are_built_in_the_log_transaction() {
     assert_eq!(checker.entries, 200);
     assert_eq!(reader.all().unwrap().len(), 2);
     assert!(reader.vow("ffffffffffffffff").unwrap().is_none());
+    // Read for an append: the same row (its head entry's index page read on the way).
+    let to_append = reader.vow_to_append(&id).unwrap().unwrap();
+    assert_eq!(to_append, row);
+    assert!(reader.vow_to_append("ffffffffffffffff").unwrap().is_none());
 }

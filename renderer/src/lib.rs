@@ -28,6 +28,7 @@ pub mod tree;
 pub mod vow_html;
 pub mod vows;
 pub mod vows_index;
+pub mod warm;
 
 pub use input::{PostedPrice, RouteInfo, SiteInput};
 pub use site::render;

@@ -125,6 +125,16 @@ pub fn interpretation_path(id: &str) -> String {
     format!("vow/{id}/reading.json")
 }
 
+/// Path of a vow chain head's HTML twin.
+pub fn links_html_path(id: &str) -> String {
+    format!("vow/{id}/chain.html")
+}
+
+/// Path of a vow reading's HTML twin.
+pub fn interpretation_html_path(id: &str) -> String {
+    format!("vow/{id}/reading.html")
+}
+
 fn links(id: &str) -> Value {
     json!({
         "self": format!("/vow/{id}"),
@@ -478,7 +488,7 @@ impl VowDocs {
                 ),
                 (links_path(id), self.links_doc(key, tail)?),
                 (
-                    format!("vow/{id}/chain.html"),
+                    links_html_path(id),
                     links_html(
                         key,
                         id,
@@ -490,7 +500,7 @@ impl VowDocs {
                     )?,
                 ),
                 (interpretation_path(id), reading),
-                (format!("vow/{id}/reading.html"), reading_page),
+                (interpretation_html_path(id), reading_page),
                 (feed_path(id), feed_atom(public_url, id, &self.track)),
                 (
                     crate::mark::vow_mark_path(id),

@@ -356,7 +356,7 @@ async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Met
         let req: ReportRequest = parse_json(&body).map_err(|e| Problem::invalid(vec![e]))?;
         vow::check_report(&req).map_err(Problem::invalid)?;
         let row = reader
-            .vow(&req.vow_id)
+            .vow_to_append(&req.vow_id)
             .map_err(|e| unavailable("reading the vow", e))?
             .ok_or_else(|| unknown_vow(&req.vow_id))?;
         let measured = measure(req.trace()).map_err(Problem::invalid)?;

@@ -23,8 +23,13 @@ use super::{Integrated, Known, Source};
 use crate::discovery::{card_files, card_files_bound, CardBinding};
 use crate::parallel::map_on_every_core;
 use crate::publish::Publisher;
-use crate::vows::{links_doc_tail, links_path, Files, TailRecord, VowDocs};
+use crate::vow_html::{feed_path, vow_html_path};
+use crate::vows::{
+    interpretation_html_path, interpretation_path, links_doc_tail, links_html_path, links_path,
+    vow_path, Files, TailRecord, VowDocs,
+};
 use crate::vows_index::{IndexInput, IndexState};
+use crate::warm::{warm, Warm};
 use crate::RenderError;
 
 /// Asks for language-model interpretations, once per render round: for each, vow `.0`'s
@@ -351,7 +356,7 @@ fn vouched(
     from: usize,
 ) -> usize {
     let vouch = || -> Option<usize> {
-        let bytes = std::fs::read(site.join(format!("vow/{id}.json"))).ok()?;
+        let bytes = std::fs::read(site.join(vow_path(id))).ok()?;
         let page: Value = serde_json::from_slice(&bytes).ok()?;
         conduct_core::signing::verify_snapshot(&page, pinned).ok()?;
         let check = &page["trajectory"]["chain_verification"];
@@ -507,6 +512,36 @@ fn is_store_tail(tail: &[TailRecord], after: &Records, head: &ChainHead, end: us
         named.clone_from(&record.prev);
     }
     true
+}
+
+/// Warm the tree's files of the vows in `jobs` that are not in memory, all at once
+/// ([`crate::warm`]): the chain head each render reads, the page a first render in this
+/// process reads back ([`vouched`]), and the inodes of the files a render replaces. A vow in
+/// memory is skipped (its last render touched its files), and so is a lone cold vow: its render
+/// waits on the same reads either way.
+fn warm_cold(site: &std::path::Path, jobs: &[Job]) {
+    let cold: Vec<&Job> = jobs.iter().filter(|j| j.docs.is_none()).collect();
+    if cold.len() < 2 {
+        return;
+    }
+    let mut paths = Vec::with_capacity(cold.len() * 7);
+    for Job { id, trusted, .. } in cold {
+        let page = if *trusted == 0 {
+            Warm::Bytes
+        } else {
+            Warm::Inode
+        };
+        paths.extend([
+            (links_path(id), Warm::Bytes),
+            (vow_path(id), page),
+            (interpretation_path(id), Warm::Inode),
+            (vow_html_path(id), Warm::Inode),
+            (links_html_path(id), Warm::Inode),
+            (interpretation_html_path(id), Warm::Inode),
+            (feed_path(id), Warm::Inode),
+        ]);
+    }
+    warm(site, &paths);
 }
 
 /// Bring `job.docs` (a vow's kept state; `None` to start over, from its resume point when one
@@ -681,6 +716,9 @@ impl Source for VowSource {
         } else {
             self.reader.log_size()?
         };
+        if let Some(site) = &self.site {
+            warm_cold(site, &jobs);
+        }
         let sh = self.shared(now);
         // The vows of a batch are independent: render them on every core.
         let rendered = map_on_every_core(
