@@ -1,6 +1,7 @@
-//! Bringing the files a round of renders is about to touch into the page cache together
-//! (ARCHITECTURE.md, "The write path of a report-in", step 5). A vow's render reads and
-//! replaces its files one at a time, so when they are not cached every lookup, inode and page
+//! Bringing the files a round is about to touch into the page cache together (ARCHITECTURE.md,
+//! "The write path of a report-in", steps 5 and 6): the vows' files before their render, the
+//! manifest's leaf bins before the signer replaces them. A vow's render reads and replaces
+//! its files one at a time, so when they are not cached every lookup, inode and page
 //! waits for the disk on its own, one request in flight per render thread. Warmed first from
 //! many threads at once, the same reads reach the disk together and its queue stays full: a
 //! virtual disk that answers one 4 KiB read in about 70 µs answers 16 at once in about 290.

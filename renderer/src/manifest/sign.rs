@@ -14,6 +14,7 @@ use conduct_indexer::durable::{replace_atomic, sync_dir};
 use sha2::{Digest, Sha256};
 
 use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
+use crate::warm::{warm, Warm};
 use crate::RenderError;
 
 /// What one round signs.
@@ -246,6 +247,12 @@ impl SignState {
             self.sweep.push(f.clone());
         }
         self.open_round()?;
+        // Each leaf replaces its bin: a lookup in a directory of every bin and the old
+        // bin's inode, one leaf after another. Warmed first, all at once.
+        let leaves: Vec<(String, Warm)> = (round.leaves.keys())
+            .map(|p| (bin_path(p), Warm::Inode))
+            .collect();
+        warm(&self.site, &leaves);
         let mut w = Written::default();
         let mut changed: HashMap<String, BinRef> = HashMap::new();
         let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
