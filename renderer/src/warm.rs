@@ -9,6 +9,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Threads that warm at once: the disk's queue depth this aims for.
 pub const WARMERS: usize = 16;
@@ -16,6 +17,52 @@ pub const WARMERS: usize = 16;
 /// Paths a warming thread is started for at the least (a thread costs about as much to start
 /// as a few cached lookups).
 const PATHS_A_THREAD: usize = 4;
+
+/// Below this wall time a path, a warming found everything cached (a cached lookup takes a
+/// microsecond or two; one from this machine's disk, 16 at once, about 20).
+const CACHED_A_PATH: Duration = Duration::from_micros(8);
+
+/// Warmings skipped after one that found everything cached: with the cache warm, warming
+/// costs lookups and thread starts for nothing, so it is tried again only every so often.
+const SKIP_WHEN_CACHED: u32 = 15;
+
+/// Warms paths when warming pays: after a warming that found every path cached (the tree fits
+/// the page cache), the next [`SKIP_WHEN_CACHED`] are skipped.
+#[derive(Debug, Default)]
+pub struct Warmer {
+    skip: u32,
+}
+
+impl Warmer {
+    /// [`warm`] `paths`, unless a recent warming found everything cached: how many were
+    /// there, `None` when skipped.
+    pub fn warm(&mut self, root: &Path, paths: &[(String, Warm)]) -> Option<usize> {
+        if paths.is_empty() {
+            return Some(0);
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return None;
+        }
+        let started = Instant::now();
+        let found = warm(root, paths);
+        self.skip = skips_after(started.elapsed(), paths.len());
+        Some(found)
+    }
+}
+
+/// Warmings to skip after one of `paths` paths that took `took`.
+fn skips_after(took: Duration, paths: usize) -> u32 {
+    let cached = u32::try_from(paths)
+        .ok()
+        .and_then(|n| CACHED_A_PATH.checked_mul(n))
+        .is_none_or(|bound| took < bound);
+    if cached {
+        SKIP_WHEN_CACHED
+    } else {
+        0
+    }
+}
 
 /// What warming a path brings in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +111,33 @@ pub fn warm(root: &Path, paths: &[(String, Warm)]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warming_is_skipped_for_a_while_after_one_that_found_everything_cached() {
+        assert_eq!(
+            skips_after(Duration::from_micros(100), 100),
+            SKIP_WHEN_CACHED
+        );
+        assert_eq!(skips_after(Duration::from_millis(2), 100), 0);
+        assert_eq!(
+            skips_after(Duration::from_micros(799), 100),
+            SKIP_WHEN_CACHED
+        );
+        assert_eq!(skips_after(Duration::from_micros(800), 100), 0);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), b"x").unwrap();
+        let paths = [("a".to_owned(), Warm::Bytes), ("b".to_owned(), Warm::Inode)];
+        let mut w = Warmer::default();
+        assert_eq!(w.warm(dir.path(), &[]), Some(0));
+        assert_eq!(w.warm(dir.path(), &paths), Some(1));
+        // After a warming that found everything cached, the next ones are skipped, then one
+        // is tried again.
+        w.skip = SKIP_WHEN_CACHED;
+        for _ in 0..SKIP_WHEN_CACHED {
+            assert_eq!(w.warm(dir.path(), &paths), None);
+        }
+        assert_eq!(w.warm(dir.path(), &paths), Some(1));
+    }
 
     #[test]
     fn every_path_is_visited_and_a_missing_one_is_no_error() {

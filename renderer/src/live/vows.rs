@@ -29,7 +29,7 @@ use crate::vows::{
     vow_path, Files, TailRecord, VowDocs,
 };
 use crate::vows_index::{IndexInput, IndexState};
-use crate::warm::{warm, Warm};
+use crate::warm::{Warm, Warmer};
 use crate::RenderError;
 
 /// Asks for language-model interpretations, once per render round: for each, vow `.0`'s
@@ -102,6 +102,8 @@ pub struct VowSource {
     durable_below: u64,
     /// Bytes of index files a restart renders before it writes them ([`Source::render_index`]).
     index_batch: usize,
+    /// Warms the files of a round's vows not in memory before they render ([`warm_cold`]).
+    warmer: Warmer,
 }
 
 impl VowSource {
@@ -132,6 +134,7 @@ impl VowSource {
             resume: None,
             durable_below: 0,
             index_batch: INDEX_BATCH_BYTES,
+            warmer: Warmer::default(),
         }
     }
 
@@ -519,7 +522,7 @@ fn is_store_tail(tail: &[TailRecord], after: &Records, head: &ChainHead, end: us
 /// process reads back ([`vouched`]), and the inodes of the files a render replaces. A vow in
 /// memory is skipped (its last render touched its files), and so is a lone cold vow: its render
 /// waits on the same reads either way.
-fn warm_cold(site: &std::path::Path, jobs: &[Job]) {
+fn warm_cold(warmer: &mut Warmer, site: &std::path::Path, jobs: &[Job]) {
     let cold: Vec<&Job> = jobs.iter().filter(|j| j.docs.is_none()).collect();
     if cold.len() < 2 {
         return;
@@ -541,7 +544,7 @@ fn warm_cold(site: &std::path::Path, jobs: &[Job]) {
             (feed_path(id), Warm::Inode),
         ]);
     }
-    warm(site, &paths);
+    warmer.warm(site, &paths);
 }
 
 /// Bring `job.docs` (a vow's kept state; `None` to start over, from its resume point when one
@@ -717,7 +720,7 @@ impl Source for VowSource {
             self.reader.log_size()?
         };
         if let Some(site) = &self.site {
-            warm_cold(site, &jobs);
+            warm_cold(&mut self.warmer, site, &jobs);
         }
         let sh = self.shared(now);
         // The vows of a batch are independent: render them on every core.

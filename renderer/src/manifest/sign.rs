@@ -14,7 +14,7 @@ use conduct_indexer::durable::{replace_atomic, sync_dir};
 use sha2::{Digest, Sha256};
 
 use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
-use crate::warm::{warm, Warm};
+use crate::warm::{Warm, Warmer};
 use crate::RenderError;
 
 /// What one round signs.
@@ -69,6 +69,8 @@ pub struct SignState {
     mark: Option<PathBuf>,
     /// The round mark is known absent (removed, durably, since the last root).
     open: bool,
+    /// Warms a round's leaf bins before they are replaced.
+    warmer: Warmer,
 }
 
 impl SignState {
@@ -86,6 +88,7 @@ impl SignState {
             sweep: vec![String::new()],
             mark: None,
             open: false,
+            warmer: Warmer::default(),
         })
     }
 
@@ -252,7 +255,7 @@ impl SignState {
         let leaves: Vec<(String, Warm)> = (round.leaves.keys())
             .map(|p| (bin_path(p), Warm::Inode))
             .collect();
-        warm(&self.site, &leaves);
+        self.warmer.warm(&self.site, &leaves);
         let mut w = Written::default();
         let mut changed: HashMap<String, BinRef> = HashMap::new();
         let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
