@@ -34,18 +34,24 @@ pub struct Warmer {
 }
 
 impl Warmer {
-    /// [`warm`] `paths`, unless a recent warming found everything cached: how many were
-    /// there, `None` when skipped.
-    pub fn warm(&mut self, root: &Path, paths: &[(String, Warm)]) -> Option<usize> {
-        if paths.is_empty() {
-            return Some(0);
-        }
+    /// [`warm`] the paths `paths()` names, unless a recent warming found everything cached
+    /// (then `paths` is not called: a skipped round builds no list): how many were there,
+    /// `None` when skipped.
+    pub fn warm(
+        &mut self,
+        root: &Path,
+        paths: impl FnOnce() -> Vec<(String, Warm)>,
+    ) -> Option<usize> {
         if self.skip > 0 {
             self.skip -= 1;
             return None;
         }
+        let paths = paths();
+        if paths.is_empty() {
+            return Some(0);
+        }
         let started = Instant::now();
-        let found = warm(root, paths);
+        let found = warm(root, &paths);
         self.skip = skips_after(started.elapsed(), paths.len());
         Some(found)
     }
@@ -126,17 +132,17 @@ mod tests {
         assert_eq!(skips_after(Duration::from_micros(800), 100), 0);
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), b"x").unwrap();
-        let paths = [("a".to_owned(), Warm::Bytes), ("b".to_owned(), Warm::Inode)];
+        let paths = || vec![("a".to_owned(), Warm::Bytes), ("b".to_owned(), Warm::Inode)];
         let mut w = Warmer::default();
-        assert_eq!(w.warm(dir.path(), &[]), Some(0));
-        assert_eq!(w.warm(dir.path(), &paths), Some(1));
+        assert_eq!(w.warm(dir.path(), Vec::new), Some(0));
+        assert_eq!(w.warm(dir.path(), paths), Some(1));
         // After a warming that found everything cached, the next ones are skipped, then one
         // is tried again.
         w.skip = SKIP_WHEN_CACHED;
         for _ in 0..SKIP_WHEN_CACHED {
-            assert_eq!(w.warm(dir.path(), &paths), None);
+            assert_eq!(w.warm(dir.path(), paths), None);
         }
-        assert_eq!(w.warm(dir.path(), &paths), Some(1));
+        assert_eq!(w.warm(dir.path(), paths), Some(1));
     }
 
     #[test]

@@ -537,13 +537,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let conn = store.connection().unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {FIRST_AND_LAST_LEAF}"))
-            .unwrap()
-            .query_map([], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = crate::store::query_plan(&conn, FIRST_AND_LAST_LEAF, []);
         assert!(
             plan.iter().all(|step| !step.starts_with("SCAN leaf")),
             "{plan:?}"

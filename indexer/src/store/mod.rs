@@ -735,6 +735,22 @@ pub(crate) fn apply_migrations(
     Ok(())
 }
 
+/// The steps of SQLite's plan for `sql` with `params` bound (`EXPLAIN QUERY PLAN`), for tests
+/// that hold a statement to the index it must search.
+#[cfg(test)]
+pub(crate) fn query_plan(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Vec<String> {
+    conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .and_then(|mut st| {
+            st.query_map(params, |r| r.get::<_, String>(3))?
+                .collect::<rusqlite::Result<_>>()
+        })
+        .unwrap_or_else(|e| panic!("the plan of {sql}: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

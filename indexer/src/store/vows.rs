@@ -194,6 +194,13 @@ fn vow_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<VowRow> {
     })
 }
 
+/// Vow `vow_id`'s row, if there is one.
+fn vow_by_id(c: &Connection, vow_id: &str) -> rusqlite::Result<Option<VowRow>> {
+    c.prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
+        .query_row(params![vow_id], vow_row)
+        .optional()
+}
+
 /// A vow's window clock: its windows are `[start + k·cadence, start + (k+1)·cadence)`
 /// (library/VOWS.md, "Trajectory stats").
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,14 +265,7 @@ impl VowReader {
 
     /// One vow.
     pub fn vow(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
-        self.with(|c| {
-            c.query_row(
-                &format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"),
-                params![vow_id],
-                vow_row,
-            )
-            .optional()
-        })
+        self.with(|c| vow_by_id(c, vow_id))
     }
 
     /// One vow about to take an entry: [`VowReader::vow`], with the page of its index of
@@ -275,13 +275,9 @@ impl VowReader {
     /// cached: BENCHMARKS.md section 19).
     pub fn vow_to_append(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
         self.with(|c| {
-            let tx = c.transaction()?;
-            let row = tx
-                .prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
-                .query_row(params![vow_id], vow_row)
-                .optional()?;
+            let row = vow_by_id(c, vow_id)?;
             if let Some(row) = &row {
-                tx.prepare_cached(ENTRY_AT_HEAD)?
+                c.prepare_cached(ENTRY_AT_HEAD)?
                     .query_row(params![vow_id, row.head_seq as i64], |_| Ok(()))
                     .optional()?;
             }
@@ -404,11 +400,7 @@ impl VowReader {
     pub fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
-            let Some(row) = tx
-                .prepare_cached(&format!("SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1"))?
-                .query_row(params![vow_id], vow_row)
-                .optional()?
-            else {
+            let Some(row) = vow_by_id(&tx, vow_id)? else {
                 return Ok(None);
             };
             let records = records_from(&tx, vow_id, row.log_index, row.head_seq, 0)?;
@@ -573,13 +565,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let conn = store.connection().unwrap();
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {ENTRY_AT_HEAD}"))
-            .unwrap()
-            .query_map(params!["v", 1], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = crate::store::query_plan(&conn, ENTRY_AT_HEAD, params!["v", 1]);
         // The index of the primary key `(vow_id, seq)`: every new entry's row is put there.
         let pk: String = conn
             .query_row(

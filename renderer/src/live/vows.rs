@@ -523,28 +523,30 @@ fn is_store_tail(tail: &[TailRecord], after: &Records, head: &ChainHead, end: us
 /// memory is skipped (its last render touched its files), and so is a lone cold vow: its render
 /// waits on the same reads either way.
 fn warm_cold(warmer: &mut Warmer, site: &std::path::Path, jobs: &[Job]) {
-    let cold: Vec<&Job> = jobs.iter().filter(|j| j.docs.is_none()).collect();
-    if cold.len() < 2 {
+    let cold = || jobs.iter().filter(|j| j.docs.is_none());
+    if cold().nth(1).is_none() {
         return;
     }
-    let mut paths = Vec::with_capacity(cold.len() * 7);
-    for Job { id, trusted, .. } in cold {
-        let page = if *trusted == 0 {
-            Warm::Bytes
-        } else {
-            Warm::Inode
-        };
-        paths.extend([
-            (links_path(id), Warm::Bytes),
-            (vow_path(id), page),
-            (interpretation_path(id), Warm::Inode),
-            (vow_html_path(id), Warm::Inode),
-            (links_html_path(id), Warm::Inode),
-            (interpretation_html_path(id), Warm::Inode),
-            (feed_path(id), Warm::Inode),
-        ]);
-    }
-    warmer.warm(site, &paths);
+    warmer.warm(site, || {
+        cold()
+            .flat_map(|Job { id, trusted, .. }| {
+                let page = if *trusted == 0 {
+                    Warm::Bytes
+                } else {
+                    Warm::Inode
+                };
+                [
+                    (links_path(id), Warm::Bytes),
+                    (vow_path(id), page),
+                    (interpretation_path(id), Warm::Inode),
+                    (vow_html_path(id), Warm::Inode),
+                    (links_html_path(id), Warm::Inode),
+                    (interpretation_html_path(id), Warm::Inode),
+                    (feed_path(id), Warm::Inode),
+                ]
+            })
+            .collect()
+    });
 }
 
 /// Bring `job.docs` (a vow's kept state; `None` to start over, from its resume point when one

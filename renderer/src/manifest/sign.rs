@@ -252,10 +252,10 @@ impl SignState {
         self.open_round()?;
         // Each leaf replaces its bin: a lookup in a directory of every bin and the old
         // bin's inode, one leaf after another. Warmed first, all at once.
-        let leaves: Vec<(String, Warm)> = (round.leaves.keys())
-            .map(|p| (bin_path(p), Warm::Inode))
-            .collect();
-        self.warmer.warm(&self.site, &leaves);
+        self.warmer.warm(&self.site, || {
+            let leaves = round.leaves.keys();
+            leaves.map(|p| (bin_path(p), Warm::Inode)).collect()
+        });
         let mut w = Written::default();
         let mut changed: HashMap<String, BinRef> = HashMap::new();
         let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
