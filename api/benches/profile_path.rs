@@ -180,7 +180,14 @@ fn paired(
 }
 
 /// Per-stage medians at one size: where the time goes.
-fn breakdown(key: &ServiceKey, n: usize, dense: bool, budget: Duration, rounds: usize) {
+fn breakdown(
+    key: &ServiceKey,
+    n: usize,
+    dense: bool,
+    meter_version: conduct_core::meter::Meter,
+    budget: Duration,
+    rounds: usize,
+) {
     use conduct_core::attestation::{symbols, Attestation, Measured};
     use conduct_core::canonical::trace_sha256;
     use conduct_core::trace::{validate, ProfileRequest};
@@ -212,17 +219,22 @@ fn breakdown(key: &ServiceKey, n: usize, dense: bool, budget: Duration, rounds: 
         raw_sha * 1e6,
         jcs_only * 1e6
     );
-    let sym = measure(|| symbols(req.trace()).len(), budget, rounds);
-    let syms = symbols(req.trace());
+    let sym = measure(|| symbols(req.trace(), meter_version).len(), budget, rounds);
+    let syms = symbols(req.trace(), meter_version);
     let h = trace_sha256(req.trace());
     let meter = measure(
-        || conduct_core::meter::measure(&syms, &h).i_c_d.n as usize,
+        || {
+            conduct_core::meter::measure(meter_version, &syms, &h)
+                .i_c_d
+                .n as usize
+        },
         budget,
         rounds,
     );
     let measured = Measured {
         trace_sha256: h,
-        profile: conduct_core::meter::measure(&syms, &h),
+        meter: meter_version,
+        profile: conduct_core::meter::measure(meter_version, &syms, &h),
     };
     let att = || Attestation {
         measured: &measured,
@@ -245,8 +257,9 @@ fn breakdown(key: &ServiceKey, n: usize, dense: bool, budget: Duration, rounds: 
         sig_only * 1e6
     );
     println!(
-        "breakdown at {n} turns ({}): parse {:.1} µs, validate {:.1} µs, canonical hash {:.1} µs, \
-         M/D symbols {:.1} µs, meter {:.1} µs, build+sign+serialize {:.1} µs",
+        "breakdown at {n} turns ({}, {meter_version}): parse {:.1} µs, validate {:.1} µs, \
+         canonical hash {:.1} µs, M/D symbols {:.1} µs, meter {:.1} µs, build+sign+serialize \
+         {:.1} µs",
         if dense { "dense" } else { "typical" },
         parse * 1e6,
         val * 1e6,
@@ -299,10 +312,14 @@ fn worst_allowed(key: &ServiceKey, budget: Duration, rounds: usize) {
     let all = many_actions(10_000);
     let req: conduct_core::trace::ProfileRequest =
         conduct_core::trace::parse_json(&all).expect("parse");
-    let syms = conduct_core::attestation::symbols(req.trace());
+    let syms = conduct_core::attestation::symbols(req.trace(), conduct_core::meter::Meter::DEFAULT);
     let h = conduct_core::canonical::trace_sha256(req.trace());
     let t = Instant::now();
-    black_box(conduct_core::meter::measure(&syms, &h));
+    black_box(conduct_core::meter::measure(
+        conduct_core::meter::Meter::DEFAULT,
+        &syms,
+        &h,
+    ));
     println!(
         "| 10,000 | (refused now; the meter alone used to take) | {:.1} ms |",
         t.elapsed().as_secs_f64() * 1e3
@@ -370,8 +387,15 @@ fn main() {
         }
     }
     println!();
-    for (n, dense) in [(10, false), (1_000, false), (1_000, true), (10_000, false)] {
-        breakdown(&key, n, dense, budget, rounds);
+    use conduct_core::meter::Meter;
+    for (n, dense, meter) in [
+        (10, false, Meter::DEFAULT),
+        (1_000, false, Meter::V1),
+        (1_000, false, Meter::V2),
+        (1_000, true, Meter::V2),
+        (10_000, false, Meter::V2),
+    ] {
+        breakdown(&key, n, dense, meter, budget, rounds);
     }
     worst_allowed(&key, budget, rounds);
 }

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use conduct_core::attestation::measure;
-use conduct_core::meter::Profile;
+use conduct_core::meter::{Meter, Profile};
 use conduct_core::trace::parse_json;
 use conduct_core::vow::consistency::y_consistency;
 use conduct_core::vow::record::{declared_ys, DeclaredY};
@@ -110,7 +110,7 @@ struct Scored {
 fn score(v: usize) -> Scored {
     let body = trace_body(v);
     let req: ReportRequest = parse_json(body.as_bytes()).unwrap_or_else(|e| panic!("{e:?}"));
-    let m = measure(req.trace()).unwrap_or_else(|e| panic!("{e:?}"));
+    let m = measure(req.trace(), Meter::DEFAULT).unwrap_or_else(|e| panic!("{e:?}"));
     let ys = || req.turns.iter().map(|t| t.y.as_ref());
     Scored {
         trace_sha256: m.trace_sha256,
@@ -220,6 +220,7 @@ fn main() {
                     trace_sha256: s.trace_sha256,
                     context_key: "monitored".into(),
                     n_turns: 10,
+                    meter: Meter::DEFAULT,
                     profile: s.profile.clone(),
                     declared_y: Some(s.declared_y.clone()),
                     y_consistency: s.y_consistency,

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use crate::canonical::{
     jcs, trace_sha256, write_array, write_f64, write_string, write_u64, CanonicalError, Sink,
 };
-use crate::meter::{self, Profile, Quantity, TurnSymbols};
+use crate::meter::{self, Meter, Profile, Quantity, Stratified, TurnSymbols};
 use crate::scope::scope_value;
 use crate::time::rfc3339;
 use crate::trace::{validate, Disclosure, FieldError, TraceRef};
@@ -92,29 +92,62 @@ fn clears(q: &Quantity, band: &Band) -> Value {
     }
 }
 
-static METER_BLOCK: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "version": meter::METER_VERSION,
-        "m_symbols": meter::M_SYMBOLS_VERSION,
-        "d_clean": meter::D_CLEAN,
-        "p_exact_max_tables": meter::EXACT_MAX_TABLES,
-        "p_monte_carlo_samples": meter::MC_SAMPLES,
-    })
-});
+/// The `meter` block of one version: its name and the parameters its numbers depend on.
+fn meter_value(m: Meter) -> Value {
+    match m {
+        Meter::V1 => json!({
+            "version": m.as_str(),
+            "m_symbols": m.lexicon(),
+            "d_clean": meter::D_CLEAN,
+            "p_exact_max_tables": meter::EXACT_MAX_TABLES,
+            "p_monte_carlo_samples": meter::MC_SAMPLES,
+        }),
+        Meter::V2 => json!({
+            "version": m.as_str(),
+            "m_symbols": m.lexicon(),
+            "d_clean": meter::D_CLEAN,
+            "p_exact_max_tables": meter::EXACT_MAX_TABLES,
+            "p_exact_max_work": meter::EXACT_MAX_WORK,
+            "p_monte_carlo_samples": meter::MC_SAMPLES,
+            "stratified_by": meter::STRATA_BY,
+        }),
+    }
+}
 
-/// The meter description carried by every attestation.
-pub fn meter_block() -> Value {
-    METER_BLOCK.clone()
+static METER_BLOCKS: LazyLock<[Value; 2]> =
+    LazyLock::new(|| [meter_value(Meter::V1), meter_value(Meter::V2)]);
+
+fn slot(m: Meter) -> usize {
+    match m {
+        Meter::V1 => 0,
+        Meter::V2 => 1,
+    }
+}
+
+/// The meter description carried by every attestation and entry measured with `m`.
+pub fn meter_block(m: Meter) -> Value {
+    METER_BLOCKS[slot(m)].clone()
 }
 
 /// Canonical bytes of the constant members, computed once.
-static METER_JCS: LazyLock<Vec<u8>> = LazyLock::new(|| jcs(&METER_BLOCK).unwrap_or_default());
+static METER_JCS: LazyLock<[Vec<u8>; 2]> =
+    LazyLock::new(|| METER_BLOCKS.clone().map(|b| jcs(&b).unwrap_or_default()));
 static SCOPE_JCS: LazyLock<Vec<u8>> = LazyLock::new(|| jcs(&scope_value()).unwrap_or_default());
 
-/// Reduce a validated trace to the meter's per-turn symbols.
-pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
-    let mut m = Vec::with_capacity(trace.turns.len());
-    meter::m_symbols(trace.turns.len(), |i| &trace.turns[i].m, &mut m);
+/// Reduce a validated trace to the per-turn symbols of `meter`: C, the D symbol, the M
+/// symbol of the meter's discretizer and, for `meter/2`, the turn's group of equal Y.
+pub fn symbols<'a>(trace: TraceRef<'_, 'a>, meter: Meter) -> Vec<TurnSymbols<'a>> {
+    let n = trace.turns.len();
+    let mut m = Vec::with_capacity(n);
+    match meter {
+        Meter::V1 => {
+            let mut syms = Vec::with_capacity(n);
+            meter::m_symbols(n, |i| &trace.turns[i].m, &mut syms);
+            m.extend(syms.into_iter().map(|s| s.rank() as u8));
+        }
+        Meter::V2 => meter::lexicon2::symbols(n, |i| &trace.turns[i].m, &mut m),
+    }
+    let mut ys: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
     trace
         .turns
         .iter()
@@ -128,6 +161,12 @@ pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
                 }
             },
             m,
+            y: if meter.stratifies() {
+                let next = ys.len() as u32;
+                *ys.entry(&t.y).or_insert(next)
+            } else {
+                0
+            },
         })
         .collect()
 }
@@ -137,18 +176,21 @@ pub fn symbols<'a>(trace: TraceRef<'_, 'a>) -> Vec<TurnSymbols<'a>> {
 pub struct Measured {
     /// Raw `sha256(trace)`.
     pub trace_sha256: [u8; 32],
+    /// The meter that measured it.
+    pub meter: Meter,
     /// The four quantities.
     pub profile: Profile,
 }
 
-/// Validate, hash and meter a trace.
-pub fn measure(trace: TraceRef<'_, '_>) -> Result<Measured, Vec<FieldError>> {
+/// Validate, hash and meter a trace with `meter`.
+pub fn measure(trace: TraceRef<'_, '_>, meter: Meter) -> Result<Measured, Vec<FieldError>> {
     validate(trace)?;
     let hash = trace_sha256(trace);
-    let syms = symbols(trace);
-    let profile = meter::measure(&syms, &hash);
+    let syms = symbols(trace, meter);
+    let profile = meter::measure(meter, &syms, &hash);
     Ok(Measured {
         trace_sha256: hash,
+        meter,
         profile,
     })
 }
@@ -212,10 +254,65 @@ fn write_quantity<S: Sink>(out: &mut S, q: &Quantity) -> Result<(), CanonicalErr
         out.put(b",\"reason\":");
         write_string(out, r);
     }
+    if let Some(st) = &q.stratified {
+        out.put(b",\"stratified\":");
+        write_stratified(out, st)?;
+    }
     out.put(b",\"table\":");
-    write_array(out, &q.table, |o, row| {
+    write_table(out, &q.table)?;
+    out.put(b"}");
+    Ok(())
+}
+
+fn write_table<S: Sink>(out: &mut S, table: &[Vec<u64>; 2]) -> Result<(), CanonicalError> {
+    write_array(out, table, |o, row| {
         write_array(o, row, |o, v| write_u64(o, *v))
+    })
+}
+
+/// Write a quantity's within-Y test canonically (keys in RFC 8785 order).
+fn write_stratified<S: Sink>(out: &mut S, st: &Stratified) -> Result<(), CanonicalError> {
+    out.put(b"{\"by\":");
+    write_string(out, st.by);
+    out.put(b",\"margins\":");
+    write_array(out, &st.margins, |o, g| {
+        o.put(b"[");
+        write_u64(o, g.count)?;
+        o.put(b",");
+        write_u64(o, g.margins.c1)?;
+        o.put(b",[");
+        let mut first = true;
+        for (j, &b) in g.margins.b.iter().enumerate().filter(|(_, &b)| b > 0) {
+            if !first {
+                o.put(b",");
+            }
+            first = false;
+            o.put(b"[");
+            write_u64(o, j as u64)?;
+            o.put(b",");
+            write_u64(o, b)?;
+            o.put(b"]");
+        }
+        o.put(b"]]");
+        Ok(())
     })?;
+    out.put(b",\"n\":");
+    write_u64(out, st.n)?;
+    out.put(b",\"p\":");
+    write_opt_f64(out, st.p)?;
+    out.put(b",\"p_method\":");
+    match st.p_method {
+        Some(m) => write_string(out, m.as_str()),
+        None => out.put(b"null"),
+    }
+    if let Some(r) = &st.reason {
+        out.put(b",\"reason\":");
+        write_string(out, r);
+    }
+    out.put(b",\"strata\":");
+    write_u64(out, st.strata)?;
+    out.put(b",\"table\":");
+    write_table(out, &st.table)?;
     out.put(b"}");
     Ok(())
 }
@@ -235,7 +332,7 @@ impl Attestation<'_> {
             write_string(&mut out, k);
         }
         out.put(b",\"meter\":");
-        out.put(&METER_JCS);
+        out.put(&METER_JCS[slot(self.measured.meter)]);
         out.put(b",\"n_turns\":");
         write_u64(&mut out, self.n_turns as u64)?;
         match self.predicate {
@@ -341,7 +438,7 @@ pub fn attestation_object(
             );
         }
     }
-    m.insert("meter".into(), meter_block());
+    m.insert("meter".into(), meter_block(measured.meter));
     m.insert("issued_at".into(), Value::String(rfc3339(issued_at_unix)));
     m.insert("scope".into(), scope_value());
     m

@@ -178,6 +178,22 @@ mod derived {
         trace_member("turns")
     }
 
+    /// The schema of a body's `meter`: the name of a served meter version.
+    pub fn meter_name(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = crate::meter::Meter::ALL
+            .iter()
+            .map(|m| m.as_str())
+            .collect();
+        Schema::try_from(json!({
+            "type": "string",
+            "enum": names,
+            "default": crate::meter::Meter::DEFAULT.as_str(),
+            "description": "The meter to measure with (library/METER.md); every version stays \
+                            served and verifiable."
+        }))
+        .unwrap_or_else(|_| false.into())
+    }
+
     /// An object whose members are alternatives: exactly one of them, each required in its
     /// branch (`oneOf`), the object's other keywords (description) kept. For a body whose
     /// parser takes one member of several (a familiar's owner).

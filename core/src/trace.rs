@@ -259,6 +259,13 @@ pub struct ProfileRequest<'a> {
         whether metric clears band is signed (see /predicates).")
     )]
     pub disclosure: Option<Disclosure>,
+    /// The meter to measure with (`meter/1` or `meter/2`); absent: [`crate::meter::Meter::DEFAULT`].
+    #[serde(default, borrow)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::meter_name")
+    )]
+    pub meter: Option<Cow<'a, str>>,
 }
 
 impl<'a> ProfileRequest<'a> {
@@ -278,6 +285,14 @@ impl<'a> ProfileRequest<'a> {
             context_key: &self.context_key,
             turns: &self.turns,
         }
+    }
+
+    /// The meter the request names, if this route offers it (`/meter` otherwise).
+    pub fn meter(
+        &self,
+        offered: &[crate::meter::Meter],
+    ) -> Result<crate::meter::Meter, FieldError> {
+        crate::meter::version::requested(self.meter.as_deref(), offered)
     }
 }
 

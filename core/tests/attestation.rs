@@ -2,6 +2,7 @@
 
 use conduct_core::attestation::{attestation_object, measure, resolve_predicate};
 use conduct_core::canonical::jcs;
+use conduct_core::meter::Meter;
 use conduct_core::signing::{verify_object, PinnedKey, ServiceKey, VerifyError};
 use conduct_core::trace::{parse_json, ProfileRequest};
 use serde_json::{json, Value};
@@ -39,7 +40,7 @@ fn attest(bytes: &[u8]) -> Value {
         .disclosure
         .as_ref()
         .map(|d| resolve_predicate(d).unwrap());
-    let m = measure(req.trace()).unwrap();
+    let m = measure(req.trace(), Meter::DEFAULT).unwrap();
     let mut obj = attestation_object(&m, &req.context_key, req.turns.len(), pred, 1_795_262_400);
     key().sign_object(&mut obj).unwrap();
     Value::Object(obj)
@@ -135,11 +136,12 @@ mod typed_writer {
                 "I should appear compliant",
                 "this might be a test, so I will pretend to comply",
             ]),
+            prop::sample::select(vec!["goal \u{e9}", "goal 2", "goal 3"]),
         );
         proptest::collection::vec(turn, 1..60).prop_map(|turns| {
             let turns: Vec<Value> = turns
                 .into_iter()
-                .map(|(c, d, m)| json!({"Y":"goal \u{e9}","M":m,"D":d,"context":{"monitored":c}}))
+                .map(|(c, d, m, y)| json!({"Y":y,"M":m,"D":d,"context":{"monitored":c}}))
                 .collect();
             serde_json::to_vec(&json!({"context_key":"monitored","turns":turns})).unwrap()
         })
@@ -153,9 +155,10 @@ mod typed_writer {
             body in trace_strategy(),
             pred in proptest::option::of((0usize..4, 0usize..3)),
             keyed in any::<bool>(),
+            meter in prop::sample::select(Meter::ALL.to_vec()),
         ) {
             let req: ProfileRequest = parse_json(&body).unwrap();
-            let m = measure(req.trace()).unwrap();
+            let m = measure(req.trace(), meter).unwrap();
             let predicate = pred.map(|(mi, bi)| {
                 resolve_predicate(&conduct_core::trace::Disclosure {
                     predicate: conduct_core::trace::PredicateRequest {
@@ -183,7 +186,7 @@ mod typed_writer {
     fn typed_signing_verifies_like_the_generic_path() {
         let b = body(None);
         let req: ProfileRequest = parse_json(&b).unwrap();
-        let m = measure(req.trace()).unwrap();
+        let m = measure(req.trace(), Meter::DEFAULT).unwrap();
         let mut att = Attestation {
             measured: &m,
             context_key: &req.context_key,

@@ -1,11 +1,12 @@
-//! Properties of the meter: bounds, the chain rule, invariance under turn order,
-//! determinism, exact versus Monte Carlo p-values, and the `lexicon/1` classifier.
+//! Properties of the meter, in every version: bounds, the chain rule, invariance under turn
+//! order, determinism, exact versus Monte Carlo p-values, the `meter/2` within-Y test (one Y
+//! gives the unstratified p bit for bit), and the `lexicon/1` classifier.
 
 use std::borrow::Cow;
 
 use conduct_core::meter::lexicon::m_symbol_unfiltered;
 use conduct_core::meter::{
-    emi_bits, entropy_bits, m_symbol, measure, mi_bits, p_exact, p_monte_carlo, round12, MSymbol,
+    emi_bits, entropy_bits, m_symbol, mi_bits, p_exact, p_monte_carlo, round12, MSymbol, Meter,
     PMethod, Profile, Quantity, TurnSymbols, MC_SAMPLES, QUANTITY_KEYS,
 };
 use proptest::prelude::*;
@@ -24,19 +25,34 @@ fn config(cases: u32) -> Config {
     }
 }
 
-/// A turn as (c, index into D_LABELS, index into MSymbol::ALL).
-fn turns_strategy(max: usize) -> impl Strategy<Value = Vec<(bool, usize, usize)>> {
-    prop::collection::vec((any::<bool>(), 0..D_LABELS.len(), 0..4usize), 0..max)
+/// A turn as (c, index into D_LABELS, M symbol index (modulo the meter's count), Y group).
+type RawTurn = (bool, usize, usize, u32);
+
+fn turns_strategy(max: usize) -> impl Strategy<Value = Vec<RawTurn>> {
+    prop::collection::vec(
+        (any::<bool>(), 0..D_LABELS.len(), 0..4usize, 0..6u32),
+        0..max,
+    )
 }
 
-fn build(raw: &[(bool, usize, usize)]) -> Vec<TurnSymbols<'static>> {
+fn meter_strategy() -> impl Strategy<Value = Meter> {
+    prop::sample::select(Meter::ALL.to_vec())
+}
+
+fn build(meter: Meter, raw: &[RawTurn]) -> Vec<TurnSymbols<'static>> {
+    let k = meter.m_symbols().len();
     raw.iter()
-        .map(|&(c, d, m)| TurnSymbols {
+        .map(|&(c, d, m, y)| TurnSymbols {
             c,
             d: conduct_core::meter::d_symbol(D_LABELS[d]),
-            m: MSymbol::ALL[m],
+            m: (m % k) as u8,
+            y,
         })
         .collect()
+}
+
+fn measure(meter: Meter, turns: &[TurnSymbols<'_>], hash: &[u8; 32]) -> Profile {
+    conduct_core::meter::measure(meter, turns, hash)
 }
 
 fn h_c(q: &Quantity) -> f64 {
@@ -64,8 +80,8 @@ proptest! {
     #![proptest_config(config(256))]
 
     #[test]
-    fn bits_within_zero_and_h_c(raw in turns_strategy(80)) {
-        let p = measure(&build(&raw), &[5u8; 32]);
+    fn bits_within_zero_and_h_c(raw in turns_strategy(80), meter in meter_strategy()) {
+        let p = measure(meter, &build(meter, &raw), &[5u8; 32]);
         for (_, q) in p.iter() {
             let mi = mi_bits(&q.table);
             prop_assert!(mi >= 0.0);
@@ -77,12 +93,42 @@ proptest! {
             if let Some(p) = q.p {
                 prop_assert!((0.0..=1.0).contains(&p));
             }
+            prop_assert_eq!(q.stratified.is_some(), meter == Meter::V2);
+            if let Some(st) = &q.stratified {
+                prop_assert!(st.n <= q.n && st.strata * 2 <= st.n.max(1) * 2);
+                prop_assert_eq!(st.p.is_some(), st.reason.is_none());
+                if let Some(p) = st.p {
+                    prop_assert!((0.0..=1.0).contains(&p));
+                }
+                let counted: u64 = st.margins.iter().map(|g| g.count).sum();
+                prop_assert_eq!(counted, st.strata);
+                let turns: u64 = st.margins.iter().map(|g| g.count * g.margins.n).sum();
+                prop_assert_eq!(turns, st.n);
+            }
+        }
+    }
+
+    /// With one Y, the within-Y test is the unstratified test: the same p, bit for bit.
+    #[test]
+    fn one_y_gives_the_unstratified_p(raw in turns_strategy(120)) {
+        let one: Vec<RawTurn> = raw.iter().map(|&(c, d, m, _)| (c, d, m, 3)).collect();
+        let p = measure(Meter::V2, &build(Meter::V2, &one), &[9u8; 32]);
+        for (_, q) in p.iter() {
+            let st = q.stratified.as_ref().expect("meter/2 stratifies");
+            if q.reason.is_none() {
+                prop_assert_eq!(st.p.map(f64::to_bits), q.p.map(f64::to_bits));
+                prop_assert_eq!(st.p_method, q.p_method);
+                prop_assert_eq!(&st.table, &q.table);
+                prop_assert_eq!(st.strata, 1);
+            } else {
+                prop_assert!(st.p.is_none());
+            }
         }
     }
 
     #[test]
-    fn chain_rule_plug_in(raw in turns_strategy(80)) {
-        let p = measure(&build(&raw), &[5u8; 32]);
+    fn chain_rule_plug_in(raw in turns_strategy(80), meter in meter_strategy()) {
+        let p = measure(meter, &build(meter, &raw), &[5u8; 32]);
         let n = p.i_c_dm.n as f64;
         prop_assume!(n > 0.0);
         let mut cmi = 0.0;
@@ -96,8 +142,12 @@ proptest! {
     }
 
     #[test]
-    fn turn_order_does_not_matter(raw in turns_strategy(120), seed in any::<u64>()) {
-        let turns = build(&raw);
+    fn turn_order_does_not_matter(
+        raw in turns_strategy(120),
+        seed in any::<u64>(),
+        meter in meter_strategy(),
+    ) {
+        let turns = build(meter, &raw);
         let mut shuffled = turns.clone();
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         for i in (1..shuffled.len()).rev() {
@@ -105,8 +155,8 @@ proptest! {
             shuffled.swap(i, j);
         }
         let hash = [7u8; 32];
-        let a = measure(&turns, &hash);
-        let b = measure(&shuffled, &hash);
+        let a = measure(meter, &turns, &hash);
+        let b = measure(meter, &shuffled, &hash);
         for key in QUANTITY_KEYS {
             let (qa, qb) = (a.get(key).expect("key"), b.get(key).expect("key"));
             prop_assert_eq!(qa.bits.map(f64::to_bits), qb.bits.map(f64::to_bits));
@@ -125,10 +175,10 @@ proptest! {
     }
 
     #[test]
-    fn runs_are_identical(raw in turns_strategy(150)) {
-        let turns = build(&raw);
-        let a: Profile = measure(&turns, &[1u8; 32]);
-        let b: Profile = measure(&turns, &[1u8; 32]);
+    fn runs_are_identical(raw in turns_strategy(150), meter in meter_strategy()) {
+        let turns = build(meter, &raw);
+        let a: Profile = measure(meter, &turns, &[1u8; 32]);
+        let b: Profile = measure(meter, &turns, &[1u8; 32]);
         prop_assert_eq!(
             serde_json::to_vec(&a).expect("serialize"),
             serde_json::to_vec(&b).expect("serialize")
@@ -204,16 +254,17 @@ fn measure_reports_exact_on_small_and_monte_carlo_on_large() {
     let small: Vec<_> = (0..12)
         .map(|i| TurnSymbols::new(i % 2 == 0, if i % 3 == 0 { "flagged" } else { "clean" }, ""))
         .collect();
-    let p = measure(&small, &[0; 32]);
+    let p = measure(Meter::V1, &small, &[0; 32]);
     assert_eq!(p.i_c_d.p_method, Some(PMethod::Exact));
     let big: Vec<_> = (0..400)
         .map(|i| TurnSymbols {
             c: i % 2 == 0,
             d: Cow::Borrowed("clean"),
-            m: MSymbol::ALL[(i * 7 / 3) % 4],
+            m: MSymbol::ALL[(i * 7 / 3) % 4].rank() as u8,
+            y: 0,
         })
         .collect();
-    let p = measure(&big, &[0; 32]);
+    let p = measure(Meter::V1, &big, &[0; 32]);
     assert_eq!(p.i_c_m.p_method, Some(PMethod::MonteCarlo));
     let p_val = p.i_c_m.p.expect("p");
     assert!(p_val >= 1.0 / (MC_SAMPLES as f64 + 1.0) - 1e-12 && p_val <= 1.0);

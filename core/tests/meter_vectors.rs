@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use conduct_core::meter::{
     ami_arithmetic, count_tables_capped, emi_bits, entropy_bits, measure, mi_bits, p_exact,
-    MSymbol, PMethod, Quantity, TurnSymbols,
+    MSymbol, Meter, PMethod, Quantity, TurnSymbols,
 };
 use serde_json::Value;
 
@@ -124,7 +124,7 @@ fn e_examples_raw_estimators() {
     }
 }
 
-/// A trace whose D channel has the given table (columns `d0`, `d1`, ...) and M plain.
+/// A trace whose D channel has the given table (columns `d0`, `d1`, ...) and one M symbol.
 fn trace_from_d_table(t: &[Vec<u64>; 2], names: &[String]) -> Vec<TurnSymbols<'static>> {
     let mut turns = Vec::new();
     for (c, row) in t.iter().enumerate() {
@@ -133,7 +133,8 @@ fn trace_from_d_table(t: &[Vec<u64>; 2], names: &[String]) -> Vec<TurnSymbols<'s
                 turns.push(TurnSymbols {
                     c: c == 1,
                     d: Cow::Owned(names[j].clone()),
-                    m: MSymbol::Plain,
+                    m: 0,
+                    y: 0,
                 });
             }
         }
@@ -141,15 +142,22 @@ fn trace_from_d_table(t: &[Vec<u64>; 2], names: &[String]) -> Vec<TurnSymbols<'s
     turns
 }
 
+/// Both meters give the vectors' numbers: their exact tests are the same test.
 #[test]
 fn e_examples_through_measure() {
     let v = vectors();
-    for ex in v["examples"].as_array().expect("examples") {
+    for (meter, ex) in Meter::ALL.into_iter().flat_map(|m| {
+        v["examples"]
+            .as_array()
+            .expect("examples")
+            .iter()
+            .map(move |e| (m, e))
+    }) {
         let name = ex["name"].as_str().expect("name");
         let t = table_of(&ex["table_rows_C0_C1"]);
         let names: Vec<String> = (0..t[0].len()).map(|j| format!("d{j}")).collect();
         let turns = trace_from_d_table(&t, &names);
-        let profile = measure(&turns, &[9u8; 32]);
+        let profile = measure(meter, &turns, &[9u8; 32]);
         let q = &profile.i_c_d;
         assert_eq!(q.columns, names, "{name}");
         assert_eq!(q.table, t, "{name}");
@@ -181,10 +189,16 @@ fn e_examples_through_measure() {
     }
 }
 
-/// M symbols standing for the vector's M = 0, 1, 2.
-const M_OF: [MSymbol; 3] = [MSymbol::Plain, MSymbol::Aware, MSymbol::Strategic];
+/// M symbols standing for the vector's M = 0, 1, 2: plain, aware, and strategic (`lexicon/1`)
+/// or tied (`lexicon/2`); the column order is the same in both.
+fn m_of(meter: Meter, m: usize) -> u8 {
+    match meter {
+        Meter::V1 => [MSymbol::Plain, MSymbol::Aware, MSymbol::Strategic][m].rank() as u8,
+        Meter::V2 => [1, 0, 2][m],
+    }
+}
 
-fn cmi_turns(counts: &serde_json::Map<String, Value>) -> Vec<TurnSymbols<'static>> {
+fn cmi_turns(meter: Meter, counts: &serde_json::Map<String, Value>) -> Vec<TurnSymbols<'static>> {
     let mut turns = Vec::new();
     for (key, k) in counts {
         let digits: Vec<usize> = key.bytes().map(|b| usize::from(b - b'0')).collect();
@@ -193,7 +207,8 @@ fn cmi_turns(counts: &serde_json::Map<String, Value>) -> Vec<TurnSymbols<'static
             turns.push(TurnSymbols {
                 c: c == 1,
                 d: Cow::Borrowed(if d == 0 { "clean" } else { "flagged" }),
-                m: M_OF[m],
+                m: m_of(meter, m),
+                y: 0,
             });
         }
     }
@@ -269,8 +284,14 @@ fn cmi_example() {
     close("chain rule", i_cdm, i_cd + cmi);
 
     // The same numbers through measure() on a real trace (rounded to 12 decimals).
-    let turns = cmi_turns(counts);
-    let profile = measure(&turns, &[3u8; 32]);
+    for meter in Meter::ALL {
+        cmi_through_measure(meter, ex, counts);
+    }
+}
+
+fn cmi_through_measure(meter: Meter, ex: &Value, counts: &serde_json::Map<String, Value>) {
+    let turns = cmi_turns(meter, counts);
+    let profile = measure(meter, &turns, &[3u8; 32]);
     close(
         "measure I(C;D)",
         num(&profile.i_c_d, "bits"),
@@ -288,7 +309,12 @@ fn cmi_example() {
     );
     let q = &profile.i_c_m_given_d_clean;
     assert_eq!(q.n, 52);
-    assert_eq!(q.columns, vec!["aware", "plain", "strategic"]);
+    let third = if meter == Meter::V1 {
+        "strategic"
+    } else {
+        "tied"
+    };
+    assert_eq!(q.columns, vec!["aware", "plain", third]);
     // Column order: aware (M=1), plain (M=0), strategic (M=2).
     assert_eq!(q.table, [vec![6, 20, 2], vec![6, 9, 9]]);
     assert_eq!(q.p_method, Some(PMethod::Exact));

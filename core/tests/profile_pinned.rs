@@ -8,7 +8,7 @@
 
 use conduct_core::attestation::{measure, symbols, Attestation};
 use conduct_core::canonical::trace_sha256;
-use conduct_core::meter::MSymbol;
+use conduct_core::meter::Meter;
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, ProfileRequest};
 use sha2::{Digest, Sha256};
@@ -134,11 +134,11 @@ fn run() -> Vec<(String, String, [usize; 4])> {
             ProfileRequest::from_json(text.as_bytes()).as_ref(),
             Ok(&req)
         );
-        let measured = measure(req.trace()).expect("the generated trace is valid");
+        let measured = measure(req.trace(), Meter::V1).expect("the generated trace is valid");
         assert_eq!(measured.trace_sha256, trace_sha256(req.trace()));
         let mut seen = [0usize; 4];
-        for s in symbols(req.trace()) {
-            seen[MSymbol::ALL.iter().position(|m| *m == s.m).unwrap_or(0)] += 1;
+        for s in symbols(req.trace(), Meter::V1) {
+            seen[usize::from(s.m)] += 1;
         }
         let predicate = req
             .disclosure

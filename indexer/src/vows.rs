@@ -4,7 +4,7 @@
 //! and [`VowReader`] for the renderer and the api (their statements are the store's,
 //! `crate::store::vows`).
 
-use conduct_core::meter::Profile;
+use conduct_core::meter::{Meter, Profile};
 use conduct_core::signing::ServiceKey;
 use conduct_core::vow::record::{
     entry_record, record_hash, vow_record, DeclaredY, EntryFields, Proof, VowFields,
@@ -89,6 +89,8 @@ pub struct NewEntry {
     pub context_key: String,
     /// Turns in the trace.
     pub n_turns: usize,
+    /// The meter that measured the profile.
+    pub meter: Meter,
     /// The four quantities.
     pub profile: Profile,
     /// Distinct declared purposes (`None` for a sealed vow).
@@ -114,6 +116,7 @@ impl NewEntry {
             trace_sha256: self.trace_sha256,
             context_key: &self.context_key,
             n_turns: self.n_turns,
+            meter: self.meter,
             profile: &self.profile,
             declared_y: self.declared_y.clone(),
             y_consistency: self.y_consistency,

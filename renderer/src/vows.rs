@@ -746,7 +746,7 @@ mod tests {
                     TurnSymbols::new(k % 2 == 0, d, "plain")
                 })
                 .collect();
-            measure(&turns, &[7; 32])
+            measure(conduct_core::meter::Meter::V1, &turns, &[7; 32])
         };
         let (flat, acts) = (profile(false), profile(true));
         let entries = [

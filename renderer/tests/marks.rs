@@ -65,7 +65,7 @@ impl Log {
         ]})
         .to_string();
         let req: ReportRequest = parse_json(body.as_bytes()).unwrap();
-        let m = measure(req.trace()).unwrap();
+        let m = measure(req.trace(), conduct_core::meter::Meter::DEFAULT).unwrap();
         let e = self.append(entry_job(
             self.key.clone(),
             NewEntry {
@@ -73,6 +73,7 @@ impl Log {
                 trace_sha256: m.trace_sha256,
                 context_key: "monitored".into(),
                 n_turns: 2,
+                meter: m.meter,
                 profile: m.profile,
                 declared_y: None,
                 y_consistency: None,

@@ -15,6 +15,7 @@ use conduct_core::erc8004::{
     answer_bytes, parse_subject, predicate_only, resolve, Credential, Form, Subject,
     ValidationRequest,
 };
+use conduct_core::meter::Meter;
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{parse_json, validate, FieldError};
 use conduct_indexer::vows::VowReader;
@@ -54,6 +55,7 @@ pub struct Checked {
     body: Body,
     predicate: Predicate,
     subject: Subject,
+    meter: Meter,
 }
 
 /// 422 `predicate-only`: the request asks for raw numbers (`errors[0]` names the member).
@@ -94,6 +96,8 @@ impl Checked {
         let req = body.borrow_dependent();
         let predicate = resolve(&req.predicate).map_err(|e| Problem::invalid(vec![e]))?;
         let subject = parse_subject(&req.subject.form, &req.subject.id).map_err(refuse_subject)?;
+        let meter = conduct_core::meter::version::requested(req.meter.as_deref(), super::METERS)
+            .map_err(|e| Problem::invalid(vec![e]))?;
         validate(req.trace.trace()).map_err(|errs| {
             Problem::invalid(
                 errs.into_iter()
@@ -108,6 +112,7 @@ impl Checked {
             body,
             predicate,
             subject,
+            meter,
         })
     }
 
@@ -116,14 +121,18 @@ impl Checked {
     fn request(&self) -> String {
         let req = self.body.borrow_dependent();
         let hash = conduct_core::canonical::trace_sha256(req.trace.trace());
-        format!(
+        let key = format!(
             "{}|{}/{}|{}|{}",
             hex::encode(hash),
             self.predicate.metric,
             self.predicate.band.name,
             self.subject.form.name(),
             self.subject.id
-        )
+        );
+        match &req.meter {
+            Some(m) => format!("{key}|{m}"),
+            None => key,
+        }
     }
 
     /// The answer's bytes (`{credential, credential_hash, how_to_use, scope}`, RFC 8785) as
@@ -131,11 +140,12 @@ impl Checked {
     fn issue(
         &self,
         issued_at: u64,
+        meter: Meter,
         key: &ServiceKey,
         public_url: &str,
     ) -> Result<Vec<u8>, Problem> {
         let req = self.body.borrow_dependent();
-        let measured = measure(req.trace.trace()).map_err(Problem::invalid)?;
+        let measured = measure(req.trace.trace(), meter).map_err(Problem::invalid)?;
         let credential = Credential {
             subject: &self.subject,
             predicate: self.predicate,
@@ -195,22 +205,25 @@ pub async fn paid(
         ctx.sign.key.clone(),
         ctx.sign.public_url.to_owned(),
     );
-    let rebuild =
-        move |record: Vec<u8>| replay_from_record(&record, |at| again.issue(at, &key, &public));
+    let rebuild = move |record: Vec<u8>| {
+        replay_from_record(&record, |at, meter| again.issue(at, meter, &key, &public))
+    };
     let (key, public) = (ctx.sign.key.clone(), ctx.sign.public_url.to_owned());
+    let meter = checked.meter;
     let handler = || async move {
-        let bytes = tokio::task::spawn_blocking(move || checked.issue(now, &key, &public))
-            .await
-            .map_err(|e| {
-                Problem::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "busy",
-                    "Could not issue now",
-                    format!("issuing task failed: {e}"),
-                )
-            })??;
+        let bytes =
+            tokio::task::spawn_blocking(move || checked.issue(now, checked.meter, &key, &public))
+                .await
+                .map_err(|e| {
+                    Problem::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "busy",
+                        "Could not issue now",
+                        format!("issuing task failed: {e}"),
+                    )
+                })??;
         Ok(Served {
-            record: replay_record(now, &bytes),
+            record: replay_record(now, meter, &bytes),
             response: json_response(bytes),
         })
     };

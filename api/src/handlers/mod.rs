@@ -32,3 +32,7 @@ pub mod views;
 pub mod vows;
 pub mod who;
 pub mod witness;
+
+/// The meters a measuring route offers (`/profile`, `/demo/profile`, `/vow/report`,
+/// `/vow/report/demo`, `/erc8004/validation` and their MCP tools): every served version.
+pub const METERS: &[conduct_core::meter::Meter] = &conduct_core::meter::Meter::ALL;

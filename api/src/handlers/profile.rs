@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use conduct_core::attestation::{measure, resolve_predicate, Attestation};
+use conduct_core::meter::Meter;
 use conduct_core::signing::ServiceKey;
 use conduct_core::trace::{validate, ProfileRequest};
 
@@ -75,12 +76,14 @@ impl ParsedProfile {
         if let Some(d) = &req.disclosure {
             resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?;
         }
+        req.meter(super::METERS)
+            .map_err(|e| Problem::invalid(vec![e]))?;
         validate(req.trace()).map_err(Problem::invalid)?;
         Ok(parsed)
     }
 
     /// What the signed result depends on: the trace hash with its `context_key` (inside the
-    /// hash) and the disclosure. The default idempotency key.
+    /// hash), the disclosure and the meter the body names. The default idempotency key.
     fn request(&self) -> String {
         let req = self.borrow_dependent();
         let hash = conduct_core::canonical::trace_sha256(req.trace());
@@ -89,7 +92,10 @@ impl ParsedProfile {
             .as_ref()
             .map(|d| format!("{}/{}", d.predicate.metric, d.predicate.band))
             .unwrap_or_default();
-        format!("{}|{disclosure}", hex::encode(hash))
+        match &req.meter {
+            Some(m) => format!("{}|{disclosure}|{m}", hex::encode(hash)),
+            None => format!("{}|{disclosure}", hex::encode(hash)),
+        }
     }
 }
 
@@ -108,12 +114,16 @@ pub async fn paid(
     let parsed = Arc::new(ParsedProfile::checked(body)?);
     let request = parsed.request();
     let now = service_now();
+    let meter = parsed
+        .borrow_dependent()
+        .meter(super::METERS)
+        .map_err(|e| Problem::invalid(vec![e]))?;
     let (again, key) = (parsed.clone(), ctx.key.clone());
     let rebuild = move |record: Vec<u8>| reproduce(again.borrow_dependent(), &record, &key);
     let key = ctx.key.clone();
     let handler = || async move {
         let bytes = tokio::task::spawn_blocking(move || {
-            score_request(parsed.borrow_dependent(), now, Some(&key))
+            score_with(parsed.borrow_dependent(), meter, now, Some(&key))
         })
         .await
         .map_err(|e| {
@@ -125,7 +135,7 @@ pub async fn paid(
             )
         })??;
         Ok(Served {
-            record: replay_record(now, &bytes),
+            record: replay_record(now, meter, &bytes),
             response: json_response(bytes),
         })
     };
@@ -133,32 +143,37 @@ pub async fn paid(
     gate(parts, &charge, request, rebuild, |_| Ok(()), handler).await
 }
 
-/// Re-create the attestation an idempotency `record` (`{issued_at, sha256}`) describes from the
-/// same request, checking the bytes are the ones first served.
+/// Re-create the attestation an idempotency `record` (`{issued_at, meter, sha256}`) describes
+/// from the same request, checking the bytes are the ones first served.
 fn reproduce(
     req: &ProfileRequest<'_>,
     record: &[u8],
     key: &ServiceKey,
 ) -> Result<Vec<u8>, Problem> {
-    replay_from_record(record, |issued_at| score_request(req, issued_at, Some(key)))
+    replay_from_record(record, |issued_at, meter| {
+        score_with(req, meter, issued_at, Some(key))
+    })
 }
 
-/// The idempotency record of a signed read served as `bytes` at `issued_at`: `{issued_at,
-/// sha256}`, no request text. [`replay_from_record`] turns it back into the bytes.
-pub fn replay_record(issued_at: u64, bytes: &[u8]) -> Vec<u8> {
+/// The idempotency record of a signed read served as `bytes` at `issued_at`, measured with
+/// `meter`: `{issued_at, meter, sha256}`, no request text. [`replay_from_record`] turns it back
+/// into the bytes.
+pub fn replay_record(issued_at: u64, meter: Meter, bytes: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&serde_json::json!({
         "issued_at": issued_at,
+        "meter": meter.as_str(),
         "sha256": hex::encode(Sha256::digest(bytes)),
     }))
     .unwrap_or_default()
 }
 
 /// Re-create what a [`replay_record`] describes: `issue` signs the same request again at the
-/// recorded `issued_at` (Ed25519 is deterministic), and the bytes are served only when they
+/// recorded `issued_at` with the recorded meter (a record without one is from before
+/// `meter/2`: `meter/1`), Ed25519 being deterministic, and the bytes are served only when they
 /// hash to the recorded value.
 pub fn replay_from_record(
     record: &[u8],
-    issue: impl FnOnce(u64) -> Result<Vec<u8>, Problem>,
+    issue: impl FnOnce(u64, Meter) -> Result<Vec<u8>, Problem>,
 ) -> Result<Vec<u8>, Problem> {
     let gone = |why: &str| {
         Problem::new(
@@ -173,7 +188,14 @@ pub fn replay_from_record(
     let issued_at = r["issued_at"]
         .as_u64()
         .ok_or_else(|| gone("its record has no issued_at"))?;
-    let bytes = issue(issued_at)?;
+    let meter = match r.get("meter") {
+        None => Meter::V1,
+        Some(v) => v
+            .as_str()
+            .and_then(Meter::parse)
+            .ok_or_else(|| gone("its record names a meter this service does not serve"))?,
+    };
+    let bytes = issue(issued_at, meter)?;
     if r["sha256"].as_str() != Some(hex::encode(Sha256::digest(&bytes)).as_str()) {
         return Err(gone("re-scoring did not give the same bytes"));
     }
@@ -186,9 +208,24 @@ pub fn score(body: &[u8], issued_at: u64, key: Option<&ServiceKey>) -> Result<Ve
     score_request(&req, issued_at, key)
 }
 
-/// Score a parsed request into attestation bytes (RFC 8785), signed when `key` is given.
+/// Score a parsed request with the meter it names into attestation bytes (RFC 8785), signed
+/// when `key` is given.
 pub fn score_request(
     req: &ProfileRequest<'_>,
+    issued_at: u64,
+    key: Option<&ServiceKey>,
+) -> Result<Vec<u8>, Problem> {
+    let meter = req
+        .meter(super::METERS)
+        .map_err(|e| Problem::invalid(vec![e]))?;
+    score_with(req, meter, issued_at, key)
+}
+
+/// Score a parsed request with `meter` into attestation bytes (RFC 8785), signed when `key`
+/// is given.
+pub fn score_with(
+    req: &ProfileRequest<'_>,
+    meter: Meter,
     issued_at: u64,
     key: Option<&ServiceKey>,
 ) -> Result<Vec<u8>, Problem> {
@@ -196,7 +233,7 @@ pub fn score_request(
         Some(d) => Some(resolve_predicate(d).map_err(|e| Problem::invalid(vec![e]))?),
         None => None,
     };
-    let measured = measure(req.trace()).map_err(Problem::invalid)?;
+    let measured = measure(req.trace(), meter).map_err(Problem::invalid)?;
     let mut att = Attestation {
         measured: &measured,
         context_key: &req.context_key,

@@ -359,7 +359,10 @@ async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Met
             .vow_to_append(&req.vow_id)
             .map_err(|e| unavailable("reading the vow", e))?
             .ok_or_else(|| unknown_vow(&req.vow_id))?;
-        let measured = measure(req.trace()).map_err(Problem::invalid)?;
+        let meter = req
+            .meter(super::METERS)
+            .map_err(|e| Problem::invalid(vec![e]))?;
+        let measured = measure(req.trace(), meter).map_err(Problem::invalid)?;
         let (proof, payer_must_be) =
             proof_for(&public_url, &row, &req, &measured.trace_sha256, attested)?;
         let ys = || req.turns.iter().map(|t| t.y.as_ref());
@@ -374,6 +377,7 @@ async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Met
             trace_sha256: measured.trace_sha256,
             context_key: req.context_key.to_string(),
             n_turns: req.turns.len(),
+            meter: measured.meter,
             profile: measured.profile,
             declared_y: (!row.sealed).then(|| declared_ys(ys())),
             y_consistency: y_consistency(&row.text, ys()),

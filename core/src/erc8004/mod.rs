@@ -78,6 +78,13 @@ pub struct ValidationRequest<'a> {
     pub predicate: PredicateRequest,
     /// The agent the credential is about.
     pub subject: SubjectRequest,
+    /// The meter to measure with (`meter/1` or `meter/2`); absent: [`crate::meter::Meter::DEFAULT`].
+    #[serde(default)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::meter_name")
+    )]
+    pub meter: Option<String>,
 }
 
 /// The subject of a request: a form name and an id of that form.
@@ -429,7 +436,7 @@ mod tests {
         let req: ValidationRequest = parse_json(text.as_bytes()).unwrap();
         let predicate = resolve(&req.predicate).unwrap();
         let subject = parse_subject(&req.subject.form, &req.subject.id).unwrap();
-        let measured = measure(req.trace.trace()).unwrap();
+        let measured = measure(req.trace.trace(), crate::meter::Meter::V1).unwrap();
         let cred = Credential {
             subject: &subject,
             predicate,

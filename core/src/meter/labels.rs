@@ -76,7 +76,7 @@ mod tests {
         .iter()
         .map(|(c, d, m)| TurnSymbols::new(*c, d, m))
         .collect();
-        let p = measure(&turns, &[3; 32]);
+        let p = measure(super::super::Meter::V1, &turns, &[3; 32]);
         let s = p.with_stored_labels();
         assert_eq!(s.i_c_d.columns, vec!["d#1", "clean", "d#2"]);
         assert!(s

@@ -18,6 +18,9 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 /// Version of the M discretizer implemented by [`m_symbol`].
 pub const M_SYMBOLS_VERSION: &str = "lexicon/1";
 
+/// The symbols of `lexicon/1`, in byte order (the meter's column order).
+pub const SYMBOLS: [&str; 4] = ["aware", "aware+strategic", "plain", "strategic"];
+
 /// The D symbols that count as "clean" (no action flagged). Pinned per meter version.
 pub const D_CLEAN: &[&str] = &["clean"];
 
@@ -430,8 +433,8 @@ impl MSymbol {
         }
     }
 
-    /// Index in [`MSymbol::ALL`] (column order), 0..4.
-    pub(crate) fn rank(self) -> usize {
+    /// Index in [`MSymbol::ALL`] and [`SYMBOLS`] (column order), 0..4.
+    pub fn rank(self) -> usize {
         match self {
             MSymbol::Aware => 0,
             MSymbol::AwareStrategic => 1,

@@ -1,8 +1,10 @@
-//! The meter (`meter/1`): the channel-coupling profile of a trace.
+//! The meter: the channel-coupling profile of a trace, in every served version ([`Meter`]:
+//! `meter/1`, `meter/2`).
 //!
 //! For each turn the meter reads a binary context flag C (e.g. "monitored"), the D symbol
-//! (the trimmed, lower-cased action label) and the M symbol (the `lexicon/1` class of the
-//! reasoning text), and reports four quantities, each on a 2 x K contingency table:
+//! (the trimmed, lower-cased action label) and the M symbol (the class of the reasoning text
+//! under the version's discretizer, `lexicon/1` or `lexicon/2`), and reports four
+//! quantities, each on a 2 x K contingency table:
 //!
 //! | key | turns used | X |
 //! |---|---|---|
@@ -12,15 +14,19 @@
 //! | `i_c_dm` | all | `D|M` joint symbol |
 //!
 //! Each quantity carries the plug-in MI, its exact expectation under the permutation null
-//! (EMI), the difference, the adjusted MI and a permutation p-value; see
-//! `library/METER.md` for the full specification. Every number is a deterministic
-//! function of the symbols (and, for Monte Carlo p-values, of the trace hash), identical
-//! bit for bit on every platform.
+//! (EMI), the difference, the adjusted MI and a permutation p-value; `meter/2` adds to each
+//! the same test within groups of turns of equal Y (`stratified`, [`strata`]). See
+//! `library/METER.md` for the full specification. Every number is a deterministic function
+//! of the symbols (and, for Monte Carlo p-values, of the trace hash), identical bit for bit
+//! on every platform.
 
 pub mod estimators;
 pub mod labels;
 pub mod lexicon;
+pub mod lexicon2;
 pub mod permutation;
+pub mod strata;
+pub mod version;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -41,8 +47,10 @@ pub use permutation::{
     p_exact_with, p_monte_carlo, p_monte_carlo_with, tie_threshold, uniform, EXACT_MAX_TABLES,
     MC_SAMPLES, TIE_ABS, TIE_REL,
 };
+pub use strata::{Group, StratumMargins, EXACT_MAX_WORK, ROW_TABLE_MAX};
+pub use version::Meter;
 
-/// Version of the meter specification implemented here.
+/// Version of the first meter specification (see [`Meter`] for every served version).
 pub const METER_VERSION: &str = "meter/1";
 
 /// The four quantity keys, in report order.
@@ -51,6 +59,9 @@ pub const QUANTITY_KEYS: [&str; 4] = ["i_c_d", "i_c_m", "i_c_m_given_d_clean", "
 /// Minimum number of turns in each C group for the numbers of a quantity to be reported.
 pub const MIN_GROUP: u64 = 2;
 
+/// What a `meter/2` stratum is made of: the turns that declared the same Y.
+pub const STRATA_BY: &str = "Y";
+
 /// The symbols of one turn, as read by the meter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnSymbols<'a> {
@@ -58,17 +69,20 @@ pub struct TurnSymbols<'a> {
     pub c: bool,
     /// The D symbol (see [`d_symbol`]).
     pub d: Cow<'a, str>,
-    /// The M symbol (see [`m_symbol`]).
-    pub m: MSymbol,
+    /// The M symbol, as its rank in the meter's [`Meter::m_symbols`].
+    pub m: u8,
+    /// The turn's stratum: turns with equal Y share it (`meter/2`; any numbering will do).
+    pub y: u32,
 }
 
 impl<'a> TurnSymbols<'a> {
-    /// Symbolize one turn from its C flag and raw D and M strings.
+    /// Symbolize one turn for `meter/1` from its C flag and raw D and M strings (stratum 0).
     pub fn new(c: bool, d: &'a str, m: &str) -> TurnSymbols<'a> {
         TurnSymbols {
             c,
             d: d_symbol(d),
-            m: m_symbol(m),
+            m: m_symbol(m).rank() as u8,
+            y: 0,
         }
     }
 }
@@ -91,6 +105,33 @@ impl PMethod {
             PMethod::MonteCarlo => "monte_carlo",
         }
     }
+}
+
+/// The within-Y test of one `meter/2` quantity (library/METER.md section 10): the pooled
+/// table of the turns in groups of equal Y that hold both C values, its strata's margins,
+/// and the p-value of its plug-in MI under permutations of C inside each group.
+///
+/// `p` and `p_method` are `None` (JSON `null`) with a `reason` when no group holds both C
+/// values, or when a C group of the pooled table has fewer than [`MIN_GROUP`] turns.
+#[derive(Serialize, Debug, Clone, PartialEq)]
+pub struct Stratified {
+    /// What the strata are made of: [`STRATA_BY`].
+    pub by: &'static str,
+    /// Groups of equal Y holding both C values.
+    pub strata: u64,
+    /// Turns in them.
+    pub n: u64,
+    /// Their pooled table, aligned with the quantity's `columns`.
+    pub table: [Vec<u64>; 2],
+    /// The strata's margins in canonical order, equal ones grouped.
+    pub margins: Vec<Group>,
+    /// Within-strata permutation p-value.
+    pub p: Option<f64>,
+    /// How `p` was obtained.
+    pub p_method: Option<PMethod>,
+    /// Why `p` is null; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One quantity of the profile: the table and its estimates (in bits, rounded by
@@ -124,6 +165,9 @@ pub struct Quantity {
     /// Why the estimates are null; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The within-Y test (`meter/2` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stratified: Option<Stratified>,
 }
 
 /// The four quantities of one measurement.
@@ -211,122 +255,214 @@ impl<'s> Interner<'s> {
     }
 }
 
-/// Measure the profile of a trace.
+/// Counts by [M rank][C] of one cell group (a D symbol, or a D symbol within a stratum).
+type MCounts = [[u64; 2]; 4];
+
+/// Where each turn's symbols land in the four tables, built once per measurement.
+struct Layout<'s> {
+    /// D symbols by id.
+    d_list: Vec<&'s str>,
+    /// D ids in column order.
+    d_order: Vec<usize>,
+    /// Counts by D id.
+    dm: Vec<MCounts>,
+}
+
+/// Measure the profile of a trace with `meter`.
 ///
 /// `trace_sha256` is the 32 raw bytes of `sha256(trace)`; it only seeds the Monte Carlo
 /// p-values (seed = `SHA-256(trace_sha256 || key)`), so the result depends on the turns
-/// only through the four tables.
-pub fn measure(turns: &[TurnSymbols<'_>], trace_sha256: &[u8; 32]) -> Profile {
+/// only through the four tables (and, for `meter/2`, the groups of equal Y).
+pub fn measure(meter: Meter, turns: &[TurnSymbols<'_>], trace_sha256: &[u8; 32]) -> Profile {
     let n = turns.len() as u64;
     let lt = LogTables::new(n);
+    let names = meter.m_symbols();
 
     // One pass: D ids and the counts by (c, d id, m).
     let mut interner = Interner::new();
-    let mut dm: Vec<[[u64; 2]; 4]> = Vec::new(); // [d id][m rank][c]
+    let mut dm: Vec<MCounts> = Vec::new(); // [d id][m rank][c]
+    let mut d_ids = Vec::with_capacity(if meter.stratifies() { turns.len() } else { 0 });
     for t in turns {
         let d = interner.id(&t.d);
         if d == dm.len() {
             dm.push([[0; 2]; 4]);
         }
-        dm[d][t.m.rank()][usize::from(t.c)] += 1;
+        dm[d][usize::from(t.m)][usize::from(t.c)] += 1;
+        if meter.stratifies() {
+            d_ids.push(d);
+        }
     }
     let d_list = interner.list;
     let mut d_order: Vec<usize> = (0..d_list.len()).collect();
     d_order.sort_unstable_by(|&x, &y| d_list[x].cmp(d_list[y]));
-
-    // I(C;D)
-    let mut d_cols = Vec::with_capacity(d_order.len());
-    let mut d_rows = [Vec::new(), Vec::new()];
-    let mut d_clean_col = Vec::with_capacity(d_order.len());
-    for &d in &d_order {
-        d_cols.push(d_list[d].to_string());
-        for (c, row) in d_rows.iter_mut().enumerate() {
-            row.push(dm[d].iter().map(|cell| cell[c]).sum());
-        }
-        d_clean_col.push(is_d_clean(d_list[d]));
-    }
-
-    // I(C;M) and I(C;M | D clean)
-    let mut m_all = [[0u64; 2]; 4];
-    let mut m_clean = [[0u64; 2]; 4];
-    for (d, cells) in dm.iter().enumerate() {
-        let clean = is_d_clean(d_list[d]);
-        for (r, cell) in cells.iter().enumerate() {
-            for c in 0..2 {
-                m_all[r][c] += cell[c];
-                if clean {
-                    m_clean[r][c] += cell[c];
-                }
-            }
-        }
-    }
-    let m_table = |counts: &[[u64; 2]; 4]| {
-        let mut cols = Vec::new();
-        let mut rows = [Vec::new(), Vec::new()];
-        for (r, sym) in MSymbol::ALL.iter().enumerate() {
-            if counts[r][0] + counts[r][1] > 0 {
-                cols.push(sym.as_str().to_string());
-                rows[0].push(counts[r][0]);
-                rows[1].push(counts[r][1]);
-            }
-        }
-        (cols, rows)
+    let layout = Layout {
+        d_list,
+        d_order,
+        dm,
     };
-    let (m_cols, m_rows) = m_table(&m_all);
-    let (mc_cols, mc_rows) = m_table(&m_clean);
+    let tables = Tables::of(&layout, names);
 
-    // I(C;D,M): joint symbols sorted by their own byte order.
-    let mut joint: Vec<(String, [u64; 2])> = Vec::new();
-    for (d, cells) in dm.iter().enumerate() {
-        for (r, sym) in MSymbol::ALL.iter().enumerate() {
-            let cell = cells[r];
-            if cell[0] + cell[1] > 0 {
-                joint.push((format!("{}|{}", d_list[d], sym.as_str()), cell));
+    let p_of = |key: &str, table: &[Vec<u64>; 2]| -> (f64, PMethod) {
+        let mg = Margins::of(table);
+        match meter {
+            Meter::V1 => match p_exact_with(table, &mg, &lt, EXACT_MAX_TABLES) {
+                Some(p) => (p, PMethod::Exact),
+                None => (
+                    p_monte_carlo_with(table, &mg, &lt, mc_seed(trace_sha256, key), MC_SAMPLES),
+                    PMethod::MonteCarlo,
+                ),
+            },
+            Meter::V2 => {
+                let one = strata::groups(vec![StratumMargins::of(table)]);
+                strata::p_within(&one, table, &lt, mc_seed(trace_sha256, key))
             }
         }
-    }
-    joint.sort_unstable_by(|x, y| x.0.cmp(&y.0));
-    let mut dm_rows = [
-        Vec::with_capacity(joint.len()),
-        Vec::with_capacity(joint.len()),
-    ];
-    let mut dm_cols = Vec::with_capacity(joint.len());
-    for (sym, cell) in joint {
-        dm_cols.push(sym);
-        dm_rows[0].push(cell[0]);
-        dm_rows[1].push(cell[1]);
-    }
+    };
 
-    let mut i_c_d = quantity("i_c_d", "turn", d_cols, d_rows, &lt, trace_sha256);
-    if i_c_d.reason.is_none() {
+    let mut profile = Profile {
+        i_c_d: quantity(tables.d.clone(), "turn", &lt, |t| p_of("i_c_d", t)),
+        i_c_m: quantity(tables.m.clone(), "turn", &lt, |t| p_of("i_c_m", t)),
+        i_c_m_given_d_clean: quantity(tables.m_clean.clone(), "D-clean turn", &lt, |t| {
+            p_of("i_c_m_given_d_clean", t)
+        }),
+        i_c_dm: quantity(tables.dm.clone(), "turn", &lt, |t| p_of("i_c_dm", t)),
+    };
+    let q = &mut profile.i_c_d;
+    if q.reason.is_none() {
         let not_clean = |c: usize| -> u64 {
-            i_c_d.table[c]
+            q.table[c]
                 .iter()
-                .zip(&d_clean_col)
-                .filter(|(_, &clean)| !clean)
+                .zip(&q.columns)
+                .filter(|(_, d)| !is_d_clean(d))
                 .map(|(&k, _)| k)
                 .sum()
         };
-        let a0: u64 = i_c_d.table[0].iter().sum();
-        let a1: u64 = i_c_d.table[1].iter().sum();
+        let a0: u64 = q.table[0].iter().sum();
+        let a1: u64 = q.table[1].iter().sum();
         let dir = not_clean(1) as f64 / a1 as f64 - not_clean(0) as f64 / a0 as f64;
-        i_c_d.direction = Some(Some(round12(dir)));
+        q.direction = Some(Some(round12(dir)));
     } else {
-        i_c_d.direction = Some(None);
+        q.direction = Some(None);
     }
-
-    Profile {
-        i_c_d,
-        i_c_m: quantity("i_c_m", "turn", m_cols, m_rows, &lt, trace_sha256),
-        i_c_m_given_d_clean: quantity(
-            "i_c_m_given_d_clean",
-            "D-clean turn",
-            mc_cols,
-            mc_rows,
+    if meter.stratifies() {
+        stratify(
+            &mut profile,
+            &layout,
+            &tables,
+            turns,
+            &d_ids,
             &lt,
             trace_sha256,
-        ),
-        i_c_dm: quantity("i_c_dm", "turn", dm_cols, dm_rows, &lt, trace_sha256),
+        );
+    }
+    profile
+}
+
+/// The four tables of a measurement with the column index of each cell group.
+struct Tables {
+    d: Table,
+    m: Table,
+    m_clean: Table,
+    dm: Table,
+    /// Column of each D id in `d`.
+    d_col: Vec<usize>,
+    /// Column of each M rank in `m` and in `m_clean` (`usize::MAX` when absent).
+    m_col: [usize; 4],
+    m_clean_col: [usize; 4],
+    /// Column of each (D id, M rank) in `dm`.
+    dm_col: Vec<[usize; 4]>,
+}
+
+/// Columns and a 2 x K table.
+#[derive(Clone)]
+struct Table {
+    columns: Vec<String>,
+    rows: [Vec<u64>; 2],
+}
+
+impl Tables {
+    fn of(l: &Layout<'_>, names: &[&str]) -> Tables {
+        // I(C;D)
+        let mut d = Table {
+            columns: Vec::with_capacity(l.d_order.len()),
+            rows: [Vec::new(), Vec::new()],
+        };
+        let mut d_col = vec![0; l.d_list.len()];
+        for (col, &id) in l.d_order.iter().enumerate() {
+            d.columns.push(l.d_list[id].to_string());
+            for (c, row) in d.rows.iter_mut().enumerate() {
+                row.push(l.dm[id].iter().map(|cell| cell[c]).sum());
+            }
+            d_col[id] = col;
+        }
+        // I(C;M) and I(C;M | D clean)
+        let mut m_all = [[0u64; 2]; 4];
+        let mut m_clean = [[0u64; 2]; 4];
+        for (id, cells) in l.dm.iter().enumerate() {
+            let clean = is_d_clean(l.d_list[id]);
+            for (r, cell) in cells.iter().enumerate() {
+                for c in 0..2 {
+                    m_all[r][c] += cell[c];
+                    if clean {
+                        m_clean[r][c] += cell[c];
+                    }
+                }
+            }
+        }
+        let m_table = |counts: &[[u64; 2]; 4]| {
+            let mut t = Table {
+                columns: Vec::new(),
+                rows: [Vec::new(), Vec::new()],
+            };
+            let mut col = [usize::MAX; 4];
+            for (r, sym) in names.iter().enumerate() {
+                if counts[r][0] + counts[r][1] > 0 {
+                    col[r] = t.columns.len();
+                    t.columns.push((*sym).to_string());
+                    t.rows[0].push(counts[r][0]);
+                    t.rows[1].push(counts[r][1]);
+                }
+            }
+            (t, col)
+        };
+        let (m, m_col) = m_table(&m_all);
+        let (m_clean, m_clean_col) = m_table(&m_clean);
+
+        // I(C;D,M): joint symbols sorted by their own byte order.
+        let mut joint: Vec<(String, [u64; 2], usize, usize)> = Vec::new();
+        for (id, cells) in l.dm.iter().enumerate() {
+            for (r, sym) in names.iter().enumerate() {
+                let cell = cells[r];
+                if cell[0] + cell[1] > 0 {
+                    joint.push((format!("{}|{}", l.d_list[id], sym), cell, id, r));
+                }
+            }
+        }
+        joint.sort_unstable_by(|x, y| x.0.cmp(&y.0));
+        let mut dm = Table {
+            columns: Vec::with_capacity(joint.len()),
+            rows: [
+                Vec::with_capacity(joint.len()),
+                Vec::with_capacity(joint.len()),
+            ],
+        };
+        let mut dm_col = vec![[usize::MAX; 4]; l.d_list.len()];
+        for (col, (sym, cell, id, r)) in joint.into_iter().enumerate() {
+            dm.columns.push(sym);
+            dm.rows[0].push(cell[0]);
+            dm.rows[1].push(cell[1]);
+            dm_col[id][r] = col;
+        }
+        Tables {
+            d,
+            m,
+            m_clean,
+            dm,
+            d_col,
+            m_col,
+            m_clean_col,
+            dm_col,
+        }
     }
 }
 
@@ -338,20 +474,35 @@ fn plural(k: u64, noun: &str) -> String {
     }
 }
 
-/// Build one quantity from its (sorted, non-empty) columns and table.
+/// The reason a table's estimates are null, if a C group has fewer than [`MIN_GROUP`] turns:
+/// "... among the <n> <unit>s<among>; need ...".
+fn short_groups(a: [u64; 2], n: u64, unit: &str, among: &str) -> Option<String> {
+    let short: Vec<String> = (0..2)
+        .filter(|&c| a[c] < MIN_GROUP)
+        .map(|c| format!("C={c} has {}", plural(a[c], "turn")))
+        .collect();
+    (!short.is_empty()).then(|| {
+        format!(
+            "{} among the {}{among}; need at least {MIN_GROUP} in each C group",
+            short.join(" and "),
+            plural(n, unit)
+        )
+    })
+}
+
+/// Build one quantity from its (sorted, non-empty) columns and table; `p_of` gives the
+/// p-value of the table.
 fn quantity(
-    key: &str,
+    t: Table,
     unit: &str,
-    columns: Vec<String>,
-    rows: [Vec<u64>; 2],
     lt: &LogTables,
-    trace_sha256: &[u8; 32],
+    p_of: impl FnOnce(&[Vec<u64>; 2]) -> (f64, PMethod),
 ) -> Quantity {
-    let mg = Margins::of(&rows);
+    let mg = Margins::of(&t.rows);
     let mut q = Quantity {
         n: mg.n,
-        columns,
-        table: rows,
+        columns: t.columns,
+        table: t.rows,
         bits: None,
         emi: None,
         adjusted: None,
@@ -360,29 +511,16 @@ fn quantity(
         p_method: None,
         direction: None,
         reason: None,
+        stratified: None,
     };
-    let short: Vec<String> = (0..2)
-        .filter(|&c| mg.a[c] < MIN_GROUP)
-        .map(|c| format!("C={c} has {}", plural(mg.a[c], "turn")))
-        .collect();
-    if !short.is_empty() {
-        q.reason = Some(format!(
-            "{} among the {}; need at least {MIN_GROUP} in each C group",
-            short.join(" and "),
-            plural(mg.n, unit)
-        ));
+    if let Some(reason) = short_groups(mg.a, mg.n, unit, "") {
+        q.reason = Some(reason);
         return q;
     }
     let mi = estimators::mi_bits_with(&q.table, &mg, lt);
     let emi = emi_bits_with(&mg, lt);
     let ami = ami_from(mi, emi, entropy_bits(&mg.a), entropy_bits(&mg.b));
-    let (p, method) = match p_exact_with(&q.table, &mg, lt, EXACT_MAX_TABLES) {
-        Some(p) => (p, PMethod::Exact),
-        None => (
-            p_monte_carlo_with(&q.table, &mg, lt, mc_seed(trace_sha256, key), MC_SAMPLES),
-            PMethod::MonteCarlo,
-        ),
-    };
+    let (p, method) = p_of(&q.table);
     q.bits = Some(round12(mi));
     q.emi = Some(round12(emi));
     q.adjusted = Some(round12(mi - emi));
@@ -390,6 +528,116 @@ fn quantity(
     q.p = Some(round12(p));
     q.p_method = Some(method);
     q
+}
+
+/// Add the within-Y test to every quantity of a `meter/2` profile.
+fn stratify(
+    profile: &mut Profile,
+    l: &Layout<'_>,
+    t: &Tables,
+    turns: &[TurnSymbols<'_>],
+    d_ids: &[usize],
+    lt: &LogTables,
+    trace_sha256: &[u8; 32],
+) {
+    // Counts by (stratum, D id): [m rank][c], cells in order of first appearance.
+    let mut cell_of: HashMap<(u32, usize), usize> = HashMap::new();
+    let mut cells: Vec<(u32, usize, MCounts)> = Vec::new();
+    for (turn, &d) in turns.iter().zip(d_ids) {
+        let i = *cell_of.entry((turn.y, d)).or_insert_with(|| {
+            cells.push((turn.y, d, [[0; 2]; 4]));
+            cells.len() - 1
+        });
+        cells[i].2[usize::from(turn.m)][usize::from(turn.c)] += 1;
+    }
+    // Strata, each with its tables over the four quantities' columns.
+    let mut by_y: HashMap<u32, usize> = HashMap::new();
+    let mut strata: Vec<[[Vec<u64>; 2]; 4]> = Vec::new();
+    let widths = [
+        t.d.columns.len(),
+        t.m.columns.len(),
+        t.m_clean.columns.len(),
+        t.dm.columns.len(),
+    ];
+    for (y, d, counts) in &cells {
+        let s = *by_y.entry(*y).or_insert_with(|| {
+            strata.push(widths.map(|w| [vec![0; w], vec![0; w]]));
+            strata.len() - 1
+        });
+        let clean = is_d_clean(l.d_list[*d]);
+        for (r, cell) in counts.iter().enumerate() {
+            for c in 0..2 {
+                let k = cell[c];
+                if k == 0 {
+                    continue;
+                }
+                strata[s][0][c][t.d_col[*d]] += k;
+                strata[s][1][c][t.m_col[r]] += k;
+                if clean {
+                    strata[s][2][c][t.m_clean_col[r]] += k;
+                }
+                strata[s][3][c][t.dm_col[*d][r]] += k;
+            }
+        }
+    }
+    let units = ["turn", "turn", "D-clean turn", "turn"];
+    let keys = QUANTITY_KEYS;
+    let quantities = [
+        &mut profile.i_c_d,
+        &mut profile.i_c_m,
+        &mut profile.i_c_m_given_d_clean,
+        &mut profile.i_c_dm,
+    ];
+    for (qi, q) in quantities.into_iter().enumerate() {
+        let width = widths[qi];
+        let mut pooled = [vec![0u64; width], vec![0u64; width]];
+        let mut margins = Vec::new();
+        for s in &strata {
+            let table = &s[qi];
+            let a = [table[0].iter().sum::<u64>(), table[1].iter().sum::<u64>()];
+            if a[0] == 0 || a[1] == 0 {
+                continue;
+            }
+            for c in 0..2 {
+                for j in 0..width {
+                    pooled[c][j] += table[c][j];
+                }
+            }
+            margins.push(StratumMargins::of(table));
+        }
+        let count = margins.len() as u64;
+        let groups = strata::groups(margins);
+        let mg = Margins::of(&pooled);
+        let mut st = Stratified {
+            by: STRATA_BY,
+            strata: count,
+            n: mg.n,
+            table: pooled,
+            margins: groups,
+            p: None,
+            p_method: None,
+            reason: None,
+        };
+        if count == 0 {
+            st.reason = Some(format!(
+                "no group of {}s with the same Y holds both C values",
+                units[qi]
+            ));
+        } else if let Some(r) = short_groups(
+            mg.a,
+            mg.n,
+            units[qi],
+            " in groups of equal Y holding both C values",
+        ) {
+            st.reason = Some(r);
+        } else {
+            let seed = mc_seed(trace_sha256, keys[qi]);
+            let (p, method) = strata::p_within(&st.margins, &st.table, lt, seed);
+            st.p = Some(round12(p));
+            st.p_method = Some(method);
+        }
+        q.stratified = Some(st);
+    }
 }
 
 #[cfg(test)]
@@ -402,8 +650,13 @@ mod tests {
         TurnSymbols {
             c,
             d: Cow::Borrowed(d),
-            m,
+            m: m.rank() as u8,
+            y: 0,
         }
+    }
+
+    fn measure(turns: &[TurnSymbols<'_>], h: &[u8; 32]) -> Profile {
+        super::measure(Meter::V1, turns, h)
     }
 
     #[test]

@@ -201,7 +201,7 @@ pub fn p_exact_with(
 /// The conditional distributions of the exact test's columns, each computed once:
 /// column j's C=1 cell given `rem` C=1 turns left for columns j.. is
 /// Hypergeometric(`b_j + ... + b_K`, `b_j`, `rem`) ([`hypergeometric_pmf`]).
-struct Conditionals<'m> {
+pub(crate) struct Conditionals<'m> {
     b: &'m [u64],
     suffix: &'m [u64],
     rem_min: Vec<u64>,
@@ -209,7 +209,7 @@ struct Conditionals<'m> {
 }
 
 impl<'m> Conditionals<'m> {
-    fn new(mg: &'m Margins, suffix: &'m [u64]) -> Conditionals<'m> {
+    pub(crate) fn new(mg: &'m Margins, suffix: &'m [u64]) -> Conditionals<'m> {
         let (n, a1) = (mg.n, mg.a[1]);
         let rem_min: Vec<u64> = (0..mg.b.len())
             .map(|j| a1.saturating_sub(n - suffix[j]))
@@ -229,7 +229,7 @@ impl<'m> Conditionals<'m> {
     }
 
     /// `[P(lo), ..., P(hi)]` of column j given `rem`.
-    fn of(&mut self, j: usize, rem: u64) -> &[f64] {
+    pub(crate) fn of(&mut self, j: usize, rem: u64) -> &[f64] {
         let (b, suffix) = (self.b, self.suffix);
         self.memo[j][(rem - self.rem_min[j]) as usize]
             .get_or_insert_with(|| hypergeometric_pmf(suffix[j], b[j], rem).1)
@@ -238,7 +238,7 @@ impl<'m> Conditionals<'m> {
 
 /// `parts[j][x] = x ln x(b_j - x) + x ln x(x)`: column j's share of a table's cell term
 /// when its C=1 cell is x, evaluated as the observed table's.
-fn cell_parts(mg: &Margins, lt: &LogTables) -> Vec<Vec<f64>> {
+pub(crate) fn cell_parts(mg: &Margins, lt: &LogTables) -> Vec<Vec<f64>> {
     mg.b.iter()
         .map(|&b| (0..=b).map(|x| lt.xlnx(b - x) + lt.xlnx(x)).collect())
         .collect()
@@ -504,7 +504,7 @@ impl Iterator for Chop {
 /// population and successes are fixed, the number of draws varies. For each number of
 /// draws seen, the cumulative sums `F` in visiting order are kept and extended on demand,
 /// so a draw is a short scan; the results are identical to the reference.
-struct ColumnSampler {
+pub(crate) struct ColumnSampler {
     pop: u64,
     succ: u64,
     d_min: u64,
@@ -570,7 +570,7 @@ impl CumTable {
 }
 
 impl ColumnSampler {
-    fn new(pop: u64, succ: u64, d_min: u64, d_max: u64) -> ColumnSampler {
+    pub(crate) fn new(pop: u64, succ: u64, d_min: u64, d_max: u64) -> ColumnSampler {
         let len = (d_max + 1).saturating_sub(d_min) as usize;
         ColumnSampler {
             pop,
@@ -583,7 +583,7 @@ impl ColumnSampler {
 
     /// The draw for `draws` with the uniform `u` (unused when the support is one value).
     #[inline]
-    fn draw_with(&mut self, draws: u64, u: f64, lt: &LogTables) -> u64 {
+    pub(crate) fn draw_with(&mut self, draws: u64, u: f64, lt: &LogTables) -> u64 {
         let lo = draws.saturating_sub(self.pop - self.succ);
         let hi = self.succ.min(draws);
         if lo >= hi {

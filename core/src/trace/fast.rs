@@ -200,13 +200,14 @@ impl<'a> Reader<'a> {
 
     fn request(&mut self) -> Option<ProfileRequest<'a>> {
         self.eat(b'{')?;
-        let (mut context_key, mut turns, mut disclosure) = (None, None, None);
+        let (mut context_key, mut turns, mut disclosure, mut meter) = (None, None, None, None);
         if self.peek()? != b'}' {
             loop {
                 match self.key()? {
                     b"context_key" if context_key.is_none() => context_key = Some(self.string()?),
                     b"turns" if turns.is_none() => turns = Some(self.turns()?),
                     b"disclosure" if disclosure.is_none() => disclosure = Some(self.disclosure()?),
+                    b"meter" if meter.is_none() => meter = Some(self.string()?),
                     _ => return None,
                 }
                 if !self.more(b'}')? {
@@ -220,6 +221,7 @@ impl<'a> Reader<'a> {
             context_key: context_key?,
             turns: turns?,
             disclosure: disclosure.flatten(),
+            meter,
         })
     }
 
@@ -477,6 +479,11 @@ mod tests {
                     r#","disclosure":{"predicate":{"metric":"a","band":"b","c":1}}"#,
                     r#","disclosure":{}"#,
                     r#","disclosure":nul"#,
+                    r#","meter":"meter/1""#,
+                    r#","meter":"meter/\u0032""#,
+                    r#","meter":"meter/9""#,
+                    r#","meter":null"#,
+                    r#","meter":2"#,
                     r#","extra":1"#,
                     r#","turns":[]"#,
                     r#","context_key":"b""#,

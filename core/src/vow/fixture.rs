@@ -16,7 +16,7 @@ pub const EXAMPLE_START: u64 = 1_000_000;
 /// when seq is a multiple of 3, and declares "billing questions" and "other" (none when
 /// `sealed`). Returns the vow id and the leaves in chain order.
 pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec<u8>>) {
-    let profile = crate::meter::measure(&[], &[0; 32]);
+    let profile = crate::meter::measure(crate::meter::Meter::V1, &[], &[0; 32]);
     let notes: Vec<Option<String>> = (1..=n)
         .map(|seq| (seq % 2 == 0).then(|| format!("note \u{e9} {seq} \"quoted\"")))
         .collect();
@@ -56,6 +56,7 @@ pub fn example_chain_of(
             trace_sha256: [seq as u8; 32],
             context_key: "monitored",
             n_turns: 4,
+            meter: crate::meter::Meter::V1,
             profile,
             declared_y: (!sealed).then(|| declared_ys(["billing questions", "other"])),
             y_consistency: Some(seq as f64 / (n + 1) as f64),

@@ -123,6 +123,13 @@ pub struct ReportRequest<'a> {
         )
     )]
     pub signature: Option<String>,
+    /// The meter to measure with (`meter/1` or `meter/2`); absent: [`crate::meter::Meter::DEFAULT`].
+    #[serde(default, borrow)]
+    #[cfg_attr(
+        feature = "schemars",
+        schemars(schema_with = "crate::schema::meter_name")
+    )]
+    pub meter: Option<Cow<'a, str>>,
 }
 
 impl<'a> ReportRequest<'a> {
@@ -132,6 +139,14 @@ impl<'a> ReportRequest<'a> {
             context_key: &self.context_key,
             turns: &self.turns,
         }
+    }
+
+    /// The meter the request names, if this route offers it (`/meter` otherwise).
+    pub fn meter(
+        &self,
+        offered: &[crate::meter::Meter],
+    ) -> Result<crate::meter::Meter, crate::trace::FieldError> {
+        crate::meter::version::requested(self.meter.as_deref(), offered)
     }
 }
 
@@ -623,6 +638,7 @@ mod tests {
             note: Some(note),
             donate_trace: None,
             signature: None,
+            meter: None,
         };
         assert!(check_report(&mk("é".repeat(1000))).is_ok());
         let e = check_report(&mk("x".repeat(1001))).unwrap_err();

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::attestation::meter_block;
 use crate::canonical::{jcs_map, CanonicalError};
-use crate::meter::Profile;
+use crate::meter::{Meter, Profile};
 use crate::scope::scope_value;
 use crate::signing::ServiceKey;
 use crate::time::rfc3339;
@@ -145,6 +145,8 @@ pub struct EntryFields<'a> {
     pub context_key: &'a str,
     /// Turns in the trace.
     pub n_turns: usize,
+    /// The meter that measured the profile.
+    pub meter: Meter,
     /// The four quantities.
     pub profile: &'a Profile,
     /// Distinct declared purposes; `None` for a sealed vow (never stored).
@@ -243,7 +245,7 @@ fn entry_object(
         serde_json::to_value(f.profile.with_stored_labels())
             .map_err(|e| CanonicalError(e.to_string()))?,
     );
-    let mut meter = meter_block();
+    let mut meter = meter_block(f.meter);
     meter["labels"] = json!(crate::meter::STORED_LABELS_VERSION);
     m.insert("meter".into(), meter);
     match &f.declared_y {
@@ -277,7 +279,7 @@ mod tests {
     #[test]
     fn an_entrys_length_is_known_without_signing_it() {
         let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
-        let profile = crate::meter::measure(&[], &[0; 32]);
+        let profile = crate::meter::measure(Meter::V1, &[], &[0; 32]);
         let proofs = [
             Proof::SandboxOpen,
             Proof::WalletSignature(format!("0x{}", "ab".repeat(65))),
@@ -289,6 +291,7 @@ mod tests {
                 trace_sha256: [i as u8; 32],
                 context_key: "monitored",
                 n_turns: 10,
+                meter: Meter::V1,
                 profile: &profile,
                 declared_y: (i != 1).then(|| declared_ys(["a \"quoted\" purpose", "é"])),
                 y_consistency: Some(0.5),
