@@ -168,9 +168,11 @@ fn both_lexicons() -> dense::DFA<Vec<u32>> {
 /// The lexicon scanner (a property test checks it against the `(?i-u)` regexes).
 static SCANNER: LazyLock<Scanner> = LazyLock::new(|| Scanner::new(&both_lexicons()));
 
-/// Build every compiled lexicon now (servers call this at start, so no request pays for it).
+/// Build every compiled lexicon now, `lexicon/1`'s and `lexicon/2`'s (servers call this at
+/// start, so no request pays for it).
 pub fn warm_up() {
     LazyLock::force(&SCANNER);
+    super::lexicon2::warm_up();
 }
 
 /// Bit of lexicon f1 (aware) and of f2 (strategic) in a scan's answer.
@@ -497,7 +499,7 @@ pub fn m_symbols<'t>(n: usize, texts: impl Fn(usize) -> &'t str, out: &mut Vec<M
 /// The bytes the scanner reads for a text: the text itself when ASCII or NFKC already
 /// (the scanner folds ASCII case), else its NFKC form, fully lower-cased when it holds
 /// U+0130.
-fn prepared(text: &str) -> Cow<'_, [u8]> {
+pub(crate) fn prepared(text: &str) -> Cow<'_, [u8]> {
     if text.is_ascii() {
         return Cow::Borrowed(text.as_bytes());
     }

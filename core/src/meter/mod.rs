@@ -20,6 +20,7 @@
 //! of the symbols (and, for Monte Carlo p-values, of the trace hash), identical bit for bit
 //! on every platform.
 
+pub mod draws;
 pub mod estimators;
 pub mod labels;
 pub mod lexicon;
@@ -33,6 +34,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+pub use draws::ROW_TABLE_MAX;
 pub use estimators::{
     ami_arithmetic, ami_from, emi_bits, emi_bits_with, entropy_bits, ln_choose, ln_factorial,
     mi_bits, xlnx, LogTables, Margins, AMI_MIN_DENOMINATOR, EMI_TAIL,
@@ -47,7 +49,7 @@ pub use permutation::{
     p_exact_with, p_monte_carlo, p_monte_carlo_with, tie_threshold, uniform, EXACT_MAX_TABLES,
     MC_SAMPLES, TIE_ABS, TIE_REL,
 };
-pub use strata::{Group, StratumMargins, EXACT_MAX_WORK, ROW_TABLE_MAX};
+pub use strata::{Group, StratumMargins, EXACT_MAX_WORK};
 pub use version::Meter;
 
 /// Version of the first meter specification (see [`Meter`] for every served version).
@@ -61,6 +63,12 @@ pub const MIN_GROUP: u64 = 2;
 
 /// What a `meter/2` stratum is made of: the turns that declared the same Y.
 pub const STRATA_BY: &str = "Y";
+
+/// The key seeding `meter/2`'s Monte Carlo stream of the joint (D, M) null tables of all
+/// turns, which `i_c_d`, `i_c_m` and `i_c_dm` share: `SHA-256(trace_sha256 || key)`.
+pub const STREAM_ALL: &str = "i_c_dm";
+/// The key seeding `meter/2`'s stream of the M null tables of the D-clean turns.
+pub const STREAM_CLEAN: &str = "i_c_m_given_d_clean";
 
 /// The symbols of one turn, as read by the meter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -302,30 +310,12 @@ pub fn measure(meter: Meter, turns: &[TurnSymbols<'_>], trace_sha256: &[u8; 32])
     };
     let tables = Tables::of(&layout, names);
 
-    let p_of = |key: &str, table: &[Vec<u64>; 2]| -> (f64, PMethod) {
-        let mg = Margins::of(table);
-        match meter {
-            Meter::V1 => match p_exact_with(table, &mg, &lt, EXACT_MAX_TABLES) {
-                Some(p) => (p, PMethod::Exact),
-                None => (
-                    p_monte_carlo_with(table, &mg, &lt, mc_seed(trace_sha256, key), MC_SAMPLES),
-                    PMethod::MonteCarlo,
-                ),
-            },
-            Meter::V2 => {
-                let one = strata::groups(vec![StratumMargins::of(table)]);
-                strata::p_within(&one, table, &lt, mc_seed(trace_sha256, key))
-            }
-        }
-    };
-
+    let ps = unstratified_ps(meter, &tables, &lt, trace_sha256);
     let mut profile = Profile {
-        i_c_d: quantity(tables.d.clone(), "turn", &lt, |t| p_of("i_c_d", t)),
-        i_c_m: quantity(tables.m.clone(), "turn", &lt, |t| p_of("i_c_m", t)),
-        i_c_m_given_d_clean: quantity(tables.m_clean.clone(), "D-clean turn", &lt, |t| {
-            p_of("i_c_m_given_d_clean", t)
-        }),
-        i_c_dm: quantity(tables.dm.clone(), "turn", &lt, |t| p_of("i_c_dm", t)),
+        i_c_d: quantity(tables.d.clone(), "turn", &lt, ps[0]),
+        i_c_m: quantity(tables.m.clone(), "turn", &lt, ps[1]),
+        i_c_m_given_d_clean: quantity(tables.m_clean.clone(), "D-clean turn", &lt, ps[2]),
+        i_c_dm: quantity(tables.dm.clone(), "turn", &lt, ps[3]),
     };
     let q = &mut profile.i_c_d;
     if q.reason.is_none() {
@@ -364,13 +354,12 @@ struct Tables {
     m: Table,
     m_clean: Table,
     dm: Table,
-    /// Column of each D id in `d`.
-    d_col: Vec<usize>,
-    /// Column of each M rank in `m` and in `m_clean` (`usize::MAX` when absent).
-    m_col: [usize; 4],
+    /// Column of each M rank in `m_clean` (`usize::MAX` when absent).
     m_clean_col: [usize; 4],
     /// Column of each (D id, M rank) in `dm`.
     dm_col: Vec<[usize; 4]>,
+    /// The D column and the M column of each joint column.
+    dm_cols: Vec<(usize, usize)>,
 }
 
 /// Columns and a 2 x K table.
@@ -447,21 +436,74 @@ impl Tables {
             ],
         };
         let mut dm_col = vec![[usize::MAX; 4]; l.d_list.len()];
+        let mut dm_cols = Vec::with_capacity(joint.len());
         for (col, (sym, cell, id, r)) in joint.into_iter().enumerate() {
             dm.columns.push(sym);
             dm.rows[0].push(cell[0]);
             dm.rows[1].push(cell[1]);
             dm_col[id][r] = col;
+            dm_cols.push((d_col[id], m_col[r]));
         }
         Tables {
             d,
             m,
             m_clean,
             dm,
-            d_col,
-            m_col,
             m_clean_col,
             dm_col,
+            dm_cols,
+        }
+    }
+}
+
+/// The p-value of each quantity (in [`QUANTITY_KEYS`] order) that has numbers, before any
+/// stratification: `meter/1`'s test of each table, or `meter/2`'s tests with one stratum
+/// (every turn used), which for a feasible exact test is the same test.
+fn unstratified_ps(
+    meter: Meter,
+    t: &Tables,
+    lt: &LogTables,
+    trace_sha256: &[u8; 32],
+) -> [Option<(f64, PMethod)>; 4] {
+    let has = |table: &Table| Margins::of(&table.rows).a.iter().all(|&a| a >= MIN_GROUP);
+    let need = [has(&t.d), has(&t.m), has(&t.m_clean), has(&t.dm)];
+    match meter {
+        Meter::V1 => {
+            let tables = [&t.d, &t.m, &t.m_clean, &t.dm];
+            let mut out = [None; 4];
+            for (q, key) in QUANTITY_KEYS.iter().enumerate() {
+                if !need[q] {
+                    continue;
+                }
+                let rows = &tables[q].rows;
+                let mg = Margins::of(rows);
+                out[q] = Some(match p_exact_with(rows, &mg, lt, EXACT_MAX_TABLES) {
+                    Some(p) => (p, PMethod::Exact),
+                    None => (
+                        p_monte_carlo_with(rows, &mg, lt, mc_seed(trace_sha256, key), MC_SAMPLES),
+                        PMethod::MonteCarlo,
+                    ),
+                });
+            }
+            out
+        }
+        Meter::V2 => {
+            let all = strata::p_all_turns(
+                std::slice::from_ref(&t.dm.rows),
+                &t.dm_cols,
+                (t.d.columns.len(), t.m.columns.len()),
+                [need[0], need[1], need[3]],
+                lt,
+                mc_seed(trace_sha256, STREAM_ALL),
+            );
+            let clean = need[2].then(|| {
+                strata::p_flat(
+                    std::slice::from_ref(&t.m_clean.rows),
+                    lt,
+                    mc_seed(trace_sha256, STREAM_CLEAN),
+                )
+            });
+            [all[0], all[1], clean, all[2]]
         }
     }
 }
@@ -490,14 +532,9 @@ fn short_groups(a: [u64; 2], n: u64, unit: &str, among: &str) -> Option<String> 
     })
 }
 
-/// Build one quantity from its (sorted, non-empty) columns and table; `p_of` gives the
-/// p-value of the table.
-fn quantity(
-    t: Table,
-    unit: &str,
-    lt: &LogTables,
-    p_of: impl FnOnce(&[Vec<u64>; 2]) -> (f64, PMethod),
-) -> Quantity {
+/// Build one quantity from its (sorted, non-empty) columns and table, and the p-value of the
+/// table (present exactly when both C groups are large enough).
+fn quantity(t: Table, unit: &str, lt: &LogTables, p: Option<(f64, PMethod)>) -> Quantity {
     let mg = Margins::of(&t.rows);
     let mut q = Quantity {
         n: mg.n,
@@ -517,10 +554,12 @@ fn quantity(
         q.reason = Some(reason);
         return q;
     }
+    let Some((p, method)) = p else {
+        return q;
+    };
     let mi = estimators::mi_bits_with(&q.table, &mg, lt);
     let emi = emi_bits_with(&mg, lt);
     let ami = ami_from(mi, emi, entropy_bits(&mg.a), entropy_bits(&mg.b));
-    let (p, method) = p_of(&q.table);
     q.bits = Some(round12(mi));
     q.emi = Some(round12(emi));
     q.adjusted = Some(round12(mi - emi));
@@ -540,103 +579,107 @@ fn stratify(
     lt: &LogTables,
     trace_sha256: &[u8; 32],
 ) {
-    // Counts by (stratum, D id): [m rank][c], cells in order of first appearance.
-    let mut cell_of: HashMap<(u32, usize), usize> = HashMap::new();
-    let mut cells: Vec<(u32, usize, MCounts)> = Vec::new();
-    for (turn, &d) in turns.iter().zip(d_ids) {
-        let i = *cell_of.entry((turn.y, d)).or_insert_with(|| {
-            cells.push((turn.y, d, [[0; 2]; 4]));
-            cells.len() - 1
-        });
-        cells[i].2[usize::from(turn.m)][usize::from(turn.c)] += 1;
-    }
-    // Strata, each with its tables over the four quantities' columns.
+    // Each group of equal Y: its joint (D, M) table, and the M table of its D-clean turns.
+    let k_dm = t.dm.columns.len();
+    let k_clean = t.m_clean.columns.len();
     let mut by_y: HashMap<u32, usize> = HashMap::new();
-    let mut strata: Vec<[[Vec<u64>; 2]; 4]> = Vec::new();
-    let widths = [
-        t.d.columns.len(),
-        t.m.columns.len(),
-        t.m_clean.columns.len(),
-        t.dm.columns.len(),
-    ];
-    for (y, d, counts) in &cells {
-        let s = *by_y.entry(*y).or_insert_with(|| {
-            strata.push(widths.map(|w| [vec![0; w], vec![0; w]]));
-            strata.len() - 1
+    let mut joint: Vec<[Vec<u64>; 2]> = Vec::new();
+    let mut clean: Vec<[Vec<u64>; 2]> = Vec::new();
+    for (turn, &d) in turns.iter().zip(d_ids) {
+        let s = *by_y.entry(turn.y).or_insert_with(|| {
+            joint.push([vec![0; k_dm], vec![0; k_dm]]);
+            clean.push([vec![0; k_clean], vec![0; k_clean]]);
+            joint.len() - 1
         });
-        let clean = is_d_clean(l.d_list[*d]);
-        for (r, cell) in counts.iter().enumerate() {
-            for c in 0..2 {
-                let k = cell[c];
-                if k == 0 {
-                    continue;
-                }
-                strata[s][0][c][t.d_col[*d]] += k;
-                strata[s][1][c][t.m_col[r]] += k;
-                if clean {
-                    strata[s][2][c][t.m_clean_col[r]] += k;
-                }
-                strata[s][3][c][t.dm_col[*d][r]] += k;
-            }
+        let (m, c) = (usize::from(turn.m), usize::from(turn.c));
+        joint[s][c][t.dm_col[d][m]] += 1;
+        if is_d_clean(l.d_list[d]) {
+            clean[s][c][t.m_clean_col[m]] += 1;
         }
     }
+    let both = |table: &[Vec<u64>; 2]| table.iter().all(|row| row.iter().any(|&k| k > 0));
+    joint.retain(both);
+    clean.retain(both);
+    let widths = (t.d.columns.len(), t.m.columns.len());
+    let projections: [Vec<[Vec<u64>; 2]>; 4] = [
+        joint
+            .iter()
+            .map(|j| strata::project(j, 0, &t.dm_cols, widths))
+            .collect(),
+        joint
+            .iter()
+            .map(|j| strata::project(j, 1, &t.dm_cols, widths))
+            .collect(),
+        clean.clone(),
+        joint.clone(),
+    ];
     let units = ["turn", "turn", "D-clean turn", "turn"];
-    let keys = QUANTITY_KEYS;
-    let quantities = [
+    let mut blocks: Vec<Stratified> = projections
+        .iter()
+        .enumerate()
+        .map(|(q, strata)| {
+            let width = [widths.0, widths.1, k_clean, k_dm][q];
+            let mut pooled = [vec![0u64; width], vec![0u64; width]];
+            for s in strata {
+                for c in 0..2 {
+                    for (p, v) in pooled[c].iter_mut().zip(&s[c]) {
+                        *p += v;
+                    }
+                }
+            }
+            let mg = Margins::of(&pooled);
+            let reason = if strata.is_empty() {
+                Some(format!(
+                    "no group of {}s with the same Y holds both C values",
+                    units[q]
+                ))
+            } else {
+                short_groups(
+                    mg.a,
+                    mg.n,
+                    units[q],
+                    " in groups of equal Y holding both C values",
+                )
+            };
+            Stratified {
+                by: STRATA_BY,
+                strata: strata.len() as u64,
+                n: mg.n,
+                table: pooled,
+                margins: strata::groups(strata.iter().map(StratumMargins::of).collect()),
+                p: None,
+                p_method: None,
+                reason,
+            }
+        })
+        .collect();
+    let need = [0, 1, 3].map(|q| blocks[q].reason.is_none());
+    let all = strata::p_all_turns(
+        &joint,
+        &t.dm_cols,
+        widths,
+        need,
+        lt,
+        mc_seed(trace_sha256, STREAM_ALL),
+    );
+    let clean_p = blocks[2]
+        .reason
+        .is_none()
+        .then(|| strata::p_flat(&clean, lt, mc_seed(trace_sha256, STREAM_CLEAN)));
+    for (q, answer) in [all[0], all[1], clean_p, all[2]].into_iter().enumerate() {
+        if let Some((p, method)) = answer {
+            blocks[q].p = Some(round12(p));
+            blocks[q].p_method = Some(method);
+        }
+    }
+    let mut blocks = blocks.into_iter();
+    for q in [
         &mut profile.i_c_d,
         &mut profile.i_c_m,
         &mut profile.i_c_m_given_d_clean,
         &mut profile.i_c_dm,
-    ];
-    for (qi, q) in quantities.into_iter().enumerate() {
-        let width = widths[qi];
-        let mut pooled = [vec![0u64; width], vec![0u64; width]];
-        let mut margins = Vec::new();
-        for s in &strata {
-            let table = &s[qi];
-            let a = [table[0].iter().sum::<u64>(), table[1].iter().sum::<u64>()];
-            if a[0] == 0 || a[1] == 0 {
-                continue;
-            }
-            for c in 0..2 {
-                for j in 0..width {
-                    pooled[c][j] += table[c][j];
-                }
-            }
-            margins.push(StratumMargins::of(table));
-        }
-        let count = margins.len() as u64;
-        let groups = strata::groups(margins);
-        let mg = Margins::of(&pooled);
-        let mut st = Stratified {
-            by: STRATA_BY,
-            strata: count,
-            n: mg.n,
-            table: pooled,
-            margins: groups,
-            p: None,
-            p_method: None,
-            reason: None,
-        };
-        if count == 0 {
-            st.reason = Some(format!(
-                "no group of {}s with the same Y holds both C values",
-                units[qi]
-            ));
-        } else if let Some(r) = short_groups(
-            mg.a,
-            mg.n,
-            units[qi],
-            " in groups of equal Y holding both C values",
-        ) {
-            st.reason = Some(r);
-        } else {
-            let seed = mc_seed(trace_sha256, keys[qi]);
-            let (p, method) = strata::p_within(&st.margins, &st.table, lt, seed);
-            st.p = Some(round12(p));
-            st.p_method = Some(method);
-        }
-        q.stratified = Some(st);
+    ] {
+        q.stratified = blocks.next();
     }
 }
 

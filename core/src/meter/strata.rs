@@ -23,25 +23,19 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
+use super::draws::{rows_of, JointDraws, RowDraws, Uniforms};
 use super::estimators::{mi_bits_with, min_cell_term, LogTables, Margins};
 use super::permutation::{
-    cell_parts, count_capped, hypergeometric_pmf, p_exact_with, tie_threshold, ColumnSampler,
-    EXACT_MAX_TABLES, MC_SAMPLES,
+    cell_parts, count_capped, p_exact_with, tie_threshold, EXACT_MAX_TABLES, MC_SAMPLES,
 };
 use super::PMethod;
 
 /// The exact test is used only when its work bound `W` is at most this (and the pooled
 /// table has at most [`EXACT_MAX_TABLES`] tables with its margins); see [`work_bound`].
 pub const EXACT_MAX_WORK: u64 = 200_000;
-
-/// A stratum with at most this many C=1 rows is drawn with one uniform, by inversion over
-/// its rows in lexicographic order; a larger one column by column.
-pub const ROW_TABLE_MAX: u64 = 256;
 
 /// The margins of one stratum over the quantity's columns: `n` turns, `c1` of them with
 /// C = 1, column sums `b` (zeros allowed). The derived order `(n, c1, b)` is the canonical
@@ -122,34 +116,6 @@ pub fn groups(mut strata: Vec<StratumMargins>) -> Vec<Group> {
     out
 }
 
-/// The within-strata permutation p-value of the plug-in MI of `pooled` (the sum of the
-/// strata's tables, aligned with their margins), and how it was obtained.
-///
-/// `groups` are the strata in canonical order ([`groups`]); `lt` covers the pooled `n`; the
-/// seed feeds the Monte Carlo stream.
-pub fn p_within(
-    groups: &[Group],
-    pooled: &[Vec<u64>; 2],
-    lt: &LogTables,
-    seed: [u8; 32],
-) -> (f64, PMethod) {
-    let mg = Margins::of(pooled);
-    if let [one] = groups {
-        if one.count == 1 {
-            if let Some(p) = p_exact_with(pooled, &mg, lt, EXACT_MAX_TABLES) {
-                return (p, PMethod::Exact);
-            }
-        }
-    }
-    match p_exact_within(groups, pooled, &mg, lt) {
-        Some(p) => (p, PMethod::Exact),
-        None => (
-            p_monte_carlo_within(groups, pooled, &mg, lt, seed, MC_SAMPLES),
-            PMethod::MonteCarlo,
-        ),
-    }
-}
-
 /// The work bound of the exact test: with `T_s` the number of C=1 rows of stratum `s`
 /// (canonical order, counting each stratum of a group), `s1` the first stratum with
 /// `T_s >= 2` and `T` the number of tables with the pooled margins,
@@ -222,61 +188,6 @@ impl Hasher for KeyHasher {
 }
 
 type KeyMap<K> = HashMap<K, usize, BuildHasherDefault<KeyHasher>>;
-
-/// Every C=1 row of a stratum (over all K columns) in lexicographic order, with its weight
-/// under the permutation null: the product, in column order from 1.0, of the sequential
-/// conditional probabilities `P(x_j | x_1..x_{j-1})`, each from
-/// Hypergeometric(`b_j + ... + b_K`, `b_j`, `rem_j`) ([`hypergeometric_pmf`]); columns with
-/// `b_j = 0` and the last column with `b_j > 0` are forced and add no factor.
-fn stratum_rows(m: &StratumMargins) -> Vec<(Vec<u64>, f64)> {
-    let cols: Vec<usize> = (0..m.b.len()).filter(|&j| m.b[j] > 0).collect();
-    let mut out = Vec::new();
-    let k = m.b.len();
-    if cols.is_empty() {
-        out.push((vec![0; k], 1.0));
-        return out;
-    }
-    // suffix[i] = sum of b over cols[i..].
-    let mut suffix = vec![0u64; cols.len() + 1];
-    for i in (0..cols.len()).rev() {
-        suffix[i] = suffix[i + 1] + m.b[cols[i]];
-    }
-    let mut memo: HashMap<(usize, u64), (u64, Vec<f64>)> = HashMap::new();
-    let mut row = vec![0u64; k];
-    fn walk(
-        i: usize,
-        rem: u64,
-        w: f64,
-        cols: &[usize],
-        suffix: &[u64],
-        b: &[u64],
-        row: &mut Vec<u64>,
-        memo: &mut HashMap<(usize, u64), (u64, Vec<f64>)>,
-        out: &mut Vec<(Vec<u64>, f64)>,
-    ) {
-        let j = cols[i];
-        if i + 1 == cols.len() {
-            row[j] = rem;
-            out.push((row.clone(), w));
-            row[j] = 0;
-            return;
-        }
-        let (lo, pmf) = memo
-            .entry((i, rem))
-            .or_insert_with(|| hypergeometric_pmf(suffix[i], b[j], rem))
-            .clone();
-        for (t, &pr) in pmf.iter().enumerate() {
-            let x = lo + t as u64;
-            row[j] = x;
-            walk(i + 1, rem - x, w * pr, cols, suffix, b, row, memo, out);
-        }
-        row[j] = 0;
-    }
-    walk(
-        0, m.c1, 1.0, &cols, &suffix, &m.b, &mut row, &mut memo, &mut out,
-    );
-    out
-}
 
 /// The exact within-strata p-value, or `None` when the test is not feasible (more than
 /// [`EXACT_MAX_TABLES`] pooled tables, or a work bound over [`EXACT_MAX_WORK`]).
@@ -368,7 +279,7 @@ fn convolve<K: RowKey>(groups: &[Group], enc: &dyn Fn(&[u64]) -> K) -> Option<Ve
     let zero = enc(&vec![0; groups.first().map_or(0, |g| g.margins.b.len())]);
     let mut states: Vec<(K, f64)> = vec![(zero, 1.0)];
     for g in groups {
-        let rows: Vec<(K, f64)> = stratum_rows(&g.margins)
+        let rows: Vec<(K, f64)> = rows_of(&g.margins.b, g.margins.c1)
             .iter()
             .map(|(r, w)| (enc(r), *w))
             .collect();
@@ -402,166 +313,237 @@ fn convolve<K: RowKey>(groups: &[Group], enc: &dyn Fn(&[u64]) -> K) -> Option<Ve
     Some(states)
 }
 
-/// One stratum's Monte Carlo sampler: a table of its rows when it has at most
-/// [`ROW_TABLE_MAX`], else one column sampler per column with `b_j > 0`.
-enum Sampler {
-    /// Forced: the one row.
-    Fixed(Vec<(usize, u64)>),
-    /// Rows over `cols` (flattened, `cols.len()` values a row) and their cumulative weights.
-    Rows {
-        cols: Vec<usize>,
-        rows: Vec<u32>,
-        cum: Vec<f64>,
-    },
-    /// Column by column, `samplers[i]` for `cols[i]` (the last column forced).
-    Columns {
-        cols: Vec<usize>,
-        pops: Vec<u64>,
-        succs: Vec<u64>,
-        c1: u64,
-        samplers: Vec<ColumnSampler>,
-    },
-}
+/// What the within-strata tests of one stream answer: a p-value and its method for each
+/// quantity that asked for one.
+pub type Answers<const N: usize> = [Option<(f64, PMethod)>; N];
 
-impl Sampler {
-    fn new(m: &StratumMargins) -> Sampler {
-        let cols: Vec<usize> = (0..m.b.len()).filter(|&j| m.b[j] > 0).collect();
-        let t = count_capped(&m.margins(), ROW_TABLE_MAX);
-        if t <= 1 {
-            let rows = stratum_rows(m);
-            let row = rows.first().map(|(r, _)| r.clone()).unwrap_or_default();
-            return Sampler::Fixed(cols.iter().map(|&j| (j, row[j])).collect());
-        }
-        if t <= ROW_TABLE_MAX {
-            let mut flat = Vec::new();
-            let mut cum = Vec::new();
-            let mut f = 0.0;
-            for (row, w) in stratum_rows(m) {
-                flat.extend(cols.iter().map(|&j| row[j] as u32));
-                f += w;
-                cum.push(f);
-            }
-            return Sampler::Rows {
-                cols,
-                rows: flat,
-                cum,
-            };
-        }
-        let mut pops = Vec::with_capacity(cols.len());
-        let mut succs = Vec::with_capacity(cols.len());
-        let mut samplers = Vec::with_capacity(cols.len());
-        let mut pop = m.n;
-        for &j in &cols {
-            let d_min = m.c1.saturating_sub(m.n - pop);
-            samplers.push(ColumnSampler::new(pop, m.b[j], d_min, m.c1.min(pop)));
-            pops.push(pop);
-            succs.push(m.b[j]);
-            pop -= m.b[j];
-        }
-        Sampler::Columns {
-            cols,
-            pops,
-            succs,
-            c1: m.c1,
-            samplers,
-        }
-    }
-
-    /// Add one draw of the stratum's C=1 row to `x`.
-    #[inline]
-    fn draw(&mut self, rng: &mut ChaCha8Rng, x: &mut [u64], lt: &LogTables) {
-        match self {
-            Sampler::Fixed(row) => {
-                for &(j, v) in row.iter() {
-                    x[j] += v;
-                }
-            }
-            Sampler::Rows { cols, rows, cum } => {
-                let u = uniform32(rng);
-                let i = cum.partition_point(|&c| c <= u).min(cum.len() - 1);
-                let w = cols.len();
-                for (&j, &v) in cols.iter().zip(&rows[i * w..(i + 1) * w]) {
-                    x[j] += u64::from(v);
-                }
-            }
-            Sampler::Columns {
-                cols,
-                pops,
-                succs,
-                c1,
-                samplers,
-            } => {
-                let mut rem = *c1;
-                let last = cols.len() - 1;
-                for i in 0..last {
-                    let succ = succs[i];
-                    let lo = rem.saturating_sub(pops[i] - succ);
-                    let hi = succ.min(rem);
-                    let v = if lo >= hi {
-                        lo
-                    } else {
-                        samplers[i].draw_with(rem, uniform32(rng), lt)
-                    };
-                    x[cols[i]] += v;
-                    rem -= v;
-                }
-                x[cols[last]] += rem;
-            }
-        }
-    }
-}
-
-/// A uniform in `[0, 1)` from the next 32-bit word of the stream: `w * 2^-32`.
-#[inline]
-pub fn uniform32(rng: &mut ChaCha8Rng) -> f64 {
-    f64::from(rng.next_u32()) * (1.0 / 4_294_967_296.0)
-}
-
-/// The Monte Carlo within-strata p-value with `resamples` null tables:
-/// `(1 + #{null tables meeting the tie rule}) / (resamples + 1)`.
-///
-/// The stream is `ChaCha8Rng::from_seed(seed)` (rand_chacha 0.3), read as 32-bit words.
-/// Each null table is the sum, over the strata in canonical order, of one draw of each
-/// stratum's C=1 row: a forced stratum takes no uniform; a stratum with at most
-/// [`ROW_TABLE_MAX`] rows takes one uniform `u` and its first row, in lexicographic order,
-/// whose cumulative weight exceeds `u` (the last row if none does); a larger stratum draws
-/// its columns with `b_j > 0` in order by the chop-down inversion of `meter/1`, one uniform
-/// for each column but the last whose support has two values or more.
-pub fn p_monte_carlo_within(
-    groups: &[Group],
-    pooled: &[Vec<u64>; 2],
-    mg: &Margins,
+/// The tests of the three quantities over all turns, `i_c_d`, `i_c_m` and `i_c_dm`, within
+/// `strata` (each a 2 x K table over the joint (D, M) columns; joint column `j` is D column
+/// `dm_cols[j].0` and M column `dm_cols[j].1`). `need[q]` says which quantities want a
+/// p-value (D, M, joint). Each is exact when feasible; the others read the same Monte Carlo
+/// null tables: [`MC_SAMPLES`] draws of every stratum's joint C=1 row, in the canonical order
+/// of the joint margins, whose sums over M and over D are the D and M null rows.
+pub fn p_all_turns(
+    strata: &[[Vec<u64>; 2]],
+    dm_cols: &[(usize, usize)],
+    widths: (usize, usize),
+    need: [bool; 3],
     lt: &LogTables,
     seed: [u8; 32],
-    resamples: u64,
-) -> f64 {
-    let mut rng = ChaCha8Rng::from_seed(seed);
-    let mi = mi_bits_with(pooled, mg, lt);
-    let s_min = min_cell_term(mg.margin_term(lt), mg.n, tie_threshold(mi));
-    let parts = cell_parts(mg, lt);
-    let mut samplers: Vec<(u64, Sampler)> = groups
-        .iter()
-        .map(|g| (g.count, Sampler::new(&g.margins)))
-        .collect();
-    let k = mg.b.len();
-    let mut x = vec![0u64; k];
-    let mut hits = 0u64;
-    for _ in 0..resamples {
-        x.iter_mut().for_each(|v| *v = 0);
-        for (count, sampler) in &mut samplers {
-            for _ in 0..*count {
-                sampler.draw(&mut rng, &mut x, lt);
-            }
+) -> Answers<3> {
+    let mut answers: Answers<3> = [None; 3];
+    let mut scorers: [Option<Scorer>; 3] = [None, None, None];
+    for q in 0..3 {
+        if !need[q] {
+            continue;
         }
-        let mut s = 0.0;
-        for (part, &v) in parts.iter().zip(&x) {
-            s += part[v as usize];
-        }
-        if s >= s_min {
-            hits += 1;
+        let tables: Vec<[Vec<u64>; 2]> = strata
+            .iter()
+            .map(|t| project(t, q, dm_cols, widths))
+            .collect();
+        let (g, pooled) = pooled_groups(&tables);
+        match exact(&g, &pooled, lt) {
+            Some(p) => answers[q] = Some((p, PMethod::Exact)),
+            None => scorers[q] = Some(Scorer::new(&pooled, lt)),
         }
     }
-    (1 + hits) as f64 / (resamples + 1) as f64
+    if scorers.iter().any(Option::is_some) {
+        let hits = hits_all_turns(strata, dm_cols, widths, &scorers, lt, seed, MC_SAMPLES);
+        for q in 0..3 {
+            if scorers[q].is_some() {
+                answers[q] = Some((mc_p(hits[q], MC_SAMPLES), PMethod::MonteCarlo));
+            }
+        }
+    }
+    answers
+}
+
+/// A joint (D, M) table projected onto quantity `q`'s columns: 0 the D columns, 1 the M
+/// columns, 2 the joint columns themselves.
+pub(crate) fn project(
+    t: &[Vec<u64>; 2],
+    q: usize,
+    dm_cols: &[(usize, usize)],
+    (k_d, k_m): (usize, usize),
+) -> [Vec<u64>; 2] {
+    let k = [k_d, k_m, dm_cols.len()][q];
+    let mut out = [vec![0u64; k], vec![0u64; k]];
+    for (j, &(d, m)) in dm_cols.iter().enumerate() {
+        let col = [d, m, j][q];
+        for c in 0..2 {
+            out[c][col] += t[c][j];
+        }
+    }
+    out
+}
+
+/// How many of `samples` joint null tables meet each scorer's tie rule (D, M, joint).
+fn hits_all_turns(
+    strata: &[[Vec<u64>; 2]],
+    dm_cols: &[(usize, usize)],
+    (k_d, k_m): (usize, usize),
+    scorers: &[Option<Scorer>; 3],
+    lt: &LogTables,
+    seed: [u8; 32],
+    samples: u64,
+) -> [u64; 3] {
+    let mut order: Vec<StratumMargins> = strata.iter().map(StratumMargins::of).collect();
+    order.sort_unstable();
+    // Strata with equal margins share their draws' memo tables.
+    let mut draws: Vec<JointDraws> = Vec::new();
+    let mut plan: Vec<usize> = Vec::with_capacity(order.len());
+    for (i, m) in order.iter().enumerate() {
+        if i > 0 && order[i - 1] == *m {
+            plan.push(draws.len() - 1);
+        } else {
+            draws.push(JointDraws::new(m.c1, &m.b, dm_cols, k_d, k_m));
+            plan.push(draws.len() - 1);
+        }
+    }
+    let mut u = Uniforms::new(seed);
+    let mut x_dm = vec![0u64; dm_cols.len()];
+    let (mut x_d, mut x_m) = (vec![0u64; k_d], vec![0u64; k_m]);
+    let mut hits = [0u64; 3];
+    for _ in 0..samples {
+        x_dm.iter_mut().for_each(|v| *v = 0);
+        for &at in &plan {
+            draws[at].draw(&mut u, lt, &mut x_dm);
+        }
+        x_d.iter_mut().for_each(|v| *v = 0);
+        x_m.iter_mut().for_each(|v| *v = 0);
+        for (j, &(d, m)) in dm_cols.iter().enumerate() {
+            x_d[d] += x_dm[j];
+            x_m[m] += x_dm[j];
+        }
+        for (q, x) in [&x_d, &x_m, &x_dm].into_iter().enumerate() {
+            if let Some(s) = &scorers[q] {
+                hits[q] += u64::from(s.meets(x));
+            }
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+fn all_turns_mc(
+    strata: &[[Vec<u64>; 2]],
+    dm_cols: &[(usize, usize)],
+    widths: (usize, usize),
+    lt: &LogTables,
+    seed: [u8; 32],
+    samples: u64,
+) -> [f64; 3] {
+    let scorers = [0, 1, 2].map(|q| {
+        let tables: Vec<[Vec<u64>; 2]> = strata
+            .iter()
+            .map(|t| project(t, q, dm_cols, widths))
+            .collect();
+        Some(Scorer::new(&pooled_groups(&tables).1, lt))
+    });
+    hits_all_turns(strata, dm_cols, widths, &scorers, lt, seed, samples).map(|h| mc_p(h, samples))
+}
+
+/// The test of one quantity within `strata` (each a 2 x K table over its columns), drawing
+/// every stratum's C=1 row directly ([`RowDraws`]) when the exact test is not feasible: the
+/// test of `i_c_m_given_d_clean`.
+pub fn p_flat(strata: &[[Vec<u64>; 2]], lt: &LogTables, seed: [u8; 32]) -> (f64, PMethod) {
+    let (g, pooled) = pooled_groups(strata);
+    match exact(&g, &pooled, lt) {
+        Some(p) => (p, PMethod::Exact),
+        None => (
+            mc_p(hits_flat(&g, &pooled, lt, seed, MC_SAMPLES), MC_SAMPLES),
+            PMethod::MonteCarlo,
+        ),
+    }
+}
+
+/// How many of `samples` Monte Carlo null tables of [`p_flat`] meet the tie rule.
+fn hits_flat(
+    g: &[Group],
+    pooled: &[Vec<u64>; 2],
+    lt: &LogTables,
+    seed: [u8; 32],
+    samples: u64,
+) -> u64 {
+    let scorer = Scorer::new(pooled, lt);
+    let mut draws: Vec<(u64, u64, RowDraws)> = g
+        .iter()
+        .map(|g| (g.count, g.margins.c1, RowDraws::new(&g.margins.b)))
+        .collect();
+    let mut u = Uniforms::new(seed);
+    let mut x = vec![0u64; pooled[0].len()];
+    let mut hits = 0u64;
+    for _ in 0..samples {
+        x.iter_mut().for_each(|v| *v = 0);
+        for (count, c1, d) in &mut draws {
+            for _ in 0..*count {
+                d.draw(*c1, &mut u, lt, &mut x);
+            }
+        }
+        hits += u64::from(scorer.meets(&x));
+    }
+    hits
+}
+
+/// `(1 + hits) / (samples + 1)`.
+fn mc_p(hits: u64, samples: u64) -> f64 {
+    (1 + hits) as f64 / (samples + 1) as f64
+}
+
+/// The strata's canonical groups and their pooled table.
+fn pooled_groups(strata: &[[Vec<u64>; 2]]) -> (Vec<Group>, [Vec<u64>; 2]) {
+    let k = strata.first().map_or(0, |t| t[0].len());
+    let mut pooled = [vec![0u64; k], vec![0u64; k]];
+    for t in strata {
+        for c in 0..2 {
+            for (p, v) in pooled[c].iter_mut().zip(&t[c]) {
+                *p += v;
+            }
+        }
+    }
+    (
+        groups(strata.iter().map(StratumMargins::of).collect()),
+        pooled,
+    )
+}
+
+/// The exact test of a pooled table within its strata, if feasible: with one stratum the
+/// exact test of `meter/1` ([`p_exact_with`]), else [`p_exact_within`].
+fn exact(groups: &[Group], pooled: &[Vec<u64>; 2], lt: &LogTables) -> Option<f64> {
+    let mg = Margins::of(pooled);
+    if let [one] = groups {
+        if one.count == 1 {
+            return p_exact_with(pooled, &mg, lt, EXACT_MAX_TABLES);
+        }
+    }
+    p_exact_within(groups, pooled, &mg, lt)
+}
+
+/// Whether a null C=1 row meets the tie rule of an observed table: its cell term
+/// `S = (...(0 + part_1[x_1]) + ...) + part_K[x_K]` against the smallest that does.
+struct Scorer {
+    parts: Vec<Vec<f64>>,
+    s_min: f64,
+}
+
+impl Scorer {
+    fn new(observed: &[Vec<u64>; 2], lt: &LogTables) -> Scorer {
+        let mg = Margins::of(observed);
+        let mi = mi_bits_with(observed, &mg, lt);
+        Scorer {
+            parts: cell_parts(&mg, lt),
+            s_min: min_cell_term(mg.margin_term(lt), mg.n, tie_threshold(mi)),
+        }
+    }
+
+    #[inline]
+    fn meets(&self, x: &[u64]) -> bool {
+        let mut s = 0.0;
+        for (part, &v) in self.parts.iter().zip(x) {
+            s += part[v as usize];
+        }
+        s >= self.s_min
+    }
 }
 
 #[cfg(test)]
@@ -570,19 +552,7 @@ mod tests {
     use crate::meter::permutation::p_exact;
 
     fn strata_of(tables: &[[Vec<u64>; 2]]) -> (Vec<Group>, [Vec<u64>; 2]) {
-        let k = tables[0][0].len();
-        let mut pooled = [vec![0u64; k], vec![0u64; k]];
-        for t in tables {
-            for r in 0..2 {
-                for j in 0..k {
-                    pooled[r][j] += t[r][j];
-                }
-            }
-        }
-        (
-            groups(tables.iter().map(StratumMargins::of).collect()),
-            pooled,
-        )
+        pooled_groups(tables)
     }
 
     #[test]
@@ -599,10 +569,8 @@ mod tests {
             let dp = p_exact_within(&g, &pooled, &mg, &lt).expect("feasible");
             let v1 = p_exact(&t).expect("feasible");
             assert_eq!(dp.to_bits(), v1.to_bits(), "{t:?}");
-            assert_eq!(
-                p_within(&g, &pooled, &lt, [0; 32]).0.to_bits(),
-                v1.to_bits()
-            );
+            let (p, method) = p_flat(std::slice::from_ref(&t), &lt, [0; 32]);
+            assert_eq!((p.to_bits(), method), (v1.to_bits(), PMethod::Exact));
         }
     }
 
@@ -622,10 +590,9 @@ mod tests {
             tables.push([vec![1, 0], vec![0, 1]]);
         }
         tables.push([vec![0, 1], vec![1, 0]]);
-        let (g, pooled) = strata_of(&tables);
-        let mg = Margins::of(&pooled);
-        let lt = LogTables::new(mg.n);
-        let (p, method) = p_within(&g, &pooled, &lt, [0; 32]);
+        let (_, pooled) = strata_of(&tables);
+        let lt = LogTables::new(80);
+        let (p, method) = p_flat(&tables, &lt, [0; 32]);
         assert_eq!(method, PMethod::Exact);
         // Two-sided exact McNemar: P(|B - 5| >= 4), B ~ Binomial(10, 1/2) = 22/1024.
         assert!((p - 22.0 / 1024.0).abs() < 1e-15, "{p}");
@@ -642,11 +609,29 @@ mod tests {
         let (g, pooled) = strata_of(&tables);
         let mg = Margins::of(&pooled);
         let lt = LogTables::new(mg.n);
-        let exact = p_exact_within(&g, &pooled, &mg, &lt);
-        let mc = p_monte_carlo_within(&g, &pooled, &mg, &lt, [9; 32], 20_000);
-        match exact {
-            Some(e) => assert!((e - mc).abs() < 0.02, "{e} vs {mc}"),
-            None => panic!("expected an exact test"),
+        let exact = p_exact_within(&g, &pooled, &mg, &lt).expect("an exact test");
+        let b = 20_000;
+        let mc = mc_p(hits_flat(&g, &pooled, &lt, [9; 32], b), b);
+        assert!((exact - mc).abs() < 0.02, "{exact} vs {mc}");
+    }
+
+    /// The joint stream's D and M null rows are the sums of its joint rows: each of the
+    /// three p-values agrees with its own exact test.
+    #[test]
+    fn the_joint_stream_tests_d_m_and_dm() {
+        // Joint columns (d, m): (0,0) (0,1) (1,0) (1,1) (2,1).
+        let dm_cols = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1)];
+        let mut strata = Vec::new();
+        for i in 0..3u64 {
+            strata.push([vec![2 + i % 2, 1, 1, i % 2, 1], vec![1, 1 + i, 1, 1, i % 2]]);
+        }
+        let lt = LogTables::new(200);
+        let exact = p_all_turns(&strata, &dm_cols, (3, 2), [true; 3], &lt, [4; 32]);
+        assert!(exact.iter().all(|a| matches!(a, Some((_, PMethod::Exact)))));
+        let mc = all_turns_mc(&strata, &dm_cols, (3, 2), &lt, [4; 32], 20_000);
+        for q in 0..3 {
+            let (e, _) = exact[q].expect("answer");
+            assert!((e - mc[q]).abs() < 0.02, "quantity {q}: {e} vs {}", mc[q]);
         }
     }
 
@@ -692,25 +677,5 @@ mod tests {
         // Three pairs: the first one's 2 rows, then 2 more pairs of 2 rows times 3 tables.
         assert_eq!(work_bound(&g, 3), 2 + 3 * 4);
         assert_eq!(work_bound(&groups(vec![]), 5), 0);
-    }
-
-    #[test]
-    fn monte_carlo_draws_are_valid_rows() {
-        // Many strata of one size: every null row keeps each stratum's margins.
-        let m = StratumMargins {
-            n: 40,
-            c1: 17,
-            b: vec![10, 0, 20, 10],
-        };
-        let mut s = Sampler::new(&m);
-        let lt = LogTables::new(40);
-        let mut rng = ChaCha8Rng::from_seed([1; 32]);
-        for _ in 0..200 {
-            let mut x = vec![0u64; 4];
-            s.draw(&mut rng, &mut x, &lt);
-            assert_eq!(x.iter().sum::<u64>(), 17);
-            assert!(x.iter().zip(&m.b).all(|(v, b)| v <= b));
-            assert_eq!(x[1], 0);
-        }
     }
 }
