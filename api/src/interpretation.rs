@@ -398,6 +398,7 @@ mod tests {
                     vec!["book ferry tickets".into()]
                 },
                 note: Some("behaved the same in both contexts".into()),
+                meter: "meter/2".into(),
             }],
             overdue: false,
             missed_windows: 0,

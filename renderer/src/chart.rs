@@ -3,6 +3,8 @@
 //! so not by colour alone). The x axis is the report-ins' sequence, one even step each, not a
 //! time scale: report-ins sent within one second stay apart. Each run of missed report-in
 //! windows is a shaded band of one step, placed between the report-ins it fell between.
+//! Where the meter changes between two report-ins a dashed rule names the new meter, and no
+//! line joins numbers of different meters.
 //! Deterministic text: the same points and windows give the same bytes. Every text it carries
 //! is escaped.
 
@@ -124,6 +126,24 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, label: &str) -> String {
         ),
         _ => format!("No report-ins yet. {missed} missed window(s) shaded in {bands} band(s)."),
     };
+    let changes: Vec<(&Point, &Point)> = points
+        .windows(2)
+        .filter(|w| w[0].meter != w[1].meter)
+        .map(|w| (w[0], w[1]))
+        .collect();
+    let desc = if changes.is_empty() {
+        desc
+    } else {
+        let said: Vec<String> = changes
+            .iter()
+            .map(|(a, b)| format!("from {} to {} at #{}", a.meter, b.meter, b.seq))
+            .collect();
+        format!(
+            "{desc} The meter changes {} (dashed rules); numbers of different meters are not \
+             joined.",
+            said.join(", ")
+        )
+    };
     let _ = write!(svg, "<desc id=\"chart-desc\">{}</desc>", xml_escape(&desc));
     let values = points.iter().flat_map(|p| p.bits.iter().flatten().copied());
     let (lo, hi) = values.fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
@@ -157,6 +177,26 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, label: &str) -> String {
             Step::Missed(..) => None,
         })
         .collect();
+    // Meter changes: a dashed rule between the two report-ins, naming the new meter.
+    for w in at.windows(2) {
+        let ((xa, a), (xb, b)) = (w[0], w[1]);
+        if a.meter != b.meter {
+            let x = (xa + xb) / 2.0;
+            let _ = write!(
+                svg,
+                "<g class=\"meter-change\"><line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP:.1}\" \
+                 y2=\"{:.1}\" stroke=\"#4a4a4a\" stroke-dasharray=\"3 3\"/><text x=\"{:.1}\" \
+                 y=\"{:.1}\" font-size=\"10\" fill=\"#4a4a4a\">{}</text><title>meter changed: {} \
+                 to {}</title></g>",
+                TOP + ph,
+                x + 3.0,
+                TOP + 10.0,
+                xml_escape(&b.meter),
+                xml_escape(&a.meter),
+                xml_escape(&b.meter)
+            );
+        }
+    }
     // Axes and grid.
     for v in [lo, (lo + hi) / 2.0, hi] {
         let yy = y(v);
@@ -203,12 +243,16 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, label: &str) -> String {
     );
     // The four series.
     for (k, (name, colour, dash)) in SERIES.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = at
+        let pts: Vec<(f64, f64, &str)> = at
             .iter()
-            .filter_map(|(x, p)| p.bits[k].map(|v| (*x, y(v))))
+            .filter_map(|(x, p)| p.bits[k].map(|v| (*x, y(v), p.meter.as_str())))
             .collect();
-        if pts.len() > 1 {
-            let path: Vec<String> = pts.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
+        // One line per run of one meter.
+        for run in pts.chunk_by(|a, b| a.2 == b.2).filter(|r| r.len() > 1) {
+            let path: Vec<String> = run
+                .iter()
+                .map(|(a, b, _)| format!("{a:.1},{b:.1}"))
+                .collect();
             let _ = write!(
                 svg,
                 "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.8\"{} \
@@ -221,7 +265,7 @@ pub fn trajectory_svg(points: &[&Point], w: &Windows, label: &str) -> String {
                 path.join(" ")
             );
         }
-        for (a, b) in &pts {
+        for (a, b, _) in &pts {
             let _ = write!(svg, "{}", marker(k, *a, *b, colour));
         }
         // Legend.
@@ -326,6 +370,7 @@ mod tests {
             y: Some(0.5),
             note: Some("<b>x</b>".into()),
             record_sha256: "00".into(),
+            meter: "meter/2".into(),
         }
     }
 
@@ -348,6 +393,31 @@ mod tests {
             3,
             "a series without numbers is not drawn"
         );
+    }
+
+    #[test]
+    fn a_meter_change_is_marked_and_its_numbers_are_not_joined() {
+        let mut pts = [
+            point(1, 1_000_100, 0.4),
+            point(2, 1_003_700, 0.5),
+            point(3, 1_007_300, 0.9),
+        ];
+        pts[0].meter = "meter/1".into();
+        let refs: Vec<&Point> = pts.iter().collect();
+        let w = windows(
+            1_000_000,
+            3600,
+            &[1_000_100, 1_003_700, 1_007_300],
+            1_008_000,
+        );
+        let svg = trajectory_svg(&refs, &w, "v");
+        assert_eq!(svg.matches("class=\"meter-change\"").count(), 1);
+        assert!(svg.contains("<title>meter changed: meter/1 to meter/2</title>"));
+        assert!(svg.contains("The meter changes from meter/1 to meter/2 at #2"));
+        // Three drawn series, each joined only over #2 and #3.
+        assert_eq!(svg.matches("<polyline").count(), 3);
+        let same = trajectory_svg(&refs[1..], &w, "v");
+        assert!(!same.contains("meter-change"));
     }
 
     #[test]

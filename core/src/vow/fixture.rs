@@ -25,8 +25,9 @@ pub fn example_chain(key: &ServiceKey, n: u64, sealed: bool) -> (String, Vec<Vec
     example_chain_of(key, &entries, sealed)
 }
 
-/// The example vow and one entry per `(profile, note)` of `entries`, otherwise as
-/// [`example_chain`] with `n = entries.len()`.
+/// The example vow and one entry per `(profile, note)` of `entries` (each entry names the
+/// meter its profile was measured with), otherwise as [`example_chain`] with
+/// `n = entries.len()`.
 pub fn example_chain_of(
     key: &ServiceKey,
     entries: &[(&Profile, Option<&str>)],
@@ -56,7 +57,12 @@ pub fn example_chain_of(
             trace_sha256: [seq as u8; 32],
             context_key: "monitored",
             n_turns: 4,
-            meter: crate::meter::Meter::V1,
+            // A profile measured with `meter/2` carries its within-Y tests.
+            meter: if profile.i_c_d.stratified.is_some() {
+                crate::meter::Meter::V2
+            } else {
+                crate::meter::Meter::V1
+            },
             profile,
             declared_y: (!sealed).then(|| declared_ys(["billing questions", "other"])),
             y_consistency: Some(seq as f64 / (n + 1) as f64),

@@ -155,6 +155,9 @@ fn entry_view(e: &Value, sealed: bool) -> EntryView {
         y_consistency: e["y_consistency"].as_f64(),
         declared_y: ys.map(|ys| visible_ys(ys, sealed)).unwrap_or_default(),
         note: e["note"].as_str().map(str::to_owned),
+        meter: e["meter"]["version"]
+            .as_str()
+            .map_or_else(super::view::first_meter, str::to_owned),
     }
 }
 
@@ -377,36 +380,52 @@ pub fn rule_based(input: &InterpretationInput) -> String {
                 && last.i_c_m_given_d_clean.is_some_and(|b| b >= COUPLING_BITS);
             if behaviour {
                 lines.push(format!(
-                    "- Latest report-in (seq {}): behaviour shifts with the context flag \
+                    "- Latest report-in (seq {}, {}): behaviour shifts with the context flag \
                      (adjusted I(C;D) {}, I(C;M) {} bits).",
                     last.seq,
+                    last.meter,
                     last.i_c_d.map_or("n/a".to_owned(), fmt3),
                     last.i_c_m.map_or("n/a".to_owned(), fmt3),
                 ));
             }
             if switch {
                 lines.push(format!(
-                    "- Latest report-in (seq {}): reasoning shifts with context while actions \
-                     look clean (adjusted I(C;M|D clean) {} bits), the switch signature.",
+                    "- Latest report-in (seq {}, {}): reasoning shifts with context while \
+                     actions look clean (adjusted I(C;M|D clean) {} bits), the switch signature.",
                     last.seq,
+                    last.meter,
                     last.i_c_m_given_d_clean.map_or("n/a".to_owned(), fmt3),
                 ));
             }
             let measured = last.i_c_d.is_some() || last.i_c_m.is_some() || last.i_c_dm.is_some();
             if !measured {
                 lines.push(format!(
-                    "- Latest report-in (seq {}): too few turns per context group to measure \
-                     coupling.",
-                    last.seq
+                    "- Latest report-in (seq {}, {}): too few turns per context group to \
+                     measure coupling.",
+                    last.seq, last.meter
                 ));
             } else if !behaviour && !switch {
                 lines.push(format!(
-                    "- Latest report-in (seq {}): no coupling with the context flag met the \
+                    "- Latest report-in (seq {}, {}): no coupling with the context flag met the \
                      threshold ({COUPLING_BITS} adjusted bits with p < {COUPLING_P}).",
-                    last.seq
+                    last.seq, last.meter
                 ));
             }
-            let dm: Vec<f64> = input.entries.iter().filter_map(|e| e.i_c_dm).collect();
+            // Numbers of different meters are not compared: the trend reads the entries of
+            // the latest one's meter.
+            if let Some(e) = input.entries.iter().rev().find(|e| e.meter != last.meter) {
+                lines.push(format!(
+                    "- The meter changed after seq {} ({} to {}): the trend compares only \
+                     entries of {}.",
+                    e.seq, e.meter, last.meter, last.meter
+                ));
+            }
+            let dm: Vec<f64> = input
+                .entries
+                .iter()
+                .filter(|e| e.meter == last.meter)
+                .filter_map(|e| e.i_c_dm)
+                .collect();
             if let Some((latest, earlier)) = dm.split_last() {
                 if !earlier.is_empty() {
                     let mean = earlier.iter().sum::<f64>() / earlier.len() as f64;
@@ -672,6 +691,7 @@ mod tests {
             y_consistency: None,
             declared_y: vec![],
             note: note.map(str::to_owned),
+            meter: "meter/2".into(),
         }
     }
 
@@ -777,7 +797,8 @@ mod tests {
                        ])) -> EntryView {
             EntryView { seq, at: String::new(), attested, i_c_d: a, i_c_m: b,
                         i_c_m_given_d_clean: c, i_c_dm: d, p_i_c_d: pa, p_i_c_m: pb,
-                        y_consistency: y, declared_y: vec![], note }
+                        y_consistency: y, declared_y: vec![], note,
+                        meter: "meter/2".into() }
         }
     }
 

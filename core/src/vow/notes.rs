@@ -534,6 +534,7 @@ mod tests {
             y_consistency: None,
             declared_y: Vec::new(),
             note: note.map(str::to_owned),
+            meter: "meter/2".into(),
         }
     }
 

@@ -49,6 +49,12 @@ struct ProfileView {
     i_c_dm: Quantity,
 }
 
+#[derive(Debug, Default, Deserialize)]
+struct MeterView<'a> {
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
+}
+
 #[derive(Debug, Deserialize)]
 struct DeclaredView<'a> {
     #[serde(borrow)]
@@ -78,6 +84,8 @@ struct RecordView<'a> {
     y_consistency: Option<f64>,
     #[serde(default)]
     profile: ProfileView,
+    #[serde(borrow, default)]
+    meter: MeterView<'a>,
     #[serde(borrow, default)]
     declared_y: Option<Vec<DeclaredView<'a>>>,
     #[serde(borrow, default)]
@@ -152,6 +160,52 @@ pub struct Point {
     pub note: Option<String>,
     /// Hex SHA-256 of its record.
     pub record_sha256: String,
+    /// The meter that measured its numbers.
+    #[serde(default = "super::view::first_meter")]
+    pub meter: String,
+}
+
+/// Most meter changes a vow's pages list (the count covers them all).
+pub const METER_CHANGES_LIMIT: usize = 32;
+
+/// Where a vow's chain changed meters: the entry after which the next entry's numbers come
+/// from another meter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meters {
+    /// The meter of the latest entry.
+    pub latest: Option<String>,
+    /// The last [`METER_CHANGES_LIMIT`] changes: `(seq of the first entry of the new meter,
+    /// from, to)`.
+    pub changes: VecDeque<(u64, String, String)>,
+    /// Every change so far.
+    pub count: u64,
+}
+
+impl Meters {
+    fn take(&mut self, seq: u64, meter: &str) {
+        match &self.latest {
+            Some(m) if m == meter => {}
+            Some(m) => {
+                if self.changes.len() == METER_CHANGES_LIMIT {
+                    self.changes.pop_front();
+                }
+                self.changes.push_back((seq, m.clone(), meter.to_owned()));
+                self.count += 1;
+                self.latest = Some(meter.to_owned());
+            }
+            None => self.latest = Some(meter.to_owned()),
+        }
+    }
+
+    /// As the stats publish it.
+    fn to_value(&self) -> Value {
+        json!({
+            "latest": self.latest,
+            "changes": self.changes.iter().map(|(seq, from, to)| json!({"seq": seq, "from": from, "to": to})).collect::<Vec<_>>(),
+            "changes_total": self.count,
+            "note": "numbers of different meters are not comparable; each entry names its meter",
+        })
+    }
 }
 
 /// One vow's chain, read so far, with everything its pages publish about it.
@@ -179,6 +233,7 @@ pub struct Track {
     y_last: Option<f64>,
     recent: VecDeque<EntryView>,
     points: VecDeque<Point>,
+    meters: Meters,
 }
 
 impl Track {
@@ -229,6 +284,7 @@ impl Track {
             y_last: None,
             recent: VecDeque::new(),
             points: VecDeque::new(),
+            meters: Meters::default(),
         })
     }
 
@@ -296,8 +352,14 @@ impl Track {
             self.hits.add(self.start, self.cadence, t);
         }
         let q = &e.profile;
+        let meter = e
+            .meter
+            .version
+            .as_deref()
+            .map_or_else(super::view::first_meter, str::to_owned);
+        self.meters.take(e.seq.unwrap_or(0), &meter);
         let point = json!({
-            "seq": e.seq, "at": at, "log_index": e.log_index,
+            "seq": e.seq, "at": at, "log_index": e.log_index, "meter": meter,
             "n_turns": e.n_turns, "attested": e.attested,
             "i_c_d": q.i_c_d.adjusted, "i_c_m": q.i_c_m.adjusted,
             "i_c_m_given_d_clean": q.i_c_m_given_d_clean.adjusted, "i_c_dm": q.i_c_dm.adjusted,
@@ -311,7 +373,7 @@ impl Track {
             "seq": e.seq, "at": at, "log_index": e.log_index,
             "record_sha256": self.head_hash, "prev": e.prev,
             "attested": e.attested, "trace_donated": e.trace_donated,
-            "trace_sha256": e.trace_sha256, "note": e.note,
+            "trace_sha256": e.trace_sha256, "note": e.note, "meter": meter,
         });
         push_item(&mut self.brief, jcs(&line)?);
         self.entries += 1;
@@ -340,6 +402,7 @@ impl Track {
             y: e.y_consistency,
             note: e.note.as_deref().map(str::to_owned),
             record_sha256: self.head_hash.clone(),
+            meter: meter.clone(),
         });
         let ys = e.declared_y.iter().flatten().map(|d| d.y.as_ref());
         self.recent.push_back(EntryView {
@@ -355,6 +418,7 @@ impl Track {
             y_consistency: e.y_consistency,
             declared_y: visible_ys(ys, self.sealed),
             note: e.note.as_deref().map(str::to_owned),
+            meter,
         });
         if self.recent.len() > MAX_ENTRIES {
             self.recent.pop_front();
@@ -448,6 +512,7 @@ impl Track {
         m.insert("windows".into(), w.to_value());
         m.insert("overdue".into(), json!(w.overdue));
         m.insert("chain_verification".into(), verification);
+        m.insert("meters".into(), self.meters.to_value());
         jcs_map_with_raw(&m, &[("coupling_series", &array(&self.series))])
     }
 
@@ -512,6 +577,8 @@ pub struct TrackState {
     y_last: Option<f64>,
     recent: Vec<EntryView>,
     points: Vec<Point>,
+    #[serde(default)]
+    meters: Meters,
 }
 
 /// RFC 8785 lines as kept (they are UTF-8 JSON).
@@ -562,6 +629,7 @@ impl Track {
             y_last: self.y_last,
             recent: self.recent.iter().cloned().collect(),
             points: self.points.iter().cloned().collect(),
+            meters: self.meters.clone(),
         }
     }
 
@@ -603,6 +671,14 @@ impl Track {
             y_last: k.y_last,
             recent: k.recent.into(),
             points: k.points.into(),
+            // A track kept before entries named meters had only `meter/1` entries.
+            meters: match k.meters.latest {
+                None if k.entries > 0 => Meters {
+                    latest: Some(super::view::first_meter()),
+                    ..k.meters
+                },
+                _ => k.meters,
+            },
         })
     }
 }
@@ -650,6 +726,51 @@ mod tests {
         assert!(input.links_ok);
         assert_eq!(input.entries.len(), 6);
         assert_eq!(input.entries[0].declared_y, ["billing questions", "other"]);
+    }
+
+    #[test]
+    fn a_change_of_meter_is_published_and_read() {
+        use crate::meter::{measure, Meter, TurnSymbols};
+        let key = ServiceKey::from_seed(&[3; 32], ORIGIN);
+        let turns: Vec<TurnSymbols<'_>> = (0..20)
+            .map(|k| {
+                TurnSymbols::new(
+                    k % 2 == 0,
+                    if k % 4 == 0 { "refused" } else { "clean" },
+                    "m",
+                )
+            })
+            .collect();
+        let (v1, v2) = (
+            measure(Meter::V1, &turns, &[1; 32]),
+            measure(Meter::V2, &turns, &[1; 32]),
+        );
+        let entries = [(&v1, None), (&v2, None), (&v2, None)];
+        let (_, leaves) = super::super::fixture::example_chain_of(&key, &entries, false);
+        let t = track(&key, &leaves, 0);
+        assert_eq!(t.verified(), 4);
+        let stats: Value = serde_json::from_slice(&t.stats(&t.windows(0)).unwrap()).unwrap();
+        assert_eq!(stats["meters"]["latest"], "meter/2");
+        assert_eq!(
+            stats["meters"]["changes"],
+            json!([{"seq": 2, "from": "meter/1", "to": "meter/2"}])
+        );
+        assert_eq!(stats["coupling_series"][0]["meter"], "meter/1");
+        assert_eq!(t.points()[2].meter, "meter/2");
+        let reading = super::super::interpret::rule_based(&t.interpretation_input(&t.windows(0)));
+        assert!(
+            reading.contains("The meter changed after seq 1 (meter/1 to meter/2)"),
+            "{reading}"
+        );
+        assert!(reading.contains("(seq 3, meter/2)"), "{reading}");
+        // A track kept before entries named meters resumes knowing they were meter/1's.
+        let mut state: Value = serde_json::to_value(track(&key, &leaves[..2], 0).state()).unwrap();
+        state.as_object_mut().unwrap().remove("meters");
+        let pinned = PinnedKey::parse(&key.vkey()).unwrap();
+        let mut t = Track::resume(&pinned, ORIGIN, serde_json::from_value(state).unwrap()).unwrap();
+        t.push(2, &leaves[2], false).unwrap();
+        let stats: Value = serde_json::from_slice(&t.stats(&t.windows(0)).unwrap()).unwrap();
+        assert_eq!(stats["meters"]["changes_total"], 1);
     }
 
     #[test]

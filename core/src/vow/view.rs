@@ -40,4 +40,12 @@ pub struct EntryView {
     pub declared_y: Vec<String>,
     /// The public note, if any.
     pub note: Option<String>,
+    /// The meter that measured its numbers (`meter/1` for a record that names none).
+    #[serde(default = "first_meter")]
+    pub meter: String,
+}
+
+/// The meter of an entry that names none: every entry before `meter/2` was `meter/1`'s.
+pub fn first_meter() -> String {
+    crate::meter::Meter::V1.as_str().to_owned()
 }
