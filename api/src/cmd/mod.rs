@@ -12,6 +12,7 @@ use quest::{edit_quests, QuestCmd};
 
 pub mod dev;
 pub mod dev_tls;
+pub mod meter_eval;
 pub mod nginx;
 pub mod quest;
 pub mod serve;
@@ -149,6 +150,22 @@ enum Cmd {
         /// nginx `server_name`.
         #[arg(long, default_value = "_")]
         server_name: String,
+    },
+    /// The meter on public transcripts (library/METER.md, "On real transcripts"): how
+    /// lexicon/1 and lexicon/2 split labelled scratchpads (the held-out gold_106 among them),
+    /// and the four quantities of monitored/unmonitored case studies under meter/1 and
+    /// meter/2, with 20 controls whose C is shuffled.
+    MeterEval {
+        /// The labelled and paired transcripts (train.jsonl, dev.jsonl, gold_106.jsonl,
+        /// sycophant_paired.jsonl).
+        #[arg(long, default_value = "corpus/transcripts")]
+        corpus: PathBuf,
+        /// More paired transcripts (JSONL of {y, watched, m, d}).
+        #[arg(long)]
+        paired: Vec<PathBuf>,
+        /// Print JSON instead of Markdown tables.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the /pubkey document of a data directory's key.
     Pubkey {
@@ -325,6 +342,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
         }
         Cmd::ManifestHash { file } => verify::manifest_hash(&file),
+        Cmd::MeterEval {
+            corpus,
+            paired,
+            json,
+        } => Ok(meter_eval::meter_eval(&corpus, &paired, json)?),
         Cmd::NginxConf {
             root,
             upstream,

@@ -22,6 +22,7 @@
 
 pub mod draws;
 pub mod estimators;
+pub mod eval;
 pub mod labels;
 pub mod lexicon;
 pub mod lexicon2;
