@@ -61,6 +61,10 @@ pub enum Error {
         /// Why: no signature, another key id, a changed byte, an altered scope statement.
         source: VerifyError,
     },
+    /// An attestation's numbers are not what its meter gives for the trace it names (or the
+    /// trace is not the one it attests, or it names a meter this verifier does not know).
+    #[error("measurement: {0}")]
+    Measurement(String),
     /// A verified object is not an attestation.
     #[error("type {found:?}, expected {expected:?}")]
     NotAnAttestation {

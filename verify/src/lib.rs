@@ -4,7 +4,9 @@
 //! wallet code (conduct-core without its `wallet` feature; the optional `http` feature adds
 //! ureq, a small blocking client). It verifies
 //!
-//! - an **attestation**, or any signed object ([`verify_attestation`], [`verify_signed`]);
+//! - an **attestation**, or any signed object ([`verify_attestation`], [`verify_signed`]), and
+//!   with the trace it attests, its numbers under the meter it names, `meter/1` or `meter/2`
+//!   ([`verify_measurement`]);
 //! - a copy of the **transparency log** ([`verify_log`]): the signed checkpoint, every entry
 //!   bundle, the root, every hash tile, every vow chain; a single entry's inclusion proof
 //!   ([`verify_inclusion`]) and an older checkpoint's consistency with the log
@@ -41,7 +43,9 @@ pub mod progress;
 pub mod site;
 mod stream;
 
-pub use attestation::{pinned_key, verify_attestation, verify_signed};
+pub use attestation::{
+    pinned_key, verify_attestation, verify_measurement, verify_signed, Measurement,
+};
 pub use conduct_core::signing::{PinnedKey, VerifyError};
 pub use error::{BinProblem, Error, ManifestError, MirrorProblem};
 pub use files::Files;

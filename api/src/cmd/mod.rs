@@ -94,13 +94,19 @@ enum Cmd {
         #[command(flatten)]
         common: Common,
     },
-    /// Verify a signed object offline; exit 0 only when it verifies.
+    /// Verify a signed object offline; exit 0 only when it verifies. With --trace, it must be
+    /// an attestation of that trace whose numbers are what its meter (meter/1 or meter/2)
+    /// gives.
     Verify {
         /// The signed JSON file ("-" for standard input).
         file: PathBuf,
         /// Pinned public key: base64 of 32 bytes, or a C2SP vkey.
         #[arg(long, env = "CONDUCT_PUBKEY")]
         pubkey: String,
+        /// The trace the attestation attests (JSON, as posted to /profile): recompute its
+        /// numbers with the meter the attestation names.
+        #[arg(long)]
+        trace: Option<PathBuf>,
     },
     /// Audit a copy of the transparency log offline (checkpoint signature, every entry, tile
     /// and root); exit 0 only when everything verifies.
@@ -320,7 +326,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{}", String::from_utf8_lossy(&bytes));
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Verify { file, pubkey } => verify::verify(file, pubkey),
+        Cmd::Verify {
+            file,
+            pubkey,
+            trace,
+        } => verify::verify(file, pubkey, trace),
         Cmd::VerifyLog { location, pubkey } => Ok(verify::verify_log(&location, &pubkey)),
         Cmd::VerifySite {
             location,

@@ -6,17 +6,43 @@ use std::process::ExitCode;
 
 use conduct_verify::Error as VerifyError;
 
-/// `conduct verify FILE --pubkey`: exit 0 only when the signed object verifies.
-pub fn verify(file: PathBuf, pubkey: String) -> Result<ExitCode, Box<dyn std::error::Error>> {
+/// `conduct verify FILE --pubkey [--trace TRACE]`: exit 0 only when the signed object
+/// verifies (and, with a trace, when it is an attestation of that trace whose numbers are
+/// what its meter gives).
+pub fn verify(
+    file: PathBuf,
+    pubkey: String,
+    trace: Option<PathBuf>,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let bytes = read_input(&file)?;
     let pinned = match conduct_verify::pinned_key(&pubkey) {
         Ok(k) => k,
         Err(VerifyError::PinnedKey(e)) => return Err(e.into()),
         Err(e) => return Err(e.to_string().into()),
     };
-    match conduct_verify::verify_signed(&bytes, &pinned) {
-        Ok(_) => {
+    let checked = match &trace {
+        None => conduct_verify::verify_signed(&bytes, &pinned),
+        Some(_) => conduct_verify::verify_attestation(&bytes, &pinned),
+    };
+    match checked {
+        Ok(doc) => {
             println!("OK: signature verifies");
+            if let Some(t) = trace {
+                let trace_bytes = read_input(&t)?;
+                match conduct_verify::verify_measurement(&doc, &trace_bytes) {
+                    Ok(m) => println!(
+                        "OK: {} recomputed from {}: {} of {} quantities as attested",
+                        m.meter,
+                        t.display(),
+                        m.checked,
+                        m.checked
+                    ),
+                    Err(e) => {
+                        println!("FAIL: {e}");
+                        return Ok(ExitCode::from(1));
+                    }
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(VerifyError::NotJson { source, .. }) => {
