@@ -115,8 +115,10 @@ pub fn verify_measurement(doc: &Value, trace: &[u8]) -> Result<Measurement, Erro
         return Ok(Measurement { meter, checked: 1 });
     }
     let got = &doc["profile"];
+    // Compared as RFC 8785 bytes: a number is its value, however it was written (1 or 1.0).
+    let canonical = |v: &Value| conduct_core::canonical::jcs(v).ok();
     for key in conduct_core::meter::QUANTITY_KEYS {
-        if got[key] != want[key] {
+        if canonical(&got[key]) != canonical(&want[key]) {
             return Err(mismatch(format!(
                 "{key}: the attestation says {}, {meter} gives {}",
                 got[key], want[key]
