@@ -259,11 +259,14 @@ pub struct ProfileRequest<'a> {
         whether metric clears band is signed (see /predicates).")
     )]
     pub disclosure: Option<Disclosure>,
-    /// The meter to measure with (`meter/1` or `meter/2`); absent: [`crate::meter::Meter::DEFAULT`].
+    /// The meter to measure with, `meter/1` or `meter/2` (library/METER.md); absent: `meter/2`.
     #[serde(default, borrow)]
     #[cfg_attr(
         feature = "schemars",
-        schemars(schema_with = "crate::schema::meter_name")
+        schemars(
+            schema_with = "crate::schema::meter_name",
+            extend("default" = crate::meter::Meter::DEFAULT.as_str())
+        )
     )]
     pub meter: Option<Cow<'a, str>>,
 }

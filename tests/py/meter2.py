@@ -773,8 +773,8 @@ def mc_p(hits):
 # The meter
 # ----------------------------------------------------------------------------------------
 
-def plural(k):
-    return "%d turn%s" % (k, "" if k == 1 else "s")
+def plural(k, noun="turn"):
+    return "%d %s%s" % (k, noun, "" if k == 1 else "s")
 
 
 def c_group_reason(a0, a1, among):
@@ -800,7 +800,7 @@ class Quantity:
         self.n = len(turns)
         self.a0, self.a1 = sum(self.table[0]), sum(self.table[1])
         self.null = self.a0 < MIN_PER_GROUP or self.a1 < MIN_PER_GROUP
-        self.noun = "D-clean turns" if clean_only else "turns"
+        self.noun = "D-clean turn" if clean_only else "turn"
 
     def strata(self):
         """Informative Y groups: margins tuples (n, c1, b_1..b_K)."""
@@ -869,7 +869,7 @@ class Meter:
                 out[k] = None
             if q.key == "i_c_d":
                 out["direction"] = None
-            out["reason"] = c_group_reason(q.a0, q.a1, "%d %s" % (q.n, q.noun))
+            out["reason"] = c_group_reason(q.a0, q.a1, plural(q.n, q.noun))
             return out
         bits = mi_bits(q.table)
         emi = emi_bits(q.table)
@@ -961,13 +961,13 @@ def build_meter2(meter):
                 if not tuples:
                     st["p"] = None
                     st["p_method"] = None
-                    st["reason"] = "no group of %s with the same Y holds both C values" % q.noun
+                    st["reason"] = "no group of %ss with the same Y holds both C values" % q.noun
                     continue
                 if pa0 < MIN_PER_GROUP or pa1 < MIN_PER_GROUP:
                     st["p"] = None
                     st["p_method"] = None
                     st["reason"] = c_group_reason(
-                        pa0, pa1, "%d %s in groups of equal Y holding both C values" % (pa0 + pa1, q.noun))
+                        pa0, pa1, plural(pa0 + pa1, q.noun) + " in groups of equal Y holding both C values")
                     continue
             else:
                 if gs is None:

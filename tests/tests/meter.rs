@@ -433,3 +433,58 @@ fn conduct_verify_recomputes_a_signed_attestation_under_its_meter() {
         }
     }
 }
+
+/// `tools/call` over plain HTTP (stateless streamable HTTP): the JSON-RPC answer.
+fn mcp(s: &Server, method: &str, params: Value) -> Value {
+    let r = client()
+        .post(s.at("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    r.json().unwrap()
+}
+
+#[test]
+fn the_mcp_tools_that_measure_take_a_meter() {
+    let s = Server::start(&["--demo-daily-cap", "0"]);
+    let tools = mcp(&s, "tools/list", json!({}));
+    for name in ["demo_profile", "report_in"] {
+        let tool = tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no tool {name}"));
+        let meter = &tool["inputSchema"]["properties"]["meter"];
+        assert_eq!(
+            meter["enum"],
+            json!(["meter/1", "meter/2"]),
+            "{name}: {meter}"
+        );
+        assert_eq!(meter["default"], "meter/2", "{name}");
+    }
+    let call = |args: Value| {
+        mcp(
+            &s,
+            "tools/call",
+            json!({"name": "demo_profile", "arguments": args}),
+        )
+    };
+    let a = call(with_meter(trace(30), "meter/1"));
+    assert_eq!(
+        a["result"]["structuredContent"]["meter"]["version"], "meter/1",
+        "{a}"
+    );
+    let a = call(trace(30));
+    assert_eq!(
+        a["result"]["structuredContent"]["meter"]["version"], "meter/2",
+        "{a}"
+    );
+    let a = call(with_meter(trace(30), "meter/3"));
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(a.to_string().contains("meter"), "{a}");
+}

@@ -78,11 +78,14 @@ pub struct ValidationRequest<'a> {
     pub predicate: PredicateRequest,
     /// The agent the credential is about.
     pub subject: SubjectRequest,
-    /// The meter to measure with (`meter/1` or `meter/2`); absent: [`crate::meter::Meter::DEFAULT`].
+    /// The meter to measure with, `meter/1` or `meter/2` (library/METER.md); absent: `meter/2`.
     #[serde(default)]
     #[cfg_attr(
         feature = "schemars",
-        schemars(schema_with = "crate::schema::meter_name")
+        schemars(
+            schema_with = "crate::schema::meter_name",
+            extend("default" = crate::meter::Meter::DEFAULT.as_str())
+        )
     )]
     pub meter: Option<String>,
 }
