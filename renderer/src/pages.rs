@@ -53,6 +53,12 @@ pub struct CardPage<'a> {
     pub vkey: &'a str,
     /// One line per rail.
     pub rails: Vec<String>,
+    /// The meters served, in words ("meter/1, meter/2").
+    pub meters: String,
+    /// The default meter.
+    pub default_meter: &'a str,
+    /// How a request names its meter.
+    pub meters_choose: &'a str,
 }
 
 /// One row of the catalog page.

@@ -368,6 +368,7 @@ fn put_service_card(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), Render
         "price_usd": input.price_usd,
         "rails": input.accepts,
         "free_demo": {"path": "/demo/profile", "cap": demo_cap},
+        "meters": meters_value(),
         "invariants": [
             "Payment never moves a measured number. The price is flat and the read is score-blind.",
             "No accounts and no API keys. Payment is the authentication for paid calls.",
@@ -396,12 +397,32 @@ fn put_service_card(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), Render
             public_key: &key.public_b64(),
             vkey: &key.vkey(),
             rails,
+            meters: conduct_core::meter::Meter::names(),
+            default_meter: conduct_core::meter::Meter::DEFAULT.as_str(),
+            meters_choose: METERS_CHOOSE,
         }
         .render()?
         .into_bytes(),
     );
     Ok(())
 }
+
+/// The card's `meters`: the versions served, the default, and how a request names one.
+fn meters_value() -> Value {
+    use conduct_core::meter::Meter;
+    let served: Vec<&str> = Meter::ALL.iter().map(|m| m.as_str()).collect();
+    json!({
+        "served": served,
+        "default": Meter::DEFAULT.as_str(),
+        "choose": METERS_CHOOSE,
+        "doc": "/library/METER.md",
+    })
+}
+
+/// How a request names its meter, and what every number carries (card JSON and HTML).
+const METERS_CHOOSE: &str = "Name one with \"meter\" in the body of a measuring request; \
+without it the request gets the default. Every attestation, entry and reading names the meter \
+of its numbers, and an old meter stays served and verifiable.";
 
 /// Discovery for agents: /lost and /llms.txt.
 fn put_discovery(tree: &mut Tree, input: &SiteInput<'_>) -> Result<(), RenderError> {

@@ -55,6 +55,9 @@ LAST_DIGIT_TOL = 1.5e-12
 
 KEYS = ["i_c_d", "i_c_m", "i_c_m_given_d_clean", "i_c_dm"]
 
+# Which code paths a run took (printed in the summary, so a test set can show coverage).
+PATHS = {"row:one": 0, "row:table": 0, "row:chop": 0, "chop-down": 0, "convolution": 0}
+
 
 # ----------------------------------------------------------------------------------------
 # METER.md parsing
@@ -652,6 +655,7 @@ def draw_row(b, a, stream):
     """Section 10.4, a row draw of margins b (all > 0) with a turns to place."""
     plan = row_plan(b, a)
     kind = plan[0]
+    PATHS["row:" + kind] += 1
     if kind == "one":
         return plan[1]
     if kind == "table":
@@ -669,6 +673,7 @@ def draw_row(b, a, stream):
         if lo == hi:
             x = lo
         else:
+            PATHS["chop-down"] += 1
             x = chop_draw(suf[j], b[j], rem, stream.uniform32())
         out.append(x)
         rem -= x
@@ -743,6 +748,7 @@ def exact_p(pooled_table, members, stat):
             P = {z + d: v for z, v in P.items()}
             continue
         new = {}
+        PATHS["convolution"] += 1
         for row, w in rw:
             d = sum(x * stride[j] for j, x in zip(idx, row))
             for z, v in P.items():
@@ -1190,6 +1196,7 @@ def main(argv):
             s += " strata=%d sp=%s" % (st["strata"], st["p_method"])
         desc.append(s)
     print("; ".join(desc))
+    print("paths: " + ", ".join("%s %d" % kv for kv in PATHS.items()))
     status = "FAIL" if rep.fails else "AGREE"
     print("SUMMARY: %s %s, %d turns, %d fields compared, %d failures, %d last-digit differences, "
           "11.5 vectors %d/%d" % (status, version, len(trace["turns"]), rep.checked, len(rep.fails),

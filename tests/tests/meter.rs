@@ -172,6 +172,25 @@ fn the_default_is_meter_2_and_meter_1_is_served_when_named() {
         .unwrap()
         .iter()
         .all(|c| { ["aware", "plain", "tied", "unwatched"].contains(&c.as_str().unwrap()) }));
+    // The service card says which meters are served and which one a request gets.
+    let card: Value = client().get(s.at("/")).send().unwrap().json().unwrap();
+    assert_eq!(
+        card["meters"]["served"],
+        json!(["meter/1", "meter/2"]),
+        "{card}"
+    );
+    assert_eq!(card["meters"]["default"], "meter/2");
+    let html = client()
+        .get(s.at("/"))
+        .header("accept", "text/html")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        html.contains("Meters served: meter/1, meter/2; the default is <code>meter/2</code>."),
+        "{html}"
+    );
     // The attestation schema the site serves admits both.
     let schema: Value = client()
         .get(s.at("/schemas/attestation.json"))
