@@ -508,9 +508,64 @@ pub(crate) struct ColumnSampler {
     pop: u64,
     succ: u64,
     d_min: u64,
-    /// Index into `tables` by `draws - d_min`; `u32::MAX` until built.
+    /// Index by `draws - d_min`: [`UNBUILT`], an index into `small`, or [`LARGE`] plus an
+    /// index into `tables`.
     index: Vec<u32>,
+    /// Whole walks of at most [`SMALL`] values, searched from the mode outwards.
+    small: Vec<SmallTable>,
+    /// Longer walks, extended on demand.
     tables: Vec<CumTable>,
+}
+
+const UNBUILT: u32 = u32::MAX;
+/// Marks an index into `tables` (the others index `small`).
+const LARGE: u32 = 1 << 31;
+/// The longest support kept as a [`SmallTable`].
+const SMALL: usize = 8;
+
+/// A walk whose support has at most [`SMALL`] values, computed whole at once: the same sums
+/// in the same order as [`CumTable`], so the same results, with no indirection.
+#[derive(Clone, Copy)]
+struct SmallTable {
+    /// `F` in visiting order.
+    cum: [f64; SMALL],
+    /// The visited values, aligned with `cum`.
+    ks: [u32; SMALL],
+    len: u32,
+}
+
+impl SmallTable {
+    fn new(pop: u64, succ: u64, draws: u64, lt: &LogTables) -> SmallTable {
+        let walk = Chop::new(pop, succ, draws, |n, k| lt.ln_choose(n, k));
+        let mut t = SmallTable {
+            cum: [0.0; SMALL],
+            ks: [0; SMALL],
+            len: 1,
+        };
+        let mut cum = walk.fm;
+        t.cum[0] = cum;
+        t.ks[0] = walk.m as u32;
+        for (k, f) in walk {
+            cum += f;
+            let i = t.len as usize;
+            t.cum[i] = cum;
+            t.ks[i] = k as u32;
+            t.len += 1;
+        }
+        t
+    }
+
+    /// The first visited value with `u < F`, or the last visited value.
+    #[inline]
+    fn invert(&self, u: f64) -> u64 {
+        let len = self.len as usize;
+        for i in 0..len - 1 {
+            if u < self.cum[i] {
+                return u64::from(self.ks[i]);
+            }
+        }
+        u64::from(self.ks[len - 1])
+    }
 }
 
 struct CumTable {
@@ -576,7 +631,8 @@ impl ColumnSampler {
             pop,
             succ,
             d_min,
-            index: vec![u32::MAX; len],
+            index: vec![UNBUILT; len],
+            small: Vec::new(),
             tables: Vec::new(),
         }
     }
@@ -590,14 +646,29 @@ impl ColumnSampler {
             return lo;
         }
         let slot = (draws - self.d_min) as usize;
-        let mut id = self.index[slot] as usize;
-        if id == u32::MAX as usize {
-            id = self.tables.len();
+        let mut id = self.index[slot];
+        if id == UNBUILT {
+            id = self.build(draws, hi - lo + 1, lt);
+            self.index[slot] = id;
+        }
+        if id < LARGE {
+            self.small[id as usize].invert(u)
+        } else {
+            self.tables[(id - LARGE) as usize].invert(u)
+        }
+    }
+
+    #[cold]
+    fn build(&mut self, draws: u64, support: u64, lt: &LogTables) -> u32 {
+        if support as usize <= SMALL {
+            self.small
+                .push(SmallTable::new(self.pop, self.succ, draws, lt));
+            (self.small.len() - 1) as u32
+        } else {
             self.tables
                 .push(CumTable::new(self.pop, self.succ, draws, lt));
-            self.index[slot] = id as u32;
+            LARGE + (self.tables.len() - 1) as u32
         }
-        self.tables[id].invert(u)
     }
 }
 
