@@ -5,12 +5,18 @@
  * (library/PAYMENTS.md), loaded only when a paid call is made, so the verifying half of the kit
  * needs nothing but `@noble/*` and `canonicalize`.
  *
+ * Every call that measures (`profile`, `demoProfile`, `validation`, `reportDemo`, `report`)
+ * takes a `meter` (`meter/1` or `meter/2`; without one the service measures with `meter/2`),
+ * sent only when given, and checks that the answer names the meter asked for, or, without
+ * one, a meter the kit knows ({@link checkMeter}).
+ *
  * @module
  */
 import { type Json, type JsonObject } from "./encoding.js";
 import { type VerifiedCredential } from "./erc8004.js";
 import { type Checkpoint, type Inclusion } from "./log.js";
 import { type ManifestOptions, type ManifestReport } from "./manifest.js";
+import { type Meter } from "./meter.js";
 import { type PinnedKey, type Trace } from "./signed.js";
 import { type VerifiedChainDocument } from "./vow.js";
 /** Which x402 rail to pay on (library/PAYMENTS.md, "Rails"). */
@@ -89,6 +95,8 @@ export interface ReportIn {
     donateTrace?: boolean;
     /** The vow's wallet's EIP-191 signature over {@link ConductClient.reportMessage}'s text. */
     signature?: string;
+    /** The meter to measure with (`meter/1` or `meter/2`; default the service's, `meter/2`); the entry must name it. */
+    meter?: Meter;
 }
 /** A vow to take (library/VOWS.md, "Taking a vow"). */
 export interface VowRequest {
@@ -154,26 +162,33 @@ export declare class ConductClient {
     /** Verify the service's tree over HTTP against its manifest ({@link verifyManifest}; no listing, so no count). */
     verifySite(options?: Omit<ManifestOptions, "listFiles">): Promise<ManifestReport>;
     /**
-     * `POST /profile` (paid, library/PAYMENTS.md): the signed profile of `trace`, verified, and
-     * its `trace_sha256` checked against the trace sent.
+     * `POST /profile` (paid, library/PAYMENTS.md): the signed profile of `trace`, verified, its
+     * `trace_sha256` checked against the trace sent, and its meter (the one asked for, when given).
      *
      * @param trace - `{context_key, turns}`
-     * @param options - a disclosure (`{predicate: {metric, band}}`, METER.md), the idempotency key, the rail
+     * @param options - a disclosure (`{predicate: {metric, band}}`, METER.md), the meter
+     *   (`meter/1` or `meter/2`), the idempotency key, the rail
      */
     profile(trace: Trace, options?: PaidCallOptions & {
         disclosure?: Json;
+        meter?: Meter;
     }): Promise<ProfileResult>;
     private paid;
     /**
      * `POST /demo/profile` (free, capped per IP per day): the same profile, unsigned. Its
-     * `trace_sha256` is checked against the trace sent; nothing else can be (it carries no signature).
+     * `trace_sha256` is checked against the trace sent, and its meter block and the shape of its
+     * quantities as an attestation's (with `options.meter`, the meter asked for); nothing else
+     * can be (it carries no signature).
      */
-    demoProfile(trace: Trace): Promise<JsonObject>;
+    demoProfile(trace: Trace, options?: {
+        meter?: Meter;
+    }): Promise<JsonObject>;
     /** `GET /predicates`, verified: the posted metrics and bands a disclosure or a credential names. */
     predicates(): Promise<JsonObject>;
     /**
      * `POST /erc8004/validation` (paid, library/ERC8004.md): a signed predicate about `trace`
-     * bound to `subject`, verified with its `credential_hash`.
+     * bound to `subject`, verified with its `credential_hash` and its meter (`request.meter`,
+     * `meter/1` or `meter/2`, when given).
      */
     validation(request: {
         trace: Trace;
@@ -185,6 +200,7 @@ export declare class ConductClient {
             form: string;
             id: string;
         };
+        meter?: Meter;
     }, options?: PaidCallOptions): Promise<VerifiedCredential & {
         payment: PaymentResponse | undefined;
     }>;

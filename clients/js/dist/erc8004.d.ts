@@ -6,7 +6,7 @@
  * @module
  */
 import { type JsonObject } from "./encoding.js";
-import { type PinnedKey, type Trace } from "./signed.js";
+import { type MeasuredOptions, type PinnedKey, type Trace } from "./signed.js";
 /** The type of a validation credential. */
 export declare const CREDENTIAL_TYPE = "conduct.erc8004-validation/v1";
 /** A verified validation credential. */
@@ -23,8 +23,9 @@ export interface VerifiedCredential {
  * credential is signed by the pinned key, of type `conduct.erc8004-validation/v1`, carries a
  * `predicate` `{metric, band, clears}` (never the numbers) and a `subject` `{form, id}`, and
  * `credential_hash` is keccak256 of its RFC 8785 bytes (signature included). With your own
- * copy of the trace, its hash must be the credential's `trace_sha256`.
+ * copy of the trace, its hash must be the credential's `trace_sha256`. Its `meter` block is
+ * checked as an attestation's ({@link checkMeter}; with `options.meter`, it must be that meter).
  *
  * @throws {VerificationError} saying what failed
  */
-export declare function verifyCredential(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey, trace?: Trace): VerifiedCredential;
+export declare function verifyCredential(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey, trace?: Trace, options?: MeasuredOptions): VerifiedCredential;

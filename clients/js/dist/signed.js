@@ -8,6 +8,7 @@
 import { ed25519 } from "@noble/curves/ed25519.js";
 import { canonicalBytes, concat, fromBase64, isObject, parseJson, sha256, sha256Hex, toHex, utf8, } from "./encoding.js";
 import { VerificationError } from "./errors.js";
+import { checkMeter } from "./meter.js";
 /** The Ed25519 signature type byte of a C2SP signed-note key. */
 const ED25519_ALG = 0x01;
 /**
@@ -151,15 +152,18 @@ export function traceSha256(trace) {
 export const ATTESTATION_TYPE = "conduct.attestation/v1";
 /**
  * Verify an attestation (ATTESTATION.md): a signed object ({@link verifySigned}) of type
- * `conduct.attestation/v1`, and, when you pass your own copy of the trace, that its
- * `trace_sha256` is the hash of that trace.
+ * `conduct.attestation/v1`; when you pass your own copy of the trace, that its
+ * `trace_sha256` is the hash of that trace; and its meter ({@link checkMeter}): the `meter`
+ * block is exactly that of a meter the kit knows (`options.meter`, when given) and the
+ * quantities of its `profile` have that meter's shape.
  *
  * @param input - the attestation's bytes or text as served, or the parsed object
  * @param vkey - the pinned key
  * @param trace - your copy of the trace, to compare with `trace_sha256`
- * @throws {VerificationError} saying what failed
+ * @param options - `meter`: the meter the attestation must name
+ * @throws {VerificationError} saying what failed (`meter` for the meter)
  */
-export function verifyAttestation(input, vkey, trace) {
+export function verifyAttestation(input, vkey, trace, options = {}) {
     const doc = verifySigned(input, vkey, { type: ATTESTATION_TYPE });
     if (typeof doc.trace_sha256 !== "string" || !/^[0-9a-f]{64}$/.test(doc.trace_sha256))
         throw new VerificationError("bad-format", "not 64 lower-case hex digits", "trace_sha256");
@@ -168,5 +172,6 @@ export function verifyAttestation(input, vkey, trace) {
         if (mine !== doc.trace_sha256)
             throw new VerificationError("hash-mismatch", `attests trace ${doc.trace_sha256}, but your trace hashes to ${mine}`, "trace_sha256");
     }
+    checkMeter(doc, { meter: options.meter });
     return doc;
 }

@@ -9,7 +9,7 @@
  * @module
  */
 import { type JsonObject } from "./encoding.js";
-import { type PinnedKey } from "./signed.js";
+import { type MeasuredOptions, type PinnedKey } from "./signed.js";
 /** The type of a vow record. */
 export declare const VOW_TYPE = "conduct.vow/v1";
 /** The type of a chain entry (a report-in). */
@@ -54,12 +54,15 @@ export declare function recordSha256(record: JsonObject): string;
 export declare function verifyVow(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey): JsonObject;
 /**
  * Verify one chain entry alone (VOWS.md): signed by the pinned key, type `conduct.entry/v1`,
- * with its `vow_id`, `seq`, `prev`, `at`, `log_index`, `trace_sha256` and `proof`. Its links to
- * the records before it are {@link verifyChainRecords}'s.
+ * with its `vow_id`, `seq`, `prev`, `at`, `log_index`, `trace_sha256`, `proof` and `profile`,
+ * and its meter ({@link checkMeter}): the `meter` block exactly that of a meter the kit knows,
+ * stored (`"labels": "stored-labels/1"`), the one `options.meter` names when given, and the
+ * profile's quantities of that meter's shape. The entries of one chain may name different
+ * meters. Its links to the records before it are {@link verifyChainRecords}'s.
  *
  * @throws {VerificationError} saying what failed
  */
-export declare function verifyEntry(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey): JsonObject;
+export declare function verifyEntry(input: Uint8Array | string | JsonObject, vkey: string | PinnedKey, options?: MeasuredOptions): JsonObject;
 /** A verified chain: the vow and its entries, in order. */
 export interface VerifiedChain {
     /** The vow record (chain position 0). */

@@ -10,6 +10,7 @@
  */
 import { canonicalBytes, concat, isObject, sha256, sha256Hex, toHex, utf8, } from "./encoding.js";
 import { VerificationError } from "./errors.js";
+import { checkMeter } from "./meter.js";
 import { parseVkey, verifySigned } from "./signed.js";
 /** The type of a vow record. */
 export const VOW_TYPE = "conduct.vow/v1";
@@ -105,12 +106,15 @@ export function verifyVow(input, vkey) {
 }
 /**
  * Verify one chain entry alone (VOWS.md): signed by the pinned key, type `conduct.entry/v1`,
- * with its `vow_id`, `seq`, `prev`, `at`, `log_index`, `trace_sha256` and `proof`. Its links to
- * the records before it are {@link verifyChainRecords}'s.
+ * with its `vow_id`, `seq`, `prev`, `at`, `log_index`, `trace_sha256`, `proof` and `profile`,
+ * and its meter ({@link checkMeter}): the `meter` block exactly that of a meter the kit knows,
+ * stored (`"labels": "stored-labels/1"`), the one `options.meter` names when given, and the
+ * profile's quantities of that meter's shape. The entries of one chain may name different
+ * meters. Its links to the records before it are {@link verifyChainRecords}'s.
  *
  * @throws {VerificationError} saying what failed
  */
-export function verifyEntry(input, vkey) {
+export function verifyEntry(input, vkey, options = {}) {
     const doc = verifySigned(input, vkey, { type: ENTRY_TYPE });
     need(doc, "vow_id", (v) => typeof v === "string" && /^[0-9a-f]{16}$/.test(v), "16 lower-case hex digits");
     need(doc, "seq", (v) => isIndex(v) && v >= 1, "a whole number from 1");
@@ -120,6 +124,8 @@ export function verifyEntry(input, vkey) {
     need(doc, "trace_sha256", isHex64, "64 lower-case hex digits");
     need(doc, "attested", (v) => typeof v === "boolean", "a boolean");
     need(doc, "proof", (v) => isObject(v) && typeof v.kind === "string", "an object with a kind");
+    need(doc, "profile", isObject, "an object (the four quantities)");
+    checkMeter(doc, { meter: options.meter, stored: true });
     return doc;
 }
 /**

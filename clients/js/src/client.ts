@@ -5,6 +5,11 @@
  * (library/PAYMENTS.md), loaded only when a paid call is made, so the verifying half of the kit
  * needs nothing but `@noble/*` and `canonicalize`.
  *
+ * Every call that measures (`profile`, `demoProfile`, `validation`, `reportDemo`, `report`)
+ * takes a `meter` (`meter/1` or `meter/2`; without one the service measures with `meter/2`),
+ * sent only when given, and checks that the answer names the meter asked for, or, without
+ * one, a meter the kit knows ({@link checkMeter}).
+ *
  * @module
  */
 import { canonicalBytes, isObject, parseJson, parseObject, fromUtf8, type Json, type JsonObject } from "./encoding.js";
@@ -12,6 +17,7 @@ import { verifyCredential, type VerifiedCredential } from "./erc8004.js";
 import { PaymentRequiredError, ProblemError, VerificationError, type ProblemDocument } from "./errors.js";
 import { verifyCheckpoint, verifyInclusion, type Checkpoint, type Inclusion } from "./log.js";
 import { httpReader, verifyManifest, type ManifestOptions, type ManifestReport } from "./manifest.js";
+import { checkMeter, type Meter } from "./meter.js";
 import { parseVkey, traceSha256, verifyAttestation, verifySigned, type PinnedKey, type Trace } from "./signed.js";
 import {
   verifyChain,
@@ -106,6 +112,8 @@ export interface ReportIn {
   donateTrace?: boolean;
   /** The vow's wallet's EIP-191 signature over {@link ConductClient.reportMessage}'s text. */
   signature?: string;
+  /** The meter to measure with (`meter/1` or `meter/2`; default the service's, `meter/2`); the entry must name it. */
+  meter?: Meter;
 }
 
 /** A vow to take (library/VOWS.md, "Taking a vow"). */
@@ -317,21 +325,23 @@ export class ConductClient {
   // ---- profiles ---------------------------------------------------------------------------
 
   /**
-   * `POST /profile` (paid, library/PAYMENTS.md): the signed profile of `trace`, verified, and
-   * its `trace_sha256` checked against the trace sent.
+   * `POST /profile` (paid, library/PAYMENTS.md): the signed profile of `trace`, verified, its
+   * `trace_sha256` checked against the trace sent, and its meter (the one asked for, when given).
    *
    * @param trace - `{context_key, turns}`
-   * @param options - a disclosure (`{predicate: {metric, band}}`, METER.md), the idempotency key, the rail
+   * @param options - a disclosure (`{predicate: {metric, band}}`, METER.md), the meter
+   *   (`meter/1` or `meter/2`), the idempotency key, the rail
    */
   async profile(
     trace: Trace,
-    options: PaidCallOptions & { disclosure?: Json } = {},
+    options: PaidCallOptions & { disclosure?: Json; meter?: Meter } = {},
   ): Promise<ProfileResult> {
     const body: Record<string, unknown> = { context_key: trace.context_key, turns: trace.turns };
     if (options.disclosure !== undefined) body.disclosure = options.disclosure;
+    if (options.meter !== undefined) body.meter = options.meter;
     const res = await this.paid("/profile", body, options);
     const bytes = await this.bytes(res);
-    const attestation = verifyAttestation(bytes, this.key, trace);
+    const attestation = verifyAttestation(bytes, this.key, trace, { meter: options.meter });
     return {
       attestation,
       bytes,
@@ -348,13 +358,18 @@ export class ConductClient {
 
   /**
    * `POST /demo/profile` (free, capped per IP per day): the same profile, unsigned. Its
-   * `trace_sha256` is checked against the trace sent; nothing else can be (it carries no signature).
+   * `trace_sha256` is checked against the trace sent, and its meter block and the shape of its
+   * quantities as an attestation's (with `options.meter`, the meter asked for); nothing else
+   * can be (it carries no signature).
    */
-  async demoProfile(trace: Trace): Promise<JsonObject> {
-    const res = await this.send("POST", "/demo/profile", { context_key: trace.context_key, turns: trace.turns });
+  async demoProfile(trace: Trace, options: { meter?: Meter } = {}): Promise<JsonObject> {
+    const body: Record<string, unknown> = { context_key: trace.context_key, turns: trace.turns };
+    if (options.meter !== undefined) body.meter = options.meter;
+    const res = await this.send("POST", "/demo/profile", body);
     const doc = parseObject(await this.bytes(res));
     if (doc.trace_sha256 !== traceSha256(trace))
       throw new VerificationError("hash-mismatch", "is not the hash of the trace sent", "trace_sha256");
+    checkMeter(doc, { meter: options.meter });
     return doc;
   }
 
@@ -365,19 +380,26 @@ export class ConductClient {
 
   /**
    * `POST /erc8004/validation` (paid, library/ERC8004.md): a signed predicate about `trace`
-   * bound to `subject`, verified with its `credential_hash`.
+   * bound to `subject`, verified with its `credential_hash` and its meter (`request.meter`,
+   * `meter/1` or `meter/2`, when given).
    */
   async validation(
-    request: { trace: Trace; predicate: { metric: string; band: string }; subject: { form: string; id: string } },
+    request: {
+      trace: Trace;
+      predicate: { metric: string; band: string };
+      subject: { form: string; id: string };
+      meter?: Meter;
+    },
     options: PaidCallOptions = {},
   ): Promise<VerifiedCredential & { payment: PaymentResponse | undefined }> {
-    const body = {
+    const body: Record<string, unknown> = {
       trace: { context_key: request.trace.context_key, turns: request.trace.turns },
       predicate: request.predicate,
       subject: request.subject,
     };
+    if (request.meter !== undefined) body.meter = request.meter;
     const res = await this.paid("/erc8004/validation", body, options);
-    const v = verifyCredential(await this.bytes(res), this.key, request.trace);
+    const v = verifyCredential(await this.bytes(res), this.key, request.trace, { meter: request.meter });
     return { ...v, payment: decodeHeaderJson(res.headers.get("payment-response")) };
   }
 
@@ -421,12 +443,13 @@ export class ConductClient {
     if (r.note !== undefined) body.note = r.note;
     if (r.donateTrace !== undefined) body.donate_trace = r.donateTrace;
     if (r.signature !== undefined) body.signature = r.signature;
+    if (r.meter !== undefined) body.meter = r.meter;
     return body;
   }
 
   private async entryOf(res: Response, r: ReportIn): Promise<ReportResult> {
     const bytes = await this.bytes(res);
-    const entry = verifyEntry(bytes, this.key);
+    const entry = verifyEntry(bytes, this.key, { meter: r.meter });
     if (entry.vow_id !== r.vowId) throw new VerificationError("bad-chain", "an entry of another vow", "vow_id");
     if (entry.trace_sha256 !== traceSha256(r.trace))
       throw new VerificationError("hash-mismatch", "is not the hash of the trace sent", "trace_sha256");

@@ -7,7 +7,8 @@
  */
 import { canonicalBytes, isObject, keccak256Hex, parseJson, type JsonObject } from "./encoding.js";
 import { VerificationError } from "./errors.js";
-import { verifySigned, type PinnedKey, type Trace, traceSha256 } from "./signed.js";
+import { checkMeter } from "./meter.js";
+import { verifySigned, type MeasuredOptions, type PinnedKey, type Trace, traceSha256 } from "./signed.js";
 
 /** The type of a validation credential. */
 export const CREDENTIAL_TYPE = "conduct.erc8004-validation/v1";
@@ -27,7 +28,8 @@ export interface VerifiedCredential {
  * credential is signed by the pinned key, of type `conduct.erc8004-validation/v1`, carries a
  * `predicate` `{metric, band, clears}` (never the numbers) and a `subject` `{form, id}`, and
  * `credential_hash` is keccak256 of its RFC 8785 bytes (signature included). With your own
- * copy of the trace, its hash must be the credential's `trace_sha256`.
+ * copy of the trace, its hash must be the credential's `trace_sha256`. Its `meter` block is
+ * checked as an attestation's ({@link checkMeter}; with `options.meter`, it must be that meter).
  *
  * @throws {VerificationError} saying what failed
  */
@@ -35,6 +37,7 @@ export function verifyCredential(
   input: Uint8Array | string | JsonObject,
   vkey: string | PinnedKey,
   trace?: Trace,
+  options: MeasuredOptions = {},
 ): VerifiedCredential {
   const answer = input instanceof Uint8Array || typeof input === "string" ? parseJson(input) : input;
   if (!isObject(answer) || !isObject(answer.credential))
@@ -51,6 +54,7 @@ export function verifyCredential(
   const s = credential.subject;
   if (!isObject(s) || typeof s.form !== "string" || typeof s.id !== "string")
     throw new VerificationError("bad-format", "must be {form, id}", "credential/subject");
+  checkMeter(credential, { meter: options.meter, at: "credential" });
   const hash = keccak256Hex(canonicalBytes(credential));
   if (answer.credential_hash !== hash)
     throw new VerificationError("hash-mismatch", `is not keccak256(JCS(credential)) = ${hash}`, "credential_hash");

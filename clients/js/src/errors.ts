@@ -24,6 +24,11 @@ export type VerificationCode =
   | "wrong-type"
   /** A hash the document commits to does not match (a trace, a file, a chain link, a page). */
   | "hash-mismatch"
+  /**
+   * The `meter` block names a meter the kit does not know, or another than the one asked for,
+   * or is not exactly its meter's block; or a `profile` quantity does not have its meter's shape.
+   */
+  | "meter"
   /** A Merkle inclusion proof does not lead to the checkpoint's root. */
   | "bad-proof"
   /** The checkpoint names another log than the pinned key's. */

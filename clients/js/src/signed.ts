@@ -20,6 +20,7 @@ import {
   type JsonObject,
 } from "./encoding.js";
 import { VerificationError } from "./errors.js";
+import { checkMeter, type Meter } from "./meter.js";
 
 /** A key pinned from a C2SP vkey (`GET /pubkey`, member `vkey`). */
 export interface PinnedKey {
@@ -203,20 +204,30 @@ export function traceSha256(trace: Trace): string {
 /** The type of an attestation. */
 export const ATTESTATION_TYPE = "conduct.attestation/v1";
 
+/** Options of {@link verifyAttestation} (and of the credential and entry verifiers). */
+export interface MeasuredOptions {
+  /** The meter the object must name (`meter/1` or `meter/2`): the one you asked for. */
+  meter?: Meter;
+}
+
 /**
  * Verify an attestation (ATTESTATION.md): a signed object ({@link verifySigned}) of type
- * `conduct.attestation/v1`, and, when you pass your own copy of the trace, that its
- * `trace_sha256` is the hash of that trace.
+ * `conduct.attestation/v1`; when you pass your own copy of the trace, that its
+ * `trace_sha256` is the hash of that trace; and its meter ({@link checkMeter}): the `meter`
+ * block is exactly that of a meter the kit knows (`options.meter`, when given) and the
+ * quantities of its `profile` have that meter's shape.
  *
  * @param input - the attestation's bytes or text as served, or the parsed object
  * @param vkey - the pinned key
  * @param trace - your copy of the trace, to compare with `trace_sha256`
- * @throws {VerificationError} saying what failed
+ * @param options - `meter`: the meter the attestation must name
+ * @throws {VerificationError} saying what failed (`meter` for the meter)
  */
 export function verifyAttestation(
   input: Uint8Array | string | JsonObject,
   vkey: string | PinnedKey,
   trace?: Trace,
+  options: MeasuredOptions = {},
 ): JsonObject {
   const doc = verifySigned(input, vkey, { type: ATTESTATION_TYPE });
   if (typeof doc.trace_sha256 !== "string" || !/^[0-9a-f]{64}$/.test(doc.trace_sha256))
@@ -230,5 +241,6 @@ export function verifyAttestation(
         "trace_sha256",
       );
   }
+  checkMeter(doc, { meter: options.meter });
   return doc;
 }

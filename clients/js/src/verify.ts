@@ -17,6 +17,7 @@ export {
   type JsonObject,
 } from "./encoding.js";
 export * from "./signed.js";
+export * from "./meter.js";
 export * from "./log.js";
 export * from "./vow.js";
 export * from "./manifest.js";

@@ -20,6 +20,7 @@ import {
   sha256Hex,
   traceSha256,
   httpReader,
+  meterBlock,
   MANIFEST_TYPES,
 } from "../dist/index.js";
 import { dirSource } from "../dist/node.js";
@@ -80,6 +81,7 @@ for (const rail of ["eip3009", "permit2"]) {
     const r = await client(rail).profile(t);
     assert.equal(r.attestation.type, "conduct.attestation/v1");
     assert.equal(r.attestation.trace_sha256, traceSha256(t));
+    assert.equal(r.attestation.meter.version, "meter/2", "the default meter");
     assert.equal(r.payment?.success, true, JSON.stringify(r.payment));
     assert.equal(r.payment?.network, NETWORK);
     assert.match(String(r.payment?.transaction), /^0x[0-9a-f]{64}$/);
@@ -107,14 +109,16 @@ test("a disclosure and an ERC-8004 credential: signed predicates, verified", { s
   const preds = await c.predicates();
   const metric = preds.metrics[0].metric;
   const band = preds.bands[0].band;
-  const disclosed = await c.profile(trace(`${salt}-disclosure`), { disclosure: { predicate: { metric, band } } });
+  const disclosed = await c.profile(trace(`${salt}-disclosure`), { disclosure: { predicate: { metric, band } }, meter: "meter/1" });
   assert.deepEqual(Object.keys(disclosed.attestation.predicate).sort(), ["band", "clears", "metric"]);
   assert.equal(disclosed.attestation.profile, undefined, "a disclosure carries the predicate, not the numbers");
+  assert.deepEqual(disclosed.attestation.meter, meterBlock("meter/1"));
   const t = trace(`${salt}-erc8004`);
   const v = await c.validation({ trace: t, predicate: { metric, band }, subject: { form: "wallet", id: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" } });
   assert.equal(v.credential.type, "conduct.erc8004-validation/v1");
   assert.equal(v.credential.subject.id, "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "EIP-55 normal form");
   assert.match(v.credentialHash, /^0x[0-9a-f]{64}$/);
+  assert.deepEqual(v.credential.meter, meterBlock("meter/2"), "the default meter");
   assert.equal(v.payment?.success, true);
 });
 
@@ -123,6 +127,27 @@ test("the demo profile: unsigned, its trace hash checked", { skip }, async () =>
   const doc = await client().demoProfile(t);
   assert.equal(doc.trace_sha256, traceSha256(t));
   assert.equal(doc.signature, undefined);
+});
+
+test("the demo profile measures with the meter asked for: meter/1, or by default meter/2", { skip }, async () => {
+  const c = client();
+  const t = trace(`${salt}-meters`);
+  const byDefault = await c.demoProfile(t);
+  assert.deepEqual(byDefault.meter, meterBlock("meter/2"));
+  for (const q of Object.values(byDefault.profile)) assert.equal(q.stratified.by, "Y");
+  const old = await c.demoProfile(t, { meter: "meter/1" });
+  assert.deepEqual(old.meter, meterBlock("meter/1"));
+  for (const q of Object.values(old.profile)) assert.equal(q.stratified, undefined);
+  assert.equal(old.trace_sha256, byDefault.trace_sha256);
+  // Both meters count the same C x D table from the same trace.
+  assert.deepEqual(old.profile.i_c_d.table, byDefault.profile.i_c_d.table);
+  await assert.rejects(c.demoProfile(t, { meter: "meter/3" }), (e) => {
+    assert.ok(e instanceof ProblemError, String(e));
+    assert.equal(e.status, 422);
+    assert.equal(e.kind, "invalid");
+    assert.deepEqual(e.pointers, ["/meter"]);
+    return true;
+  });
 });
 
 test("a vow, report-ins (free and paid), an entry's inclusion proof, the chain, the reading", { skip }, async () => {
@@ -137,6 +162,7 @@ test("a vow, report-ins (free and paid), an entry's inclusion proof, the chain, 
   const first = await c.reportDemo({ vowId: vow.vow_id, trace: trace(`${salt}-r1`), note: "steady as before" });
   assert.equal(first.entry.seq, 1);
   assert.equal(first.entry.attested, false);
+  assert.deepEqual(first.entry.meter, meterBlock("meter/2", { stored: true }), "the default meter, stored");
   assert.equal(first.entry.prev, sha256Hex(canonicalBytes(vow)));
   const second = await c.report({ vowId: vow.vow_id, trace: trace(`${salt}-r2`) }, { waitSeconds: 30 });
   assert.equal(second.entry.seq, 2);

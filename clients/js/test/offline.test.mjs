@@ -38,7 +38,17 @@ import {
   verifyNostrEvent,
   verifyCredential,
 } from "../dist/index.js";
-import { captured, testKey, acceptedTampers, inclusionPath, buildTree, SCOPE, chainRecords, refusesAsync } from "../testing/helpers.mjs";
+import {
+  captured,
+  testKey,
+  acceptedTampers,
+  inclusionPath,
+  buildTree,
+  SCOPE,
+  METER_BLOCKS,
+  chainRecords,
+  refusesAsync,
+} from "../testing/helpers.mjs";
 
 const enc = (s) => new TextEncoder().encode(s);
 /** Assert that `f` throws a VerificationError with `code`. */
@@ -407,6 +417,7 @@ test("ERC-8004 credentials: signed, and credential_hash = keccak256(JCS(credenti
     trace_sha256: traceSha256(captured.trace),
     predicate: { metric: "i_c_m", band: "under_0.05", clears: false },
     subject: { form: "wallet", id: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" },
+    meter: METER_BLOCKS["meter/1"],
   });
   const answer = { credential, credential_hash: keccak256Hex(canonicalBytes(credential)), scope: SCOPE };
   assert.equal(verifyCredential(answer, k.vkey, captured.trace).credentialHash, answer.credential_hash);

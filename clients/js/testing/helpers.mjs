@@ -1,5 +1,6 @@
 // Helpers of the kit's test suite (test/*.test.mjs): a throw-away signing key that signs
 // objects, notes and manifests exactly as library/ATTESTATION.md, VOWS.md and MIRRORS.md say,
+// the measured part of attestations and entries (meter blocks and profiles of either meter),
 // the live stack's coordinates, and the tamper loop. Kept outside test/ so that the test runner
 // does not count it as a test file.
 import { ed25519 } from "@noble/curves/ed25519.js";
@@ -17,6 +18,85 @@ export const SCOPE = {
   off_meter_blind_spot: "c",
   trace_provenance_is_the_callers: "d",
 };
+
+/** The two meter blocks, exactly as library/ATTESTATION.md ("The meter") lists them. */
+export const METER_BLOCKS = {
+  "meter/1": { d_clean: ["clean"], m_symbols: "lexicon/1", p_exact_max_tables: 20000, p_monte_carlo_samples: 1000, version: "meter/1" },
+  "meter/2": {
+    d_clean: ["clean"],
+    m_symbols: "lexicon/2",
+    p_exact_max_tables: 20000,
+    p_exact_max_work: 200000,
+    p_monte_carlo_samples: 1000,
+    stratified_by: "Y",
+    version: "meter/2",
+  },
+};
+
+/** The meter block of `version`; `stored`: as an entry carries it (VOWS.md: with `labels: "stored-labels/1"`). */
+export function meterBlock(version = "meter/2", { stored = false } = {}) {
+  const block = structuredClone(METER_BLOCKS[version]);
+  if (stored) block.labels = "stored-labels/1";
+  return block;
+}
+
+/** One quantity (METER.md section 10.5's numbers); under `meter/2` with `stratified`. */
+export function quantity(columns, version = "meter/2") {
+  const q = {
+    n: 40,
+    columns,
+    table: [[2, 18], [8, 12]],
+    bits: 0.091305030437,
+    emi: 0.019136060444,
+    adjusted: 0.072168969993,
+    ami: 0.081408601942,
+    p: 0.064833161607,
+    p_method: "exact",
+  };
+  if (version === "meter/2")
+    q.stratified = {
+      by: "Y",
+      strata: 20,
+      n: 40,
+      table: [[2, 18], [8, 12]],
+      margins: [[12, 1, [[1, 2]]], [6, 1, [[0, 1], [1, 1]]], [2, 1, [[0, 2]]]],
+      p: 0.03125,
+      p_method: "exact",
+    };
+  return q;
+}
+
+/** The four quantities of a profile measured by `version`, with stored labels. */
+export function profile(version = "meter/2") {
+  const m = version === "meter/2" ? ["plain", "tied"] : ["aware", "plain"];
+  return {
+    i_c_d: { ...quantity(["clean", "d#1"], version), direction: -0.3 },
+    i_c_m: quantity(m, version),
+    i_c_m_given_d_clean: quantity(m, version),
+    i_c_dm: quantity([`clean|${m[0]}`, `d#1|${m[1]}`], version),
+  };
+}
+
+/** A one-quantity profile of `version`'s shape, small enough that chains of many entries stay quick to tamper with. */
+export function briefProfile(version = "meter/2") {
+  const q = { n: 4, columns: ["clean", "d#1"], table: [[2, 0], [1, 1]] };
+  if (version === "meter/2") q.stratified = { by: "Y", strata: 2, n: 4 };
+  return { i_c_d: q };
+}
+
+/** A `conduct.attestation/v1` measured by `version`, signed by `key`; `members` replace or add members before it is signed. */
+export function attestation(key, version = "meter/2", members = {}) {
+  return key.sign({
+    type: "conduct.attestation/v1",
+    context_key: "monitored",
+    n_turns: 40,
+    issued_at: "2026-01-01T00:00:00Z",
+    trace_sha256: "0".repeat(64),
+    meter: meterBlock(version),
+    profile: profile(version),
+    ...members,
+  });
+}
 
 /** A throw-away service key named `name` (the log origin). */
 export function testKey(name = "example.org/log", seed = 7) {
@@ -151,9 +231,14 @@ export function buildTree(
 
 /**
  * A vow and `n` entries signed by `key`, linked as VOWS.md says (chain positions 0 .. n). `text`
- * and `agent` make the vow (another text, another vow id); log indexes start at `logBase`.
+ * and `agent` make the vow (another text, another vow id); log indexes start at `logBase`; entry
+ * `seq` is measured by `meters[(seq - 1) % meters.length]` (a chain may mix meters).
  */
-export function chainRecords(key, n, { text = "Summarise reports honestly.", agent = "bot", logBase = 0, sealed = false } = {}) {
+export function chainRecords(
+  key,
+  n,
+  { text = "Summarise reports honestly.", agent = "bot", logBase = 0, sealed = false, meters = ["meter/2"] } = {},
+) {
   const textSha = sha256Hex(text);
   const vow = key.sign({
     type: "conduct.vow/v1",
@@ -183,6 +268,8 @@ export function chainRecords(key, n, { text = "Summarise reports honestly.", age
         trace_sha256: sha256Hex(`trace ${seq}`),
         attested: false,
         proof: { kind: "sandbox-open" },
+        profile: briefProfile(meters[(seq - 1) % meters.length]),
+        meter: meterBlock(meters[(seq - 1) % meters.length], { stored: true }),
       }),
     );
   }

@@ -1,6 +1,8 @@
 """Test helper: vow chains and their files (``conduct.chain/v2`` heads and linked
 ``conduct.chain_page/v2`` pages, or the ``v1`` head that pinned every page), built as the
-renderer writes them (library/VOWS.md, "The chain") and signed with a key of the test's own."""
+renderer writes them (library/VOWS.md, "The chain") and signed with a key of the test's own;
+and the measured part of attestations and entries: ``meter`` blocks and profiles of either
+meter (library/ATTESTATION.md, "The meter"; METER.md sections 6 and 10.2)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,64 @@ from conduct_kit import PinnedKey, record_sha256, vow_id_for
 SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
                              "trace_provenance_is_the_callers")}
 SIZE = 32
+
+#: The two meter blocks, exactly as library/ATTESTATION.md ("The meter") lists them.
+METER_BLOCKS: dict[str, dict[str, Any]] = {
+    "meter/1": {"d_clean": ["clean"], "m_symbols": "lexicon/1", "p_exact_max_tables": 20000,
+                "p_monte_carlo_samples": 1000, "version": "meter/1"},
+    "meter/2": {"d_clean": ["clean"], "m_symbols": "lexicon/2", "p_exact_max_tables": 20000,
+                "p_exact_max_work": 200000, "p_monte_carlo_samples": 1000, "stratified_by": "Y",
+                "version": "meter/2"},
+}
+
+
+def meter_block(version: str = "meter/2", stored: bool = False) -> dict[str, Any]:
+    """The meter block of ``version``; ``stored``: as an entry carries it (VOWS.md: with
+    ``"labels": "stored-labels/1"``)."""
+    block = json.loads(json.dumps(METER_BLOCKS[version]))
+    if stored:
+        block["labels"] = "stored-labels/1"
+    return block
+
+
+def quantity(columns: list[str], version: str = "meter/2") -> dict[str, Any]:
+    """One quantity (METER.md section 10.5's numbers); under ``meter/2`` with ``stratified``."""
+    q: dict[str, Any] = {"n": 40, "columns": columns, "table": [[2, 18], [8, 12]], "bits": 0.091305030437,
+                         "emi": 0.019136060444, "adjusted": 0.072168969993, "ami": 0.081408601942,
+                         "p": 0.064833161607, "p_method": "exact"}
+    if version == "meter/2":
+        q["stratified"] = {"by": "Y", "strata": 20, "n": 40, "table": [[2, 18], [8, 12]],
+                           "margins": [[12, 1, [[1, 2]]], [6, 1, [[0, 1], [1, 1]]], [2, 1, [[0, 2]]]],
+                           "p": 0.03125, "p_method": "exact"}
+    return q
+
+
+def profile(version: str = "meter/2") -> dict[str, Any]:
+    """The four quantities of a profile measured by ``version``, with stored labels."""
+    m = ["plain", "tied"] if version == "meter/2" else ["aware", "plain"]
+    return {"i_c_d": dict(quantity(["clean", "d#1"], version), direction=-0.3),
+            "i_c_m": quantity(m, version),
+            "i_c_m_given_d_clean": quantity(m, version),
+            "i_c_dm": quantity([f"clean|{m[0]}", f"d#1|{m[1]}"], version)}
+
+
+def brief_profile(version: str = "meter/2") -> dict[str, Any]:
+    """A one-quantity profile of ``version``'s shape, small enough that pages of 32 entries
+    stay quick to tamper with byte by byte."""
+    q: dict[str, Any] = {"n": 4, "columns": ["clean", "d#1"], "table": [[2, 0], [1, 1]]}
+    if version == "meter/2":
+        q["stratified"] = {"by": "Y", "strata": 2, "n": 4}
+    return {"i_c_d": q}
+
+
+def attestation(signer: "Signer", version: str = "meter/2", **members: Any) -> bytes:
+    """A signed ``conduct.attestation/v1`` measured by ``version`` (``members`` replace or add
+    members before it is signed: another ``meter``, ``profile``, ...)."""
+    body: dict[str, Any] = {"type": "conduct.attestation/v1", "context_key": "monitored", "n_turns": 40,
+                            "issued_at": "2026-01-01T00:00:00Z", "trace_sha256": "0" * 64,
+                            "meter": meter_block(version), "profile": profile(version), "scope": SCOPE}
+    body.update(members)
+    return signer.sign(body)
 
 
 class Signer:
@@ -42,9 +102,11 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def records(signer: Signer, entries: int, tag: str = "a", first_index: int = 10) -> list[dict[str, Any]]:
+def records(signer: Signer, entries: int, tag: str = "a", first_index: int = 10,
+            meters: tuple[str, ...] = ("meter/2",)) -> list[dict[str, Any]]:
     """A valid chain: a sandbox vow record (log index ``first_index``) and ``entries``
-    report-ins, every record signed and linked."""
+    report-ins, every record signed and linked; entry n is measured by ``meters[(n - 1) %
+    len(meters)]`` (a chain may mix meters)."""
     text = f"I keep my word ({tag})"
     text_sha = sha(text.encode())
     agent = f"agent-{tag}"
@@ -58,7 +120,8 @@ def records(signer: Signer, entries: int, tag: str = "a", first_index: int = 10)
                  "trace_sha256": sha(f"{tag}/{n}".encode()), "log_index": first_index + 2 * n,
                  "at": f"2026-01-01T{n // 60 % 24:02d}:{n % 60:02d}:00Z", "attested": False,
                  "trace_donated": False, "proof": {"kind": "sandbox-open"}, "declared_y_withheld": True,
-                 "scope": SCOPE}
+                 "profile": brief_profile(meters[(n - 1) % len(meters)]),
+                 "meter": meter_block(meters[(n - 1) % len(meters)], stored=True), "scope": SCOPE}
         out.append(json.loads(signer.sign(entry)))
     return out
 

@@ -25,6 +25,7 @@ from conduct_kit import (
     ProblemError,
     VerificationError,
     leaf_bytes,
+    meter_block,
     verify_attestation,
     verify_bin,
     verify_chain,
@@ -85,6 +86,7 @@ def test_a_paid_profile_on_each_rail_is_verified_and_moves_the_price(env: dict[s
     before = balance(env, c.payer.address)
     att = c.profile(trace)
     assert att["type"] == "conduct.attestation/v1" and att["n_turns"] == 12 and "profile" in att
+    assert att["meter"]["version"] == "meter/2", "the default meter"
     receipt = c.last_receipt
     assert receipt and receipt["success"] is True and receipt["transaction"].startswith("0x")
     assert receipt["payer"].lower() == c.payer.address.lower() and receipt["network"] == NETWORK
@@ -95,9 +97,10 @@ def test_a_paid_profile_on_each_rail_is_verified_and_moves_the_price(env: dict[s
 
 
 def test_a_paid_disclosure_signs_the_predicate_only(client: Client) -> None:
-    att = client.profile(make_trace(10), predicate={"metric": "i_c_m", "band": "under_0.05"})
+    att = client.profile(make_trace(10), predicate={"metric": "i_c_m", "band": "under_0.05"}, meter="meter/1")
     assert "profile" not in att and att["predicate"]["metric"] == "i_c_m"
     assert att["predicate"]["clears"] in (True, False, None)
+    assert att["meter"] == meter_block("meter/1")
 
 
 def test_the_same_paid_read_again_is_the_same_bytes_uncharged(env: dict[str, str], client: Client) -> None:
@@ -133,14 +136,33 @@ def test_the_demo_profile_is_unsigned_and_hashes_the_trace(client: Client) -> No
         verify_attestation(json.dumps(doc), client.key)
 
 
+def test_the_demo_profile_measures_with_the_meter_asked_for(client: Client) -> None:
+    trace = make_trace(8)
+    default = client.demo_profile(trace)
+    assert default["meter"] == meter_block("meter/2") and client.last_response is not None
+    assert b'"meter"' not in client.last_response.request.content, "no meter sent unless given"
+    assert all(q["stratified"]["by"] == "Y" for q in default["profile"].values())
+    old = client.demo_profile(trace, meter="meter/1")
+    assert old["meter"] == meter_block("meter/1")
+    assert not any("stratified" in q for q in old["profile"].values())
+    assert old["trace_sha256"] == default["trace_sha256"]
+    # Both meters count the same table from the same trace (METER.md: the D channel is shared).
+    assert old["profile"]["i_c_d"]["table"] == default["profile"]["i_c_d"]["table"]
+    with pytest.raises(ProblemError) as e:
+        client.demo_profile(trace, meter="meter/3")
+    assert e.value.status == 422 and e.value.name == "invalid" and e.value.pointers == ["/meter"]
+
+
 def test_a_vow_its_report_ins_and_the_entry_in_the_log(client: Client, key: PinnedKey) -> None:
     vow = client.take_vow("summarise the documents the user gives me", "py-kit-sandbox", 24)
     assert vow["sandbox"] is True and vow["wallet"] is None
     t1, t2 = make_trace(8), make_trace(10)
     e1 = client.report_in(vow["vow_id"], t1, note="first report-in", wait=30)
-    e2 = client.report_in(vow["vow_id"], t2, note="steady, no change", wait=30)
+    e2 = client.report_in(vow["vow_id"], t2, note="steady, no change", wait=30, meter="meter/1")
     assert (e1["seq"], e2["seq"]) == (1, 2) and e1["proof"]["kind"] == "sandbox-open"
     assert e1["attested"] is False
+    # Each entry names its meter, stored (VOWS.md); a chain may mix them.
+    assert e1["meter"] == meter_block("meter/2", stored=True) and e2["meter"] == meter_block("meter/1", stored=True)
     chain = client.chain(vow["vow_id"])
     assert chain == [vow, e1, e2]
     verify_chain([leaf_bytes(r) for r in chain], key)
@@ -203,8 +225,9 @@ def test_a_validation_credential_is_verified_with_its_hash(env: dict[str, str], 
     assert client.payer is not None
     answer = client.validation(trace, metric="i_c_m", band="under_0.05", subject_form="wallet",
                                subject_id=client.payer.address.lower())
-    cred = verify_credential(answer, env["CONDUCT_VKEY"], trace=trace)
+    cred = verify_credential(answer, env["CONDUCT_VKEY"], trace=trace, meter="meter/2")
     assert cred["subject"] == {"form": "wallet", "id": client.payer.address}
+    assert cred["meter"] == meter_block("meter/2"), "the default meter"
     with pytest.raises(HashMismatchError):
         verify_credential(dict(answer, credential_hash="0x" + "ab" * 32), env["CONDUCT_VKEY"])
 

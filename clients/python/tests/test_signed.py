@@ -126,12 +126,15 @@ def test_an_object_signed_by_an_independent_signer_verifies() -> None:
     pin = PinnedKey("example.org/log", sk.public_key().public_bytes_raw())
     scope = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
                                  "trace_provenance_is_the_callers")}
+    meter = {"d_clean": ["clean"], "m_symbols": "lexicon/1", "p_exact_max_tables": 20000,
+             "p_monte_carlo_samples": 1000, "version": "meter/1"}
     body = {"type": "conduct.attestation/v1", "key_id": pin.key_id, "n_turns": 2, "issued_at": "2026-01-01T00:00:00Z",
-            "trace_sha256": "0" * 64, "profile": {"x": 0.333333333333, "é": "ü"}, "scope": scope}
+            "trace_sha256": "0" * 64, "profile": {"i_c_d": {"x": 0.333333333333, "é": "ü"}}, "meter": meter,
+            "scope": scope}
     signed = dict(body, signature=base64.b64encode(sk.sign(rfc8785.dumps(body))).decode())
     # Key order and whitespace of the served text do not matter: the canonical bytes do.
     text = json.dumps(signed, indent=2, ensure_ascii=True)
-    assert verify_attestation(text, pin)["profile"]["é"] == "ü"
+    assert verify_attestation(text, pin)["profile"]["i_c_d"]["é"] == "ü"
     del body["scope"]
     signed = dict(body, signature=base64.b64encode(sk.sign(rfc8785.dumps(body))).decode())
     with pytest.raises(MalformedError, match="scope"):

@@ -7,7 +7,8 @@ pinned once (the ``vkey`` of ``GET /pubkey``):
 >>> att = verify_attestation(open("attestation.json", "rb").read(), VKEY, trace=my_trace)  # doctest: +SKIP
 
 The formats are those of the service's library documents (``/library``): ATTESTATION.md,
-VOWS.md, MIRRORS.md, ERRORS.md, ERC8004.md, PAYMENTS.md.
+VOWS.md, MIRRORS.md, ERRORS.md, ERC8004.md, PAYMENTS.md; the meters it knows
+(:data:`KNOWN_METERS`: ``meter/1``, ``meter/2``) are those of METER.md.
 """
 
 from .errors import (
@@ -20,6 +21,7 @@ from .errors import (
     KeyMismatchError,
     MalformedError,
     ManifestError,
+    MeterError,
     PaymentError,
     ProblemError,
     SignatureError,
@@ -39,6 +41,7 @@ from .manifest import (
     verify_bin,
     verify_manifest,
 )
+from .meter import KNOWN_METERS, check_meter, meter_block
 from .nostr import verify_nostr_event
 from .signed import (
     credential_hash,
@@ -104,10 +107,12 @@ __all__ = [
     "HttpSource",
     "InclusionError",
     "InclusionProof",
+    "KNOWN_METERS",
     "KeyMismatchError",
     "MalformedError",
     "ManifestError",
     "ManifestReport",
+    "MeterError",
     "PaymentError",
     "PinnedKey",
     "ProblemError",
@@ -121,12 +126,14 @@ __all__ = [
     "chain_head_path",
     "chain_page_count",
     "chain_page_path",
+    "check_meter",
     "credential_hash",
     "file_key",
     "key_id_for",
     "leaf_bytes",
     "leaf_hash",
     "merkle_root",
+    "meter_block",
     "parse_proof",
     "record_sha256",
     "trace_sha256",

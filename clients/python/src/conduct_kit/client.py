@@ -10,6 +10,10 @@
 - Paid calls (x402 v2; library/PAYMENTS.md): :meth:`Client.profile`,
   :meth:`Client.report_in` (``paid=True``), :meth:`Client.validation`. They are paid by the
   stock ``x402`` client from PyPI (the ``pay`` extra) through a :class:`Payer`.
+- Every call that measures (:meth:`Client.profile`, :meth:`Client.demo_profile`,
+  :meth:`Client.validation`, :meth:`Client.report_in`) takes ``meter`` (``"meter/1"`` or
+  ``"meter/2"``; without it the service measures with ``meter/2``) and checks that the answer
+  names the meter asked for, or, without it, one the kit knows.
 - Refusals raise :class:`~conduct_kit.errors.ProblemError` (RFC 9457; library/ERRORS.md);
   a signed answer that does not verify raises a
   :class:`~conduct_kit.errors.VerificationError`.
@@ -34,6 +38,7 @@ from .errors import (
 )
 from .keys import KeyLike, PinnedKey
 from .manifest import HttpSource, ManifestReport, verify_manifest
+from .meter import check_meter
 from .signed import trace_sha256, verify_attestation, verify_credential, verify_openapi, verify_signed
 from .tlog import Checkpoint, InclusionProof, verify_checkpoint, verify_inclusion
 from .vows import (
@@ -289,29 +294,38 @@ class Client:
         trace: Mapping[str, Any],
         *,
         predicate: Mapping[str, str] | None = None,
+        meter: str | None = None,
         idempotency_key: str | None = None,
     ) -> JsonObject:
         """``POST /profile`` (paid): the signed attestation of ``trace``, verified (signature,
-        key id, type, and ``trace_sha256`` against ``trace``). With ``predicate``
-        (``{"metric", "band"}``), the disclosure mode: the attestation signs the predicate
-        instead of the profile."""
+        key id, type, ``trace_sha256`` against ``trace``, and the meter block). With
+        ``predicate`` (``{"metric", "band"}``), the disclosure mode: the attestation signs the
+        predicate instead of the profile. With ``meter`` (``"meter/1"`` or ``"meter/2"``), the
+        service measures with that meter and the attestation must name it."""
         body: dict[str, Any] = {"context_key": trace["context_key"], "turns": trace["turns"]}
         if predicate is not None:
             body["disclosure"] = {"predicate": dict(predicate)}
+        if meter is not None:
+            body["meter"] = meter
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         r = self._request("POST", "/profile", json_body=body, headers=headers, pay=True)
-        return verify_attestation(r.content, self.key, trace=trace)
+        return verify_attestation(r.content, self.key, trace=trace, meter=meter)
 
-    def demo_profile(self, trace: Mapping[str, Any]) -> JsonObject:
+    def demo_profile(self, trace: Mapping[str, Any], *, meter: str | None = None) -> JsonObject:
         """``POST /demo/profile`` (free, capped per IP a day): the same profile, unsigned.
-        Its ``trace_sha256`` is checked against ``trace``; nothing else can be."""
-        body = {"context_key": trace["context_key"], "turns": trace["turns"]}
+        Its ``trace_sha256`` is checked against ``trace``, and its meter block and the shape
+        of its quantities as an attestation's (with ``meter``, the meter asked for); nothing
+        else can be."""
+        body: dict[str, Any] = {"context_key": trace["context_key"], "turns": trace["turns"]}
+        if meter is not None:
+            body["meter"] = meter
         r = self._request("POST", "/demo/profile", json_body=body)
         doc = parse_object(r.content, "demo profile")
         if doc.get("type") != "conduct.attestation/v1":
             raise MalformedError("demo profile", f"type {doc.get('type')!r}")
         if doc.get("trace_sha256") != trace_sha256(trace):
             raise HashMismatchError("demo profile", "trace_sha256 is not the hash of the trace sent")
+        check_meter(doc, "demo profile", meter=meter)
         return doc
 
     def predicates(self) -> JsonObject:
@@ -326,21 +340,25 @@ class Client:
         band: str,
         subject_form: str,
         subject_id: str,
+        meter: str | None = None,
         idempotency_key: str | None = None,
     ) -> JsonObject:
         """``POST /erc8004/validation`` (paid): an ERC-8004 validation credential. The whole
         answer is returned after the credential is verified (signature, key id, type,
-        ``trace_sha256``) and ``credential_hash`` is checked to be
-        ``keccak256(JCS(credential))`` (library/ERC8004.md)."""
-        body = {
+        ``trace_sha256``, the meter block: with ``meter``, the meter asked for) and
+        ``credential_hash`` is checked to be ``keccak256(JCS(credential))``
+        (library/ERC8004.md)."""
+        body: dict[str, Any] = {
             "trace": {"context_key": trace["context_key"], "turns": trace["turns"]},
             "predicate": {"metric": metric, "band": band},
             "subject": {"form": subject_form, "id": subject_id},
         }
+        if meter is not None:
+            body["meter"] = meter
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         r = self._request("POST", "/erc8004/validation", json_body=body, headers=headers, pay=True)
         answer = parse_object(r.content, "validation answer")
-        verify_credential(answer, self.key, trace=trace)
+        verify_credential(answer, self.key, trace=trace, meter=meter)
         return answer
 
     # -- vows ---------------------------------------------------------------------------
@@ -400,11 +418,13 @@ class Client:
         paid: bool = False,
         wallet_key: str | None = None,
         wait: int | None = None,
+        meter: str | None = None,
         idempotency_key: str | None = None,
     ) -> JsonObject:
         """Report in on a vow: ``POST /vow/report/demo`` (free, ``attested: false``) or, with
         ``paid=True``, ``POST /vow/report`` (x402, ``attested: true``). Returns the signed
-        entry, verified (signature, type, ``vow_id``, ``trace_sha256``, ``attested``).
+        entry, verified (signature, type, ``vow_id``, ``trace_sha256``, ``attested``, the meter
+        block: with ``meter``, ``"meter/1"`` or ``"meter/2"``, the meter asked for).
 
         A wallet-signed vow takes report-ins its wallet proves: ``wallet_key`` signs the text
         of :meth:`report_message`; on the paid route the payer may prove it instead. ``wait``
@@ -414,6 +434,8 @@ class Client:
             body["note"] = note
         if donate_trace:
             body["donate_trace"] = True
+        if meter is not None:
+            body["meter"] = meter
         if wallet_key is not None:
             body["signature"] = _personal_sign(
                 _account(wallet_key), self.report_message(vow_id, trace, note=note, donate_trace=donate_trace)
@@ -425,7 +447,7 @@ class Client:
             headers["Idempotency-Key"] = idempotency_key
         path = "/vow/report" if paid else "/vow/report/demo"
         r = self._request("POST", path, json_body=body, headers=headers, ok=(200, 201), pay=paid)
-        doc = verify_entry(r.content, self.key, trace=trace)
+        doc = verify_entry(r.content, self.key, trace=trace, meter=meter)
         if doc["vow_id"] != vow_id:
             raise MalformedError("entry", f"is an entry of {doc['vow_id']}, not {vow_id}")
         if doc["attested"] is not paid:

@@ -22,6 +22,7 @@ __all__ = [
     "KeyMismatchError",
     "TypeMismatchError",
     "HashMismatchError",
+    "MeterError",
     "ChainError",
     "InclusionError",
     "ManifestError",
@@ -68,6 +69,12 @@ class TypeMismatchError(VerificationError):
 
 class HashMismatchError(VerificationError):
     """A SHA-256 (or Keccak-256) or a length does not match what the signed parent pins."""
+
+
+class MeterError(VerificationError):
+    """The ``meter`` block names a meter the kit does not know, or another meter than the one
+    asked for, or is not exactly the block of its meter; or a quantity of the ``profile`` does
+    not have its meter's shape (library/ATTESTATION.md, "The meter")."""
 
 
 class ChainError(VerificationError):

@@ -23,6 +23,7 @@ from Crypto.Hash import keccak
 from ._codec import JsonObject, b64decode_strict, canonical, fail, hex64, member, parse_object
 from .errors import HashMismatchError, KeyMismatchError, SignatureError, TypeMismatchError
 from .keys import KeyLike, PinnedKey
+from .meter import check_meter
 
 __all__ = [
     "SCOPE_KEYS",
@@ -125,11 +126,17 @@ def verify_attestation(
     key: KeyLike,
     *,
     trace: Mapping[str, Any] | None = None,
+    meter: str | None = None,
 ) -> JsonObject:
     """Verify a ``conduct.attestation/v1`` (library/ATTESTATION.md) and return it.
 
     With ``trace`` (your own copy of what was scored), ``trace_sha256`` is recomputed and
-    compared. Raises a :class:`~conduct_kit.errors.VerificationError` subclass on any failure.
+    compared. The ``meter`` block must be exactly that of a meter the kit knows
+    (:data:`~conduct_kit.meter.KNOWN_METERS`) and the profile's quantities must have its
+    shape (:func:`~conduct_kit.meter.check_meter`); with ``meter`` (``"meter/1"`` or
+    ``"meter/2"``), it must be that meter. Raises a
+    :class:`~conduct_kit.errors.VerificationError` subclass on any failure
+    (:class:`~conduct_kit.errors.MeterError` for the meter).
     """
     subject = "attestation"
     doc = verify_signed(data, key, expected_type=ATTESTATION_TYPE, subject=subject)
@@ -138,6 +145,7 @@ def verify_attestation(
     member(doc, "issued_at", str, subject)
     if ("profile" in doc) == ("predicate" in doc):
         fail(subject, "an attestation carries exactly one of 'profile' and 'predicate'")
+    check_meter(doc, subject, meter=meter)
     return doc
 
 
@@ -160,6 +168,7 @@ def verify_credential(
     *,
     credential_hash_hex: str | None = None,
     trace: Mapping[str, Any] | None = None,
+    meter: str | None = None,
 ) -> JsonObject:
     """Verify an ERC-8004 validation credential (library/ERC8004.md, "Verifying a credential
     offline") and return the credential.
@@ -167,6 +176,7 @@ def verify_credential(
     ``data`` is the credential, or the whole answer of ``POST /erc8004/validation``
     (``{credential, credential_hash, ...}``), whose ``credential_hash`` is then checked too.
     ``credential_hash_hex`` (e.g. the ``requestHash`` read on chain) is checked when given.
+    Its ``meter`` block is checked as an attestation's (with ``meter``, it must be that one).
     """
     subject = "credential"
     outer = parse_object(dict(data) if isinstance(data, Mapping) else data, subject)
@@ -184,6 +194,7 @@ def verify_credential(
         if m not in pred:
             fail(subject, f"predicate lacks {m!r}")
     member(doc, "subject", dict, subject)
+    check_meter(doc, subject, meter=meter)
     got = credential_hash(doc)
     for want in hashes:
         if want != got:

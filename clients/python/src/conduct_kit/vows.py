@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from ._codec import JsonObject, fail, hex64, member, parse_object, uint
 from .errors import ChainError, HashMismatchError, TypeMismatchError, VerificationError
 from .keys import KeyLike, PinnedKey
+from .meter import check_meter
 from .signed import leaf_bytes, trace_sha256, verify_signed
 
 __all__ = [
@@ -147,10 +148,16 @@ def verify_entry(
     *,
     previous: Mapping[str, Any] | None = None,
     trace: Mapping[str, Any] | None = None,
+    meter: str | None = None,
 ) -> JsonObject:
     """Verify a ``conduct.entry/v1`` (a report-in): its signature and shape, and, with
     ``previous`` (the vow record for entry 1, else entry n-1, as verified), its link (see
-    :func:`verify_link`). With ``trace``, its ``trace_sha256`` is recomputed."""
+    :func:`verify_link`). With ``trace``, its ``trace_sha256`` is recomputed.
+
+    Its ``meter`` block must be exactly that of a meter the kit knows, stored
+    (``"labels": "stored-labels/1"``), and its ``profile``'s quantities must have that meter's
+    shape (:func:`~conduct_kit.meter.check_meter`); with ``meter``, it must be that meter. The
+    entries of one chain may name different meters."""
     subject = "entry"
     doc = verify_signed(data, key, expected_type=ENTRY_TYPE, subject=subject)
     seq = uint(doc, "seq", subject)
@@ -168,6 +175,8 @@ def verify_entry(
         fail(subject, f"proof kind {proof.get('kind')!r} is not one of {sorted(PROOF_KINDS)}")
     if ("declared_y" in doc) == ("declared_y_withheld" in doc):
         fail(subject, "an entry carries exactly one of declared_y and declared_y_withheld")
+    member(doc, "profile", dict, subject)
+    check_meter(doc, subject, meter=meter, stored=True)
     if trace is not None and got != trace_sha256(trace):
         raise HashMismatchError(subject, f"trace_sha256 {got} is not the trace's hash {trace_sha256(trace)}")
     if previous is not None:
