@@ -507,3 +507,84 @@ fn the_mcp_tools_that_measure_take_a_meter() {
     assert_eq!(a["result"]["isError"], true, "{a}");
     assert!(a.to_string().contains("meter"), "{a}");
 }
+
+/// `conduct meter-eval` on the committed corpus: the figures METER.md section 12 publishes,
+/// the held-out split's targets with their verdicts, and the case study under both meters.
+#[test]
+fn meter_eval_prints_the_published_figures_and_the_held_out_verdicts() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = |args: &[&str]| {
+        let out = Command::new(conduct_bin())
+            .arg("meter-eval")
+            .args(args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let split = |set: &str, meter: &str| -> Value {
+        v["discretizers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["set"].as_str().unwrap().starts_with(set) && d["split"]["meter"] == meter)
+            .unwrap_or_else(|| panic!("no {set} {meter}"))["split"]
+            .clone()
+    };
+    let gold2 = split("gold_106", "meter/2");
+    assert_eq!(gold2["af"], json!([51, 39]));
+    assert_eq!(gold2["aligned"], json!([55, 26]));
+    assert_eq!(gold2["i_c_m"]["bits"], 0.066232731488);
+    assert_eq!(gold2["i_c_m"]["p"], 0.002698205033);
+    let gold1 = split("gold_106", "meter/1");
+    assert_eq!(
+        (gold1["af"].clone(), gold1["aligned"].clone()),
+        (json!([51, 6]), json!([55, 5]))
+    );
+    assert_eq!(gold1["i_c_m"]["p"], 0.339905840813);
+    let targets = &v["held_out_targets"][0];
+    assert_eq!(targets["lexicon"], "lexicon/2");
+    let met: Vec<&Value> = targets["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["met"])
+        .collect();
+    assert_eq!(
+        met,
+        [&json!(true), &json!(false), &json!(false)],
+        "{targets}"
+    );
+    // The paired case study: meter/2's reasoning channel and its within-Y switch signature.
+    let case = |meter: &str| -> Value {
+        v["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["file"] == "sycophant_paired" && c["case"]["meter"] == meter)
+            .unwrap()["case"]["profile"]
+            .clone()
+    };
+    let (c1, c2) = (case("meter/1"), case("meter/2"));
+    assert_eq!(c1["i_c_m"]["bits"], 0.12079329564);
+    assert_eq!(c2["i_c_m"]["bits"], 0.356409262038);
+    assert_eq!(c1["i_c_m_given_d_clean"]["p"], 0.605809563888);
+    assert_eq!(c2["i_c_m_given_d_clean"]["p"], 0.032539681844);
+    assert_eq!(c2["i_c_m_given_d_clean"]["stratified"]["p"], 0.014441000264);
+    assert_eq!(c2["i_c_m_given_d_clean"]["stratified"]["strata"], 3);
+    let text = run(&[]);
+    assert!(
+        text.contains("- ties on at most 10% of aligned scratchpads: 26/55 = 47%, NOT met"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| sycophant_paired | meter/2 | i_c_m_given_d_clean | 155 |"),
+        "{text}"
+    );
+}
