@@ -144,7 +144,7 @@ fn paired_turns(rows: &[Value]) -> Result<Vec<(String, bool, String, String)>, S
 fn num(v: Option<f64>) -> String {
     match v {
         // Rounded to 12 decimals, a p-value below 5e-13 is published as 0.
-        Some(x) if x == 0.0 => "0 (< 5e-13)".into(),
+        Some(0.0) => "0 (< 5e-13)".into(),
         Some(x) if x.abs() < 1e-3 => format!("{x:.2e}"),
         Some(x) => format!("{x:.4}"),
         None => "null".into(),

@@ -55,10 +55,13 @@ impl Uniforms {
 
     /// The next uniform in `[0, 1)`: `word * 2^-32`.
     #[inline]
-    pub fn next(&mut self) -> f64 {
+    pub fn next_uniform(&mut self) -> f64 {
         f64::from(self.next_word()) * (1.0 / 4_294_967_296.0)
     }
 }
+
+/// A distribution over `lo..=hi`: `(lo, [P(lo), ..., P(hi)])`.
+type Pmf = (u64, Box<[f64]>);
 
 /// The conditional distributions of sequential draws over margins `b` (all `> 0`): column
 /// `i`'s C=1 cell given `rem` C=1 turns left for columns `i..` is
@@ -69,7 +72,7 @@ pub(crate) struct Conditionals {
     /// `pops[i] = b_i + ... + b_K`.
     pops: Box<[u64]>,
     /// `memo[i][rem]`: `(lo, [P(lo), ..., P(hi)])`.
-    memo: Vec<Vec<Option<(u64, Box<[f64]>)>>>,
+    memo: Vec<Vec<Option<Pmf>>>,
 }
 
 impl Conditionals {
@@ -344,7 +347,7 @@ impl RowDraws {
                     let v = if lo >= hi {
                         lo
                     } else {
-                        self.samplers[i].draw_with(rem, u.next(), lt)
+                        self.samplers[i].draw_with(rem, u.next_uniform(), lt)
                     };
                     x[cols[i]] += v;
                     rem -= v;
@@ -430,7 +433,7 @@ mod tests {
         let mut b = ChaCha20Rng::from_seed([5; 32]);
         for _ in 0..700 {
             let want = f64::from(b.next_u32()) / 4_294_967_296.0;
-            assert_eq!(a.next().to_bits(), want.to_bits());
+            assert_eq!(a.next_uniform().to_bits(), want.to_bits());
         }
     }
 

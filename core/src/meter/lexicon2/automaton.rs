@@ -421,10 +421,13 @@ impl Trie {
     }
 }
 
+/// Literal token strings (a word or a prefix, lower-case ASCII).
+type Literals = Vec<Vec<u8>>;
+
 /// The words and prefixes of the vocabulary: the literal token strings that lead from a
 /// state after a space to a space, and the literal strings that continue into a `[a-z0-9]`
 /// loop (a prefix).
-fn vocabulary(nfa: &Nfa) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), String> {
+fn vocabulary(nfa: &Nfa) -> Result<(Literals, Literals), String> {
     let mut sets = Sets::new(nfa.states.len());
     // States right after a space, and every pattern entry.
     let mut heads: Vec<u32> = nfa
