@@ -1385,7 +1385,9 @@ mod tests {
             assert_eq!(ext["info"]["input"]["method"], r.info.method, "{what}");
             assert_eq!(
                 ext["schema"]["properties"]["input"]["properties"]["body"],
-                conduct_renderer::openapi::standalone(body).unwrap(),
+                conduct_renderer::bazaar::compact(
+                    conduct_renderer::openapi::standalone(body).unwrap()
+                ),
                 "{what}"
             );
         }

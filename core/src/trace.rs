@@ -295,8 +295,17 @@ impl<'a> ProfileRequest<'a> {
         &self,
         offered: &[crate::meter::Meter],
     ) -> Result<crate::meter::Meter, FieldError> {
-        crate::meter::version::requested(self.meter.as_deref(), offered)
+        requested_meter(self.meter.as_deref(), offered)
     }
+}
+
+/// The meter a request's member `meter` names, if it is one of `offered`; the refusal is
+/// located at `/meter`.
+pub fn requested_meter(
+    name: Option<&str>,
+    offered: &[crate::meter::Meter],
+) -> Result<crate::meter::Meter, FieldError> {
+    crate::meter::version::requested(name, offered).map_err(|d| FieldError::at("/meter", d))
 }
 
 /// A bare trace document (`schemas/trace.json`): exactly `context_key` and `turns`.

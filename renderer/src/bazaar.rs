@@ -2,9 +2,10 @@
 //! `info` (how to call it: the HTTP method, for a body method the body type and an example
 //! body; what it answers) and `schema`, the JSON Schema `info` validates against, whose input
 //! body and output are the route's own request and answer schemas, the ones `/openapi.json`
-//! publishes ([`crate::openapi::standalone`]). Derived from the route table's contract, never
-//! written twice; the api puts it in each 402 challenge's `extensions` and the renderer in
-//! `/.well-known/x402.json`.
+//! publishes ([`crate::openapi::standalone`]) without their descriptions ([`compact`]: the
+//! extension travels in a header, and the documented schemas are one link away). Derived
+//! from the route table's contract, never written twice; the api puts it in each 402
+//! challenge's `extensions` and the renderer in `/.well-known/x402.json`.
 
 use serde_json::{json, Map, Value};
 
@@ -15,6 +16,93 @@ use crate::RenderError;
 
 /// The JSON Schema dialect of the extension's `schema`.
 const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The most bytes an extension may take, serialized: it travels base64-encoded in the
+/// `PAYMENT-REQUIRED` header beside the rails, and clients echo it in their payment header,
+/// which servers (ours included) cap at 16 KiB.
+pub const MAX_EXTENSION_BYTES: usize = 8 * 1024;
+
+/// A published schema as the extension carries it: the same constraints, without the
+/// `description` annotations (which `/openapi.json` and `/schemas/` keep).
+pub fn compact(schema: Value) -> Value {
+    match schema {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| k != "description")
+                .map(|(k, v)| (k, compact(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(compact).collect()),
+        other => other,
+    }
+}
+
+/// The smallest repeated subschema (serialized bytes) that [`share`] moves to `$defs`.
+const SHARE_MIN: usize = 256;
+
+/// Move each subschema of `schema` that occurs twice or more (and serializes to at least
+/// [`SHARE_MIN`] bytes) to the root's `$defs`, largest first, each occurrence replaced by a
+/// `$ref` to it (`#/$defs/shared-<k>`): the same constraints, once. The attestation's four
+/// quantities are one schema four times.
+fn share(schema: &mut Value) {
+    fn count(v: &Value, top: bool, seen: &mut std::collections::BTreeMap<String, usize>) {
+        match v {
+            Value::Object(m) => {
+                if !top {
+                    let text = v.to_string();
+                    if text.len() >= SHARE_MIN {
+                        *seen.entry(text).or_default() += 1;
+                    }
+                }
+                for (k, x) in m {
+                    if !(top && k == "$defs") {
+                        count(x, false, seen);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| count(x, false, seen)),
+            _ => {}
+        }
+    }
+    fn replace(v: &mut Value, text: &str, with: &Value) {
+        if v.is_object() && v.to_string() == text {
+            *v = with.clone();
+            return;
+        }
+        match v {
+            Value::Object(m) => m.values_mut().for_each(|x| replace(x, text, with)),
+            Value::Array(a) => a.iter_mut().for_each(|x| replace(x, text, with)),
+            _ => {}
+        }
+    }
+    let mut defs = Map::new();
+    loop {
+        let mut seen = std::collections::BTreeMap::new();
+        count(schema, true, &mut seen);
+        for d in defs.values() {
+            count(d, false, &mut seen);
+        }
+        let Some(text) = seen
+            .into_iter()
+            .filter(|(_, n)| *n >= 2)
+            .map(|(t, _)| t)
+            .max_by(|a, b| a.len().cmp(&b.len()).then_with(|| b.cmp(a)))
+        else {
+            break;
+        };
+        let name = format!("shared-{}", defs.len());
+        let with = json!({"$ref": format!("#/$defs/{name}")});
+        let def: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        replace(schema, &text, &with);
+        for d in defs.values_mut() {
+            replace(d, &text, &with);
+        }
+        defs.insert(name, def);
+    }
+    if !defs.is_empty() {
+        schema["$defs"] = Value::Object(defs);
+    }
+}
 
 /// Whether `method` carries a body (the bazaar's body methods).
 fn body_method(method: &str) -> bool {
@@ -41,7 +129,7 @@ pub fn extension(r: &RouteInfo) -> Result<Value, RenderError> {
             json!({"type": "string", "enum": ["json"]}),
         );
         let body_schema = match c.body {
-            Some(s) => standalone(s)?,
+            Some(s) => compact(standalone(s)?),
             None => json!({"type": "object"}),
         };
         props.insert("body".into(), body_schema);
@@ -67,15 +155,21 @@ pub fn extension(r: &RouteInfo) -> Result<Value, RenderError> {
         info["output"] = json!({"type": "json"});
         schema_props["output"] = json!({
             "type": "object",
-            "properties": {"type": {"type": "string"}, "example": standalone(out)?},
+            "properties": {"type": {"type": "string"}, "example": compact(standalone(out)?)},
             "required": ["type"],
         });
     }
-    Ok(json!({
-        "info": info,
-        "schema": {"$schema": DIALECT, "type": "object", "properties": schema_props,
-                   "required": ["input"]},
-    }))
+    let mut schema = json!({"$schema": DIALECT, "type": "object", "properties": schema_props,
+                            "required": ["input"]});
+    share(&mut schema);
+    let ext = json!({"info": info, "schema": schema});
+    let size = serde_json::to_vec(&ext).map_or(0, |b| b.len());
+    if size > MAX_EXTENSION_BYTES {
+        return Err(fail(&format!(
+            "the extension is {size} bytes, over {MAX_EXTENSION_BYTES}"
+        )));
+    }
+    Ok(ext)
 }
 
 #[cfg(test)]
@@ -109,19 +203,43 @@ mod tests {
         assert_eq!(ext["info"]["input"]["method"], "POST");
         assert_eq!(ext["info"]["input"]["bodyType"], "json");
         assert_eq!(ext["info"]["output"]["type"], "json");
-        // The body and output schemas are the published ones, standing alone.
-        let body = &ext["schema"]["properties"]["input"]["properties"]["body"];
+        // The body and output schemas are the published ones, standing alone: with the
+        // shared definitions put back, exactly them without their descriptions.
+        let resolved = resolved(&ext["schema"]);
+        let body = &resolved["properties"]["input"]["properties"]["body"];
         assert_eq!(
             *body,
-            standalone(Schema::of::<conduct_core::trace::ProfileRequest<'static>>()).unwrap()
+            compact(
+                standalone(Schema::of::<conduct_core::trace::ProfileRequest<'static>>()).unwrap()
+            )
         );
-        let out = &ext["schema"]["properties"]["output"]["properties"]["example"];
-        assert_eq!(*out, standalone(Schema::Attestation).unwrap());
+        let out = &resolved["properties"]["output"]["properties"]["example"];
+        assert_eq!(*out, compact(standalone(Schema::Attestation).unwrap()));
+        assert!(!out.to_string().contains("description"));
+        // The four quantities are one shared schema; every reference stays in the object.
+        let defs = ext["schema"]["$defs"]
+            .as_object()
+            .expect("shared definitions");
+        assert!(!defs.is_empty());
+        let text = ext["schema"].to_string();
+        assert_eq!(
+            text.matches("\"$ref\":\"#/$defs/").count(),
+            text.matches("\"$ref\"").count()
+        );
+        assert!(text.len() <= MAX_EXTENSION_BYTES);
         // A body the schema refuses is refused by the extension's schema too.
         let mut bad = ext["info"].clone();
         bad["input"]["body"] = json!({"turns": "no"});
         assert!(!check.is_valid(&bad));
-        assert!(!ext.to_string().contains("\"$ref\""));
+        let mut bad = ext["info"].clone();
+        bad["input"]["body"]["turns"][0]["context"] = json!({"monitored": 2});
+        assert!(!check.is_valid(&bad));
+    }
+
+    /// The extension's schema with its shared definitions inlined again.
+    fn resolved(schema: &Value) -> Value {
+        let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
+        conduct_core::schema::inline(schema, &defs, "#/$defs/").unwrap()
     }
 
     #[test]

@@ -96,7 +96,7 @@ impl Checked {
         let req = body.borrow_dependent();
         let predicate = resolve(&req.predicate).map_err(|e| Problem::invalid(vec![e]))?;
         let subject = parse_subject(&req.subject.form, &req.subject.id).map_err(refuse_subject)?;
-        let meter = conduct_core::meter::version::requested(req.meter.as_deref(), super::METERS)
+        let meter = conduct_core::trace::requested_meter(req.meter.as_deref(), super::METERS)
             .map_err(|e| Problem::invalid(vec![e]))?;
         validate(req.trace.trace()).map_err(|errs| {
             Problem::invalid(

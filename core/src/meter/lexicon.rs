@@ -168,11 +168,9 @@ fn both_lexicons() -> dense::DFA<Vec<u32>> {
 /// The lexicon scanner (a property test checks it against the `(?i-u)` regexes).
 static SCANNER: LazyLock<Scanner> = LazyLock::new(|| Scanner::new(&both_lexicons()));
 
-/// Build every compiled lexicon now, `lexicon/1`'s and `lexicon/2`'s (servers call this at
-/// start, so no request pays for it).
+/// Build the compiled `lexicon/1` now, so no request pays for it.
 pub fn warm_up() {
     LazyLock::force(&SCANNER);
-    super::lexicon2::warm_up();
 }
 
 /// Bit of lexicon f1 (aware) and of f2 (strategic) in a scan's answer.

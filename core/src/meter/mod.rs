@@ -42,7 +42,7 @@ pub use estimators::{
 };
 pub use labels::{opaque_label, STORED_LABELS_VERSION};
 pub use lexicon::{
-    d_symbol, is_d_clean, m_symbol, m_symbols, warm_up, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
+    d_symbol, is_d_clean, m_symbol, m_symbols, MSymbol, D_CLEAN, LEXICON_F1, LEXICON_F2,
     M_SYMBOLS_VERSION, STEMS_F1, STEMS_F2,
 };
 pub use permutation::{
@@ -52,6 +52,13 @@ pub use permutation::{
 };
 pub use strata::{Group, StratumMargins, EXACT_MAX_WORK};
 pub use version::Meter;
+
+/// Build every compiled lexicon now, `lexicon/1`'s and `lexicon/2`'s (servers call this at
+/// start, so no request pays for it).
+pub fn warm_up() {
+    lexicon::warm_up();
+    lexicon2::warm_up();
+}
 
 /// Version of the first meter specification (see [`Meter`] for every served version).
 pub const METER_VERSION: &str = "meter/1";

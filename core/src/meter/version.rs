@@ -7,8 +7,6 @@
 
 use serde::Serialize;
 
-use crate::trace::FieldError;
-
 /// A version of the meter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Meter {
@@ -67,9 +65,9 @@ impl Meter {
     }
 }
 
-/// The meter a request names (`None`: [`Meter::DEFAULT`]), if it is one of `offered`; the
-/// refusal names the member `/meter`.
-pub fn requested(name: Option<&str>, offered: &[Meter]) -> Result<Meter, FieldError> {
+/// The meter a request names (`None`: [`Meter::DEFAULT`]), if it is one of `offered`; else
+/// why not, in plain words (the refusal of the request's member `meter`).
+pub fn requested(name: Option<&str>, offered: &[Meter]) -> Result<Meter, String> {
     let list = || {
         offered
             .iter()
@@ -83,21 +81,17 @@ pub fn requested(name: Option<&str>, offered: &[Meter]) -> Result<Meter, FieldEr
             return offered
                 .last()
                 .copied()
-                .ok_or_else(|| FieldError::at("/meter", "this route offers no meter"))
+                .ok_or_else(|| "this route offers no meter".to_string())
         }
-        Some(n) => Meter::parse(n).ok_or_else(|| {
-            FieldError::at(
-                "/meter",
-                format!("unknown meter {n:?}; the meters are {}", Meter::names()),
-            )
-        })?,
+        Some(n) => Meter::parse(n)
+            .ok_or_else(|| format!("unknown meter {n:?}; the meters are {}", Meter::names()))?,
     };
     if offered.contains(&m) {
         Ok(m)
     } else {
-        Err(FieldError::at(
-            "/meter",
-            format!("{m} is not offered here; this route offers {}", list()),
+        Err(format!(
+            "{m} is not offered here; this route offers {}",
+            list()
         ))
     }
 }
@@ -132,16 +126,12 @@ mod tests {
         assert_eq!(requested(None, &Meter::ALL), Ok(Meter::V2));
         assert_eq!(requested(Some("meter/1"), &Meter::ALL), Ok(Meter::V1));
         let e = requested(Some("meter/3"), &Meter::ALL).unwrap_err();
-        assert_eq!(e.pointer, "/meter");
         assert_eq!(
-            e.detail,
+            e,
             "unknown meter \"meter/3\"; the meters are meter/1, meter/2"
         );
         let e = requested(Some("meter/1"), &[Meter::V2]).unwrap_err();
-        assert_eq!(
-            e.detail,
-            "meter/1 is not offered here; this route offers meter/2"
-        );
+        assert_eq!(e, "meter/1 is not offered here; this route offers meter/2");
         assert_eq!(requested(None, &[Meter::V1]), Ok(Meter::V1));
     }
 }

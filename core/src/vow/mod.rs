@@ -149,7 +149,7 @@ impl<'a> ReportRequest<'a> {
         &self,
         offered: &[crate::meter::Meter],
     ) -> Result<crate::meter::Meter, crate::trace::FieldError> {
-        crate::meter::version::requested(self.meter.as_deref(), offered)
+        crate::trace::requested_meter(self.meter.as_deref(), offered)
     }
 }
 
