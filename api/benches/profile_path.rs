@@ -281,6 +281,13 @@ fn many_actions(k: usize) -> Vec<u8> {
     serde_json::to_vec(&v).expect("body")
 }
 
+/// `body` with the member `meter` naming `meter`.
+fn with_meter(body: &[u8], meter: &str) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(body).expect("body");
+    v["meter"] = meter.into();
+    serde_json::to_vec(&v).expect("body")
+}
+
 /// The most work one request may cause: 10,000 turns with `MAX_D_SYMBOLS` distinct actions
 /// (the bound), the refusal of one more, and (for reference) what 10,000 distinct actions
 /// cost the meter before the bound existed.
@@ -385,6 +392,20 @@ fn main() {
                 ratio
             );
         }
+    }
+    println!(
+        "\nmeter/1 on the same traces (the body names it)\n\n| trace | turns | floor | profile path | ratio |\n|---|---:|---:|---:|---:|"
+    );
+    for dense in [false, true] {
+        let b = with_meter(&body(1_000, dense), "meter/1");
+        let (fl, pr, ratio) = paired(|| floor(&key, &b), || profile(&key, &b), budget, rounds);
+        println!(
+            "| {} | 1000 | {:.1} µs | {:.1} µs | {:.2}× |",
+            if dense { "dense" } else { "typical" },
+            fl * 1e6,
+            pr * 1e6,
+            ratio
+        );
     }
     println!();
     use conduct_core::meter::Meter;

@@ -380,7 +380,7 @@ mod tests {
             ),
             (
                 Kind::ReportIn,
-                crate::vow::report_message(o, "v", "ab", None, false, d),
+                crate::vow::report_message(o, "v", "ab", None, false, crate::meter::Meter::V2, d),
             ),
             (
                 Kind::ClaimQuest,

@@ -1,12 +1,17 @@
-//! library/METER.md and the code say the same thing: the families of `lexicon/2` in section
-//! 11.3 (names, bit order, descriptions, every pattern and its example) are the ones the
-//! service compiles, and the test vectors of section 11.5 give the symbols printed there.
+//! library/METER.md and the code say the same thing: the families of `lexicon/2` (section
+//! 11.3's table of names, bit order and descriptions and the digest of their patterns;
+//! LEXICON2.md's every pattern and its example) are the ones the service compiles, and the
+//! test vectors of section 11.5 give the symbols printed there.
 
 use conduct_core::meter::lexicon2::{self, FAMILIES, SYMBOLS};
 
+fn library(name: &str) -> String {
+    let path = format!("{}/../library/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 fn meter_md() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../library/METER.md");
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    library("METER.md")
 }
 
 /// The text of a section: from the heading line starting with `heading` to the next heading
@@ -49,9 +54,34 @@ fn fenced<'a>(text: &'a str, info: &str) -> Vec<&'a str> {
 }
 
 #[test]
-fn section_11_3_lists_the_families_the_service_compiles() {
+fn section_11_3_names_the_families_and_the_digest_of_their_patterns() {
     let doc = meter_md();
     let families = section(&doc, "### 11.3 Families");
+    let rows: Vec<&str> = families
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| bit"))
+        .collect();
+    assert_eq!(rows.len(), FAMILIES.len(), "one table row per family");
+    for (bit, (family, row)) in FAMILIES.iter().zip(&rows).enumerate() {
+        let want = format!("| {bit} | `{}` | {} |", family.name, family.what);
+        assert_eq!(*row, want, "row of bit {bit}");
+    }
+    let all: Vec<Vec<&str>> = FAMILIES
+        .iter()
+        .map(|f| f.patterns.iter().map(|(p, _)| *p).collect())
+        .collect();
+    let bytes = conduct_core::canonical::jcs(&serde_json::json!(all)).unwrap();
+    let digest = fenced(families, "text");
+    assert_eq!(
+        digest,
+        [conduct_core::canonical::sha256_hex(&bytes).as_str()]
+    );
+}
+
+#[test]
+fn lexicon2_md_lists_the_patterns_the_service_compiles() {
+    let doc = library("LEXICON2.md");
+    let families = section(&doc, "## Families");
     let headings: Vec<&str> = families
         .lines()
         .filter(|l| l.starts_with("#### "))

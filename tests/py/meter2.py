@@ -14,9 +14,11 @@ How it was written
     From `library/METER.md` alone (sections 1-6, 10 and 11; section 3 for `meter/1`), the
     trace format of SPEC.md section 2 and the trace-hash paragraph of
     `library/ATTESTATION.md`. No Rust source of the service was read. The sixteen
-    `lexicon/2` families, the `lexicon/1` entries and the 11.5 test vectors are parsed from
-    METER.md (`../../library/METER.md`, relative to this file) at run time, and the 11.5
-    vectors are checked on every run. Pure Python 3 standard library.
+    `lexicon/2` families are parsed from LEXICON2.md, the document METER.md section 11.3
+    names for their patterns (and checked against the digest printed there), the `lexicon/1`
+    entries and the 11.5 test vectors from METER.md (both in `../../library/`, relative to
+    this file) at run time, and the 11.5 vectors are checked on every run. Pure Python 3
+    standard library.
 
 Usage
     python3 tests/py/meter2.py ATTESTATION.json TRACE.json
@@ -48,6 +50,7 @@ import unicodedata
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 METER_MD = os.path.join(HERE, "..", "..", "library", "METER.md")
+LEXICON2_MD = os.path.join(HERE, "..", "..", "library", "LEXICON2.md")
 
 LN_2 = float.fromhex("0x1.62e42fefa39efp-1")  # core::f64::consts::LN_2
 EXACT_MAX_TABLES = 20000
@@ -74,6 +77,11 @@ def read_meter_md():
         return f.read()
 
 
+def read_lexicon2_md():
+    with open(LEXICON2_MD, encoding="utf-8") as f:
+        return f.read()
+
+
 def section(doc, start_heading, end_heading):
     i = doc.index(start_heading)
     j = doc.index(end_heading, i + len(start_heading))
@@ -84,21 +92,30 @@ def code_blocks(text, lang):
     return re.findall(r"```" + lang + r"\n(.*?)\n```", text, re.S)
 
 
-def parse_families(doc):
-    """Section 11.3: `#### `XX` (bit N)` headings, each followed by a JSON array."""
-    sec = section(doc, "### 11.3 Families", "### 11.4 Rules")
+def parse_families(doc, lexicon_doc):
+    """LEXICON2.md: `#### `XX` (bit N)` headings, each followed by a JSON array; METER.md
+    section 11.3: the table of names in bit order and the SHA-256 of the patterns."""
+    table = section(doc, "### 11.3 Families", "### 11.4 Rules")
+    names = re.findall(r"^\| (\d+) \| `([A-Z]{2})` \|", table, re.M)
+    (digest,) = code_blocks(table, "text")
+    sec = lexicon_doc[lexicon_doc.index("## Families"):]
     heads = list(re.finditer(r"^#### `([A-Z]{2})` \(bit (\d+)\)", sec, re.M))
     fams = []
     for k, h in enumerate(heads):
         body = sec[h.end(): heads[k + 1].start() if k + 1 < len(heads) else len(sec)]
         blocks = code_blocks(body, "json")
         if len(blocks) != 1:
-            raise SystemExit("METER.md 11.3: family %s has %d json blocks" % (h.group(1), len(blocks)))
+            raise SystemExit("LEXICON2.md: family %s has %d json blocks" % (h.group(1), len(blocks)))
         pats = json.loads(blocks[0])
         fams.append((int(h.group(2)), h.group(1), pats))
     fams.sort()
     if [b for b, _, _ in fams] != list(range(16)):
-        raise SystemExit("METER.md 11.3: expected bits 0..15, got %r" % [b for b, _, _ in fams])
+        raise SystemExit("LEXICON2.md: expected bits 0..15, got %r" % [b for b, _, _ in fams])
+    if [(str(b), n) for b, n, _ in fams] != names:
+        raise SystemExit("LEXICON2.md and METER.md 11.3 name other families: %r" % names)
+    got = hashlib.sha256(jcs([p for _, _, p in fams]).encode("utf-8")).hexdigest()
+    if got != digest.strip():
+        raise SystemExit("LEXICON2.md: the patterns' SHA-256 is %s, METER.md 11.3 says %s" % (got, digest))
     return [(name, pats) for _, name, pats in fams]
 
 
@@ -1196,7 +1213,7 @@ def main(argv):
 
     doc = read_meter_md()
     chacha_self_test()
-    lex2 = Lexicon2(parse_families(doc))
+    lex2 = Lexicon2(parse_families(doc, read_lexicon2_md()))
     bad = []
     vectors = parse_vectors(doc)
     for sym, text in vectors:

@@ -479,6 +479,18 @@ def run(a, base, data, site):
     check("a signature by another wallet is refused: 403", by_other.status_code == 403, by_other.text[:300])
     noted = rep(t, signature=sign_report(vid, t), note="a note the signature does not cover")
     check("a note the signature does not cover is refused: 403", noted.status_code == 403, noted.text[:300])
+    q = {"vow_id": vid, "trace_sha256": trace_sha(t)}
+    text2 = h.get(base + "/vow/report/message", params=q).text
+    text1 = h.get(base + "/vow/report/message", params=dict(q, meter="meter/1")).text
+    check("the report-in text binds the meter: a Meter line for meter/2 (the default), none for meter/1",
+          "\nMeter: meter/2\n" in text2 and "Meter:" not in text1
+          and text2.replace("Meter: meter/2\n", "") == text1, repr(text2))
+    bad_meter = h.get(base + "/vow/report/message", params=dict(q, meter="meter/9"))
+    check("an unknown meter in the report-in text's query: 422 naming ?meter",
+          bad_meter.status_code == 422 and any(e.get("pointer") == "?meter" for e in bad_meter.json().get("errors", [])),
+          bad_meter.text[:300])
+    remetered = rep(t, signature=sign_report(vid, t), meter="meter/1")
+    check("a meter the signature does not cover is refused: 403", remetered.status_code == 403, remetered.text[:300])
     check("refused report-ins changed nothing (log size, vow index)",
           (size(), h.get(base + "/vows").json()["count"]) == before)
 

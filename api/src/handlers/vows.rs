@@ -10,6 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use conduct_core::attestation::measure;
 use conduct_core::canonical::{sha256_hex, write_trace};
+use conduct_core::meter::{self, Meter};
 use conduct_core::owner::{self, Kind};
 use conduct_core::tlog::MAX_ENTRY_LEN;
 use conduct_core::trace::{parse_json, FieldError};
@@ -246,6 +247,7 @@ fn proof_for(
     row: &VowRow,
     req: &ReportRequest<'_>,
     trace_sha256: &[u8; 32],
+    meter: Meter,
     paid: bool,
 ) -> Result<(Proof, Option<String>), Problem> {
     let Some(wallet) = row.wallet.as_deref().filter(|_| !row.sandbox) else {
@@ -258,7 +260,7 @@ fn proof_for(
         return Err(wallet_proof_required(format!(
             "vow {} is signed by wallet {wallet}: a free report-in needs that wallet's EIP-191 \
              signature over the exact text of GET /vow/report/message (which binds the trace's \
-             sha256, the note and donate_trace); a paid report-in may instead be paid by that \
+             sha256, the note, donate_trace and the meter); a paid report-in may instead be paid by that \
              wallet",
             row.vow_id
         )));
@@ -269,6 +271,7 @@ fn proof_for(
         &hex::encode(trace_sha256),
         req.note.as_deref(),
         req.donate_trace.unwrap_or(false),
+        meter,
         &conduct_core::time::utc_date(service_now()),
     );
     let want = vow::parse_wallet(wallet).unwrap_or_default();
@@ -280,7 +283,7 @@ fn proof_for(
         }
         Ok(addr) => Err(wallet_proof_required(format!(
             "the signature recovers to 0x{}, not the vow's wallet {wallet}; sign the exact text \
-             of GET /vow/report/message for this trace, note and donate_trace",
+             of GET /vow/report/message for this trace, note, donate_trace and meter",
             hex::encode(addr)
         ))),
         Err(e) => Err(wallet_proof_required(format!(
@@ -289,8 +292,9 @@ fn proof_for(
     }
 }
 
-/// `GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true]`: the exact
-/// EIP-191 text a wallet-signed vow's wallet signs to report in.
+/// `GET /vow/report/message?vow_id=&trace_sha256=[&note=][&donate_trace=true][&meter=]`: the
+/// exact EIP-191 text a wallet-signed vow's wallet signs to report in (`meter` as the body
+/// will name it; absent, the default).
 pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, Problem> {
     let mut errs = Vec::new();
     let vow_id = query_param(query, "vow_id").unwrap_or_default();
@@ -323,6 +327,14 @@ pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, 
         }
     };
     let note = query_param(query, "note");
+    let meter =
+        match meter::version::requested(query_param(query, "meter").as_deref(), super::METERS) {
+            Ok(m) => m,
+            Err(why) => {
+                errs.push(FieldError::at("?meter", why));
+                Meter::DEFAULT
+            }
+        };
     if !errs.is_empty() {
         return Err(Problem::invalid(errs));
     }
@@ -333,6 +345,7 @@ pub async fn report_message(ctx: Vows<'_>, query: &str) -> Result<WarpResponse, 
         &trace,
         note.as_deref(),
         donate,
+        meter,
         &conduct_core::time::utc_date(service_now()),
     );
     Ok(text_response(msg))
@@ -363,8 +376,14 @@ async fn meter_report(ctx: &Vows<'_>, body: Bytes, attested: bool) -> Result<Met
             .meter(super::METERS)
             .map_err(|e| Problem::invalid(vec![e]))?;
         let measured = measure(req.trace(), meter).map_err(Problem::invalid)?;
-        let (proof, payer_must_be) =
-            proof_for(&public_url, &row, &req, &measured.trace_sha256, attested)?;
+        let (proof, payer_must_be) = proof_for(
+            &public_url,
+            &row,
+            &req,
+            &measured.trace_sha256,
+            meter,
+            attested,
+        )?;
         let ys = || req.turns.iter().map(|t| t.y.as_ref());
         let donate = req.donate_trace.unwrap_or(false);
         let donated = donate.then(|| {

@@ -208,12 +208,14 @@ export declare class ConductClient {
     vowMessage(v: Omit<VowRequest, "wallet" | "signature">): Promise<string>;
     /** `POST /vow` (free): take a vow; the record is verified ({@link verifyVow}). */
     takeVow(v: VowRequest): Promise<JsonObject>;
-    /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in. */
+    /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in (binding the trace, note, donation choice and meter). */
     reportMessage(r: {
         vowId: string;
         traceSha256: string;
         note?: string;
         donateTrace?: boolean;
+        /** The meter the report-in will name (it is bound by the text); absent: the service's default. */
+        meter?: Meter;
     }): Promise<string>;
     private reportBody;
     private entryOf;

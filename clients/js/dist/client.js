@@ -278,13 +278,14 @@ export class ConductClient {
         const res = await this.send("POST", "/vow", body);
         return verifyVow(await this.bytes(res), this.key);
     }
-    /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in. */
+    /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in (binding the trace, note, donation choice and meter). */
     async reportMessage(r) {
         return this.getText(`/vow/report/message?${this.query({
             vow_id: r.vowId,
             trace_sha256: r.traceSha256,
             note: r.note,
             donate_trace: r.donateTrace ? true : undefined,
+            meter: r.meter,
         })}`);
     }
     reportBody(r) {

@@ -422,14 +422,22 @@ export class ConductClient {
     return verifyVow(await this.bytes(res), this.key);
   }
 
-  /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in. */
-  async reportMessage(r: { vowId: string; traceSha256: string; note?: string; donateTrace?: boolean }): Promise<string> {
+  /** `GET /vow/report/message`: the exact EIP-191 text a signed vow's wallet signs to report in (binding the trace, note, donation choice and meter). */
+  async reportMessage(r: {
+    vowId: string;
+    traceSha256: string;
+    note?: string;
+    donateTrace?: boolean;
+    /** The meter the report-in will name (it is bound by the text); absent: the service's default. */
+    meter?: Meter;
+  }): Promise<string> {
     return this.getText(
       `/vow/report/message?${this.query({
         vow_id: r.vowId,
         trace_sha256: r.traceSha256,
         note: r.note,
         donate_trace: r.donateTrace ? true : undefined,
+        meter: r.meter,
       })}`,
     );
   }

@@ -179,37 +179,43 @@ pub fn normalize_agent(agent: &str) -> String {
 
 /// The exact text a vow's wallet signs with EIP-191 `personal_sign` to report in on the free
 /// route (library/VOWS.md, "Reporting in"): it names the origin, the action, the vow and binds the trace
-/// (`sha256(trace)`), the note and the donation choice, and the UTC date it is good on, so it
-/// proves this one report-in ([`crate::owner`]). A signature is accepted once (a replay is
-/// refused).
+/// (`sha256(trace)`), the note, the donation choice, the meter (a `Meter` line for every
+/// meter but `meter/1`, whose text is the one signed before there were two) and the UTC date
+/// it is good on, so it proves this one report-in ([`crate::owner`]). A signature is accepted
+/// once (a replay is refused).
 pub fn report_message(
     origin: &str,
     vow_id: &str,
     trace_sha256: &str,
     note: Option<&str>,
     donate_trace: bool,
+    meter: crate::meter::Meter,
     date: &str,
 ) -> String {
     use sha2::{Digest, Sha256};
+    let mut params = vec![
+        ("Vow", vow_id.to_owned()),
+        ("Trace SHA-256", trace_sha256.to_owned()),
+        (
+            "Note SHA-256",
+            note.map_or_else(
+                || "none".to_owned(),
+                |n| hex::encode(Sha256::digest(n.as_bytes())),
+            ),
+        ),
+        (
+            "Donate trace",
+            if donate_trace { "yes" } else { "no" }.to_owned(),
+        ),
+    ];
+    if meter != crate::meter::Meter::V1 {
+        params.push(("Meter", meter.as_str().to_owned()));
+    }
     crate::owner::OwnerText {
         kind: crate::owner::Kind::ReportIn,
         effect: "Signing adds this report-in to the vow's public chain. It moves no funds.",
         origin,
-        params: vec![
-            ("Vow", vow_id.to_owned()),
-            ("Trace SHA-256", trace_sha256.to_owned()),
-            (
-                "Note SHA-256",
-                note.map_or_else(
-                    || "none".to_owned(),
-                    |n| hex::encode(Sha256::digest(n.as_bytes())),
-                ),
-            ),
-            (
-                "Donate trace",
-                if donate_trace { "yes" } else { "no" }.to_owned(),
-            ),
-        ],
+        params,
         date,
         after: Vec::new(),
         block: None,
@@ -555,32 +561,31 @@ mod tests {
     }
 
     #[test]
-    fn report_message_binds_vow_trace_note_and_donation() {
+    fn report_message_binds_vow_trace_note_donation_and_meter() {
+        use crate::meter::Meter;
         let d = "2026-11-24";
-        let m = report_message(
-            "https://x.example",
-            "00ff00ff00ff00ff",
-            "ab",
-            Some("n"),
-            false,
-            d,
-        );
-        assert!(m.contains("Vow: 00ff00ff00ff00ff\n"));
-        assert!(m.contains("Trace SHA-256: ab\n"));
-        assert!(m.ends_with("Donate trace: no\nDate (UTC): 2026-11-24"));
-        let other = |note, donate, date| {
+        let msg = |note, donate, meter, date| {
             report_message(
                 "https://x.example",
                 "00ff00ff00ff00ff",
                 "ab",
                 note,
                 donate,
+                meter,
                 date,
             )
         };
-        assert_ne!(m, other(None, false, d));
-        assert_ne!(m, other(Some("n"), true, d));
-        assert_ne!(m, other(Some("n"), false, "2026-11-25"));
+        let m = msg(Some("n"), false, Meter::V1, d);
+        assert!(m.contains("Vow: 00ff00ff00ff00ff\n"));
+        assert!(m.contains("Trace SHA-256: ab\n"));
+        // meter/1's text is the one signed before there were two meters.
+        assert!(m.ends_with("Donate trace: no\nDate (UTC): 2026-11-24"));
+        let m2 = msg(Some("n"), false, Meter::V2, d);
+        assert!(m2.ends_with("Donate trace: no\nMeter: meter/2\nDate (UTC): 2026-11-24"));
+        assert_ne!(m, m2);
+        assert_ne!(m, msg(None, false, Meter::V1, d));
+        assert_ne!(m, msg(Some("n"), true, Meter::V1, d));
+        assert_ne!(m, msg(Some("n"), false, Meter::V1, "2026-11-25"));
     }
 
     fn req(v: serde_json::Value) -> VowRequest {

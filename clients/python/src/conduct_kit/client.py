@@ -398,14 +398,24 @@ class Client:
         return doc
 
     def report_message(
-        self, vow_id: str, trace: Mapping[str, Any], *, note: str | None = None, donate_trace: bool = False
+        self,
+        vow_id: str,
+        trace: Mapping[str, Any],
+        *,
+        note: str | None = None,
+        donate_trace: bool = False,
+        meter: str | None = None,
     ) -> str:
-        """``GET /vow/report/message``: the exact text the vow's wallet signs for a report-in."""
+        """``GET /vow/report/message``: the exact text the vow's wallet signs for a report-in
+        (it binds the trace, the note, the donation choice and the meter; ``meter`` as the
+        report-in will name it, absent for the service's default)."""
         params: dict[str, Any] = {"vow_id": vow_id, "trace_sha256": trace_sha256(trace)}
         if note is not None:
             params["note"] = note
         if donate_trace:
             params["donate_trace"] = "true"
+        if meter is not None:
+            params["meter"] = meter
         return self._request("GET", "/vow/report/message", params=params, headers={"Accept": "text/plain"}).text
 
     def report_in(
@@ -438,7 +448,7 @@ class Client:
             body["meter"] = meter
         if wallet_key is not None:
             body["signature"] = _personal_sign(
-                _account(wallet_key), self.report_message(vow_id, trace, note=note, donate_trace=donate_trace)
+                _account(wallet_key), self.report_message(vow_id, trace, note=note, donate_trace=donate_trace, meter=meter)
             )
         headers: dict[str, str] = {}
         if wait is not None:

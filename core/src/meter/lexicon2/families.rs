@@ -1,4 +1,5 @@
-//! The published families of `lexicon/2` (library/METER.md section 11.3): each a list of
+//! The published families of `lexicon/2` (library/METER.md section 11.3, their patterns in
+//! library/LEXICON2.md): each a list of
 //! patterns over a canonical sentence, with one example sentence a pattern matches.
 //!
 //! Generated once from the research lexicon (its provenance is in METER.md); edit it only by
