@@ -14,7 +14,7 @@
 //!   the strata, in canonical order, of the distribution of the pooled C=1 row. With one
 //!   stratum it is the exact test of `meter/1` ([`super::p_exact_with`]), bit for bit.
 //! - **Monte Carlo** otherwise: [`MC_SAMPLES`] null tables, each the sum of one draw per
-//!   stratum, from a ChaCha8 stream of 32-bit uniforms (one uniform for a stratum with at
+//!   stratum, from a ChaCha20 stream of 32-bit uniforms (one uniform for a stratum with at
 //!   most [`ROW_TABLE_MAX`] rows, else one per column that is not forced).
 //!
 //! Every number is a deterministic function of the stratum margins, the pooled table and
