@@ -64,14 +64,14 @@ fn share(schema: &mut Value) {
             _ => {}
         }
     }
-    fn replace(v: &mut Value, text: &str, with: &Value) {
-        if v.is_object() && v.to_string() == text {
+    fn replace(v: &mut Value, def: &Value, with: &Value) {
+        if v == def {
             *v = with.clone();
             return;
         }
         match v {
-            Value::Object(m) => m.values_mut().for_each(|x| replace(x, text, with)),
-            Value::Array(a) => a.iter_mut().for_each(|x| replace(x, text, with)),
+            Value::Object(m) => m.values_mut().for_each(|x| replace(x, def, with)),
+            Value::Array(a) => a.iter_mut().for_each(|x| replace(x, def, with)),
             _ => {}
         }
     }
@@ -92,10 +92,12 @@ fn share(schema: &mut Value) {
         };
         let name = format!("shared-{}", defs.len());
         let with = json!({"$ref": format!("#/$defs/{name}")});
-        let def: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        replace(schema, &text, &with);
+        let Ok(def) = serde_json::from_str::<Value>(&text) else {
+            break;
+        };
+        replace(schema, &def, &with);
         for d in defs.values_mut() {
-            replace(d, &text, &with);
+            replace(d, &def, &with);
         }
         defs.insert(name, def);
     }
