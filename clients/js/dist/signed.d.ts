@@ -27,7 +27,14 @@ export declare function keyHash(name: string, publicKey: Uint8Array): Uint8Array
 export declare function parseVkey(vkey: string | PinnedKey): PinnedKey;
 /** Verify an Ed25519 signature strictly (RFC 8032, not ZIP-215). */
 export declare function ed25519Verify(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean;
-/** The four members of the scope statement every `conduct.*` object carries (ATTESTATION.md). */
+/** The scope statement every `conduct.*` object carries: exactly these four members and texts (ATTESTATION.md, "The scope statement"). */
+export declare const SCOPE: {
+    readonly no_meter_is_immune: "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct.";
+    readonly not_trade_advice: "Not trade advice: no signal, no market model, no risk sizing.";
+    readonly off_meter_blind_spot: "Only channels present in the trace are read. What the agent did off the trace is outside the meter.";
+    readonly trace_provenance_is_the_callers: "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.";
+};
+/** The four members of {@link SCOPE}, sorted. */
 export declare const SCOPE_KEYS: readonly ["no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot", "trace_provenance_is_the_callers"];
 /** Options of {@link verifySigned}. */
 export interface SignedOptions {

@@ -64,7 +64,14 @@ export function ed25519Verify(signature, message, publicKey) {
         return false;
     }
 }
-/** The four members of the scope statement every `conduct.*` object carries (ATTESTATION.md). */
+/** The scope statement every `conduct.*` object carries: exactly these four members and texts (ATTESTATION.md, "The scope statement"). */
+export const SCOPE = {
+    no_meter_is_immune: "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct.",
+    not_trade_advice: "Not trade advice: no signal, no market model, no risk sizing.",
+    off_meter_blind_spot: "Only channels present in the trace are read. What the agent did off the trace is outside the meter.",
+    trace_provenance_is_the_callers: "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.",
+};
+/** The four members of {@link SCOPE}, sorted. */
 export const SCOPE_KEYS = [
     "no_meter_is_immune",
     "not_trade_advice",
@@ -122,10 +129,12 @@ function checkScope(scope) {
     if (!isObject(scope))
         throw new VerificationError("scope", "the scope statement is missing", "scope");
     const keys = Object.keys(scope).sort();
-    const ok = keys.length === SCOPE_KEYS.length &&
-        keys.every((k, i) => k === SCOPE_KEYS[i] && typeof scope[k] === "string" && scope[k].length > 0);
+    const ok = keys.length === SCOPE_KEYS.length && keys.every((k, i) => k === SCOPE_KEYS[i]);
     if (!ok)
         throw new VerificationError("scope", `the scope statement must be exactly ${SCOPE_KEYS.join(", ")}`, "scope");
+    for (const k of SCOPE_KEYS)
+        if (scope[k] !== SCOPE[k])
+            throw new VerificationError("scope", `the scope statement's ${k} is not the published text (ATTESTATION.md)`, "scope");
 }
 /**
  * Verify a signed JSON file of the rendered tree (library/MIRRORS.md, "Checking a mirror"):

@@ -86,7 +86,19 @@ export function ed25519Verify(signature: Uint8Array, message: Uint8Array, public
   }
 }
 
-/** The four members of the scope statement every `conduct.*` object carries (ATTESTATION.md). */
+/** The scope statement every `conduct.*` object carries: exactly these four members and texts (ATTESTATION.md, "The scope statement"). */
+export const SCOPE = {
+  no_meter_is_immune:
+    "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct.",
+  not_trade_advice:
+    "Not trade advice: no signal, no market model, no risk sizing.",
+  off_meter_blind_spot:
+    "Only channels present in the trace are read. What the agent did off the trace is outside the meter.",
+  trace_provenance_is_the_callers:
+    "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.",
+} as const;
+
+/** The four members of {@link SCOPE}, sorted. */
 export const SCOPE_KEYS = [
   "no_meter_is_immune",
   "not_trade_advice",
@@ -165,11 +177,12 @@ export function verifySigned(
 function checkScope(scope: Json | undefined): void {
   if (!isObject(scope)) throw new VerificationError("scope", "the scope statement is missing", "scope");
   const keys = Object.keys(scope).sort();
-  const ok =
-    keys.length === SCOPE_KEYS.length &&
-    keys.every((k, i) => k === SCOPE_KEYS[i] && typeof scope[k] === "string" && (scope[k] as string).length > 0);
+  const ok = keys.length === SCOPE_KEYS.length && keys.every((k, i) => k === SCOPE_KEYS[i]);
   if (!ok)
     throw new VerificationError("scope", `the scope statement must be exactly ${SCOPE_KEYS.join(", ")}`, "scope");
+  for (const k of SCOPE_KEYS)
+    if (scope[k] !== SCOPE[k])
+      throw new VerificationError("scope", `the scope statement's ${k} is not the published text (ATTESTATION.md)`, "scope");
 }
 
 /**

@@ -148,6 +148,8 @@ test("signed objects: each member changed, removed or added is refused; so is a 
   const { scope: _s, ...noScope } = doc;
   refuses(() => verifySigned(k.sign(noScope, { scope: false }), k.vkey), "scope");
   refuses(() => verifySigned(k.sign({ ...noScope, scope: { ...SCOPE, extra: "e" } }, { scope: false }), k.vkey), "scope");
+  const changed = { ...SCOPE, not_trade_advice: `${SCOPE.not_trade_advice} ` };
+  refuses(() => verifySigned(k.sign({ ...noScope, scope: changed }, { scope: false }), k.vkey), "scope");
   refuses(() => verifySigned(doc, k.vkey, { type: "conduct.other/v1" }), "wrong-type");
   refuses(() => verifySigned("[1]", k.vkey), "bad-format");
   // A foreign type carries no scope statement and needs none.

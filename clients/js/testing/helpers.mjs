@@ -11,12 +11,16 @@ import { canonicalBytes, keyIdOf, toBase64, sha256Hex, recordSha256, vowId, Veri
 /** The captured real bytes (see captured.json's `about`). */
 export const captured = JSON.parse(readFileSync(new URL("./captured.json", import.meta.url), "utf8"));
 
-/** A scope statement: the four members every conduct.* object carries. */
+/** The scope statement every conduct.* object carries, as library/ATTESTATION.md prints it (the kit compares it exactly). */
 export const SCOPE = {
-  no_meter_is_immune: "a",
-  not_trade_advice: "b",
-  off_meter_blind_spot: "c",
-  trace_provenance_is_the_callers: "d",
+  no_meter_is_immune:
+    "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct.",
+  not_trade_advice:
+    "Not trade advice: no signal, no market model, no risk sizing.",
+  off_meter_blind_spot:
+    "Only channels present in the trace are read. What the agent did off the trace is outside the meter.",
+  trace_provenance_is_the_callers:
+    "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.",
 };
 
 /** The two meter blocks, exactly as library/ATTESTATION.md ("The meter") lists them. */

@@ -16,8 +16,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from conduct_kit import PinnedKey, record_sha256, vow_id_for
 
-SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
-                             "trace_provenance_is_the_callers")}
+#: The scope statement, as library/ATTESTATION.md prints it (the kit compares it exactly).
+SCOPE = {
+    "no_meter_is_immune": "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct.",
+    "not_trade_advice": "Not trade advice: no signal, no market model, no risk sizing.",
+    "off_meter_blind_spot": "Only channels present in the trace are read. What the agent did off the trace is outside the meter.",
+    "trace_provenance_is_the_callers": "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.",
+}
 SIZE = 32
 
 #: The two meter blocks, exactly as library/ATTESTATION.md ("The meter") lists them.

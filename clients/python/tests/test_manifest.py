@@ -33,8 +33,7 @@ from conduct_kit import (
 import chains
 from conftest import accepts, fixture_bytes, flips
 
-SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
-                             "trace_provenance_is_the_callers")}
+SCOPE = chains.SCOPE
 NOW = datetime(2026, 11, 27, tzinfo=timezone.utc)
 
 

@@ -25,6 +25,7 @@ from conduct_kit import (
     verify_signed,
 )
 
+from chains import SCOPE
 from conftest import accepts, field_mutations, fixture_bytes, fixture_json, flips
 
 
@@ -124,8 +125,7 @@ def test_an_object_signed_by_an_independent_signer_verifies() -> None:
     # Sign as ATTESTATION.md describes, with a key of our own: the verifier needs nothing else.
     sk = Ed25519PrivateKey.generate()
     pin = PinnedKey("example.org/log", sk.public_key().public_bytes_raw())
-    scope = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
-                                 "trace_provenance_is_the_callers")}
+    scope = SCOPE
     meter = {"d_clean": ["clean"], "m_symbols": "lexicon/1", "p_exact_max_tables": 20000,
              "p_monte_carlo_samples": 1000, "version": "meter/1"}
     body = {"type": "conduct.attestation/v1", "key_id": pin.key_id, "n_turns": 2, "issued_at": "2026-01-01T00:00:00Z",
@@ -135,10 +135,15 @@ def test_an_object_signed_by_an_independent_signer_verifies() -> None:
     # Key order and whitespace of the served text do not matter: the canonical bytes do.
     text = json.dumps(signed, indent=2, ensure_ascii=True)
     assert verify_attestation(text, pin)["profile"]["i_c_d"]["é"] == "ü"
-    del body["scope"]
-    signed = dict(body, signature=base64.b64encode(sk.sign(rfc8785.dumps(body))).decode())
-    with pytest.raises(MalformedError, match="scope"):
-        verify_attestation(signed, pin)
+    # The scope statement is compared exactly: stripped, a text changed, a member added.
+    changed = dict(SCOPE, not_trade_advice=SCOPE["not_trade_advice"] + " ")
+    for bad in [None, changed, dict(SCOPE, extra="x")]:
+        b = {k: v for k, v in body.items() if k != "scope"}
+        if bad is not None:
+            b["scope"] = bad
+        signed = dict(b, signature=base64.b64encode(sk.sign(rfc8785.dumps(b))).decode())
+        with pytest.raises(MalformedError, match="scope"):
+            verify_attestation(signed, pin)
 
 
 def test_trace_sha256_hashes_only_context_key_and_turns() -> None:

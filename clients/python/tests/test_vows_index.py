@@ -29,10 +29,9 @@ from conduct_kit import (
 )
 from conduct_kit.client import Client
 
+from chains import SCOPE
 from conftest import accepts, flips
 
-SCOPE = {k: "text" for k in ("no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot",
-                             "trace_provenance_is_the_callers")}
 SIZE = VOWS_PAGE_SIZE
 
 

@@ -26,6 +26,7 @@ from .keys import KeyLike, PinnedKey
 from .meter import check_meter
 
 __all__ = [
+    "SCOPE",
     "SCOPE_KEYS",
     "verify_signed",
     "verify_attestation",
@@ -36,15 +37,25 @@ __all__ = [
     "leaf_bytes",
 ]
 
-#: The four texts of the scope statement every signed body carries.
-SCOPE_KEYS = frozenset(
-    {
-        "no_meter_is_immune",
-        "not_trade_advice",
-        "off_meter_blind_spot",
-        "trace_provenance_is_the_callers",
-    }
-)
+#: The scope statement every signed ``conduct.*`` body carries: exactly these four members and
+#: texts (library/ATTESTATION.md, "The scope statement").
+SCOPE: dict[str, str] = {
+    "no_meter_is_immune": (
+        "An agent optimizing against this output can learn to write clean traces. A low coupling is not proof of good conduct."
+    ),
+    "not_trade_advice": (
+        "Not trade advice: no signal, no market model, no risk sizing."
+    ),
+    "off_meter_blind_spot": (
+        "Only channels present in the trace are read. What the agent did off the trace is outside the meter."
+    ),
+    "trace_provenance_is_the_callers": (
+        "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did."
+    ),
+}
+
+#: The four members of :data:`SCOPE`.
+SCOPE_KEYS = frozenset(SCOPE)
 
 ATTESTATION_TYPE = "conduct.attestation/v1"
 CREDENTIAL_TYPE = "conduct.erc8004-validation/v1"
@@ -55,9 +66,12 @@ def _check_scope(doc: JsonObject, subject: str) -> None:
     missing = sorted(SCOPE_KEYS - scope.keys())
     if missing:
         fail(subject, f"scope statement lacks {', '.join(missing)}")
-    for k in SCOPE_KEYS:
-        if not isinstance(scope[k], str) or not scope[k]:
-            fail(subject, f"scope statement {k!r} is not a non-empty text")
+    extra = sorted(scope.keys() - SCOPE_KEYS)
+    if extra:
+        fail(subject, f"scope statement has members it never carries: {', '.join(extra)}")
+    for k in sorted(SCOPE_KEYS):
+        if scope[k] != SCOPE[k]:
+            fail(subject, f"scope statement {k!r} is not the published text (library/ATTESTATION.md)")
 
 
 def verify_signed(
