@@ -115,29 +115,15 @@ pub fn render_site(
     // Every record below this is in what the render reads.
     let log_size = vows.log_size()?;
     let chain = crate::chain::open(cfg)?;
-    let mut sources: Vec<Box<dyn Source>> = vec![
-        Box::new(with_resume_points(
-            VowSource::new(
-                key.clone(),
-                &cfg.public_url,
-                vows.clone(),
-                None,
-                routes::html_pages(),
-            ),
-            cfg,
-            key,
-        )),
-        Box::new(registry_source(cfg, key, &chain, vows.clone())),
-        Box::new(MunusSource::new(
-            key.clone(),
-            &cfg.public_url,
-            &cfg.data,
-            Arc::new(MunusReader::open(store)?),
-            Arc::new(PaymentFlags::default()),
-        )),
-        Box::new(reputation_source(cfg, key, &chain)),
-        Box::new(FamiliarSource::new(key.clone(), vows)),
-    ];
+    let mut sources = live_sources(
+        cfg,
+        key,
+        &chain,
+        vows,
+        Arc::new(MunusReader::open(store)?),
+        Arc::new(PaymentFlags::default()),
+        None,
+    );
     // Opened before the files are written, so the flush below reports any write-back error.
     let mark_error = |e: std::io::Error| {
         conduct_renderer::RenderError::Input(format!("the integration mark: {e}"))
@@ -194,6 +180,64 @@ fn replace_through_spares(publisher: &mut conduct_renderer::publish::Publisher, 
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (publisher, cfg);
+}
+
+/// What only the server gives the vows' source: it reads its signed pages back from the
+/// tree, and asks for model readings through `ask`.
+struct Serving {
+    ask: Option<AskInterpretation>,
+}
+
+/// The live site's sources, each at the index its id in [`crate::sources`] names: the one
+/// list both the full render (`serving` absent) and the server build.
+fn live_sources(
+    cfg: &Config,
+    key: &ServiceKey,
+    chain: &crate::chain::ChainParts,
+    vows: Arc<VowReader>,
+    munus: Arc<MunusReader>,
+    flags: Arc<PaymentFlags>,
+    serving: Option<Serving>,
+) -> Vec<Box<dyn Source>> {
+    use crate::sources::{FAMILIARS, MUNUS, REGISTRY, REPUTATION, VOWS};
+    let read_back = serving.is_some();
+    let vow_source = VowSource::new(
+        key.clone(),
+        &cfg.public_url,
+        vows.clone(),
+        serving.and_then(|s| s.ask),
+        routes::html_pages(),
+    );
+    let vow_source = if read_back {
+        vow_source.with_tree(&cfg.site)
+    } else {
+        vow_source
+    };
+    let mut by_id: Vec<(conduct_renderer::live::SourceId, Box<dyn Source>)> = vec![
+        (VOWS, Box::new(with_resume_points(vow_source, cfg, key))),
+        (
+            REGISTRY,
+            Box::new(registry_source(cfg, key, chain, vows.clone())),
+        ),
+        (
+            MUNUS,
+            Box::new(MunusSource::new(
+                key.clone(),
+                &cfg.public_url,
+                &cfg.data,
+                munus,
+                flags,
+            )),
+        ),
+        (REPUTATION, Box::new(reputation_source(cfg, key, chain))),
+        (FAMILIARS, Box::new(FamiliarSource::new(key.clone(), vows))),
+    ];
+    by_id.sort_by_key(|(id, _)| id.0);
+    debug_assert!(
+        by_id.iter().enumerate().all(|(i, (id, _))| id.0 == i),
+        "the source ids are 0, 1, 2, ... (crate::sources)"
+    );
+    by_id.into_iter().map(|(_, s)| s).collect()
 }
 
 /// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
@@ -353,30 +397,15 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         });
     let chain = crate::chain::open(&cfg)?;
     let flags = Arc::new(PaymentFlags::default());
-    let sources: Vec<Box<dyn Source>> = vec![
-        Box::new(with_resume_points(
-            VowSource::new(
-                key.clone(),
-                &cfg.public_url,
-                vows.clone(),
-                ask,
-                routes::html_pages(),
-            )
-            .with_tree(&cfg.site),
-            &cfg,
-            &key,
-        )),
-        Box::new(registry_source(&cfg, &key, &chain, vows.clone())),
-        Box::new(MunusSource::new(
-            key.clone(),
-            &cfg.public_url,
-            &cfg.data,
-            Arc::new(MunusReader::open(&store)?),
-            flags.clone(),
-        )),
-        Box::new(reputation_source(&cfg, &key, &chain)),
-        Box::new(FamiliarSource::new(key.clone(), vows.clone())),
-    ];
+    let sources = live_sources(
+        &cfg,
+        &key,
+        &chain,
+        vows.clone(),
+        Arc::new(MunusReader::open(&store)?),
+        flags.clone(),
+        Some(Serving { ask }),
+    );
     let infos = routes::infos();
     let posted = labor_price(&cfg, &labor_rails.accepts);
     let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
