@@ -50,9 +50,7 @@ pub fn write(data: &Path, site: &Path, site_fd: &std::fs::File) -> io::Result<()
     let path = data.join(FILE);
     // In place, never through a temporary: nothing sweeps the data directory, and a mark cut
     // short names no root.
-    let mut f = std::fs::File::create(&path)?;
-    io::Write::write_all(&mut f, sha.as_bytes())?;
-    f.sync_all()?;
+    crate::durable::write_in_place(&path, sha.as_bytes(), 0o600)?.sync_all()?;
     crate::durable::sync_dir(data)
 }
 

@@ -131,6 +131,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     sync_dir(write_then_rename(path, bytes, mode, "", true)?)
 }
 
+/// Create or truncate `path` and write `bytes` into it in place (no temporary, no rename,
+/// no sync: the caller syncs the returned file when it must). Its permission bits are `mode`
+/// even when the file already existed with others: for marks in the owner-only state
+/// directory, which a crash may leave cut short.
+pub fn write_in_place(path: &Path, bytes: &[u8], mode: u32) -> io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(mode);
+        let f = options.open(path)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        io::Write::write_all(&mut &f, bytes)?;
+        Ok(f)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = mode;
+        let f = options.open(path)?;
+        io::Write::write_all(&mut &f, bytes)?;
+        Ok(f)
+    }
+}
+
 /// fsync a directory so a rename inside it is durable.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
@@ -155,6 +180,20 @@ pub fn replace_atomic(path: &Path, bytes: &[u8], mode: u32, tag: &str) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_in_place_takes_its_mode_even_when_it_existed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mark");
+        std::fs::write(&p, b"an older and longer text").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        write_in_place(&p, b"new", 0o600).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
 
     #[test]
     fn temporaries_left_by_a_crash_are_swept_and_nothing_else() {

@@ -1,4 +1,4 @@
-//! The SSRF-safe HTTPS fetcher of ERC-8257 tool manifests (DESIGN.md section 9; the ERC's
+//! The SSRF-safe HTTPS fetcher of ERC-8257 tool manifests (library/REGISTRY.md, step 1; the ERC's
 //! creator self-attestation: fetch `metadataURI`, https only, no redirects, 1 MiB, 5 s).
 //!
 //! A manifest URL is chosen by whoever registers a tool, so fetching it means fetching a

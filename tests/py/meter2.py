@@ -12,8 +12,8 @@ What it is
 
 How it was written
     From `library/METER.md` alone (sections 1-6, 10 and 11; section 3 for `meter/1`), the
-    trace format of SPEC.md section 2 and the trace-hash paragraph of
-    `library/ATTESTATION.md`. No Rust source of the service was read. The sixteen
+    trace format (the interface specification's, which the service publishes as
+    `/schemas/trace.json`) and the trace-hash paragraph of `library/ATTESTATION.md`. No Rust source of the service was read. The sixteen
     `lexicon/2` families are parsed from LEXICON2.md, the document METER.md section 11.3
     names for their patterns (and checked against the digest printed there), the `lexicon/1`
     entries and the 11.5 test vectors from METER.md (both in `../../library/`, relative to

@@ -359,7 +359,7 @@ fn free_caps_survive_a_restart_and_refused_calls_spend_nothing() {
 fn small_ones_modes_symbols_content_types_and_xml() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(dir.path(), "");
-    let s = Server::start_in(
+    let mut s = Server::start_in(
         &dir.path().join("data"),
         &dir.path().join("site"),
         &["--config", cfg.to_str().unwrap(), "--demo-daily-cap", "0"],
@@ -477,4 +477,26 @@ fn small_ones_modes_symbols_content_types_and_xml() {
         "the feed is not well-formed XML: {}",
         String::from_utf8_lossy(&parsed.stderr)
     );
+
+    // After a clean stop (its marks written), everything the data directory holds is
+    // owner-only: every directory and every file, marks included. The spares are tree files
+    // in waiting (public bytes, with the tree's 0644 they keep once exchanged into it); their
+    // owner-only directory is what keeps them from others.
+    s.terminate();
+    let mut dirs = vec![s.data.clone()];
+    let mut files = 0;
+    while let Some(d) = dirs.pop() {
+        assert_eq!(mode(&d) & 0o077, 0, "{}", d.display());
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.parent() != Some(&s.data.join("spares")) {
+                assert_eq!(mode(&p) & 0o077, 0, "{} is not owner-only", p.display());
+                files += 1;
+            }
+        }
+    }
+    assert!(s.data.join("site-clean").exists() && s.data.join("manifest-closed").exists());
+    assert!(files >= 8, "{files} files checked");
 }

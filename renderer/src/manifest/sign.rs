@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use conduct_core::manifest::{bin_path, bin_prefix, BIN_DIR, DIGITS};
 use conduct_core::signing::{PinnedKey, ServiceKey};
-use conduct_indexer::durable::{replace_atomic, sync_dir};
+use conduct_indexer::durable::{replace_atomic, sync_dir, write_in_place};
 use sha2::{Digest, Sha256};
 
 use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
@@ -135,8 +135,8 @@ impl SignState {
         let Some(mark) = &self.mark else {
             return;
         };
-        match std::fs::write(mark, hex::encode(Sha256::digest(root))) {
-            Ok(()) => self.open = false,
+        match write_in_place(mark, hex::encode(Sha256::digest(root)).as_bytes(), 0o600) {
+            Ok(_) => self.open = false,
             Err(e) => tracing::warn!(mark = %mark.display(), error = %e, "round mark not written"),
         }
     }
