@@ -233,6 +233,8 @@ pub struct Metrics {
     pub chain_reads: Family<1, Counter>,
     /// `conduct_render_spare_writes_total{spare}`.
     pub spare_writes: Family<1, Counter>,
+    /// `conduct_tree_writes_total{kind}` ([`count_tree_write`]).
+    pub tree_writes: Family<1, Counter>,
     /// Whether a chain is followed (the chain metrics are shown only then).
     pub chain_configured: AtomicBool,
     /// `conduct_chain_head_block`.
@@ -263,6 +265,7 @@ impl Metrics {
             vow_reads: Family::new(["from"], Counter::default),
             chain_reads: Family::new(["records"], Counter::default),
             spare_writes: Family::new(["spare"], Counter::default),
+            tree_writes: Family::new(["kind"], Counter::default),
             chain_configured: AtomicBool::new(false),
             chain_head: Gauge::default(),
             chain_lag: Gauge::default(),
@@ -420,6 +423,15 @@ impl Metrics {
         }
         head(
             &mut out,
+            "conduct_tree_writes_total",
+            "counter",
+            "Files written into the published tree, by kind (vow pages, chain heads, feeds, readings, manifest bins, log tiles, the checkpoint, ...).",
+        );
+        for (l, c) in self.tree_writes.sorted() {
+            let _ = writeln!(out, "conduct_tree_writes_total{{{l}}} {}", c.get());
+        }
+        head(
+            &mut out,
             "conduct_integration_duration_seconds",
             "histogram",
             "Time from a report-in's commit to its vow's signed snapshot written.",
@@ -448,6 +460,50 @@ impl Metrics {
         }
         out
     }
+}
+
+/// The kind of the tree file at `rel` (its path in the tree), one of a fixed set: the label
+/// of `conduct_tree_writes_total` (library/METRICS.md).
+pub fn tree_kind(rel: &str) -> &'static str {
+    let (stem, html) = match rel.strip_suffix(".html") {
+        Some(s) => (s, true),
+        None => (rel.strip_suffix(".json").unwrap_or(rel), false),
+    };
+    let json_or_html = |json: &'static str, twin: &'static str| if html { twin } else { json };
+    if rel == "log/checkpoint" {
+        return "checkpoint";
+    }
+    if rel.starts_with("log/tile/entries/") {
+        return "entry_bundle";
+    }
+    if rel.starts_with("log/tile/") {
+        return "tile";
+    }
+    if rel == "manifest.json" || rel.starts_with("manifest/") {
+        return "manifest";
+    }
+    if let Some(vow) = stem.strip_prefix("vow/") {
+        return match vow.split_once('/') {
+            None => json_or_html("vow_page", "vow_page_html"),
+            Some((_, "chain")) => json_or_html("chain_head", "chain_head_html"),
+            Some((_, rest)) if rest.starts_with("chain/") => "chain_page",
+            Some((_, "feed.atom")) => "feed",
+            Some((_, "reading")) => json_or_html("reading", "reading_html"),
+            Some(_) => "vow_other",
+        };
+    }
+    if stem == "vows" || stem.starts_with("vows/") {
+        return "vows_index";
+    }
+    "other"
+}
+
+/// Count one file written into the published tree at `rel` (`conduct_tree_writes_total`).
+pub fn count_tree_write(rel: &str) {
+    metrics()
+        .tree_writes
+        .with([Cow::Borrowed(tree_kind(rel))])
+        .inc();
 }
 
 /// The process's registry.
@@ -485,6 +541,36 @@ fn escape(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tree_files_are_counted_by_kind() {
+        for (rel, kind) in [
+            ("log/checkpoint", "checkpoint"),
+            ("log/tile/0/000.p/3", "tile"),
+            ("log/tile/entries/000.p/3", "entry_bundle"),
+            ("manifest.json", "manifest"),
+            ("manifest/c.json", "manifest"),
+            ("vow/841e6cde5516f5f0.json", "vow_page"),
+            ("vow/841e6cde5516f5f0.html", "vow_page_html"),
+            ("vow/841e6cde5516f5f0/chain.json", "chain_head"),
+            ("vow/841e6cde5516f5f0/chain.html", "chain_head_html"),
+            ("vow/841e6cde5516f5f0/chain/0.json", "chain_page"),
+            ("vow/841e6cde5516f5f0/feed.atom", "feed"),
+            ("vow/841e6cde5516f5f0/reading.json", "reading"),
+            ("vow/841e6cde5516f5f0/reading.html", "reading_html"),
+            ("vows.json", "vows_index"),
+            ("vows/3.json", "vows_index"),
+            ("index.html", "other"),
+        ] {
+            assert_eq!(tree_kind(rel), kind, "{rel}");
+        }
+        let before = metrics().tree_writes.with([Cow::Borrowed("feed")]).get();
+        count_tree_write("vow/00/feed.atom");
+        assert_eq!(
+            metrics().tree_writes.with([Cow::Borrowed("feed")]).get(),
+            before + 1
+        );
+    }
 
     #[test]
     fn histogram_buckets_are_cumulative_and_count_matches() {

@@ -80,12 +80,18 @@ const THROUGH_SPARES: &str = "vow/";
 fn replace(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
     let path = root.join(rel);
     #[cfg(target_os = "linux")]
-    if let Some(s) = spares.filter(|_| rel.starts_with(THROUGH_SPARES)) {
-        return s.replace(&path, bytes, 0o644, "pub");
-    }
+    let through_spares = spares.filter(|_| rel.starts_with(THROUGH_SPARES));
     #[cfg(not(target_os = "linux"))]
-    let _ = (spares, THROUGH_SPARES);
-    replace_atomic(&path, bytes, 0o644, "pub")
+    let through_spares: Option<&SparePool> = {
+        let _ = (spares, THROUGH_SPARES);
+        None
+    };
+    match through_spares {
+        Some(s) => s.replace(&path, bytes, 0o644, "pub")?,
+        None => replace_atomic(&path, bytes, 0o644, "pub")?,
+    }
+    conduct_indexer::metrics::count_tree_write(rel);
+    Ok(())
 }
 
 impl Publisher {

@@ -82,6 +82,7 @@ impl Tree {
                 Ok(old) if &old == bytes => report.unchanged += 1,
                 _ => {
                     write_atomic(&path, bytes, 0o644)?;
+                    conduct_indexer::metrics::count_tree_write(rel);
                     report.written.push(rel.clone());
                 }
             }

@@ -702,6 +702,27 @@ fn metrics_are_served_on_their_own_loopback_listener_and_move() {
             &[("spare", "new")]
         ) >= 1.0
     );
+    // The files the report-in wrote into the tree, by kind: its vow's pages, the log's tiles
+    // and checkpoint, the manifest.
+    for kind in [
+        "vow_page",
+        "vow_page_html",
+        "chain_head",
+        "feed",
+        "reading",
+        "tile",
+    ] {
+        assert!(
+            sample(&after, "conduct_tree_writes_total", &[("kind", kind)]) >= 1.0,
+            "{kind}"
+        );
+    }
+    for kind in ["checkpoint", "manifest"] {
+        assert!(
+            sample(&after, "conduct_tree_writes_total", &[("kind", kind)]) >= 2.0,
+            "{kind}: the vow's and the report-in's"
+        );
+    }
     assert_eq!(sample(&after, "conduct_render_queue", &[]), 0.0);
     // Renders well inside the integration target: the pushback bound is at its most.
     assert_eq!(

@@ -43,7 +43,9 @@ impl Ledger {
 
     fn write_file(&self, rel: &str, bytes: &[u8]) -> Result<()> {
         let path = self.log_dir.join(rel);
-        write_atomic(&path, bytes, FILE_MODE).map_err(io_err(&path))
+        write_atomic(&path, bytes, FILE_MODE).map_err(io_err(&path))?;
+        crate::metrics::count_tree_write(&format!("log/{rel}"));
+        Ok(())
     }
 
     /// Re-publish every derived file that is missing or has the wrong length, then the

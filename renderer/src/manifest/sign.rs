@@ -233,6 +233,7 @@ impl SignState {
         let path = bin_path(prefix);
         replace_atomic(&self.site.join(&path), bytes, 0o644, "manifest")
             .map_err(|e| RenderError::Input(format!("writing {path}: {e}")))?;
+        conduct_indexer::metrics::count_tree_write(&path);
         w.bins += 1;
         w.bytes += bytes.len() as u64;
         Ok(())
