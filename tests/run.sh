@@ -76,6 +76,9 @@ echo "== ERC-8257 ToolRegistry on a throw-away anvil"
 node contracts/registry-check.mjs > "$tools/registry-check.log" && tail -n 1 "$tools/registry-check.log" || { cat "$tools/registry-check.log"; exit 1; }
 node contracts/chain-fixtures-check.mjs > "$tools/chain-fixtures-check.log" && tail -n 1 "$tools/chain-fixtures-check.log" || { cat "$tools/chain-fixtures-check.log"; exit 1; }
 
+echo "== the shared servers: PostgreSQL (Debian) and the s3s-fs bucket server (crates.io), on loopback"
+. tests/servers.sh
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 

@@ -36,6 +36,67 @@ pub fn python() -> PathBuf {
     PathBuf::from(p)
 }
 
+/// The suite's shared PostgreSQL (started by `tests/servers.sh`): its URL, and the directory
+/// of its binaries (`psql`, `pg_ctl`, ...).
+pub fn postgres() -> (String, PathBuf) {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!(
+                "{name} is not set: run the project's test command (tests/run.sh), which starts \
+                 the shared PostgreSQL and bucket servers"
+            )
+        })
+    };
+    (
+        var("CONDUCT_TEST_POSTGRES"),
+        PathBuf::from(var("CONDUCT_TEST_PG_BIN")),
+    )
+}
+
+/// The suite's shared S3-compatible bucket server (s3s-fs, started by `tests/servers.sh`).
+#[derive(Debug, Clone)]
+pub struct Bucket {
+    /// `http://127.0.0.1:<port>` (path-style requests, plain HTTP).
+    pub endpoint: String,
+    /// A bucket that exists there.
+    pub bucket: String,
+    /// Its access key.
+    pub access_key: String,
+    /// Its secret key.
+    pub secret_key: String,
+}
+
+impl Bucket {
+    /// The shared bucket server of this run.
+    pub fn shared() -> Bucket {
+        let var = |name: &str| {
+            std::env::var(name).unwrap_or_else(|_| {
+                panic!(
+                    "{name} is not set: run the project's test command (tests/run.sh), which \
+                     starts the shared bucket server"
+                )
+            })
+        };
+        Bucket {
+            endpoint: var("CONDUCT_TEST_S3_ENDPOINT"),
+            bucket: var("CONDUCT_TEST_S3_BUCKET"),
+            access_key: var("CONDUCT_TEST_S3_ACCESS_KEY"),
+            secret_key: var("CONDUCT_TEST_S3_SECRET_KEY"),
+        }
+    }
+
+    /// The standard AWS environment that points a process at this bucket server.
+    pub fn aws_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("AWS_ENDPOINT_URL", self.endpoint.clone()),
+            ("AWS_REGION", "us-east-1".to_owned()),
+            ("AWS_ACCESS_KEY_ID", self.access_key.clone()),
+            ("AWS_SECRET_ACCESS_KEY", self.secret_key.clone()),
+            ("AWS_ALLOW_HTTP", "true".to_owned()),
+        ]
+    }
+}
+
 /// Directory of the Python test scripts.
 pub fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("py")
