@@ -84,7 +84,7 @@ fn lexicon2_md_lists_the_patterns_the_service_compiles() {
     let families = section(&doc, "## Families");
     let headings: Vec<&str> = families
         .lines()
-        .filter(|l| l.starts_with("#### "))
+        .filter(|l| l.starts_with("### "))
         .collect();
     assert_eq!(headings.len(), FAMILIES.len(), "family headings");
     let blocks = fenced(families, "json");
@@ -94,7 +94,7 @@ fn lexicon2_md_lists_the_patterns_the_service_compiles() {
         .zip(headings.iter().zip(&blocks))
         .enumerate()
     {
-        let want = format!("#### `{}` (bit {bit}): {}", family.name, family.what);
+        let want = format!("### `{}` (bit {bit}): {}", family.name, family.what);
         assert_eq!(*heading, want, "heading of bit {bit}");
         let patterns: Vec<String> = serde_json::from_str(block)
             .unwrap_or_else(|e| panic!("{}: the JSON block does not parse: {e}", family.name));

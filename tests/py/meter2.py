@@ -93,13 +93,13 @@ def code_blocks(text, lang):
 
 
 def parse_families(doc, lexicon_doc):
-    """LEXICON2.md: `#### `XX` (bit N)` headings, each followed by a JSON array; METER.md
+    """LEXICON2.md: `### `XX` (bit N)` headings, each followed by a JSON array; METER.md
     section 11.3: the table of names in bit order and the SHA-256 of the patterns."""
     table = section(doc, "### 11.3 Families", "### 11.4 Rules")
     names = re.findall(r"^\| (\d+) \| `([A-Z]{2})` \|", table, re.M)
     (digest,) = code_blocks(table, "text")
     sec = lexicon_doc[lexicon_doc.index("## Families"):]
-    heads = list(re.finditer(r"^#### `([A-Z]{2})` \(bit (\d+)\)", sec, re.M))
+    heads = list(re.finditer(r"^### `([A-Z]{2})` \(bit (\d+)\)", sec, re.M))
     fams = []
     for k, h in enumerate(heads):
         body = sec[h.end(): heads[k + 1].start() if k + 1 < len(heads) else len(sec)]
