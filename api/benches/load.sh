@@ -9,7 +9,7 @@ conns=${2:-32}
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 cargo build --release --quiet --bin conduct --example bare_hash
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 
 python3 api/benches/body.py > "$work/body.json"
 python3 - "$work/body.json" "$work/post.lua" <<'PY'
