@@ -82,10 +82,7 @@ fn section_11_3_names_the_families_and_the_digest_of_their_patterns() {
 fn lexicon2_md_lists_the_patterns_the_service_compiles() {
     let doc = library("LEXICON2.md");
     let families = section(&doc, "## Families");
-    let headings: Vec<&str> = families
-        .lines()
-        .filter(|l| l.starts_with("### "))
-        .collect();
+    let headings: Vec<&str> = families.lines().filter(|l| l.starts_with("### ")).collect();
     assert_eq!(headings.len(), FAMILIES.len(), "family headings");
     let blocks = fenced(families, "json");
     assert_eq!(blocks.len(), FAMILIES.len(), "one JSON block per family");
