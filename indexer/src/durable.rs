@@ -139,21 +139,15 @@ pub fn write_in_place(path: &Path, bytes: &[u8], mode: u32) -> io::Result<File> 
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        options.mode(mode);
-        let f = options.open(path)?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        io::Write::write_all(&mut &f, bytes)?;
-        Ok(f)
-    }
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    let mut f = options.open(path)?;
+    // The mode above applies only to a file it creates.
+    #[cfg(unix)]
+    f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))?;
     #[cfg(not(unix))]
-    {
-        let _ = mode;
-        let f = options.open(path)?;
-        io::Write::write_all(&mut &f, bytes)?;
-        Ok(f)
-    }
+    let _ = mode;
+    io::Write::write_all(&mut f, bytes)?;
+    Ok(f)
 }
 
 /// fsync a directory so a rename inside it is durable.

@@ -78,20 +78,21 @@ const THROUGH_SPARES: &str = "vow/";
 /// Replace the file `rel` under `root` with `bytes`: a vow's page through `spares` when
 /// given, every other file (and every file off Linux) by a temporary renamed over it.
 fn replace(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
-    let path = root.join(rel);
-    #[cfg(target_os = "linux")]
-    let through_spares = spares.filter(|_| rel.starts_with(THROUGH_SPARES));
-    #[cfg(not(target_os = "linux"))]
-    let through_spares: Option<&SparePool> = {
-        let _ = (spares, THROUGH_SPARES);
-        None
-    };
-    match through_spares {
-        Some(s) => s.replace(&path, bytes, 0o644, "pub")?,
-        None => replace_atomic(&path, bytes, 0o644, "pub")?,
-    }
+    write_file(root, spares, rel, bytes)?;
     conduct_indexer::metrics::count_tree_write(rel);
     Ok(())
+}
+
+/// [`replace`]'s write: through the spares for a vow's files, else by rename.
+fn write_file(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
+    let path = root.join(rel);
+    #[cfg(target_os = "linux")]
+    if let Some(s) = spares.filter(|_| rel.starts_with(THROUGH_SPARES)) {
+        return s.replace(&path, bytes, 0o644, "pub");
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (spares, THROUGH_SPARES);
+    replace_atomic(&path, bytes, 0o644, "pub")
 }
 
 impl Publisher {

@@ -39,18 +39,20 @@ pub fn python() -> PathBuf {
 /// The suite's shared PostgreSQL (started by `tests/servers.sh`): its URL, and the directory
 /// of its binaries (`psql`, `pg_ctl`, ...).
 pub fn postgres() -> (String, PathBuf) {
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!(
-                "{name} is not set: run the project's test command (tests/run.sh), which starts \
-                 the shared PostgreSQL and bucket servers"
-            )
-        })
-    };
     (
-        var("CONDUCT_TEST_POSTGRES"),
-        PathBuf::from(var("CONDUCT_TEST_PG_BIN")),
+        server_var("CONDUCT_TEST_POSTGRES"),
+        PathBuf::from(server_var("CONDUCT_TEST_PG_BIN")),
     )
+}
+
+/// A variable `tests/servers.sh` exports about the shared servers.
+fn server_var(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!(
+            "{name} is not set: run the project's test command (tests/run.sh), which starts the \
+             shared PostgreSQL and bucket servers"
+        )
+    })
 }
 
 /// The suite's shared S3-compatible bucket server (s3s-fs, started by `tests/servers.sh`).
@@ -69,19 +71,11 @@ pub struct Bucket {
 impl Bucket {
     /// The shared bucket server of this run.
     pub fn shared() -> Bucket {
-        let var = |name: &str| {
-            std::env::var(name).unwrap_or_else(|_| {
-                panic!(
-                    "{name} is not set: run the project's test command (tests/run.sh), which \
-                     starts the shared bucket server"
-                )
-            })
-        };
         Bucket {
-            endpoint: var("CONDUCT_TEST_S3_ENDPOINT"),
-            bucket: var("CONDUCT_TEST_S3_BUCKET"),
-            access_key: var("CONDUCT_TEST_S3_ACCESS_KEY"),
-            secret_key: var("CONDUCT_TEST_S3_SECRET_KEY"),
+            endpoint: server_var("CONDUCT_TEST_S3_ENDPOINT"),
+            bucket: server_var("CONDUCT_TEST_S3_BUCKET"),
+            access_key: server_var("CONDUCT_TEST_S3_ACCESS_KEY"),
+            secret_key: server_var("CONDUCT_TEST_S3_SECRET_KEY"),
         }
     }
 

@@ -213,7 +213,7 @@ fn live_sources(
     } else {
         vow_source
     };
-    let mut by_id: Vec<(conduct_renderer::live::SourceId, Box<dyn Source>)> = vec![
+    let by_id: Vec<(conduct_renderer::live::SourceId, Box<dyn Source>)> = vec![
         (VOWS, Box::new(with_resume_points(vow_source, cfg, key))),
         (
             REGISTRY,
@@ -232,10 +232,9 @@ fn live_sources(
         (REPUTATION, Box::new(reputation_source(cfg, key, chain))),
         (FAMILIARS, Box::new(FamiliarSource::new(key.clone(), vows))),
     ];
-    by_id.sort_by_key(|(id, _)| id.0);
     debug_assert!(
         by_id.iter().enumerate().all(|(i, (id, _))| id.0 == i),
-        "the source ids are 0, 1, 2, ... (crate::sources)"
+        "each source at the index of its id (crate::sources)"
     );
     by_id.into_iter().map(|(_, s)| s).collect()
 }

@@ -260,8 +260,8 @@ fn proof_for(
         return Err(wallet_proof_required(format!(
             "vow {} is signed by wallet {wallet}: a free report-in needs that wallet's EIP-191 \
              signature over the exact text of GET /vow/report/message (which binds the trace's \
-             sha256, the note, donate_trace and the meter); a paid report-in may instead be paid by that \
-             wallet",
+             sha256, the note, donate_trace and the meter); a paid report-in may instead be paid \
+             by that wallet",
             row.vow_id
         )));
     };

@@ -35,7 +35,7 @@ export declare const SCOPE: {
     readonly trace_provenance_is_the_callers: "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.";
 };
 /** The four members of {@link SCOPE}, sorted. */
-export declare const SCOPE_KEYS: readonly ["no_meter_is_immune", "not_trade_advice", "off_meter_blind_spot", "trace_provenance_is_the_callers"];
+export declare const SCOPE_KEYS: readonly (keyof typeof SCOPE)[];
 /** Options of {@link verifySigned}. */
 export interface SignedOptions {
     /** The type the object must have (its `type` member), or the types it may have (any one of them). */

@@ -72,12 +72,7 @@ export const SCOPE = {
     trace_provenance_is_the_callers: "The service attests that it scored this trace. It does not attest that the trace faithfully records what the agent did.",
 };
 /** The four members of {@link SCOPE}, sorted. */
-export const SCOPE_KEYS = [
-    "no_meter_is_immune",
-    "not_trade_advice",
-    "off_meter_blind_spot",
-    "trace_provenance_is_the_callers",
-];
+export const SCOPE_KEYS = Object.keys(SCOPE).sort();
 /**
  * Verify one signed JSON object (ATTESTATION.md, "The signature") and return it:
  *

@@ -99,12 +99,7 @@ export const SCOPE = {
 } as const;
 
 /** The four members of {@link SCOPE}, sorted. */
-export const SCOPE_KEYS = [
-  "no_meter_is_immune",
-  "not_trade_advice",
-  "off_meter_blind_spot",
-  "trace_provenance_is_the_callers",
-] as const;
+export const SCOPE_KEYS = Object.keys(SCOPE).sort() as readonly (keyof typeof SCOPE)[];
 
 /** Options of {@link verifySigned}. */
 export interface SignedOptions {
