@@ -2,9 +2,11 @@
 //! typical, dense and mixed reasoning with upper case, full-width letters, U+0130 and JSON
 //! escapes; 1 to 60 D labels; bodies in canonical and in loose JSON, flags out of order),
 //! the SHA-256 of the unsigned attestation bytes (trace hash, the four quantities with exact
-//! and Monte Carlo p-values, RFC 8785) and of the signed bytes. Pinned before the profile path
-//! was optimised (BENCHMARKS.md, section 1): any change in a number, a symbol or a byte fails
-//! here, so a faster path must give the same answer.
+//! and Monte Carlo p-values, RFC 8785) and of the signed bytes, under each meter. `meter/1`
+//! was pinned before its profile path was optimised (BENCHMARKS.md, section 1), `meter/2`
+//! when it shipped (its within-Y tests, exact and Monte Carlo, included): any change in a
+//! number, a symbol or a byte fails here, so a faster path must give the same answer, and a
+//! different answer is a new meter version.
 
 use conduct_core::attestation::{measure, symbols, Attestation};
 use conduct_core::canonical::trace_sha256;
@@ -119,7 +121,7 @@ fn digest(bytes: &[u8]) -> String {
 }
 
 /// (unsigned attestation digest, signed attestation digest, M symbols seen) for each case.
-fn run() -> Vec<(String, String, [usize; 4])> {
+fn run(meter: Meter) -> Vec<(String, String, [usize; 4])> {
     let key = ServiceKey::from_seed(&[9u8; 32], "localhost:8402/log");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let sizes = [10usize, 37, 100, 300, 1_000, 2_000, 5_000];
@@ -134,10 +136,10 @@ fn run() -> Vec<(String, String, [usize; 4])> {
             ProfileRequest::from_json(text.as_bytes()).as_ref(),
             Ok(&req)
         );
-        let measured = measure(req.trace(), Meter::V1).expect("the generated trace is valid");
+        let measured = measure(req.trace(), meter).expect("the generated trace is valid");
         assert_eq!(measured.trace_sha256, trace_sha256(req.trace()));
         let mut seen = [0usize; 4];
-        for s in symbols(req.trace(), Meter::V1) {
+        for s in symbols(req.trace(), meter) {
             seen[usize::from(s.m)] += 1;
         }
         let predicate = req
@@ -159,9 +161,8 @@ fn run() -> Vec<(String, String, [usize; 4])> {
     out
 }
 
-#[test]
-fn the_profile_path_gives_the_pinned_bytes() {
-    let got = run();
+fn check(meter: Meter, pinned: &str) {
+    let got = run(meter);
     let mut all = Sha256::new();
     for (u, s, seen) in &got {
         all.update(format!("{u} {s} {seen:?}\n"));
@@ -173,10 +174,22 @@ fn the_profile_path_gives_the_pinned_bytes() {
         .collect();
     assert_eq!(
         hex::encode(all.finalize()),
-        PINNED,
-        "the profile path changed its answer:\n{}",
+        pinned,
+        "the profile path changed its answer under {}:\n{}",
+        meter.as_str(),
         lines.join("\n")
     );
 }
 
+#[test]
+fn the_profile_path_gives_the_pinned_bytes() {
+    check(Meter::V1, PINNED);
+}
+
+#[test]
+fn meter_2_gives_the_pinned_bytes() {
+    check(Meter::V2, PINNED_V2);
+}
+
 const PINNED: &str = "1b8bc41287f8288136e7b0b7e88eca9cfffc52fbf1be553df76d9ac0493e4a3e";
+const PINNED_V2: &str = "0f8b201d273972c6be81dce917fef16245682a536a8c2302c6dd115946e6d175";

@@ -242,8 +242,9 @@ enum Draw {
 /// Draws of the C=1 row of fixed margins (the columns with `b_j > 0`) for any number of C=1
 /// turns, memoized by that number.
 pub(crate) struct RowDraws {
-    /// The columns with `b_j > 0`, in order.
-    cols: Box<[usize]>,
+    /// Where the count of each column with `b_j > 0` (in order) is added in the output row:
+    /// its own index, unless mapped.
+    out: Box<[usize]>,
     /// `b` over `cols`.
     b: Box<[u64]>,
     /// `pops[i] = b over cols[i..]`.
@@ -258,6 +259,11 @@ pub(crate) struct RowDraws {
 impl RowDraws {
     /// Draws of the margins `b` (zeros allowed; only the columns with `b_j > 0` are drawn).
     pub(crate) fn new(b: &[u64]) -> RowDraws {
+        Self::mapped(b, &(0..b.len()).collect::<Vec<_>>())
+    }
+
+    /// Draws of the margins `b` whose column `j` is added to the output row at `map[j]`.
+    pub(crate) fn mapped(b: &[u64], map: &[usize]) -> RowDraws {
         let cols: Vec<usize> = (0..b.len()).filter(|&j| b[j] > 0).collect();
         let sub: Vec<u64> = cols.iter().map(|&j| b[j]).collect();
         let mut pops = vec![0u64; cols.len()];
@@ -269,7 +275,7 @@ impl RowDraws {
         let n = pops.first().copied().unwrap_or(0);
         RowDraws {
             conditionals: Conditionals::new(&sub),
-            cols: cols.into_boxed_slice(),
+            out: cols.iter().map(|&j| map[j]).collect(),
             b: sub.into_boxed_slice(),
             pops: pops.into_boxed_slice(),
             by_draws: (0..=n).map(|_| Draw::Unbuilt).collect(),
@@ -279,7 +285,7 @@ impl RowDraws {
 
     /// Whether there is anything to draw (a column with turns).
     pub(crate) fn is_empty(&self) -> bool {
-        self.cols.is_empty()
+        self.out.is_empty()
     }
 
     fn build(&mut self, a: u64) -> Draw {
@@ -310,13 +316,13 @@ impl RowDraws {
         Draw::Rows(RowTable::new(&mut self.conditionals, a, t as usize))
     }
 
-    /// Add one draw of the row with `a` C=1 turns to `x` (indexed like the margins).
+    /// Add one draw of the row with `a` C=1 turns to `x` (at the output columns).
     #[inline]
     pub(crate) fn draw(&mut self, a: u64, u: &mut Uniforms, lt: &LogTables, x: &mut [u64]) {
         let slot = a as usize;
         if let Some(Draw::Rows(table)) = self.by_draws.get(slot) {
-            let row = table.row(u.next_word(), self.cols.len());
-            for (&j, &v) in self.cols.iter().zip(row) {
+            let row = table.row(u.next_word(), self.out.len());
+            for (&j, &v) in self.out.iter().zip(row) {
                 x[j] += u64::from(v);
             }
             return;
@@ -324,21 +330,21 @@ impl RowDraws {
         if matches!(self.by_draws[slot], Draw::Unbuilt) {
             self.by_draws[slot] = self.build(a);
         }
-        let cols = &self.cols;
+        let out = &self.out;
         match &self.by_draws[slot] {
             Draw::Fixed(row) => {
-                for (&j, &v) in cols.iter().zip(row.iter()) {
+                for (&j, &v) in out.iter().zip(row.iter()) {
                     x[j] += u64::from(v);
                 }
             }
             Draw::Rows(table) => {
-                let row = table.row(u.next_word(), cols.len());
-                for (&j, &v) in cols.iter().zip(row) {
+                let row = table.row(u.next_word(), out.len());
+                for (&j, &v) in out.iter().zip(row) {
                     x[j] += u64::from(v);
                 }
             }
             Draw::Columns => {
-                let last = cols.len() - 1;
+                let last = out.len() - 1;
                 let mut rem = a;
                 for i in 0..last {
                     let (pop, succ) = (self.pops[i], self.b[i]);
@@ -349,10 +355,10 @@ impl RowDraws {
                     } else {
                         self.samplers[i].draw_with(rem, u.next_uniform(), lt)
                     };
-                    x[cols[i]] += v;
+                    x[out[i]] += v;
                     rem -= v;
                 }
-                x[cols[last]] += rem;
+                x[out[last]] += rem;
             }
             Draw::Unbuilt => {}
         }
@@ -364,11 +370,11 @@ impl RowDraws {
 pub(crate) struct JointDraws {
     c1: u64,
     d_level: RowDraws,
-    /// For each D column: the M-level draws and, for each M column, the joint column.
-    m_level: Vec<(RowDraws, Vec<usize>)>,
-    /// The D column of each D-level draw slot (indexes `d_row`).
+    /// For each D column: the draws of its split over the M columns, added straight into
+    /// the joint columns.
+    m_level: Vec<RowDraws>,
+    /// The D-level row of the current draw.
     d_row: Vec<u64>,
-    m_row: Vec<u64>,
 }
 
 impl JointDraws {
@@ -396,10 +402,9 @@ impl JointDraws {
             d_level: RowDraws::new(&b_d),
             m_level: per_d
                 .into_iter()
-                .map(|(b_m, joint)| (RowDraws::new(&b_m), joint))
+                .map(|(b_m, joint)| RowDraws::mapped(&b_m, &joint))
                 .collect(),
             d_row: vec![0; k_d],
-            m_row: vec![0; k_m],
         }
     }
 
@@ -407,17 +412,9 @@ impl JointDraws {
     pub(crate) fn draw(&mut self, u: &mut Uniforms, lt: &LogTables, x_dm: &mut [u64]) {
         self.d_row.iter_mut().for_each(|v| *v = 0);
         self.d_level.draw(self.c1, u, lt, &mut self.d_row);
-        for (d, (draws, joint)) in self.m_level.iter_mut().enumerate() {
-            let y = self.d_row[d];
-            if y == 0 || draws.is_empty() {
-                continue;
-            }
-            self.m_row.iter_mut().for_each(|v| *v = 0);
-            draws.draw(y, u, lt, &mut self.m_row);
-            for (m, &v) in self.m_row.iter().enumerate() {
-                if v > 0 {
-                    x_dm[joint[m]] += v;
-                }
+        for (draws, &y) in self.m_level.iter_mut().zip(&self.d_row) {
+            if y > 0 && !draws.is_empty() {
+                draws.draw(y, u, lt, x_dm);
             }
         }
     }

@@ -44,11 +44,20 @@ pub(crate) fn count_capped(mg: &Margins, limit: u64) -> u64 {
     let cap = limit.saturating_add(1);
     // Count rows of the smaller group (the number of tables is the same).
     let d = mg.a[0].min(mg.a[1]) as usize;
-    let k = mg.b.len();
+    match count_by_exclusion(&mg.b, d as u64) {
+        Some(t) => t.min(u128::from(cap)) as u64,
+        None => count_by_program(&mg.b, d, cap),
+    }
+}
+
+/// [`count_capped`]'s dynamic program over columns, counts saturating at `cap`: the rows
+/// summing to `d`.
+fn count_by_program(b: &[u64], d: usize, cap: u64) -> u64 {
+    let k = b.len();
     // suffix[j] = sum of b over columns j.. (to keep only completable partial sums).
     let mut suffix = vec![0u64; k + 1];
     for j in (0..k).rev() {
-        suffix[j] = suffix[j + 1] + mg.b[j];
+        suffix[j] = suffix[j + 1] + b[j];
     }
     if suffix[0] < d as u64 {
         return 0;
@@ -60,7 +69,7 @@ pub(crate) fn count_capped(mg: &Margins, limit: u64) -> u64 {
     cnt[0] = 1;
     let mut reach = 0usize;
     for j in 0..k {
-        let bj = usize::try_from(mg.b[j]).unwrap_or(usize::MAX);
+        let bj = usize::try_from(b[j]).unwrap_or(usize::MAX);
         for s in 0..=d {
             prefix[s + 1] = prefix[s] + u128::from(cnt[s]);
         }
@@ -86,6 +95,58 @@ pub(crate) fn count_capped(mg: &Margins, limit: u64) -> u64 {
     }
     cnt[d].min(cap)
 }
+
+/// The number of rows `(x_1..x_K)` with `sum x_j = d` and `0 <= x_j <= b_j`, by
+/// inclusion-exclusion over the columns that can bind (`b_j < d`):
+/// `sum over S of (-1)^|S| C(d - sum_S (b_j + 1) + K' - 1, K' - 1)`, `K'` the columns with
+/// `b_j > 0`. `None` when more than [`EXCLUSION_MAX`] columns bind or a term overflows
+/// (the dynamic program of [`count_capped`] then counts); exact integers, so either way the
+/// count is the same.
+fn count_by_exclusion(b: &[u64], d: u64) -> Option<u128> {
+    let k = b.iter().filter(|&&v| v > 0).count();
+    if k == 0 {
+        return Some(u128::from(d == 0));
+    }
+    let total: u64 = b.iter().sum();
+    if total < d {
+        return Some(0);
+    }
+    let binding: Vec<u64> = b.iter().copied().filter(|&v| v > 0 && v < d).collect();
+    if binding.len() > EXCLUSION_MAX {
+        return None;
+    }
+    let r = (k - 1) as u64;
+    // C(m + r, r), exactly.
+    let stars = |m: u64| -> Option<i128> {
+        let mut c: u128 = 1;
+        for i in 1..=r {
+            c = c.checked_mul(u128::from(m + i))? / u128::from(i);
+        }
+        i128::try_from(c).ok()
+    };
+    let mut sum: i128 = 0;
+    for set in 0u32..(1u32 << binding.len()) {
+        let mut cut = 0u64;
+        for (j, &v) in binding.iter().enumerate() {
+            if set & (1 << j) != 0 {
+                cut += v + 1;
+            }
+        }
+        if cut > d {
+            continue;
+        }
+        let term = stars(d - cut)?;
+        sum = if set.count_ones() % 2 == 0 {
+            sum.checked_add(term)?
+        } else {
+            sum.checked_sub(term)?
+        };
+    }
+    u128::try_from(sum).ok()
+}
+
+/// The most binding columns [`count_by_exclusion`] takes (2^this subsets).
+const EXCLUSION_MAX: usize = 10;
 
 /// Exact permutation p-value of the plug-in MI, or `None` when the table has more than
 /// [`EXACT_MAX_TABLES`] tables with its margins.
@@ -684,6 +745,32 @@ mod tests {
             }
         }
         rec(b, a1)
+    }
+
+    /// Inclusion-exclusion and the dynamic program give the same (capped) counts.
+    #[test]
+    fn both_counts_agree() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..3_000 {
+            let k = 1 + next(9) as usize;
+            let b: Vec<u64> = (0..k)
+                .map(|_| if next(5) == 0 { 0 } else { next(400) })
+                .collect();
+            let n: u64 = b.iter().sum();
+            let d = if n == 0 { 0 } else { next(n / 2 + 1) };
+            let cap = [2u64, 257, 20_001, 200_001, u64::MAX][next(5) as usize];
+            let by_program = count_by_program(&b, d as usize, cap);
+            match count_by_exclusion(&b, d) {
+                Some(t) => assert_eq!(t.min(u128::from(cap)) as u64, by_program, "{b:?} {d}"),
+                None => assert!(b.iter().filter(|&&v| v > 0 && v < d).count() > EXCLUSION_MAX),
+            }
+        }
     }
 
     #[test]
