@@ -24,5 +24,6 @@ pub mod nostr;
 #[cfg(target_os = "linux")]
 pub mod spares;
 pub mod store;
+pub mod tree;
 pub mod vows;
 pub mod witness;

@@ -4,16 +4,18 @@ standard library only: what the suite uses to read and write the shared bucket s
 (tests/servers.sh) independently of the service's object-store client, for instance to
 search every object a backend wrote.
 
-    python3 tests/py/s3.py put KEY FILE | get KEY | list [PREFIX] | delete KEY
+    python3 tests/py/s3.py put KEY FILE | get KEY | headers KEY | list [PREFIX] | delete KEY
 
 The endpoint, bucket and keys come from CONDUCT_TEST_S3_ENDPOINT, CONDUCT_TEST_S3_BUCKET,
 CONDUCT_TEST_S3_ACCESS_KEY and CONDUCT_TEST_S3_SECRET_KEY; the region is us-east-1.
-`get` writes the object's bytes to stdout; `list` prints one key a line; an error answer
+`get` writes the object's bytes to stdout; `headers` prints its response headers as a JSON
+object with lower-case names; `list` prints one key a line; an error answer
 prints its status and body to stderr and exits 1.
 """
 import datetime
 import hashlib
 import hmac
+import json
 import os
 import sys
 import urllib.error
@@ -84,7 +86,7 @@ def list_keys(prefix=""):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("put", "get", "list", "delete"):
+    if len(argv) < 2 or argv[1] not in ("put", "get", "headers", "list", "delete"):
         print(__doc__.strip().splitlines()[4].strip(), file=sys.stderr)
         return 2
     verb = argv[1]
@@ -96,12 +98,15 @@ def main(argv):
         with open(argv[3], "rb") as f:
             status, _, body = request("PUT", argv[2], body=f.read())
     else:
-        status, _, body = request("GET" if verb == "get" else "DELETE", argv[2])
+        method = {"get": "GET", "headers": "GET", "delete": "DELETE"}[verb]
+        status, headers, body = request(method, argv[2])
     if status not in (200, 204):
         print("%s %s: %d %s" % (verb, argv[2], status, body[:300].decode("utf-8", "replace")), file=sys.stderr)
         return 1
     if verb == "get":
         sys.stdout.buffer.write(body)
+    if verb == "headers":
+        print(json.dumps({k.lower(): v for k, v in headers.items()}, sort_keys=True))
     return 0
 
 

@@ -99,25 +99,6 @@ pub fn negotiate(accept: Option<&str>, available: &[Variant]) -> Option<Variant>
     best.map(|(v, _)| v)
 }
 
-/// Content type of a file by extension (a log checkpoint is a text note).
-pub fn content_type(path: &Path) -> &'static str {
-    if path.file_name().is_some_and(|n| n == "checkpoint") {
-        return "text/plain; charset=utf-8";
-    }
-    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "json" => "application/json",
-        "html" => "text/html; charset=utf-8",
-        "md" => "text/markdown; charset=utf-8",
-        "txt" => "text/plain; charset=utf-8",
-        "xml" => "application/xml",
-        "atom" => "application/atom+xml",
-        "svg" => "image/svg+xml",
-        "css" => "text/css; charset=utf-8",
-        "png" => "image/png",
-        _ => "application/octet-stream",
-    }
-}
-
 /// Decode and check a request path; `None` for anything unsafe.
 pub fn safe_relative(path: &str) -> Option<String> {
     let decoded = percent_encoding::percent_decode_str(path)
@@ -415,7 +396,11 @@ pub fn file_response(file: File, head: bool) -> WarpResponse {
     } = file;
     let len = bytes.len();
     let body = if head { Bytes::new() } else { bytes };
-    let mut resp = bytes_response(StatusCode::OK, content_type(&path), body);
+    let mut resp = bytes_response(
+        StatusCode::OK,
+        conduct_indexer::tree::content_type(&path.to_string_lossy()),
+        body,
+    );
     let h = resp.headers_mut();
     if head {
         h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));

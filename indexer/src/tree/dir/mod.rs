@@ -1,0 +1,150 @@
+//! The tree in a local directory (the embedded default, `./site`): every object a file,
+//! written to a temporary beside it and renamed over it ([`crate::durable`]); a synced put
+//! also `fsync`s the file and its directory, and the barrier flushes the whole file system
+//! (`syncfs`) once instead of a file at a time.
+//!
+//! What a crash leaves: temporaries (`.conduct-tmp.*`) beside their targets, which
+//! [`Tree::recover`] sweeps unless the previous run stopped cleanly; never a file with a mix
+//! of bytes. After a power cut, un-synced puts since the last barrier may be lost whole.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{check_path, Listed, Put, Tree};
+use crate::durable::{replace_atomic, sweep_temporaries, write_atomic};
+
+/// Permission bits of a published file (the tree is public).
+const FILE_MODE: u32 = 0o644;
+
+/// A tree in the directory `root`.
+#[derive(Debug)]
+pub struct Dir {
+    root: PathBuf,
+    /// Open on `root` from the start, so the barrier reports every write-back error since.
+    fd: fs::File,
+}
+
+impl Dir {
+    /// The tree in `root`, created if missing.
+    pub fn open(root: &Path) -> io::Result<Dir> {
+        fs::create_dir_all(root)?;
+        let root = root.canonicalize()?;
+        let fd = fs::File::open(&root)?;
+        Ok(Dir { root, fd })
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn file(&self, path: &str) -> io::Result<PathBuf> {
+        check_path(path)?;
+        Ok(self.root.join(path))
+    }
+}
+
+/// `Ok(None)` for a missing file, the error for any other failure.
+fn found<T>(r: io::Result<T>) -> io::Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+impl Tree for Dir {
+    fn put(&self, path: &str, bytes: &[u8], how: Put) -> io::Result<()> {
+        let file = self.file(path)?;
+        if how.sync {
+            write_atomic(&file, bytes, FILE_MODE)
+        } else {
+            replace_atomic(&file, bytes, FILE_MODE, "pub")
+        }
+    }
+
+    fn get(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
+        found(fs::read(self.file(path)?))
+    }
+
+    fn head(&self, path: &str) -> io::Result<Option<Listed>> {
+        let meta = match found(fs::metadata(self.file(path)?))? {
+            Some(m) if m.is_file() => m,
+            _ => return Ok(None),
+        };
+        Ok(Some(Listed {
+            path: path.to_owned(),
+            len: meta.len(),
+            modified: meta.modified()?,
+        }))
+    }
+
+    fn delete(&self, path: &str) -> io::Result<bool> {
+        Ok(found(fs::remove_file(self.file(path)?))?.is_some())
+    }
+
+    fn list(&self, prefix: &str) -> io::Result<Vec<Listed>> {
+        // Walk the deepest directory the prefix names whole, and filter by the rest.
+        let base = match prefix.rfind('/') {
+            Some(i) => &prefix[..i],
+            None => "",
+        };
+        if !base.is_empty() {
+            check_path(base)?;
+        }
+        let start = self.root.join(base);
+        let mut out = Vec::new();
+        for entry in walkdir::WalkDir::new(&start).follow_links(false) {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) if e.io_error().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                    continue
+                }
+                Err(e) => return Err(io::Error::other(e)),
+            };
+            if !entry.file_type().is_file()
+                || crate::durable::is_temporary(&entry.file_name().to_string_lossy())
+            {
+                continue;
+            }
+            let Ok(rel) = entry.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let rel = rel
+                .to_string_lossy()
+                .replace(std::path::MAIN_SEPARATOR, "/");
+            if !rel.starts_with(prefix) {
+                continue;
+            }
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(e) if e.io_error().map(io::Error::kind) == Some(io::ErrorKind::NotFound) => {
+                    continue
+                }
+                Err(e) => return Err(io::Error::other(e)),
+            };
+            out.push(Listed {
+                path: rel,
+                len: meta.len(),
+                modified: meta.modified()?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn barrier(&self) -> io::Result<()> {
+        crate::integrated::sync_file_system(&self.fd)
+    }
+
+    fn recover(&self, clean: bool) -> io::Result<usize> {
+        if clean {
+            return Ok(0);
+        }
+        sweep_temporaries(&self.root)
+    }
+
+    fn locator(&self) -> String {
+        self.root.display().to_string()
+    }
+}
