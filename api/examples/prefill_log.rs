@@ -134,8 +134,12 @@ fn main() {
     let (key, _) =
         keystore::load_or_create(&a.data, &a.origin).unwrap_or_else(|e| panic!("key: {e}"));
     let store = Store::open(&a.data).unwrap_or_else(|e| panic!("store: {e}"));
-    let mut ledger = Ledger::open(&store, key.clone(), &a.site.join("log"))
-        .unwrap_or_else(|e| panic!("ledger: {e}"));
+    let mut ledger = Ledger::open(
+        &store,
+        key.clone(),
+        conduct_indexer::tree::Dir::shared(&a.site).unwrap_or_else(|e| panic!("site: {e}")),
+    )
+    .unwrap_or_else(|e| panic!("ledger: {e}"));
     let start_size = ledger.size();
     let scored: Vec<Scored> = (0..4).map(score).collect();
     let total = a.vows + a.vows * a.entries_per_vow;

@@ -28,7 +28,12 @@ impl JobBench {
             let index = 1000 + u64::from_str_radix(id, 16).unwrap();
             crate::store::vows::put_test_vow(&store, id, index, *sandbox, wallet);
         }
-        let ledger = Ledger::open(&store, key.clone(), &dir.path().join("log")).unwrap();
+        let ledger = Ledger::open(
+            &store,
+            key.clone(),
+            crate::tree::Dir::shared(dir.path()).unwrap(),
+        )
+        .unwrap();
         let seq = Sequencer::spawn(ledger, 8).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -2,6 +2,7 @@
 //! the signed checkpoint, crash-between-commit-and-publish repair, oversized entries, forks,
 //! and a kill -9 loop (the test binary re-executes itself as the child).
 
+use conduct_indexer::tree::Dir;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -39,7 +40,7 @@ fn env() -> Env {
 
 fn open(data: &Path, log: &Path) -> Ledger {
     let store = Store::open(data).unwrap();
-    Ledger::open(&store, key(), log).unwrap()
+    Ledger::open(&store, key(), Dir::holding_log(log).unwrap()).unwrap()
 }
 
 /// Verify the published log from its files alone: the checkpoint signature, the root
@@ -309,7 +310,11 @@ fn oversized_entry_is_refused_and_changes_nothing() {
 fn reader_serves_entries_and_proofs_while_the_sequencer_runs() {
     let e = env();
     let store = Store::open(&e.data).unwrap();
-    let seq = Sequencer::spawn(Ledger::open(&store, key(), &e.log).unwrap(), 256).unwrap();
+    let seq = Sequencer::spawn(
+        Ledger::open(&store, key(), Dir::holding_log(&e.log).unwrap()).unwrap(),
+        256,
+    )
+    .unwrap();
     let reader = LedgerReader::open(&store).unwrap();
     let verifiers = [Verifier::for_key(&key()).unwrap()];
     for n in 0..100u32 {
@@ -413,7 +418,7 @@ fn kill9_at_random_moments_loses_no_acknowledged_entry() {
         child.wait().unwrap();
 
         let store = Store::open(&tmp.path().join("data")).unwrap();
-        let ledger = Ledger::open(&store, key(), &tmp.path().join("log")).unwrap();
+        let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
         // Every acknowledged entry is there, at its index.
         // A SIGKILL can land inside the child's `write` of an ack line (Linux stops a write
         // to a regular file at a page boundary when a fatal signal is pending), so the file

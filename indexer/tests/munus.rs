@@ -3,6 +3,7 @@
 //! per vow per UTC day, a sandbox vow or another wallet refused, signatures once, lapses only
 //! when due, a payment's transaction once), and read back in log order.
 
+use conduct_indexer::tree::Dir;
 use std::sync::Arc;
 
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery, Lapse, Payment};
@@ -76,7 +77,7 @@ fn refused(r: Result<conduct_indexer::ledger::Appended, LedgerError>) -> String 
 fn the_board_is_checked_in_the_log_transaction() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(tmp.path()).unwrap();
-    let ledger = Ledger::open(&store, key(), &tmp.path().join("log")).unwrap();
+    let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
     let seq = Arc::new(Sequencer::spawn(ledger, 64).unwrap());
     let vows: Vec<String> = (1..=8).map(|n| vow(&seq, n, true)).collect();
     let sandbox = vow(&seq, 9, false);

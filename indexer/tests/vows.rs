@@ -2,6 +2,7 @@
 //! report-ins on one vow get contiguous seqs, refused jobs change nothing, a signed vow cannot
 //! be taken twice, and the chain checker accepts what the store wrote.
 
+use conduct_indexer::tree::Dir;
 use std::sync::Arc;
 
 use conduct_core::signing::{PinnedKey, ServiceKey};
@@ -55,7 +56,7 @@ fn entry(vow_id: &str, at: u64) -> NewEntry {
 fn chains_are_built_in_the_log_transaction() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(tmp.path()).unwrap();
-    let ledger = Ledger::open(&store, key(), &tmp.path().join("log")).unwrap();
+    let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
     let seq = Arc::new(Sequencer::spawn(ledger, 64).unwrap());
     let vow = seq
         .submit_job_blocking(vow_job(key(), new_vow(None)))

@@ -2,6 +2,7 @@
 //! source says how far its files show the log only up to the first record a render has not
 //! read, and a restart's backlog from a mark is what changed after it.
 
+use conduct_indexer::tree::Dir;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -27,7 +28,7 @@ impl Log {
     fn open(store: &Store, key: &ServiceKey, dir: &std::path::Path) -> Log {
         Log {
             key: key.clone(),
-            ledger: Ledger::open(store, key.clone(), dir).unwrap(),
+            ledger: Ledger::open(store, key.clone(), Dir::holding_log(dir).unwrap()).unwrap(),
         }
     }
 

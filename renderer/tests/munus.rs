@@ -6,6 +6,7 @@
 //! a retired quest is off the board and its page says retired, and a claim lapses at exactly
 //! claim + 14 days: that quest's key falls due then and its page flips to `open`.
 
+use conduct_indexer::tree::Dir;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -104,7 +105,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::open(tmp.path()).unwrap();
-    let ledger = Ledger::open(&store, key(), &tmp.path().join("log")).unwrap();
+    let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
     let seq = Sequencer::spawn(ledger, 64).unwrap();
     let bytes = serde_json::to_vec(&quests_file()).unwrap();
     std::fs::write(tmp.path().join("quests.json"), &bytes).unwrap();

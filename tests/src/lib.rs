@@ -725,3 +725,14 @@ fn model_answer(
     )
     .ok()
 }
+
+/// Append `n` small test entries (`{"type":"test/v1","i":…}`) to `ledger`, in batches of 97.
+pub fn fill_log(ledger: &mut conduct_indexer::ledger::Ledger, n: usize) {
+    let entries: Vec<Vec<u8>> = (0..n)
+        .map(|i| format!("{{\"type\":\"test/v1\",\"i\":{i}}}").into_bytes())
+        .collect();
+    for chunk in entries.chunks(97) {
+        ledger.append(chunk).expect("append test entries");
+    }
+    assert_eq!(ledger.size(), n as u64);
+}

@@ -1,6 +1,7 @@
 //! The transparency log as served and as mirrored: checkpoint, tiles, bundles and proofs over
 //! HTTP, and `conduct verify-log` auditing a copy offline, catching any changed byte.
 
+use conduct_indexer::tree::Dir;
 use std::path::Path;
 use std::process::Command;
 
@@ -39,14 +40,8 @@ fn log_is_served_proven_and_audited_offline() {
     let vkey = key.vkey();
     {
         let store = Store::open(&data).unwrap();
-        let mut ledger = Ledger::open(&store, key.clone(), &site.join("log")).unwrap();
-        let entries: Vec<Vec<u8>> = (0..600)
-            .map(|i| format!("{{\"type\":\"test/v1\",\"i\":{i}}}").into_bytes())
-            .collect();
-        for chunk in entries.chunks(97) {
-            ledger.append(chunk).unwrap();
-        }
-        assert_eq!(ledger.size(), 600);
+        let mut ledger = Ledger::open(&store, key.clone(), Dir::shared(&site).unwrap()).unwrap();
+        conduct_tests::fill_log(&mut ledger, 600);
     }
     let log = site.join("log");
     assert!(verify_log(&log, &vkey), "a fresh log verifies");

@@ -264,3 +264,60 @@ fn a_site_setting_names_its_backend_or_is_refused() {
     assert!(open_bucket(&b, "").is_err());
     assert!(open_bucket(&b, "b/../x").is_err());
 }
+
+/// Copy every object under `prefix/` of the shared bucket into `dir`, through `s3.py` (not
+/// the service's client). How many.
+fn copy_out(b: &Bucket, prefix: &str, dir: &std::path::Path) -> usize {
+    let listed = String::from_utf8(s3py(b, "list", &format!("{prefix}/")).unwrap()).unwrap();
+    let mut n = 0;
+    for key in listed.lines() {
+        let rel = key.strip_prefix(&format!("{prefix}/")).unwrap();
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, s3py(b, "get", key).unwrap()).unwrap();
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_log_published_into_a_bucket_verifies_and_is_repaired_there() {
+    use conduct_indexer::keystore;
+    use conduct_indexer::ledger::Ledger;
+    use conduct_indexer::store::Store;
+
+    let (b, prefix, t) = bucket_tree("log");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (key, _) = keystore::load_or_create(&data, "localhost:8402/log").unwrap();
+    let store = Store::open(&data).unwrap();
+    {
+        let mut ledger = Ledger::open(&store, key.clone(), t.clone()).unwrap();
+        conduct_tests::fill_log(&mut ledger, 600);
+    }
+    let verify = |copy: &std::path::Path| {
+        let out = Command::new(conduct_tests::conduct_bin())
+            .arg("verify-log")
+            .arg(copy.join("log"))
+            .args(["--pubkey", &key.vkey()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = dir.path().join("copy1");
+    assert!(copy_out(&b, &prefix, &first) >= 7);
+    verify(&first);
+
+    // A tile the bucket lost is put back when the ledger next opens, and nothing else is.
+    assert!(t.delete("log/tile/0/001").unwrap());
+    let reopened = Ledger::open(&store, key.clone(), t.clone()).unwrap();
+    assert_eq!(reopened.repaired_files(), 1);
+    let second = dir.path().join("copy2");
+    copy_out(&b, &prefix, &second);
+    assert_eq!(
+        std::fs::read(second.join("log/tile/0/001")).unwrap(),
+        std::fs::read(first.join("log/tile/0/001")).unwrap()
+    );
+    verify(&second);
+}

@@ -366,7 +366,9 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // Before anything of this run writes into the tree.
     let clean = take_clean_stop(&cfg);
     // Open the ledger: it publishes (or repairs) the log under site/log.
-    let ledger = Ledger::open(&store, key.clone(), &cfg.site.join("log"))?;
+    let tree = conduct_indexer::tree::Dir::shared(&cfg.site)
+        .map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))?;
+    let ledger = Ledger::open(&store, key.clone(), tree)?;
     phase("store open, log verified and repaired");
     let seq = Arc::new(Sequencer::spawn(
         ledger,

@@ -31,7 +31,7 @@ mod reader;
 mod sequencer;
 mod sql;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use conduct_core::signing::ServiceKey;
 use conduct_core::tlog::{
@@ -41,6 +41,7 @@ use conduct_core::tlog::{
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::store::{SqliteAppend, Store, StoreError};
+use crate::tree::SharedTree;
 
 pub use append::{Append, Refusal};
 
@@ -62,11 +63,11 @@ pub enum LedgerError {
     /// The store could not hand out a connection.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Filesystem trouble while publishing.
+    /// The tree refused or lost a write while publishing.
     #[error("{path}: {source}")]
     Io {
-        /// The path involved.
-        path: PathBuf,
+        /// The tree path involved.
+        path: String,
         /// The cause.
         source: std::io::Error,
     },
@@ -168,12 +169,13 @@ pub struct Appended {
     pub leaf: Option<Vec<u8>>,
 }
 
-/// The transparency log: SQLite is the truth, the files under the log directory are derived.
+/// The transparency log: SQLite is the truth, the objects under the tree's `log/` are derived.
 pub struct Ledger {
     conn: Connection,
     key: ServiceKey,
     verifier: Verifier,
-    log_dir: PathBuf,
+    /// Where the derived files are published, under `log/`.
+    tree: SharedTree,
     size: u64,
     root: Hash,
     note: String,
@@ -188,7 +190,7 @@ impl std::fmt::Debug for Ledger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ledger")
             .field("origin", &self.key.name())
-            .field("log_dir", &self.log_dir)
+            .field("tree", &self.tree.locator())
             .field("size", &self.size)
             .finish()
     }
@@ -202,9 +204,9 @@ const FIRST_AND_LAST_LEAF: &str = "SELECT COALESCE((SELECT MIN(idx) FROM leaf), 
 
 impl Ledger {
     /// Open the log in `store` (which has run the migrations), signing with `key` (whose name
-    /// is the origin) and publishing under `log_dir`. See [`Ledger::open_connection`].
-    pub fn open(store: &Store, key: ServiceKey, log_dir: &Path) -> Result<Ledger> {
-        Ledger::open_connection(store.connection()?, key, log_dir)
+    /// is the origin) and publishing under `log/` of `tree`. See [`Ledger::open_connection`].
+    pub fn open(store: &Store, key: ServiceKey, tree: SharedTree) -> Result<Ledger> {
+        Ledger::open_connection(store.connection()?, key, tree)
     }
 
     /// Open the log over its own connection to a migrated store database.
@@ -212,7 +214,7 @@ impl Ledger {
     /// Creates the signed size-0 checkpoint of an empty log; otherwise verifies the stored
     /// checkpoint (signature, leaf count, root recomputed from stored hashes), then re-publishes
     /// any derived file that is missing, of the wrong length, or behind.
-    pub fn open_connection(conn: Connection, key: ServiceKey, log_dir: &Path) -> Result<Ledger> {
+    pub fn open_connection(conn: Connection, key: ServiceKey, tree: SharedTree) -> Result<Ledger> {
         let verifier = Verifier::for_key(&key).map_err(CheckpointError::from)?;
         let select = "SELECT size, root, note FROM checkpoint WHERE id = 1";
         let read = |conn: &Connection| {
@@ -265,7 +267,7 @@ impl Ledger {
             conn,
             key,
             verifier,
-            log_dir: log_dir.to_path_buf(),
+            tree,
             size,
             root: root_hash,
             note,
@@ -460,7 +462,7 @@ impl Ledger {
                     LedgerError::Corrupt("the ledger's database has no path".into())
                 })?;
             let conn = crate::store::configured(&path)?;
-            let fresh = Ledger::open_connection(conn, self.key.clone(), &self.log_dir)?;
+            let fresh = Ledger::open_connection(conn, self.key.clone(), self.tree.clone())?;
             *self = fresh;
         }
         let tx = self
@@ -497,11 +499,6 @@ impl Ledger {
     /// The log origin (the key name).
     pub fn origin(&self) -> &str {
         self.key.name()
-    }
-
-    /// The directory the derived files are published under.
-    pub fn log_dir(&self) -> &Path {
-        &self.log_dir
     }
 
     /// Entry `idx`.

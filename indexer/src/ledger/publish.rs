@@ -1,21 +1,20 @@
 //! Publishing the ledger's derived files (hash tiles, entry bundles, then `checkpoint` last)
-//! after a commit, and repairing them on open.
+//! into the tree's `log/` after a commit, and repairing them on open.
 
-use std::fs;
-use std::path::Path;
+use std::collections::HashMap;
 
 use conduct_core::tlog::{entries_path, new_tiles, open_checkpoint, tiles_for_size, Tile};
 
 use super::sql::{bundle_bytes, bundle_len, tile_bytes};
 use super::{Ledger, LedgerError, Result};
-use crate::durable::write_atomic;
+use crate::tree::Put;
 
-/// Permission bits of published files (they are public).
-const FILE_MODE: u32 = 0o644;
+/// Where the log lives in the tree.
+const LOG: &str = "log/";
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
+fn io_err(path: &str) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
     move |source| LedgerError::Io {
-        path: path.to_path_buf(),
+        path: path.to_owned(),
         source,
     }
 }
@@ -41,22 +40,24 @@ impl Ledger {
         Ok(())
     }
 
+    /// Put `bytes` at `log/<rel>`, durable when this returns (a checkpoint must never name a
+    /// tile that a crash could lose).
     fn write_file(&self, rel: &str, bytes: &[u8]) -> Result<()> {
-        let path = self.log_dir.join(rel);
-        write_atomic(&path, bytes, FILE_MODE).map_err(io_err(&path))?;
-        crate::metrics::count_tree_write(&format!("log/{rel}"));
+        let path = format!("{LOG}{rel}");
+        (self.tree)
+            .put(&path, bytes, Put::SYNCED.for_path(&path))
+            .map_err(io_err(&path))?;
+        crate::metrics::count_tree_write(&path);
         Ok(())
     }
 
     /// Re-publish every derived file that is missing or has the wrong length, then the
     /// checkpoint if it differs. Returns how many files were written.
     pub(super) fn repair(&mut self) -> Result<usize> {
-        let cp_path = self.log_dir.join("checkpoint");
-        let published = match fs::read_to_string(&cp_path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => None,
-            Err(e) => return Err(io_err(&cp_path)(e)),
+        let cp_path = format!("{LOG}checkpoint");
+        let published = match self.tree.get(&cp_path).map_err(io_err(&cp_path))? {
+            Some(bytes) => String::from_utf8(bytes).ok(),
+            None => None,
         };
         let checkpoint_ok = published.as_deref() == Some(self.note.as_str());
         if let Some(text) = published.as_deref().filter(|_| !checkpoint_ok) {
@@ -80,12 +81,14 @@ impl Ledger {
         // file that is there is the right one: only the newest two level-0 tiles and bundles
         // (the ones a crash can have left behind) are checked by length, the rest for being
         // there, and no scan of the log is needed (`conduct verify-log` audits every byte).
-        let there = |rel: &str| {
-            fs::metadata(self.log_dir.join(rel)).is_ok_and(|m| m.is_file() && m.len() > 0)
-        };
-        let len_ok = |rel: &str, expected: u64| {
-            fs::metadata(self.log_dir.join(rel)).is_ok_and(|m| m.is_file() && m.len() == expected)
-        };
+        // One listing of the log's objects, not a look per tile (a bucket answers a listing
+        // a thousand objects at a time, and a look each).
+        let listed: HashMap<String, u64> = (self.tree.list(LOG).map_err(io_err(LOG))?)
+            .into_iter()
+            .filter_map(|l| Some((l.path.strip_prefix(LOG)?.to_owned(), l.len)))
+            .collect();
+        let there = |rel: &str| listed.get(rel).is_some_and(|&len| len > 0);
+        let len_ok = |rel: &str, expected: u64| listed.get(rel) == Some(&expected);
         let last_bundle = self.size.saturating_sub(1) / 256;
         let mut written = 0;
         for tile in tiles_for_size(self.size) {

@@ -34,6 +34,23 @@ impl Dir {
         Ok(Dir { root, fd })
     }
 
+    /// [`Self::open`], shared.
+    pub fn shared(root: &Path) -> io::Result<super::SharedTree> {
+        Ok(std::sync::Arc::new(Dir::open(root)?))
+    }
+
+    /// The tree whose `log/` is the directory `log` (its parent: tests and tools that name
+    /// the log's directory).
+    pub fn holding_log(log: &Path) -> io::Result<super::SharedTree> {
+        let root = log.parent().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the log directory has no parent",
+            )
+        })?;
+        Dir::shared(root)
+    }
+
     /// The directory.
     pub fn root(&self) -> &Path {
         &self.root
