@@ -114,6 +114,22 @@ fn contract(t: &dyn Tree) {
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].len, "log/checkpoint".len() as u64);
 
+    // One level of a directory: its files and the directories below it.
+    let top = t.children("").unwrap();
+    let names = |l: &[tree::Listed]| l.iter().map(|l| l.path.clone()).collect::<BTreeSet<_>>();
+    assert_eq!(names(&top.files), set(&["index.html"]));
+    assert_eq!(
+        top.dirs.iter().cloned().collect::<BTreeSet<_>>(),
+        set(&["log", "vow", "vows"])
+    );
+    let vow = t.children("vow").unwrap();
+    assert_eq!(names(&vow.files), set(&["vow/a.json", "vow/ab.json"]));
+    assert_eq!(vow.dirs, vec!["vow/ab".to_owned()]);
+    assert_eq!(
+        t.children("nothing/here").unwrap(),
+        tree::Children::default()
+    );
+
     // Delete, then gone everywhere.
     assert!(t.delete("vow/ab.json").unwrap());
     assert!(!t.delete("vow/ab.json").unwrap());

@@ -81,6 +81,15 @@ pub struct Listed {
     pub modified: SystemTime,
 }
 
+/// One level of a directory of the tree ([`Tree::children`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Children {
+    /// The objects directly in it (their full paths).
+    pub files: Vec<Listed>,
+    /// The directories directly below it (their full paths, without a trailing slash).
+    pub dirs: Vec<String>,
+}
+
 /// The published tree (see the module's contract).
 pub trait Tree: Send + Sync + fmt::Debug {
     /// Put `bytes` at `path`, replacing what was there, atomically.
@@ -97,6 +106,11 @@ pub trait Tree: Send + Sync + fmt::Debug {
 
     /// Every object whose path starts with `prefix` (`manifest/`, `log/`), in no set order.
     fn list(&self, prefix: &str) -> io::Result<Vec<Listed>>;
+
+    /// One level of the directory `dir` (`""`: the top): the objects directly in it, and the
+    /// names of the directories below it that hold any (a walk that skips whole directories,
+    /// as a render skips the vows' millions of files).
+    fn children(&self, dir: &str) -> io::Result<Children>;
 
     /// Make every put and delete that returned before this call durable.
     fn barrier(&self) -> io::Result<()>;

@@ -11,7 +11,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{check_path, Listed, Put, Tree};
+use super::{check_path, Children, Listed, Put, Tree};
 use crate::durable::{replace_atomic, sweep_temporaries, write_atomic};
 
 /// Permission bits of a published file (the tree is public).
@@ -146,6 +146,42 @@ impl Tree for Dir {
                 len: meta.len(),
                 modified: meta.modified()?,
             });
+        }
+        Ok(out)
+    }
+
+    fn children(&self, dir: &str) -> io::Result<Children> {
+        let at = if dir.is_empty() {
+            self.root.clone()
+        } else {
+            self.file(dir)?
+        };
+        let mut out = Children::default();
+        let entries = match found(fs::read_dir(&at))? {
+            Some(e) => e,
+            None => return Ok(out),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = if dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{dir}/{name}")
+            };
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                out.dirs.push(path);
+            } else if kind.is_file() && !crate::durable::is_temporary(&name) {
+                // Gone meanwhile: not listed.
+                if let Some(meta) = found(entry.metadata())? {
+                    out.files.push(Listed {
+                        path,
+                        len: meta.len(),
+                        modified: meta.modified()?,
+                    });
+                }
+            }
         }
         Ok(out)
     }

@@ -27,7 +27,7 @@ use object_store::{
     RetryConfig,
 };
 
-use super::{cache_control, check_path, content_type, Listed, Put, Tree};
+use super::{cache_control, check_path, content_type, Children, Listed, Put, Tree};
 
 /// How long one request may take, and how long retries may go on, before the call fails
 /// (the caller answers 503 and publication catches up later): a down bucket must not hold a
@@ -286,6 +286,33 @@ impl Tree for Bucket {
                     len: m.size,
                     modified: modified(&m),
                 });
+            }
+        }
+        Ok(out)
+    }
+
+    fn children(&self, dir: &str) -> io::Result<Children> {
+        let under = match (self.prefix.is_empty(), dir.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(Key::parse(&self.prefix).map_err(|e| invalid(e.to_string()))?),
+            _ => Some(self.key(dir)?),
+        };
+        let store = self.store.clone();
+        let listed = self.run(async move { store.list_with_delimiter(under.as_ref()).await })?;
+        let listed = listed.map_err(io_error)?;
+        let mut out = Children::default();
+        for m in &listed.objects {
+            if let Some(path) = self.path_of(m.location.as_ref()) {
+                out.files.push(Listed {
+                    path: path.to_owned(),
+                    len: m.size,
+                    modified: modified(m),
+                });
+            }
+        }
+        for p in &listed.common_prefixes {
+            if let Some(path) = self.path_of(p.as_ref()) {
+                out.dirs.push(path.to_owned());
             }
         }
         Ok(out)
