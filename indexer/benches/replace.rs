@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use conduct_indexer::durable::replace_atomic;
-use conduct_indexer::spares::Spares;
+use conduct_indexer::tree::dir::spares::Spares;
 
 const FILES: [(&str, usize); 7] = [
     ("page.json", 9_000),

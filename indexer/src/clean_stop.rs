@@ -13,12 +13,14 @@
 use std::io;
 use std::path::Path;
 
+use crate::tree::Tree;
+
 /// The mark's file name in the data directory.
 pub const FILE: &str = "site-clean";
 
-/// The hex SHA-256 of the manifest root of the tree at `site`; `None` without one.
-fn root_sha(site: &Path) -> Option<String> {
-    let root = std::fs::read(site.join(conduct_core::manifest::ROOT_PATH)).ok()?;
+/// The hex SHA-256 of the manifest root of the tree `site`; `None` without one.
+fn root_sha(site: &dyn Tree) -> Option<String> {
+    let root = site.get(conduct_core::manifest::ROOT_PATH).ok()??;
     Some(conduct_core::canonical::sha256_hex(&root))
 }
 
@@ -26,7 +28,7 @@ fn root_sha(site: &Path) -> Option<String> {
 /// `site` (no temporary of its writes is left there). The mark is gone, durably, when this
 /// returns `Ok`, whatever it said; an error (the mark could not be removed) must be treated
 /// as `false` by a caller that goes on.
-pub fn take(data: &Path, site: &Path) -> io::Result<bool> {
+pub fn take(data: &Path, site: &dyn Tree) -> io::Result<bool> {
     let path = data.join(FILE);
     let said = match std::fs::read(&path) {
         Ok(bytes) => bytes,
@@ -39,11 +41,10 @@ pub fn take(data: &Path, site: &Path) -> io::Result<bool> {
 }
 
 /// Write the mark in `data` for the tree at `site`, after a stop that joined every writer of
-/// the tree and whose walk for temporaries (if it had one) finished: the file system holding
-/// `site` is flushed through `site_fd` first (an open descriptor of `site`). A tree without a
-/// manifest root gets no mark.
-pub fn write(data: &Path, site: &Path, site_fd: &std::fs::File) -> io::Result<()> {
-    crate::integrated::sync_file_system(site_fd)?;
+/// the tree and whose walk for temporaries (if it had one) finished: every put into `site` is
+/// made durable first ([`Tree::barrier`]). A tree without a manifest root gets no mark.
+pub fn write(data: &Path, site: &dyn Tree) -> io::Result<()> {
+    site.barrier()?;
     let Some(sha) = root_sha(site) else {
         return Ok(());
     };
@@ -70,34 +71,34 @@ mod tests {
     #[test]
     fn a_mark_is_taken_once_and_only_over_the_tree_it_names() {
         let (_dir, data, site) = tree();
-        let fd = std::fs::File::open(&site).unwrap();
+        let tree = crate::tree::Dir::open(&site).unwrap();
         // No mark: the start walks.
-        assert!(!take(&data, &site).unwrap());
-        write(&data, &site, &fd).unwrap();
-        assert!(take(&data, &site).unwrap());
+        assert!(!take(&data, &tree).unwrap());
+        write(&data, &tree).unwrap();
+        assert!(take(&data, &tree).unwrap());
         // Taken: gone, so a crash of this run is followed by a walk.
         assert!(!data.join(FILE).exists());
-        assert!(!take(&data, &site).unwrap());
+        assert!(!take(&data, &tree).unwrap());
         // Another tree (its root changed since the stop): not taken, and removed.
-        write(&data, &site, &fd).unwrap();
+        write(&data, &tree).unwrap();
         std::fs::write(site.join(conduct_core::manifest::ROOT_PATH), b"root two").unwrap();
-        assert!(!take(&data, &site).unwrap());
+        assert!(!take(&data, &tree).unwrap());
         assert!(!data.join(FILE).exists());
     }
 
     #[test]
     fn a_mark_cut_short_or_without_a_root_is_not_taken() {
         let (_dir, data, site) = tree();
-        let fd = std::fs::File::open(&site).unwrap();
-        write(&data, &site, &fd).unwrap();
+        let tree = crate::tree::Dir::open(&site).unwrap();
+        write(&data, &tree).unwrap();
         let full = std::fs::read(data.join(FILE)).unwrap();
         std::fs::write(data.join(FILE), &full[..20]).unwrap();
-        assert!(!take(&data, &site).unwrap());
+        assert!(!take(&data, &tree).unwrap());
         // No manifest root: no mark is written, and none would be taken.
         std::fs::remove_file(site.join(conduct_core::manifest::ROOT_PATH)).unwrap();
-        write(&data, &site, &fd).unwrap();
+        write(&data, &tree).unwrap();
         assert!(!data.join(FILE).exists());
         std::fs::write(data.join(FILE), &full).unwrap();
-        assert!(!take(&data, &site).unwrap());
+        assert!(!take(&data, &tree).unwrap());
     }
 }

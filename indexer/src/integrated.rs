@@ -6,7 +6,7 @@
 //! A mark says: every log record below `log_size` is on the tree's files, and every window
 //! boundary up to `as_of` (service clock) is too. It is written to
 //! `<data>/site-integrated.json` only after the site's file system has been flushed
-//! (`syncfs`), so a power cut cannot leave a mark that claims files the disk lost. The file
+//! (the tree's barrier: `syncfs` for a directory), so a power cut cannot leave a mark that claims files the disk lost. The file
 //! keeps the last two marks, each with the site directory it speaks of and the wall-clock
 //! instant after which a signed manifest lists every file it claims (`listed_after`): a
 //! restart takes the newest mark that the manifest on disk was signed after, since it serves
@@ -15,6 +15,8 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::tree::Tree;
 
 use serde::{Deserialize, Serialize};
 
@@ -48,8 +50,8 @@ pub struct Place {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Kept {
-    /// The site directory, canonical.
-    site: PathBuf,
+    /// The tree it speaks of ([`Tree::locator`]: a canonical directory, or a bucket).
+    site: String,
     /// [`Place::render`] of the run that wrote it.
     render: String,
     /// A manifest signed after this wall-clock instant (unix seconds) lists every file the
@@ -63,10 +65,6 @@ struct Kept {
 #[serde(deny_unknown_fields)]
 struct Marks {
     marks: Vec<Kept>,
-}
-
-fn canonical(site: &Path) -> PathBuf {
-    std::fs::canonicalize(site).unwrap_or_else(|_| site.to_path_buf())
 }
 
 fn load(data: &Path) -> Option<Marks> {
@@ -90,8 +88,8 @@ fn load(data: &Path) -> Option<Marks> {
 /// The newest mark at `place` for the tree at `site`, rendered as `place` renders, whose files
 /// the manifest signed at `manifest_signed_at` (wall clock, unix seconds) lists; `None` (a
 /// restart re-renders everything) when there is none.
-pub fn read(place: &Place, site: &Path, manifest_signed_at: u64) -> Option<Integrated> {
-    let site = canonical(site);
+pub fn read(place: &Place, site: &dyn Tree, manifest_signed_at: u64) -> Option<Integrated> {
+    let site = site.locator();
     load(&place.data)?
         .marks
         .into_iter()
@@ -99,20 +97,18 @@ pub fn read(place: &Place, site: &Path, manifest_signed_at: u64) -> Option<Integ
         .map(|k| k.mark)
 }
 
-/// Flush the file system holding `site` (every file written there so far reaches the disk),
-/// through `site_fd` (an open descriptor of `site`, kept since before the files were written,
-/// so a write-back error since then is reported), then write `mark` durably at `place` with
-/// the wall-clock instant `listed_after` after which a signed manifest lists its files, keeping
-/// the newest mark already there for this site and rendering as the one before it.
+/// Make every put into `site` so far durable ([`Tree::barrier`]), then write `mark` durably
+/// at `place` with the wall-clock instant `listed_after` after which a signed manifest lists
+/// its files, keeping the newest mark already there for this site and rendering as the one
+/// before it.
 pub fn write(
     place: &Place,
-    site: &Path,
-    site_fd: &std::fs::File,
+    site: &dyn Tree,
     mark: Integrated,
     listed_after: u64,
 ) -> io::Result<()> {
-    sync_file_system(site_fd)?;
-    let site = canonical(site);
+    site.barrier()?;
+    let site = site.locator();
     let before = load(&place.data)
         .unwrap_or_default()
         .marks
@@ -129,25 +125,6 @@ pub fn write(
     crate::durable::write_atomic(&place.data.join(FILE), &bytes, 0o600)
 }
 
-/// Flush the file system holding the open file `f` (`syncfs`).
-#[cfg(target_os = "linux")]
-pub(crate) fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: `f` is an open file descriptor for the duration of the call; syncfs(2) only
-    // reads it.
-    if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn sync_file_system(_f: &std::fs::File) -> io::Result<()> {
-    // sync(2) flushes every file system: slower, as safe.
-    std::process::Command::new("sync").status().map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,43 +136,43 @@ mod tests {
             data: data.path().to_path_buf(),
             render: "binary 1".into(),
         };
-        let site = tempfile::tempdir().unwrap();
-        let other = tempfile::tempdir().unwrap();
-        let fd = std::fs::File::open(site.path()).unwrap();
-        assert_eq!(read(&place, site.path(), 100), None);
+        let (site_dir, other_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let site = crate::tree::Dir::open(site_dir.path()).unwrap();
+        let other = crate::tree::Dir::open(other_dir.path()).unwrap();
+        assert_eq!(read(&place, &site, 100), None);
         let first = Integrated {
             log_size: 42,
             as_of: 1_800_000_000,
         };
-        write(&place, site.path(), &fd, first, 50).unwrap();
+        write(&place, &site, first, 50).unwrap();
         let second = Integrated {
             log_size: 50,
             as_of: 1_800_000_002,
         };
-        write(&place, site.path(), &fd, second, 52).unwrap();
-        assert_eq!(read(&place, site.path(), 53), Some(second));
+        write(&place, &site, second, 52).unwrap();
+        assert_eq!(read(&place, &site, 53), Some(second));
         assert_eq!(
-            read(&place, site.path(), 52),
+            read(&place, &site, 52),
             Some(first),
             "a manifest signed before the newest mark's files were listed"
         );
-        assert_eq!(read(&place, site.path(), 50), None);
-        assert_eq!(read(&place, other.path(), 100), None, "another site");
+        assert_eq!(read(&place, &site, 50), None);
+        assert_eq!(read(&place, &other, 100), None, "another site");
         let upgraded = Place {
             render: "binary 2".into(),
             ..place.clone()
         };
-        assert_eq!(read(&upgraded, site.path(), 100), None, "another binary");
+        assert_eq!(read(&upgraded, &site, 100), None, "another binary");
         // A third mark keeps only the one before it.
         let third = Integrated {
             log_size: 60,
             as_of: 1_800_000_004,
         };
-        write(&place, site.path(), &fd, third, 54).unwrap();
-        assert_eq!(read(&place, site.path(), 55), Some(third));
-        assert_eq!(read(&place, site.path(), 53), Some(second));
-        assert_eq!(read(&place, site.path(), 51), None, "two are kept");
+        write(&place, &site, third, 54).unwrap();
+        assert_eq!(read(&place, &site, 55), Some(third));
+        assert_eq!(read(&place, &site, 53), Some(second));
+        assert_eq!(read(&place, &site, 51), None, "two are kept");
         std::fs::write(data.path().join(FILE), b"{\"log_size\": 1}").unwrap();
-        assert_eq!(read(&place, site.path(), 100), None, "not the format");
+        assert_eq!(read(&place, &site, 100), None, "not the format");
     }
 }

@@ -21,8 +21,6 @@ pub mod ledger;
 pub mod metrics;
 pub mod munus;
 pub mod nostr;
-#[cfg(target_os = "linux")]
-pub mod spares;
 pub mod store;
 pub mod tree;
 pub mod vows;

@@ -38,7 +38,10 @@ fn manifest_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
-    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut p = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     let mut files = Vec::new();
     for v in 0..20_000u64 {
         let id = format!("{:016x}", v.wrapping_mul(0x9e37_79b9_7f4a_7c15));

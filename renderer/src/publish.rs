@@ -8,15 +8,13 @@
 //! the root. A running service signs rounds on a thread of its own, never holding up a render.
 
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Mutex;
 
 use conduct_core::manifest::{bin_path, bin_prefix, is_manifest_path, BIN_DIR, ROOT_PATH};
 use conduct_core::signing::{verify_snapshot, PinnedKey, ServiceKey};
 use conduct_core::sync::lock;
-use conduct_indexer::durable::replace_atomic;
-#[cfg(target_os = "linux")]
-use conduct_indexer::spares::Spares;
+use conduct_indexer::tree::{Put, SharedTree};
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{parse_bin, Body, Round, Sha, SignState, SignerThread, Trie, SPLIT_AT};
@@ -44,74 +42,45 @@ enum Signing {
     Thread(SignerThread),
 }
 
-/// The site directory and what the manifest says about it.
+/// The published tree and what the manifest says about it.
 #[derive(Debug)]
 pub struct Publisher {
-    root: PathBuf,
+    site: SharedTree,
     trie: Mutex<Trie>,
     signing: Signing,
     /// The last round taken.
     round: u64,
     key: Option<ServiceKey>,
     writes: usize,
-    /// Where vow pages are replaced, when set ([`Publisher::replace_through`]).
-    spares: Option<Arc<SparePool>>,
     /// The round mark, when kept ([`Publisher::mark_rounds_at`]).
     round_mark: Option<PathBuf>,
 }
 
-/// The pool of spare inodes that replaces a vow's pages (`conduct_indexer::spares`; none
-/// off Linux).
-#[cfg(target_os = "linux")]
-pub type SparePool = Spares;
-/// The pool of spare inodes that replaces a vow's pages (`conduct_indexer::spares`; none
-/// off Linux).
-#[cfg(not(target_os = "linux"))]
-pub type SparePool = std::convert::Infallible;
-
-/// The files replaced through the spare pool: a vow's pages, which a restart renders again
-/// for every change its integration mark does not cover and compares with the disk
-/// (library/VOWS.md, "Restarts and the integration mark"). Not the manifest's bins: a restart
-/// takes a bin on disk that verifies, so a bin must never hold an older file's bytes.
-const THROUGH_SPARES: &str = "vow/";
-
-/// Replace the file `rel` under `root` with `bytes`: a vow's page through `spares` when
-/// given, every other file (and every file off Linux) by a temporary renamed over it.
-fn replace(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
-    write_file(root, spares, rel, bytes)?;
+/// Put the file `rel` into `site` (un-synced: the integration mark's barrier makes it
+/// durable) and count it.
+fn put_object(site: &SharedTree, rel: &str, bytes: &[u8]) -> io::Result<()> {
+    site.put(rel, bytes, Put::PAGE.for_path(rel))?;
     conduct_indexer::metrics::count_tree_write(rel);
     Ok(())
 }
 
-/// [`replace`]'s write: through the spares for a vow's files, else by rename.
-fn write_file(root: &Path, spares: Option<&SparePool>, rel: &str, bytes: &[u8]) -> io::Result<()> {
-    let path = root.join(rel);
-    #[cfg(target_os = "linux")]
-    if let Some(s) = spares.filter(|_| rel.starts_with(THROUGH_SPARES)) {
-        return s.replace(&path, bytes, 0o644, "pub");
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (spares, THROUGH_SPARES);
-    replace_atomic(&path, bytes, 0o644, "pub")
-}
-
 impl Publisher {
-    /// A publisher for `root` whose files are exactly `tree` (just written by
+    /// A publisher for `site` whose files are exactly `tree` (just written by
     /// [`Tree::write_to`]).
-    pub fn from_tree(root: &Path, tree: &Tree) -> Self {
-        Self::from_tree_split_at(root, tree, SPLIT_AT)
+    pub fn from_tree(site: SharedTree, tree: &Tree) -> Self {
+        Self::from_tree_split_at(site, tree, SPLIT_AT)
     }
 
     /// [`Self::from_tree`] with leaves that split above `split_at` files (tests).
-    pub fn from_tree_split_at(root: &Path, tree: &Tree, split_at: usize) -> Self {
-        let mut trie = Trie::new(root, split_at);
+    pub fn from_tree_split_at(site: SharedTree, tree: &Tree, split_at: usize) -> Self {
+        let mut trie = Trie::new(site.clone(), split_at);
         for (path, bytes) in &tree.files {
             if !is_manifest_path(path) && !path.starts_with("log/") {
                 trie.insert(path, Sha256::digest(bytes).into(), bytes.len() as u64);
             }
         }
         Publisher {
-            root: root.to_path_buf(),
+            site,
             trie: Mutex::new(trie),
             signing: Signing::Inline {
                 state: None,
@@ -121,7 +90,6 @@ impl Publisher {
             round: 0,
             key: None,
             writes: 0,
-            spares: None,
             round_mark: None,
         }
     }
@@ -144,8 +112,8 @@ impl Publisher {
         children: Option<crate::manifest::Children>,
     ) -> Result<SignState, RenderError> {
         let mut s = match children {
-            Some(c) => SignState::seeded(&self.root, key, c)?,
-            None => SignState::fresh(&self.root, key)?,
+            Some(c) => SignState::seeded(self.site.clone(), key, c)?,
+            None => SignState::fresh(self.site.clone(), key)?,
         };
         if let Some(m) = &self.round_mark {
             s.mark_rounds_at(m.clone());
@@ -153,15 +121,9 @@ impl Publisher {
         Ok(s)
     }
 
-    /// Replace vow pages through `spares` from now on (a running service's publisher; see
-    /// `conduct_indexer::spares` for what it saves and what it gives up).
-    pub fn replace_through(&mut self, spares: Arc<SparePool>) {
-        self.spares = Some(spares);
-    }
-
-    /// The site directory.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// The published tree.
+    pub fn site(&self) -> &SharedTree {
+        &self.site
     }
 
     fn trie(&mut self) -> &mut Trie {
@@ -188,7 +150,7 @@ impl Publisher {
     /// agrees. A file the listing does not name is compared with the disk, and listed when
     /// equal; a listed file is still compared with the disk (the listing may be a previous
     /// run's word).
-    fn holds(trie: &mut Trie, root: &Path, rel: &str, bytes: &[u8], sha: &Sha) -> bool {
+    fn holds(trie: &mut Trie, site: &SharedTree, rel: &str, bytes: &[u8], sha: &Sha) -> bool {
         let len = bytes.len() as u64;
         if !conduct_core::manifest::listed(rel) {
             // A chain page: a v2 manifest's listing of it is dropped, so only the disk decides
@@ -199,9 +161,10 @@ impl Publisher {
         if listed.is_some_and(|l| l != (*sha, len)) {
             return false;
         }
-        let path = root.join(rel);
-        let on_disk = std::fs::metadata(&path).is_ok_and(|m| m.len() == len)
-            && std::fs::read(&path).is_ok_and(|old| old == bytes);
+        let on_disk = site
+            .head(rel)
+            .is_ok_and(|h| h.is_some_and(|h| h.len == len))
+            && site.get(rel).is_ok_and(|old| old.as_deref() == Some(bytes));
         if on_disk && listed.is_none() {
             trie.insert(rel, *sha, len);
         }
@@ -222,7 +185,7 @@ impl Publisher {
             tracing::warn!("the manifest was signed already; not seeded from the disk");
             return 0;
         }
-        let Ok(bytes) = std::fs::read(self.root.join(ROOT_PATH)) else {
+        let Ok(Some(bytes)) = self.site.get(ROOT_PATH) else {
             return 0;
         };
         let Ok(pinned) = PinnedKey::parse(&key.vkey()) else {
@@ -246,12 +209,12 @@ impl Publisher {
         };
         let before = self.trie().entries();
         let split_at = self.trie().split_at();
-        let mut trie = Trie::seeded(&self.root, split_at, &children, pinned);
+        let mut trie = Trie::seeded(self.site.clone(), split_at, &children, pinned);
         let closed = (self.round_mark.as_deref()).is_some_and(|m| SignState::closed_at(m, root));
         let suspects = if closed {
             Vec::new()
         } else {
-            newer_bins(&self.root)
+            newer_bins(&self.site)
         };
         for lost in state.repair(suspects) {
             trie.touch(&lost);
@@ -281,7 +244,7 @@ impl Publisher {
         let Some(files) = doc["files"].as_object() else {
             return 0;
         };
-        let root = self.root.clone();
+        let site = self.site.clone();
         let mut taken = 0;
         for (rel, f) in files {
             let (Some(sha), Some(len)) = (f["sha256"].as_str(), f["len"].as_u64()) else {
@@ -291,7 +254,10 @@ impl Publisher {
             if hex::decode_to_slice(sha, &mut s).is_err() || self.trie().get(rel).is_some() {
                 continue;
             }
-            if std::fs::metadata(root.join(rel)).is_ok_and(|m| m.is_file() && m.len() == len) {
+            if site
+                .head(rel)
+                .is_ok_and(|h| h.is_some_and(|h| h.len == len))
+            {
                 self.trie().insert(rel, s, len);
                 taken += 1;
             }
@@ -305,11 +271,11 @@ impl Publisher {
     /// Write `bytes` at `rel` if they differ from what is there. Returns whether it wrote.
     pub fn put(&mut self, rel: &str, bytes: &[u8]) -> io::Result<bool> {
         let sha: Sha = Sha256::digest(bytes).into();
-        let root = self.root.clone();
-        if Self::holds(self.trie(), &root, rel, bytes, &sha) {
+        let site = self.site.clone();
+        if Self::holds(self.trie(), &site, rel, bytes, &sha) {
             return Ok(false);
         }
-        replace(&root, self.spares.as_deref(), rel, bytes)?;
+        put_object(&site, rel, bytes)?;
         self.trie().insert(rel, sha, bytes.len() as u64);
         self.writes += 1;
         self.after_puts();
@@ -320,32 +286,20 @@ impl Publisher {
     /// there was one.
     pub fn remove(&mut self, rel: &str) -> io::Result<bool> {
         let listed = self.trie().remove(rel);
-        match std::fs::remove_file(self.root.join(rel)) {
-            Ok(()) => {
-                self.writes += 1;
-                Ok(true)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(listed),
-            Err(e) => Err(e),
+        if self.site.delete(rel)? {
+            self.writes += 1;
+            return Ok(true);
         }
+        Ok(listed)
     }
 
     /// Remove every file directly under the directory `dir` that `keep` (given its path) does
     /// not keep: the pages of an earlier layout. Returns how many it removed.
     pub fn prune(&mut self, dir: &str, keep: impl Fn(&str) -> bool) -> io::Result<usize> {
-        let entries = match std::fs::read_dir(self.root.join(dir)) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(e),
-        };
-        let mut gone = Vec::new();
-        for entry in entries {
-            let entry = entry?;
-            let rel = format!("{dir}/{}", entry.file_name().to_string_lossy());
-            if entry.file_type()?.is_file() && !keep(&rel) && !rel.contains(".conduct-tmp.") {
-                gone.push(rel);
-            }
-        }
+        let gone: Vec<String> = (self.site.children(dir)?.files.into_iter())
+            .map(|f| f.path)
+            .filter(|rel| !keep(rel))
+            .collect();
         for rel in &gone {
             self.remove(rel)?;
         }
@@ -364,20 +318,16 @@ impl Publisher {
     /// The files of `files` whose bytes are not published yet, to write without holding the
     /// publisher ([`put_many_shared`]).
     fn stage(&mut self, files: Vec<(String, Vec<u8>)>) -> Staged {
-        let root = self.root.clone();
+        let site = self.site.clone();
         let trie = self.trie();
         let changed = files
             .into_iter()
             .filter_map(|(rel, bytes)| {
                 let sha: Sha = Sha256::digest(&bytes).into();
-                (!Self::holds(trie, &root, &rel, &bytes, &sha)).then_some((rel, bytes, sha))
+                (!Self::holds(trie, &site, &rel, &bytes, &sha)).then_some((rel, bytes, sha))
             })
             .collect();
-        Staged {
-            root,
-            spares: self.spares.clone(),
-            changed,
-        }
+        Staged { site, changed }
     }
 
     /// List the files of `staged` that were written (`written`, one result each).
@@ -545,7 +495,7 @@ impl Publisher {
             // The thread owned the interiors; a later round reads them back from the disk.
             let state = self.key.as_ref().and_then(|key| {
                 let pinned = PinnedKey::parse(&key.vkey()).ok()?;
-                let bytes = std::fs::read(self.root.join(ROOT_PATH)).ok()?;
+                let bytes = self.site.get(ROOT_PATH).ok()??;
                 match parse_bin(&bytes, "", &pinned).ok()? {
                     Body::Bins(children) => self.sign_state(key, Some(children)).ok(),
                     Body::Files(_) => None,
@@ -579,8 +529,7 @@ impl Publisher {
 
 /// Changed files of a batch, decided under the publisher's lock and written outside it.
 struct Staged {
-    root: PathBuf,
-    spares: Option<Arc<SparePool>>,
+    site: SharedTree,
     changed: Vec<(String, Vec<u8>, Sha)>,
 }
 
@@ -589,7 +538,7 @@ impl Staged {
     fn write(&self) -> Vec<io::Result<()>> {
         map_on_every_core(
             self.changed.iter().collect(),
-            |(rel, bytes, _)| replace(&self.root, self.spares.as_deref(), rel, bytes),
+            |(rel, bytes, _)| put_object(&self.site, rel, bytes),
             || Err(io::Error::other("a writer thread panicked")),
         )
     }
@@ -611,21 +560,20 @@ pub fn put_many_shared(
 }
 
 /// The bins under `manifest/` written after the root (a round a crash cut before its root),
-/// or in the same tick of the file system's clock (a bin that is not newer is reconciled as a
-/// no-op, so ties are taken).
-fn newer_bins(site: &Path) -> Vec<String> {
-    let Ok(root) = std::fs::metadata(site.join(ROOT_PATH)).and_then(|m| m.modified()) else {
+/// or in the same tick of the tree's clock (a bin that is not newer is reconciled as a no-op,
+/// so ties are taken).
+fn newer_bins(site: &SharedTree) -> Vec<String> {
+    let Ok(Some(root)) = site.head(ROOT_PATH) else {
         return Vec::new();
     };
-    let Ok(dir) = std::fs::read_dir(site.join(BIN_DIR)) else {
+    let Ok(dir) = site.children(BIN_DIR) else {
         return Vec::new();
     };
-    dir.flatten()
-        .filter_map(|e| {
-            let name = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
-            let p = bin_prefix(&name)?.to_owned();
-            let t = e.metadata().ok()?.modified().ok()?;
-            (t >= root && bin_path(&p) == name).then_some(p)
+    dir.files
+        .into_iter()
+        .filter_map(|f| {
+            let p = bin_prefix(&f.path)?.to_owned();
+            (f.modified >= root.modified && bin_path(&p) == f.path).then_some(p)
         })
         .collect()
 }

@@ -6,9 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::Path;
 
-use conduct_indexer::durable::write_atomic;
+use conduct_indexer::tree::Put;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
@@ -72,45 +71,35 @@ impl Tree {
         self.files.insert(path.into(), bytes);
     }
 
-    /// Write the tree under `root`.
-    pub fn write_to(&self, root: &Path) -> io::Result<WriteReport> {
+    /// Write the tree into `site`: each changed file durably ([`Put::SYNCED`]), and the
+    /// files it no longer holds removed, outside the directories others own (never walked:
+    /// at a million vows they hold most of the tree's files).
+    pub fn write_to(&self, site: &dyn conduct_indexer::tree::Tree) -> io::Result<WriteReport> {
         let mut report = WriteReport::default();
-        std::fs::create_dir_all(root)?;
         for (rel, bytes) in &self.files {
-            let path = root.join(rel);
-            match std::fs::read(&path) {
-                Ok(old) if &old == bytes => report.unchanged += 1,
+            match site.get(rel)? {
+                Some(old) if &old == bytes => report.unchanged += 1,
                 _ => {
-                    write_atomic(&path, bytes, 0o644)?;
+                    site.put(rel, bytes, Put::SYNCED.for_path(rel))?;
                     conduct_indexer::metrics::count_tree_write(rel);
                     report.written.push(rel.clone());
                 }
             }
         }
-        // The directories others own are not walked at all: at a million vows they hold most
-        // of the tree's files, and a restart writes the static pages.
-        let foreign_dir = |e: &walkdir::DirEntry| {
-            e.file_type().is_dir()
-                && e.path()
-                    .strip_prefix(root)
-                    .is_ok_and(|r| is_foreign_dir(&r.to_string_lossy().replace('\\', "/")))
-        };
-        let walk = walkdir::WalkDir::new(root).min_depth(1).into_iter();
-        for entry in walk.filter_entry(|e| !foreign_dir(e)) {
-            let entry = entry.map_err(io::Error::other)?;
-            if !entry.file_type().is_file() {
-                continue;
+        let mut dirs = vec![String::new()];
+        while let Some(dir) = dirs.pop() {
+            let level = site.children(&dir)?;
+            dirs.extend(level.dirs.into_iter().filter(|d| !is_foreign_dir(d)));
+            for f in level.files {
+                let rel = f.path;
+                if FOREIGN_PREFIXES.iter().any(|p| rel.starts_with(p))
+                    || self.files.contains_key(&rel)
+                {
+                    continue;
+                }
+                site.delete(&rel)?;
+                report.removed.push(rel);
             }
-            let rel = match entry.path().strip_prefix(root) {
-                Ok(r) => r.to_string_lossy().replace('\\', "/"),
-                Err(_) => continue,
-            };
-            if FOREIGN_PREFIXES.iter().any(|p| rel.starts_with(p)) || self.files.contains_key(&rel)
-            {
-                continue;
-            }
-            std::fs::remove_file(entry.path())?;
-            report.removed.push(rel);
         }
         Ok(report)
     }
@@ -126,13 +115,17 @@ mod tests {
         let mut t = Tree::default();
         t.put("a.json", b"1".to_vec());
         t.put("sub/b.html", b"2".to_vec());
-        let r = t.write_to(dir.path()).unwrap();
+        let r = t
+            .write_to(&conduct_indexer::tree::Dir::open(dir.path()).unwrap())
+            .unwrap();
         assert_eq!(r.written.len(), 2);
         std::fs::create_dir_all(dir.path().join("log")).unwrap();
         std::fs::write(dir.path().join("log/checkpoint"), b"x").unwrap();
         std::fs::write(dir.path().join("stale.txt"), b"x").unwrap();
         t.put("a.json", b"3".to_vec());
-        let r = t.write_to(dir.path()).unwrap();
+        let r = t
+            .write_to(&conduct_indexer::tree::Dir::open(dir.path()).unwrap())
+            .unwrap();
         assert_eq!(r.written, vec!["a.json".to_string()]);
         assert_eq!(r.removed, vec!["stale.txt".to_string()]);
         assert_eq!(r.unchanged, 1);

@@ -77,17 +77,15 @@ impl IndexState {
     /// `None` when there is no such file or anything fails to check: every vow is read once,
     /// as without a state.
     pub fn resume(
-        root: &std::path::Path,
+        root: &dyn conduct_indexer::tree::Tree,
         pinned: &conduct_core::signing::PinnedKey,
         log_index_of: impl Fn(&str) -> Option<u64>,
         below: u64,
     ) -> Option<IndexState> {
         let names = |dir: &str| -> std::collections::HashSet<String> {
-            std::fs::read_dir(root.join(dir))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
+            let files = root.children(dir).map(|c| c.files).unwrap_or_default();
+            (files.into_iter())
+                .filter_map(|f| Some(f.path.strip_prefix(dir)?.strip_prefix('/')?.to_owned()))
                 .collect()
         };
         let (pages_on_disk, sitemaps) = (names("vows"), names("sitemap"));
@@ -102,7 +100,7 @@ impl IndexState {
             .count();
         // The last vow of the last page of whole sitemap file `j - 1`, read from its page.
         let last_of = |j: usize| -> Option<(Vec<u8>, Value)> {
-            let bytes = std::fs::read(root.join(format!("vows/{}.json", 2 * j - 1))).ok()?;
+            let bytes = root.get(&format!("vows/{}.json", 2 * j - 1)).ok()??;
             let page: Value = serde_json::from_slice(&bytes).ok()?;
             Some((bytes, page))
         };
@@ -136,8 +134,8 @@ impl IndexState {
             && vows.len() == PAGE_SIZE
             && log_index_of(id) == Some(at)
             && at < below;
-        let sitemap =
-            std::fs::read_to_string(root.join(format!("sitemap/{}.xml", chunks - 1))).ok()?;
+        let sitemap = root.get(&format!("sitemap/{}.xml", chunks - 1)).ok()??;
+        let sitemap = String::from_utf8(sitemap).ok()?;
         let named = sitemap.contains(&format!("/vow/{id}/chain</loc>"))
             && sitemap.contains(&format!("/vows/{last}</loc>"));
         (whole && named).then(|| IndexState {
@@ -593,9 +591,9 @@ mod tests {
         let all: Vec<VowRow> = (0..n).map(row).collect();
         let in_store = |id: &str| all.iter().find(|r| r.vow_id == id).map(|r| r.log_index);
         let dir = write_tree(&tree);
+        let site = conduct_indexer::tree::Dir::open(dir.path()).unwrap();
         let above = all[n - 1].log_index + 1;
-        let mut resumed =
-            IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).unwrap();
+        let mut resumed = IndexState::resume(&site, &pinned_of(&key), in_store, above).unwrap();
         assert_eq!((resumed.chunks, resumed.pages), (2, 4));
         assert_eq!(resumed.after(), Some(all[2 * SITEMAP_VOWS - 1].log_index));
         let rows: Vec<VowRow> = all[2 * SITEMAP_VOWS..].to_vec();
@@ -610,7 +608,7 @@ mod tests {
 
         // The mark must be past the last vow resumed: whole files past it are left out.
         let at = all[2 * SITEMAP_VOWS - 1].log_index;
-        let mut before = IndexState::resume(dir.path(), &pinned_of(&key), in_store, at).unwrap();
+        let mut before = IndexState::resume(&site, &pinned_of(&key), in_store, at).unwrap();
         assert_eq!((before.chunks, before.pages), (1, 2));
         assert_eq!(before.after(), Some(all[SITEMAP_VOWS - 1].log_index));
         for (p, b) in before.files(&inp, &all[SITEMAP_VOWS..]).unwrap() {
@@ -618,15 +616,15 @@ mod tests {
         }
         assert_eq!(before, st);
         let at = all[SITEMAP_VOWS - 1].log_index;
-        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, at).is_none());
+        assert!(IndexState::resume(&site, &pinned_of(&key), in_store, at).is_none());
         // A store that does not hold that vow (a tree ahead of its store).
-        assert!(IndexState::resume(dir.path(), &pinned_of(&key), |_| None, above).is_none());
+        assert!(IndexState::resume(&site, &pinned_of(&key), |_| None, above).is_none());
         // Another key.
         let other = ServiceKey::from_seed(&[8; 32], "bench.invalid/log");
-        assert!(IndexState::resume(dir.path(), &pinned_of(&other), in_store, above).is_none());
+        assert!(IndexState::resume(&site, &pinned_of(&other), in_store, above).is_none());
         // A page's HTML twin missing: the whole sitemap files before it.
         std::fs::remove_file(dir.path().join("vows/2.html")).unwrap();
-        let fewer = IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).unwrap();
+        let fewer = IndexState::resume(&site, &pinned_of(&key), in_store, above).unwrap();
         assert_eq!((fewer.chunks, fewer.pages), (1, 2));
         // The last whole sitemap file written before it was whole.
         std::fs::write(
@@ -634,18 +632,19 @@ mod tests {
             sitemap_vows(URL, 0, &all[..SITEMAP_VOWS - 1], 2),
         )
         .unwrap();
-        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
+        assert!(IndexState::resume(&site, &pinned_of(&key), in_store, above).is_none());
         // A tampered page.
         let dir = write_tree(&tree);
         let mut page = tree["vows/3.json"].clone();
         let at = page.len() / 2;
         page[at] ^= 1;
         std::fs::write(dir.path().join("vows/3.json"), page).unwrap();
-        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
+        assert!(IndexState::resume(&site, &pinned_of(&key), in_store, above).is_none());
         // No whole sitemap file yet.
         let (small, _, _) = one_at_a_time(SITEMAP_VOWS - 1);
         let dir = write_tree(&small);
-        assert!(IndexState::resume(dir.path(), &pinned_of(&key), in_store, above).is_none());
+        let site = conduct_indexer::tree::Dir::open(dir.path()).unwrap();
+        assert!(IndexState::resume(&site, &pinned_of(&key), in_store, above).is_none());
     }
 
     #[test]

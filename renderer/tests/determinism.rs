@@ -48,8 +48,10 @@ fn same_state_same_bytes() {
     assert_eq!(a, b);
     let dir1 = tempfile::tempdir().unwrap();
     let dir2 = tempfile::tempdir().unwrap();
-    a.write_to(dir1.path()).unwrap();
-    b.write_to(dir2.path()).unwrap();
+    a.write_to(&conduct_indexer::tree::Dir::open(dir1.path()).unwrap())
+        .unwrap();
+    b.write_to(&conduct_indexer::tree::Dir::open(dir2.path()).unwrap())
+        .unwrap();
     for (path, bytes) in &a.files {
         assert_eq!(
             &std::fs::read(dir2.path().join(path)).unwrap(),
@@ -58,7 +60,9 @@ fn same_state_same_bytes() {
         );
     }
     // A second write of the same tree changes nothing on disk.
-    let again = a.write_to(dir1.path()).unwrap();
+    let again = a
+        .write_to(&conduct_indexer::tree::Dir::open(dir1.path()).unwrap())
+        .unwrap();
     assert!(again.written.is_empty() && again.removed.is_empty());
 }
 

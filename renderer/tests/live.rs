@@ -69,7 +69,10 @@ impl Source for Pages {
 fn the_manifest_covers_derived_files_written_after_catch_up() {
     let dir = tempfile::tempdir().unwrap();
     let key = ServiceKey::from_seed(&[7; 32], "test");
-    let publisher = Publisher::from_tree(dir.path(), &Tree::default());
+    let publisher = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     let source = Pages {
         key: key.clone(),
         keys: (0..40).map(|i| format!("k{i:02}")).collect(),
@@ -166,7 +169,10 @@ async fn a_round_renders_a_bounded_number_of_keys_oldest_first_and_every_request
         key: key.clone(),
         rounds: rounds.clone(),
     };
-    let publisher = Publisher::from_tree(dir.path(), &Tree::default());
+    let publisher = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     let site = LiveSite::start(publisher, key, 3600, vec![Box::new(source)]).unwrap();
     let id = conduct_renderer::live::SourceId(0);
     // 1,000 distinct keys and a second request for each of the first 100, all at once.
@@ -238,7 +244,10 @@ fn the_mark_stops_where_the_commit_hooks_have_run() {
     std::fs::create_dir_all(&data).unwrap();
     std::fs::create_dir_all(&site_dir).unwrap();
     let key = ServiceKey::from_seed(&[7; 32], "test");
-    let publisher = Publisher::from_tree(&site_dir, &Tree::default());
+    let publisher = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(&site_dir).unwrap(),
+        &Tree::default(),
+    );
     let hooked = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(3));
     let marks = conduct_renderer::live::Marks {
         place: conduct_indexer::integrated::Place {

@@ -49,7 +49,11 @@ fn vow_files(vows: usize, tag: &str) -> Vec<(String, Vec<u8>)> {
 /// `files` put into a publisher of the tree in `dir` (leaves split above `split_at` files) and
 /// its manifest signed at `AS_OF`, the publisher then dropped.
 fn published(dir: &Path, key: &ServiceKey, files: Vec<(String, Vec<u8>)>, split_at: usize) {
-    let mut p = Publisher::from_tree_split_at(dir, &Tree::default(), split_at);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir).unwrap(),
+        &Tree::default(),
+        split_at,
+    );
     p.put_many(files).unwrap();
     p.write_manifest(key, AS_OF, 3600).unwrap();
 }
@@ -172,7 +176,10 @@ fn rewritten(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8
 fn one_changed_file_in_a_large_tree_rewrites_a_bounded_part_of_the_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
-    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut p = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     let files = vow_files(5_000, "a");
     p.put_many(files.clone()).unwrap();
     p.write_manifest(&key, AS_OF, 3600).unwrap();
@@ -214,7 +221,11 @@ fn one_changed_file_in_a_large_tree_rewrites_a_bounded_part_of_the_manifest() {
 fn a_growing_leaf_splits_and_the_grown_trie_is_the_one_built_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     let files = vow_files(30, "a");
     // One file at a time, signed after each, so every split happens on a signed trie.
     for (path, bytes) in &files {
@@ -243,7 +254,11 @@ fn a_growing_leaf_splits_and_the_grown_trie_is_the_one_built_at_once() {
     assert_eq!(built, on_disk);
     // A unit never parts: 40 files of one unit stay in one leaf, however full.
     let dir = tempfile::tempdir().unwrap();
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     let one: Vec<(String, Vec<u8>)> = (0..40)
         .map(|i| (format!("registry/tool/{i}.html"), vec![b'x'; i + 1]))
         .collect();
@@ -267,11 +282,17 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     // Restarted: the static pages are put first, then the manifest on disk is taken back.
     let mut statics = Tree::default();
     statics.put("index.html", b"<p>home</p>".to_vec());
-    statics.write_to(dir.path()).unwrap();
+    statics
+        .write_to(&conduct_indexer::tree::Dir::open(dir.path()).unwrap())
+        .unwrap();
     // The round mark kept beside the state (the service's `<data>/manifest-closed`).
     let state = tempfile::tempdir().unwrap();
     let mark = state.path().join("manifest-closed");
-    let mut p = Publisher::from_tree_split_at(dir.path(), &statics, 64);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &statics,
+        64,
+    );
     p.mark_rounds_at(mark.clone());
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     assert_eq!(p.len(), 4_001);
@@ -304,7 +325,11 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
     cut_round(dir.path(), &root_before);
     let e = walk(dir.path(), &key).expect_err("the cut round leaves bins the root does not name");
     assert!(e.contains("not the bin its parent names"), "{e}");
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        64,
+    );
     p.mark_rounds_at(mark.clone());
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     p.write_manifest(&key, AS_OF + 13, 3600).unwrap();
@@ -322,7 +347,11 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
         .map(|(p, _)| p)
         .unwrap();
     std::fs::write(dir.path().join(&leaf), b"{}").unwrap();
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 64);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        64,
+    );
     assert_eq!(p.seed_from_manifest(&key), 4_001);
     let prefix = conduct_core::manifest::bin_prefix(&leaf)
         .unwrap()
@@ -341,7 +370,11 @@ fn a_restart_takes_the_trie_on_disk_back_and_signs_only_what_changes() {
 fn a_fresh_render_over_an_old_tree_leaves_no_stale_bin() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     p.put_many(vow_files(60, "a")).unwrap();
     p.write_manifest(&key, AS_OF, 3600).unwrap();
     drop(p);
@@ -349,7 +382,11 @@ fn a_fresh_render_over_an_old_tree_leaves_no_stale_bin() {
     for (path, _) in vow_files(60, "a").into_iter().skip(100) {
         std::fs::remove_file(dir.path().join(path)).unwrap();
     }
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     p.put_many(vow_files(10, "a")).unwrap();
     p.write_manifest(&key, AS_OF, 3600).unwrap();
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 100);
@@ -382,14 +419,20 @@ fn a_restart_over_a_v1_manifest_takes_its_listing_once_and_writes_the_trie() {
         signed_bytes(&key, v1).unwrap(),
     )
     .unwrap();
-    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut p = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     assert_eq!(p.seed_from_manifest(&key), 499);
     p.put(&files[7].0, &files[7].1).unwrap();
     p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
     assert_eq!(walk(dir.path(), &key).unwrap().len(), 500);
     verify(dir.path(), &key);
     // Another key's v1 manifest is not taken.
-    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut p = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     let other = ServiceKey::from_seed(&[8; 32], "example.org/log");
     assert_eq!(p.seed_from_manifest(&other), 0);
 }
@@ -401,7 +444,11 @@ fn a_restart_over_a_v1_manifest_takes_its_listing_once_and_writes_the_trie() {
 fn pruned_files_leave_the_disk_and_the_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let key = key();
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     let mut files = vow_files(10, "a");
     for k in 0..6 {
         files.push((format!("vows/{k}.html"), format!("page {k}").into_bytes()));
@@ -463,7 +510,10 @@ fn chain_pages_are_written_but_never_listed_and_a_v2_listing_of_them_is_dropped(
     let chain = linked_chain(&key, "ab12", 3);
     // Put by a publisher: the pages are on disk, not in the manifest.
     {
-        let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+        let mut p = Publisher::from_tree(
+            conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+            &Tree::default(),
+        );
         p.put_many(chain.clone()).unwrap();
         assert_eq!(p.len(), 1);
         assert_eq!(p.sha256_of("vow/ab12/chain/0.json"), None);
@@ -504,7 +554,10 @@ fn chain_pages_are_written_but_never_listed_and_a_v2_listing_of_them_is_dropped(
     assert_eq!((audit.listed, audit.chain_pages), (4, 3));
 
     // Restarted over it: the listing is taken, and each page put is dropped from it.
-    let mut p = Publisher::from_tree(dir.path(), &Tree::default());
+    let mut p = Publisher::from_tree(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+    );
     assert_eq!(p.seed_from_manifest(&key), 4);
     assert!(p.sha256_of("vow/ab12/chain/1.json").is_some());
     assert_eq!(
@@ -567,7 +620,11 @@ fn bins_left_under_several_rebuilt_prefixes_are_swept_in_one_round() {
             .count()
     };
     assert!(left_over(dir.path()) >= 4, "bins under the damaged ones");
-    let mut p = Publisher::from_tree_split_at(dir.path(), &Tree::default(), 16);
+    let mut p = Publisher::from_tree_split_at(
+        conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
+        &Tree::default(),
+        16,
+    );
     p.seed_from_manifest(&key);
     for (f, b) in &kept {
         p.put(f, b).unwrap();
@@ -594,7 +651,11 @@ fn a_restart_over_a_closed_round_reads_only_the_root() {
     let key = key();
     let files = vow_files(400, "a");
     let publisher = |dir: &Path, marked: bool| {
-        let mut p = Publisher::from_tree_split_at(dir, &Tree::default(), 64);
+        let mut p = Publisher::from_tree_split_at(
+            conduct_indexer::tree::Dir::shared(dir).unwrap(),
+            &Tree::default(),
+            64,
+        );
         if marked {
             p.mark_rounds_at(mark.clone());
         }

@@ -190,7 +190,9 @@ fn a_first_render_trusts_what_its_signed_page_vouches_for() {
     let store = Store::open(dir.path()).unwrap();
     let mut log = Log::open(&store, &signer, &site.join("log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
-    let source = |key: &ServiceKey| vow_source(key, &reader).with_tree(&site);
+    let source = |key: &ServiceKey| {
+        vow_source(key, &reader).with_tree(conduct_indexer::tree::Dir::shared(&site).unwrap())
+    };
     let vow = log.take("agent-v");
     for _ in 0..3 {
         log.report(&vow);
@@ -364,7 +366,7 @@ fn a_cold_render_reads_the_tail_through_the_published_chain_head() {
     let render = |vow: &str, tree: bool| -> Vec<(String, Vec<u8>)> {
         let mut src = vow_source(&key, &reader).with_resume_points(points.clone(), "r");
         if tree {
-            src = src.with_tree(&site);
+            src = src.with_tree(conduct_indexer::tree::Dir::shared(&site).unwrap());
         }
         src.backlog(Some(&Integrated {
             log_size: 1 << 20,

@@ -2,6 +2,7 @@
 //! pages, start the live site and the service's tasks, bind, and serve through the HTTP room
 //! ([`crate::http::server`]) until SIGTERM or Ctrl-C. `conduct render` is [`render_site`].
 
+use conduct_indexer::tree::{Dir, SharedTree, Tree};
 use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
@@ -124,20 +125,13 @@ pub fn render_site(
         Arc::new(PaymentFlags::default()),
         None,
     );
-    // Opened before the files are written, so the flush below reports any write-back error.
     let mark_error = |e: std::io::Error| {
         conduct_renderer::RenderError::Input(format!("the integration mark: {e}"))
     };
-    std::fs::create_dir_all(&cfg.site).map_err(mark_error)?;
-    let site_fd = std::fs::File::open(&cfg.site).map_err(mark_error)?;
-    let clean = take_clean_stop(cfg);
-    let mut publisher = live::startup(
-        &input,
-        &cfg.site,
-        Some(&round_mark(cfg)),
-        clean,
-        &mut sources,
-    )?;
+    // Opened before the files are written, so the barrier below reports any write-back error.
+    let site = open_site(cfg)?;
+    let clean = take_clean_stop(cfg, site.as_ref());
+    let mut publisher = live::startup(&input, &site, Some(&round_mark(cfg)), clean, &mut sources)?;
     publisher
         .put_many(hive(cfg, key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
@@ -149,15 +143,14 @@ pub fn render_site(
     // configured must not take this mark, and re-renders every vow (asking for readings).
     conduct_indexer::integrated::write(
         &mark_place_as(cfg, key, false),
-        &cfg.site,
-        &site_fd,
+        site.as_ref(),
         conduct_indexer::integrated::Integrated { log_size, as_of },
         signed_from.saturating_sub(1),
     )
     .map_err(mark_error)?;
     // Nothing else writes the tree (and the walk ran, or the tree was clean): the next start
     // need not walk it.
-    write_clean_stop(cfg);
+    write_clean_stop(cfg, site.as_ref());
     Ok((publisher, count))
 }
 
@@ -167,25 +160,32 @@ fn round_mark(cfg: &Config) -> std::path::PathBuf {
     cfg.data.join("manifest-closed")
 }
 
+/// The tree `cfg.site` names, opened once for the whole run (the one place a backend is
+/// chosen: [`conduct_indexer::tree::open`]).
+pub fn open_site(cfg: &Config) -> Result<SharedTree, Error> {
+    Dir::shared(&cfg.site).map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))
+}
+
 /// Vow pages replaced through the pool of spare inodes in `<data>/spares/`
-/// (`conduct_indexer::spares`), or by rename when the pool cannot be had.
-fn replace_through_spares(publisher: &mut conduct_renderer::publish::Publisher, cfg: &Config) {
+/// (`conduct_indexer::tree::dir::spares`), or by rename when the pool cannot be had.
+fn replace_through_spares(site: &Dir, cfg: &Config) {
     #[cfg(target_os = "linux")]
-    match conduct_indexer::spares::Spares::open(&cfg.data.join("spares")) {
-        Ok(Some(spares)) => publisher.replace_through(Arc::new(spares)),
+    match conduct_indexer::tree::dir::spares::Spares::open(&cfg.data.join("spares")) {
+        Ok(Some(spares)) => site.replace_through(spares),
         Ok(None) => {
             tracing::warn!("another process holds the spare pool: vow pages are replaced by rename")
         }
         Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (publisher, cfg);
+    let _ = (site, cfg);
 }
 
 /// What only the server gives the vows' source: it reads its signed pages back from the
 /// tree, and asks for model readings through `ask`.
 struct Serving {
     ask: Option<AskInterpretation>,
+    site: SharedTree,
 }
 
 /// The live site's sources, each at the index its id in [`crate::sources`] names: the one
@@ -200,18 +200,17 @@ fn live_sources(
     serving: Option<Serving>,
 ) -> Vec<Box<dyn Source>> {
     use crate::sources::{FAMILIARS, MUNUS, REGISTRY, REPUTATION, VOWS};
-    let read_back = serving.is_some();
+    let (ask, site) = serving.map_or((None, None), |s| (s.ask, Some(s.site)));
     let vow_source = VowSource::new(
         key.clone(),
         &cfg.public_url,
         vows.clone(),
-        serving.and_then(|s| s.ask),
+        ask,
         routes::html_pages(),
     );
-    let vow_source = if read_back {
-        vow_source.with_tree(&cfg.site)
-    } else {
-        vow_source
+    let vow_source = match site {
+        Some(site) => vow_source.with_tree(site),
+        None => vow_source,
     };
     let by_id: Vec<(conduct_renderer::live::SourceId, Box<dyn Source>)> = vec![
         (VOWS, Box::new(with_resume_points(vow_source, cfg, key))),
@@ -364,11 +363,14 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
     let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
     // Before anything of this run writes into the tree.
-    let clean = take_clean_stop(&cfg);
+    let site_dir = Arc::new(
+        Dir::open(&cfg.site)
+            .map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))?,
+    );
+    let site_tree: SharedTree = site_dir.clone();
+    let clean = take_clean_stop(&cfg, site_tree.as_ref());
     // Open the ledger: it publishes (or repairs) the log under site/log.
-    let tree = conduct_indexer::tree::Dir::shared(&cfg.site)
-        .map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))?;
-    let ledger = Ledger::open(&store, key.clone(), tree)?;
+    let ledger = Ledger::open(&store, key.clone(), site_tree.clone())?;
     phase("store open, log verified and repaired");
     let seq = Arc::new(Sequencer::spawn(
         ledger,
@@ -405,15 +407,18 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         vows.clone(),
         Arc::new(MunusReader::open(&store)?),
         flags.clone(),
-        Some(Serving { ask }),
+        Some(Serving {
+            ask,
+            site: site_tree.clone(),
+        }),
     );
     let infos = routes::infos();
     let posted = labor_price(&cfg, &labor_rails.accepts);
     let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
-    let mut publisher = live::static_tree(&input, &cfg.site, Some(&round_mark(&cfg)))?;
-    replace_through_spares(&mut publisher, &cfg);
+    replace_through_spares(&site_dir, &cfg);
+    let mut publisher = live::static_tree(&input, &site_tree, Some(&round_mark(&cfg)))?;
     publisher
         .put_many(hive(&cfg, &key)?)
         .map_err(|e| conduct_renderer::RenderError::Input(format!("hive: {e}")))?;
@@ -424,8 +429,8 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let place = mark_place(&cfg, &key);
     let marks = conduct_renderer::live::Marks {
         hooked: Some(seq.hooked()),
-        since: manifest_signed_at(&cfg.site)
-            .and_then(|at| conduct_indexer::integrated::read(&place, &cfg.site, at)),
+        since: manifest_signed_at(site_tree.as_ref())
+            .and_then(|at| conduct_indexer::integrated::read(&place, site_tree.as_ref(), at)),
         place,
     };
     tracing::info!(mark = ?marks.since, "integration mark read");
@@ -528,16 +533,16 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     // Every writer of the tree is joined, and no other run's temporary is left in it: the
     // next start need not walk it.
     if matches!(sequenced, Ok(Ok(()))) && matches!(stopped, Ok(true)) && app.site.swept() {
-        let cfg = app.cfg.clone();
-        let _ = tokio::task::spawn_blocking(move || write_clean_stop(&cfg)).await;
+        let (cfg, tree) = (app.cfg.clone(), site_tree.clone());
+        let _ = tokio::task::spawn_blocking(move || write_clean_stop(&cfg, tree.as_ref())).await;
     }
     Ok(())
 }
 
 /// Take the clean-stop mark the previous run left (`conduct_indexer::clean_stop`): whether
 /// the tree holds no temporary of its writes. A mark that cannot be removed is not taken.
-fn take_clean_stop(cfg: &Config) -> bool {
-    match conduct_indexer::clean_stop::take(&cfg.data, &cfg.site) {
+fn take_clean_stop(cfg: &Config, site: &dyn Tree) -> bool {
+    match conduct_indexer::clean_stop::take(&cfg.data, site) {
         Ok(clean) => {
             tracing::info!(clean, "clean-stop mark read");
             clean
@@ -551,10 +556,8 @@ fn take_clean_stop(cfg: &Config) -> bool {
 
 /// Write the clean-stop mark once every writer of the tree is joined (a failure only costs
 /// the next start its walk for temporaries).
-fn write_clean_stop(cfg: &Config) {
-    let written = std::fs::File::open(&cfg.site)
-        .and_then(|fd| conduct_indexer::clean_stop::write(&cfg.data, &cfg.site, &fd));
-    match written {
+fn write_clean_stop(cfg: &Config, site: &dyn Tree) {
+    match conduct_indexer::clean_stop::write(&cfg.data, site) {
         Ok(()) => tracing::info!("clean-stop mark written"),
         Err(e) => tracing::warn!(error = %e, "the clean-stop mark was not written"),
     }
@@ -565,8 +568,8 @@ const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(8);
 
 /// When the manifest on disk (`manifest.json`, the trie's root) was signed: its `as_of`, unix
 /// seconds. An integration mark counts only when this manifest lists its files.
-fn manifest_signed_at(site: &std::path::Path) -> Option<u64> {
-    let bytes = std::fs::read(site.join(conduct_core::manifest::ROOT_PATH)).ok()?;
+fn manifest_signed_at(site: &dyn Tree) -> Option<u64> {
+    let bytes = site.get(conduct_core::manifest::ROOT_PATH).ok()??;
     let root: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     conduct_core::time::parse_rfc3339(root["as_of"].as_str()?)
 }

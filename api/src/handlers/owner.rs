@@ -484,7 +484,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let key = conduct_core::signing::ServiceKey::from_seed(&[7; 32], "test");
         let publisher = conduct_renderer::publish::Publisher::from_tree(
-            dir.path(),
+            conduct_indexer::tree::Dir::shared(dir.path()).unwrap(),
             &conduct_renderer::Tree::default(),
         );
         let (tx, rendered) = std::sync::mpsc::channel();

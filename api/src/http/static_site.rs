@@ -158,7 +158,7 @@ const HOT_SETTLED: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Which file a path names: the publisher replaces a file by renaming a new one over it, so a
 /// replacement changes the inode and its birth time, or by exchanging it with a spare inode
-/// written again after resting a second out of the tree (`conduct_indexer::spares`), which
+/// written again after resting a second out of the tree (`conduct_indexer::tree::dir::spares`), which
 /// changes the inode and its modification time (and a write in place the length or times).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Identity {

@@ -81,6 +81,15 @@ pub struct Listed {
     pub modified: SystemTime,
 }
 
+/// What warming a path brings in ([`Tree::warm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warm {
+    /// Its directory entries and inode (what a `stat`, an exchange or a rename reads).
+    Inode,
+    /// Those and its bytes (a file the render reads whole).
+    Bytes,
+}
+
 /// One level of a directory of the tree ([`Tree::children`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Children {
@@ -111,6 +120,11 @@ pub trait Tree: Send + Sync + fmt::Debug {
     /// names of the directories below it that hold any (a walk that skips whole directories,
     /// as a render skips the vows' millions of files).
     fn children(&self, dir: &str) -> io::Result<Children>;
+
+    /// Bring `paths` into whatever cache the backend reads through, all at once, before a
+    /// round reads or replaces them one at a time (a directory: the page cache, from many
+    /// threads; a bucket: nothing). How many were there.
+    fn warm(&self, paths: &[(String, Warm)]) -> usize;
 
     /// Make every put and delete that returned before this call durable.
     fn barrier(&self) -> io::Result<()>;

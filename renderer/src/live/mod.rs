@@ -22,6 +22,7 @@ pub mod registry;
 pub mod reputation;
 pub mod vows;
 
+use conduct_indexer::tree::SharedTree;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -374,7 +375,7 @@ const BACKLOG_SLICE: usize = 16;
 /// walk grows with the tree).
 pub fn static_tree(
     input: &SiteInput<'_>,
-    site: &Path,
+    site: &SharedTree,
     round_mark: Option<&Path>,
 ) -> Result<Publisher, RenderError> {
     let mut tree = render(input)?;
@@ -382,9 +383,9 @@ pub fn static_tree(
     tree.files
         .retain(|p, _| !conduct_core::manifest::is_manifest_path(p));
     let report = tree
-        .write_to(site)
-        .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.display())))?;
-    let mut publisher = Publisher::from_tree(site, &tree);
+        .write_to(site.as_ref())
+        .map_err(|e| RenderError::Input(format!("writing {}: {e}", site.locator())))?;
+    let mut publisher = Publisher::from_tree(site.clone(), &tree);
     if let Some(m) = round_mark {
         publisher.mark_rounds_at(m.to_path_buf());
     }
@@ -393,11 +394,11 @@ pub fn static_tree(
     Ok(publisher)
 }
 
-fn sweep(site: &Path) -> Result<(), RenderError> {
-    let swept = conduct_indexer::durable::sweep_temporaries(site).map_err(|e| {
+fn sweep(site: &dyn conduct_indexer::tree::Tree) -> Result<(), RenderError> {
+    let swept = site.recover(false).map_err(|e| {
         RenderError::Input(format!(
-            "removing leftover temporary files under {}: {e}",
-            site.display()
+            "removing what a crash left in {}: {e}",
+            site.locator()
         ))
     })?;
     if swept > 0 {
@@ -416,13 +417,13 @@ fn sweep(site: &Path) -> Result<(), RenderError> {
 /// tree from now on (its round mark at `round_mark` when given).
 pub fn startup(
     input: &SiteInput<'_>,
-    site: &Path,
+    site: &SharedTree,
     round_mark: Option<&Path>,
     clean: bool,
     sources: &mut [Box<dyn Source>],
 ) -> Result<Publisher, RenderError> {
     if !clean {
-        sweep(site)?;
+        sweep(site.as_ref())?;
     }
     let mut publisher = static_tree(input, site, round_mark)?;
     for s in sources.iter_mut() {
@@ -838,9 +839,7 @@ fn spawn_derived_writer(
     wake: Weak<mpsc::Sender<Msg>>,
 ) -> Option<(mpsc::Sender<ToWriter>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = mpsc::channel::<ToWriter>();
-    let site = lock(&publisher).root().to_path_buf();
-    // Opened before any file is written, so the flush reports every write-back error since.
-    let site_fd = std::fs::File::open(&site);
+    let site = lock(&publisher).site().clone();
     let thread = std::thread::Builder::new()
         .name("derived-write".into())
         .spawn(move || {
@@ -868,19 +867,11 @@ fn spawn_derived_writer(
                 if let (false, Some((place, m))) = (failed, mark) {
                     // A manifest signed after now lists every file written so far.
                     let listed_after = conduct_indexer::clock::wall_now();
-                    failed |= match &site_fd {
-                        Ok(fd) => {
-                            let written = write_mark(&place, &site, fd, m, listed_after);
-                            if let (true, Some(tx)) = (written, wake.upgrade()) {
-                                let _ = tx.send(Msg::MarkWritten);
-                            }
-                            !written
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "the site directory cannot be opened; no integration mark is written");
-                            true
-                        }
-                    };
+                    let written = write_mark(&place, site.as_ref(), m, listed_after);
+                    if let (true, Some(tx)) = (written, wake.upgrade()) {
+                        let _ = tx.send(Msg::MarkWritten);
+                    }
+                    failed |= !written;
                 }
                 if let Some(tx) = wake.upgrade() {
                     let _ = tx.send(Msg::DerivedWritten);
@@ -896,12 +887,11 @@ fn spawn_derived_writer(
 /// is logged: the previous mark stays, and a restart re-renders more).
 fn write_mark(
     place: &Place,
-    site: &Path,
-    fd: &std::fs::File,
+    site: &dyn conduct_indexer::tree::Tree,
     mark: Integrated,
     listed_after: u64,
 ) -> bool {
-    match conduct_indexer::integrated::write(place, site, fd, mark, listed_after) {
+    match conduct_indexer::integrated::write(place, site, mark, listed_after) {
         Ok(()) => {
             tracing::debug!(
                 log_size = mark.log_size,
@@ -1128,15 +1118,8 @@ impl Engine {
 
     /// Write `mark` on this thread (every file it claims is written already).
     fn write_mark_here(&self, place: &Place, mark: Integrated, listed_after: u64) {
-        let site = lock(&self.publisher).root().to_path_buf();
-        match std::fs::File::open(&site) {
-            Ok(fd) => {
-                write_mark(place, &site, &fd, mark, listed_after);
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "the site directory cannot be opened; no integration mark is written")
-            }
-        }
+        let site = lock(&self.publisher).site().clone();
+        write_mark(place, site.as_ref(), mark, listed_after);
     }
 
     /// The next integration mark: as far as every source's files show the log. `None` while a
@@ -1273,12 +1256,12 @@ impl Engine {
         // the renders need not wait for it.
         // A tree the previous run left clean has none: no walk.
         if self.unswept.load(Ordering::Acquire) {
-            let root = lock(&self.publisher).root().to_path_buf();
+            let root = lock(&self.publisher).site().clone();
             self.sweeping.store(true, Ordering::Relaxed);
             let (sweeping, unswept) = (self.sweeping.clone(), self.unswept.clone());
             let sweep_all = move || {
                 // A failed sweep leaves the tree not known clean.
-                match sweep(&root) {
+                match sweep(root.as_ref()) {
                     Ok(()) => unswept.store(false, Ordering::Release),
                     Err(e) => tracing::warn!(error = %e, "sweeping temporaries failed"),
                 }

@@ -7,6 +7,7 @@
 //! readings are read from the store (never from the published site); when one is missing or
 //! stale the source asks for it through the hook it was given, once per chain position.
 
+use conduct_indexer::tree::Tree;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -91,7 +92,7 @@ pub struct VowSource {
     /// Where the index of vows stands (`None`: read every vow on its next render).
     index: Option<IndexState>,
     /// The tree this source renders into, read back at a restart ([`VowSource::with_tree`]).
-    site: Option<std::path::PathBuf>,
+    site: Option<conduct_indexer::tree::SharedTree>,
     /// The service key as a verifier, for the pages read back.
     pinned: Option<conduct_core::signing::PinnedKey>,
     /// Where vows' resume points are kept, and what this renderer is called there
@@ -172,8 +173,8 @@ impl VowSource {
     /// sitemap files ([`IndexState::resume`]) rather than reading every vow and re-signing
     /// every page, and a vow's first render in this process trusts the records its signed
     /// page vouches for ([`vouched`]) rather than verifying each record's signature again.
-    pub fn with_tree(mut self, site: &std::path::Path) -> VowSource {
-        self.site = Some(site.to_path_buf());
+    pub fn with_tree(mut self, site: conduct_indexer::tree::SharedTree) -> VowSource {
+        self.site = Some(site);
         self.pinned = conduct_core::signing::PinnedKey::parse(&self.key.vkey()).ok();
         self
     }
@@ -338,7 +339,7 @@ struct Shared<'a> {
     model: bool,
     now: u64,
     /// The tree and the key to read its pages back with.
-    tree: Option<(&'a std::path::Path, &'a conduct_core::signing::PinnedKey)>,
+    tree: Option<(&'a dyn Tree, &'a conduct_core::signing::PinnedKey)>,
     /// Where resume points are kept, and this renderer's name there.
     resume: Option<(&'a ResumePoints, &'a str)>,
     /// A resume point is taken only when the record it ends with is below this log size.
@@ -352,14 +353,14 @@ struct Shared<'a> {
 /// records before it are the ones that page's render verified. 0 when anything does not
 /// check: every record's signature is verified again.
 fn vouched(
-    site: &std::path::Path,
+    site: &dyn Tree,
     pinned: &conduct_core::signing::PinnedKey,
     id: &str,
     read: &[(u64, Vec<u8>)],
     from: usize,
 ) -> usize {
     let vouch = || -> Option<usize> {
-        let bytes = std::fs::read(site.join(vow_path(id))).ok()?;
+        let bytes = site.get(&vow_path(id)).ok()??;
         let page: Value = serde_json::from_slice(&bytes).ok()?;
         conduct_core::signing::verify_snapshot(&page, pinned).ok()?;
         let check = &page["trajectory"]["chain_verification"];
@@ -469,7 +470,7 @@ fn chain_through_tree(
     let Some((site, _)) = sh.tree else {
         return Ok(None);
     };
-    let Ok(bytes) = std::fs::read(site.join(links_path(id))) else {
+    let Ok(Some(bytes)) = site.get(&links_path(id)) else {
         return Ok(None);
     };
     let Some((tail_from, tail)) = links_doc_tail(id, &bytes) else {
@@ -522,7 +523,7 @@ fn is_store_tail(tail: &[TailRecord], after: &Records, head: &ChainHead, end: us
 /// process reads back ([`vouched`]), and the inodes of the files a render replaces. A vow in
 /// memory is skipped (its last render touched its files), and so is a lone cold vow: its render
 /// waits on the same reads either way.
-fn warm_cold(warmer: &mut Warmer, site: &std::path::Path, jobs: &[Job]) {
+fn warm_cold(warmer: &mut Warmer, site: &dyn Tree, jobs: &[Job]) {
     let cold = || jobs.iter().filter(|j| j.docs.is_none());
     if cold().nth(1).is_none() {
         return;
@@ -722,7 +723,7 @@ impl Source for VowSource {
             self.reader.log_size()?
         };
         if let Some(site) = &self.site {
-            warm_cold(&mut self.warmer, site, &jobs);
+            warm_cold(&mut self.warmer, site.as_ref(), &jobs);
         }
         let sh = self.shared(now);
         // The vows of a batch are independent: render them on every core.

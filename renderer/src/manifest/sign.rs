@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use conduct_core::manifest::{bin_path, bin_prefix, BIN_DIR, DIGITS};
 use conduct_core::signing::{PinnedKey, ServiceKey};
-use conduct_indexer::durable::{replace_atomic, sync_dir, write_in_place};
+use conduct_indexer::durable::{sync_dir, write_in_place};
+use conduct_indexer::tree::{Put, SharedTree};
 use sha2::{Digest, Sha256};
 
 use super::{interior_bytes, leaf_bytes, parse_bin, root_bytes, BinRef, Body, Children, Listing};
@@ -56,7 +57,7 @@ pub struct Written {
 /// The interior bins as the signer knows them.
 #[derive(Debug)]
 pub struct SignState {
-    site: PathBuf,
+    site: SharedTree,
     key: ServiceKey,
     pinned: PinnedKey,
     /// Interior bins read or written so far (the root is `""`): their children.
@@ -76,11 +77,11 @@ pub struct SignState {
 impl SignState {
     /// The signer of a manifest built from nothing: once its first root is written, every
     /// other bin file under `manifest/` is removed.
-    pub fn fresh(site: &Path, key: &ServiceKey) -> Result<SignState, RenderError> {
+    pub fn fresh(site: SharedTree, key: &ServiceKey) -> Result<SignState, RenderError> {
         let mut interiors = HashMap::new();
         interiors.insert(String::new(), Children::new());
         Ok(SignState {
-            site: site.to_path_buf(),
+            site,
             key: key.clone(),
             pinned: pinned(key)?,
             interiors,
@@ -143,7 +144,7 @@ impl SignState {
 
     /// The signer of the manifest on disk whose root lists `children`.
     pub fn seeded(
-        site: &Path,
+        site: SharedTree,
         key: &ServiceKey,
         children: Children,
     ) -> Result<SignState, RenderError> {
@@ -172,7 +173,7 @@ impl SignState {
                 }
             };
             let Some(named) = named else {
-                let _ = std::fs::remove_file(self.site.join(bin_path(&s)));
+                let _ = self.site.delete(&bin_path(&s));
                 continue;
             };
             match self.read(&s) {
@@ -196,8 +197,12 @@ impl SignState {
     }
 
     fn read(&self, prefix: &str) -> Result<(Vec<u8>, Body), String> {
-        let path = self.site.join(bin_path(prefix));
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = bin_path(prefix);
+        let bytes = match self.site.get(&path) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Err(format!("{path}: not in the tree")),
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
         let body = parse_bin(&bytes, prefix, &self.pinned)?;
         Ok((bytes, body))
     }
@@ -231,7 +236,8 @@ impl SignState {
 
     fn write(&self, prefix: &str, bytes: &[u8], w: &mut Written) -> Result<(), RenderError> {
         let path = bin_path(prefix);
-        replace_atomic(&self.site.join(&path), bytes, 0o644, "manifest")
+        (self.site)
+            .put(&path, bytes, Put::PAGE)
             .map_err(|e| RenderError::Input(format!("writing {path}: {e}")))?;
         conduct_indexer::metrics::count_tree_write(&path);
         w.bins += 1;
@@ -253,7 +259,7 @@ impl SignState {
         self.open_round()?;
         // Each leaf replaces its bin: a lookup in a directory of every bin and the old
         // bin's inode, one leaf after another. Warmed first, all at once.
-        self.warmer.warm(&self.site, || {
+        self.warmer.warm(self.site.as_ref(), || {
             let leaves = round.leaves.keys();
             leaves.map(|p| (bin_path(p), Warm::Inode)).collect()
         });
@@ -320,12 +326,11 @@ impl SignState {
             return;
         }
         let swept: HashSet<&str> = sweep.iter().map(String::as_str).collect();
-        let Ok(dir) = std::fs::read_dir(self.site.join(BIN_DIR)) else {
+        let Ok(dir) = self.site.children(BIN_DIR) else {
             return;
         };
-        for e in dir.flatten() {
-            let name = format!("{BIN_DIR}/{}", e.file_name().to_string_lossy());
-            let Some(p) = bin_prefix(&name) else {
+        for f in dir.files {
+            let Some(p) = bin_prefix(&f.path) else {
                 continue;
             };
             // The shortest swept prefix above the bin: the one that checks the most levels.
@@ -338,7 +343,7 @@ impl SignState {
                     .is_some_and(|c| c.contains_key(&p.as_bytes()[n]))
             });
             if !named {
-                let _ = std::fs::remove_file(e.path());
+                let _ = self.site.delete(&f.path);
             }
         }
     }
@@ -448,7 +453,11 @@ mod tests {
         let mark = state.path().join("manifest-closed");
         let key = ServiceKey::from_seed(&[7; 32], "example.org/log");
         std::fs::write(&mark, "a mark of an earlier root").unwrap();
-        let mut s = SignState::fresh(site.path(), &key).unwrap();
+        let mut s = SignState::fresh(
+            conduct_indexer::tree::Dir::shared(site.path()).unwrap(),
+            &key,
+        )
+        .unwrap();
         s.mark_rounds_at(mark.clone());
         s.process(&Round::default()).unwrap();
         assert!(!mark.exists(), "a round with no root left the mark");

@@ -2,8 +2,8 @@
 //! disk as it is first needed) and the listings of the leaves in use. Memory is the shape
 //! (a few bytes a bin) plus a bounded cache of listings, never the whole file list.
 
+use conduct_indexer::tree::{SharedTree, Tree};
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use conduct_core::manifest::{bin_path, is_manifest_path, key};
@@ -50,7 +50,7 @@ struct Leaf {
 /// The trie's shape and the leaves in use.
 #[derive(Debug)]
 pub struct Trie {
-    site: PathBuf,
+    site: SharedTree,
     split_at: usize,
     /// Interior bins (the root is `""`): their 16 children.
     interiors: HashMap<String, [Child; 16]>,
@@ -74,11 +74,11 @@ pub(crate) type Taken = (Vec<(String, Arc<Listing>)>, Vec<(String, bool)>);
 
 impl Trie {
     /// An empty trie for the tree at `site` (nothing read from disk).
-    pub fn new(site: &Path, split_at: usize) -> Trie {
+    pub fn new(site: SharedTree, split_at: usize) -> Trie {
         let mut interiors = HashMap::new();
         interiors.insert(String::new(), [ABSENT; 16]);
         Trie {
-            site: site.to_path_buf(),
+            site,
             split_at,
             interiors,
             leaves: HashMap::new(),
@@ -94,7 +94,7 @@ impl Trie {
     /// A trie whose root lists `children` (read from `manifest.json`); every bin below is read
     /// when first needed, and must verify under `pinned`.
     pub fn seeded(
-        site: &Path,
+        site: SharedTree,
         split_at: usize,
         children: &super::Children,
         pinned: PinnedKey,
@@ -348,15 +348,19 @@ impl Trie {
             .pinned
             .as_ref()
             .ok_or("no key to check it with".to_owned())?;
-        let path = self.site.join(bin_path(prefix));
-        let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = bin_path(prefix);
+        let bytes = match self.site.get(&path) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Err(format!("{path}: not in the tree")),
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
         parse_bin(&bytes, prefix, pinned)
     }
 
     /// Replace the bin `prefix` (and whatever was under it) by a leaf listing the files on
     /// disk whose key starts with it: a walk of the whole tree, for a bin lost or damaged.
     pub fn rebuild(&mut self, prefix: &str) {
-        let files = files_on_disk(&self.site, prefix);
+        let files = files_on_disk(self.site.as_ref(), prefix);
         self.interiors.retain(|k, _| !k.starts_with(prefix));
         let gone: Vec<String> = self
             .leaves
@@ -452,33 +456,28 @@ fn children_of(children: &super::Children) -> [Child; 16] {
     node
 }
 
-/// The files under `site` the manifest lists (outside `log/` and the manifest, but the chain
-/// pages; temporaries skipped) whose key starts with `prefix`, hashed.
-pub(crate) fn files_on_disk(site: &Path, prefix: &str) -> Listing {
+/// The files of `site` the manifest lists (outside `log/` and the manifest, but the chain
+/// pages) whose key starts with `prefix`, hashed: a walk of the whole tree, a directory at a
+/// time, that skips the log and the manifest.
+pub(crate) fn files_on_disk(site: &dyn Tree, prefix: &str) -> Listing {
     let mut out = Listing::new();
-    let mut it = walkdir::WalkDir::new(site).min_depth(1).into_iter();
-    while let Some(Ok(entry)) = it.next() {
-        let Ok(rel) = entry.path().strip_prefix(site) else {
+    let mut dirs = vec![String::new()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(level) = site.children(&dir) else {
             continue;
         };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if entry.file_type().is_dir() {
-            if rel == "log" || is_manifest_path(&rel) {
-                it.skip_current_dir();
+        dirs.extend((level.dirs.into_iter()).filter(|d| d != "log" && !is_manifest_path(d)));
+        for f in level.files {
+            let rel = f.path;
+            if is_manifest_path(&rel)
+                || !conduct_core::manifest::listed(&rel)
+                || !key(&rel).starts_with(prefix)
+            {
+                continue;
             }
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy();
-        if !entry.file_type().is_file()
-            || is_manifest_path(&rel)
-            || !conduct_core::manifest::listed(&rel)
-            || conduct_indexer::durable::is_temporary(&name)
-            || !key(&rel).starts_with(prefix)
-        {
-            continue;
-        }
-        if let Ok(bytes) = std::fs::read(entry.path()) {
-            out.insert(rel, (Sha256::digest(&bytes).into(), bytes.len() as u64));
+            if let Ok(Some(bytes)) = site.get(&rel) {
+                out.insert(rel, (Sha256::digest(&bytes).into(), bytes.len() as u64));
+            }
         }
     }
     out

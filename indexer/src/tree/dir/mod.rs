@@ -10,12 +10,25 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
+use std::sync::{Arc, OnceLock};
 
-use super::{check_path, Children, Listed, Put, Tree};
+use super::{check_path, Children, Listed, Put, Tree, Warm};
 use crate::durable::{replace_atomic, sweep_temporaries, write_atomic};
+
+#[cfg(target_os = "linux")]
+pub mod spares;
+mod warm;
 
 /// Permission bits of a published file (the tree is public).
 const FILE_MODE: u32 = 0o644;
+
+/// The files replaced through the spare pool when there is one: a vow's pages, which a
+/// restart renders again for every change its integration mark does not cover and compares
+/// with the disk (library/VOWS.md, "Restarts and the integration mark"). Not the manifest's
+/// bins: a restart takes a bin on disk that verifies, so a bin must never hold an older
+/// file's bytes.
+const THROUGH_SPARES: &str = "vow/";
 
 /// A tree in the directory `root`.
 #[derive(Debug)]
@@ -23,6 +36,9 @@ pub struct Dir {
     root: PathBuf,
     /// Open on `root` from the start, so the barrier reports every write-back error since.
     fd: fs::File,
+    /// Where un-synced puts of a vow's pages go, once set ([`Dir::replace_through`]).
+    #[cfg(target_os = "linux")]
+    spares: OnceLock<Arc<spares::Spares>>,
 }
 
 impl Dir {
@@ -31,7 +47,12 @@ impl Dir {
         fs::create_dir_all(root)?;
         let root = root.canonicalize()?;
         let fd = fs::File::open(&root)?;
-        Ok(Dir { root, fd })
+        Ok(Dir {
+            root,
+            fd,
+            #[cfg(target_os = "linux")]
+            spares: OnceLock::new(),
+        })
     }
 
     /// [`Self::open`], shared.
@@ -49,6 +70,14 @@ impl Dir {
             )
         })?;
         Dir::shared(root)
+    }
+
+    /// Replace a vow's pages (un-synced puts under `vow/`) through `spares` from now on (a
+    /// running service's tree; see [`spares`] for what it saves and what it gives up). Once:
+    /// a second pool is ignored.
+    #[cfg(target_os = "linux")]
+    pub fn replace_through(&self, spares: spares::Spares) {
+        let _ = self.spares.set(Arc::new(spares));
     }
 
     /// The directory.
@@ -75,10 +104,17 @@ impl Tree for Dir {
     fn put(&self, path: &str, bytes: &[u8], how: Put) -> io::Result<()> {
         let file = self.file(path)?;
         if how.sync {
-            write_atomic(&file, bytes, FILE_MODE)
-        } else {
-            replace_atomic(&file, bytes, FILE_MODE, "pub")
+            return write_atomic(&file, bytes, FILE_MODE);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(s) = self
+            .spares
+            .get()
+            .filter(|_| path.starts_with(THROUGH_SPARES))
+        {
+            return s.replace(&file, bytes, FILE_MODE, "pub");
+        }
+        replace_atomic(&file, bytes, FILE_MODE, "pub")
     }
 
     fn get(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
@@ -186,8 +222,12 @@ impl Tree for Dir {
         Ok(out)
     }
 
+    fn warm(&self, paths: &[(String, Warm)]) -> usize {
+        warm::warm(&self.root, paths)
+    }
+
     fn barrier(&self) -> io::Result<()> {
-        crate::integrated::sync_file_system(&self.fd)
+        sync_file_system(&self.fd)
     }
 
     fn recover(&self, clean: bool) -> io::Result<usize> {
@@ -200,4 +240,23 @@ impl Tree for Dir {
     fn locator(&self) -> String {
         self.root.display().to_string()
     }
+}
+
+/// Flush the file system holding the open file `f` (`syncfs`).
+#[cfg(target_os = "linux")]
+fn sync_file_system(f: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `f` is an open file descriptor for the duration of the call; syncfs(2) only
+    // reads it.
+    if unsafe { libc::syncfs(f.as_raw_fd()) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_file_system(_f: &std::fs::File) -> io::Result<()> {
+    // sync(2) flushes every file system: slower, as safe.
+    std::process::Command::new("sync").status().map(|_| ())
 }

@@ -27,7 +27,7 @@ use object_store::{
     RetryConfig,
 };
 
-use super::{cache_control, check_path, content_type, Children, Listed, Put, Tree};
+use super::{cache_control, check_path, content_type, Children, Listed, Put, Tree, Warm};
 
 /// How long one request may take, and how long retries may go on, before the call fails
 /// (the caller answers 503 and publication catches up later): a down bucket must not hold a
@@ -316,6 +316,10 @@ impl Tree for Bucket {
             }
         }
         Ok(out)
+    }
+
+    fn warm(&self, _paths: &[(String, Warm)]) -> usize {
+        0
     }
 
     fn barrier(&self) -> io::Result<()> {
