@@ -16,6 +16,7 @@
 #   CONDUCT_TEST_S3_ENDPOINT   http://127.0.0.1:<port> (path-style, plain HTTP)
 #   CONDUCT_TEST_S3_BUCKET     a bucket directory that exists on that server
 #   CONDUCT_TEST_S3_ACCESS_KEY, CONDUCT_TEST_S3_SECRET_KEY
+#   CONDUCT_TEST_S3S_BIN       the s3s-fs binary, for a test's own server
 # Tests hand the AWS_* variables (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
 # AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP) to the processes they start; this shell sets none.
 
@@ -84,6 +85,8 @@ export CONDUCT_TEST_S3_SECRET_KEY=conduct-test-secret
 s3_pid=$!
 await_ready "s3s-fs (log: $s3_dir/s3s-fs.log)" 30 bash -c "exec 3<>/dev/tcp/127.0.0.1/$s3_port"
 export CONDUCT_TEST_S3_ENDPOINT="http://127.0.0.1:$s3_port"
+# For tests that need a bucket server of their own (to stop it under the service).
+export CONDUCT_TEST_S3S_BIN=$s3s_bin
 export CONDUCT_TEST_S3_BUCKET=conduct-test
 
 stop_servers() {

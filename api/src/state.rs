@@ -43,6 +43,8 @@ pub struct App {
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// Keeps the vow pages current.
     pub site: conduct_renderer::live::LiveSite,
+    /// The published tree, as the renderer writes it (`site` of the config).
+    pub tree: conduct_indexer::tree::SharedTree,
     /// What the chain follower knows (none configured: never changes).
     pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
     /// Idempotency keys of paid calls in progress.
@@ -75,6 +77,8 @@ pub struct Parts {
     pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
     /// The vow render thread.
     pub site: conduct_renderer::live::LiveSite,
+    /// The published tree.
+    pub tree: conduct_indexer::tree::SharedTree,
     /// The chain follower's status.
     pub chain: Arc<std::sync::Mutex<conduct_indexer::chain::ChainStatus>>,
     /// The quest board's keeper.
@@ -103,6 +107,7 @@ impl App {
             vows: parts.vows,
             donated: parts.donated,
             site: parts.site,
+            tree: parts.tree,
             chain: parts.chain,
             munus: parts.munus,
             chain_parts: parts.chain_parts,
@@ -174,7 +179,7 @@ impl<'a> From<&'a App> for health::Health<'a> {
 impl<'a> From<&'a App> for card::Cards<'a> {
     fn from(app: &'a App) -> Self {
         card::Cards {
-            tree: &app.cfg.site,
+            tree: &app.tree,
             sign: app.into(),
         }
     }
@@ -183,7 +188,7 @@ impl<'a> From<&'a App> for card::Cards<'a> {
 impl<'a> From<&'a App> for who::Who<'a> {
     fn from(app: &'a App) -> Self {
         who::Who {
-            tree: &app.cfg.site,
+            tree: &app.tree,
             key: &app.key,
         }
     }
@@ -192,7 +197,7 @@ impl<'a> From<&'a App> for who::Who<'a> {
 impl<'a> From<&'a App> for reputation::Reputation<'a> {
     fn from(app: &'a App) -> Self {
         reputation::Reputation {
-            tree: &app.cfg.site,
+            tree: &app.tree,
             key: &app.key,
             chain: app.into(),
         }

@@ -736,3 +736,12 @@ pub fn fill_log(ledger: &mut conduct_indexer::ledger::Ledger, n: usize) {
     }
     assert_eq!(ledger.size(), n as u64);
 }
+
+/// A loopback port nothing listens on now (bound, noted and closed: a server started on it
+/// may race another process, which the test then sees fail).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}

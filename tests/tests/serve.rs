@@ -435,11 +435,7 @@ fn sigterm_shuts_down_cleanly() {
 fn health_reports_an_unreachable_rail_down_and_x402_json_lists_it() {
     let dir = tempfile::tempdir().unwrap();
     // A port nothing listens on: bind, note it, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = conduct_tests::free_port();
     let cfg = dir.path().join("conduct.toml");
     std::fs::write(
         &cfg,

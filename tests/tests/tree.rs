@@ -257,11 +257,7 @@ fn a_bucket_object_carries_its_content_type_and_cache_control() {
 #[test]
 fn a_bucket_that_does_not_answer_fails_the_call_in_bounded_time() {
     // A port nothing listens on: the calls fail, quickly, and never claim success.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = conduct_tests::free_port();
     let mut down = Bucket::shared();
     down.endpoint = format!("http://127.0.0.1:{port}");
     let t = open_bucket(&down, &format!("{}/down", down.bucket)).unwrap();
@@ -336,4 +332,180 @@ fn the_log_published_into_a_bucket_verifies_and_is_repaired_there() {
         std::fs::read(first.join("log/tile/0/001")).unwrap()
     );
     verify(&second);
+}
+
+/// `conduct serve --site s3://bucket/prefix`: the whole tree is rendered into the bucket, a
+/// vow and a report-in land there (the log's tiles and checkpoint, the vow's pages, the
+/// manifest), the api answers every GET of the tree from the bucket, and the copy of the
+/// bucket verifies offline with `verify-site` and `verify-log`.
+#[test]
+fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
+    use conduct_tests::{client, trace, Server};
+    use serde_json::{json, Value};
+
+    let b = Bucket::shared();
+    let prefix = format!("serve-{}-{}", std::process::id(), nonce());
+    let dir = tempfile::tempdir().unwrap();
+    let aws = b.aws_env();
+    let envs: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let site = std::path::PathBuf::from(format!("s3://{}/{prefix}", b.bucket));
+    let mut s = Server::start_env("serve", &dir.path().join("data"), &site, &[], &envs, None);
+    let c = client();
+    // Nothing of the tree is on the local disk.
+    assert!(!dir.path().join("s3:").exists());
+
+    let vow: Value = c
+        .post(s.at("/vow"))
+        .json(&json!({"text": "kept in a bucket", "agent": "bucketed", "cadence_hours": 24}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let id = vow["vow_id"].as_str().unwrap().to_owned();
+    let mut t = trace(6);
+    t["vow_id"] = json!(id);
+    let r = c
+        .post(s.at("/vow/report/demo"))
+        .header("Prefer", "wait=10")
+        .json(&t)
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(r.headers()["conduct-render"], "done");
+
+    // Served from the bucket: the vow's page, negotiated twins, the log.
+    let page: Value = c
+        .get(s.at(&format!("/vow/{id}")))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(page["vow_id"], id.as_str());
+    let html = c
+        .get(s.at(&format!("/vow/{id}")))
+        .header("Accept", "text/html")
+        .send()
+        .unwrap();
+    assert_eq!(html.status(), 200);
+    assert!(html.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    let cp = c.get(s.at("/log/checkpoint")).send().unwrap();
+    assert_eq!(cp.headers()["cache-control"], "no-cache");
+    assert!(
+        cp.text().unwrap().contains("\n2\n"),
+        "two records: the vow and its report-in"
+    );
+    assert_eq!(c.get(s.at("/no/such/page")).send().unwrap().status(), 404);
+
+    // The bucket holds it, under the prefix, as an independent client reads it.
+    let raw = s3py(&b, "get", &format!("{prefix}/vow/{id}.json")).unwrap();
+    let on_bucket: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(on_bucket["vow_id"], id.as_str());
+
+    // A copy of the bucket verifies offline.
+    let vkey = s.vkey();
+    s.terminate();
+    let copy = dir.path().join("copy");
+    assert!(copy_out(&b, &prefix, &copy) > 20);
+    for (what, path) in [
+        ("verify-site", copy.clone()),
+        ("verify-log", copy.join("log")),
+    ] {
+        let out = Command::new(conduct_tests::conduct_bin())
+            .arg(what)
+            .arg(&path)
+            .args(["--pubkey", &vkey])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: {out:?}");
+    }
+}
+
+/// An s3s-fs bucket server of the test's own on `port` (the shared one must keep running),
+/// with one bucket, `conduct-test`, under `root`.
+fn own_bucket_server(root: &std::path::Path, port: u16) -> std::process::Child {
+    let bin =
+        std::env::var("CONDUCT_TEST_S3S_BIN").expect("CONDUCT_TEST_S3S_BIN (tests/servers.sh)");
+    std::fs::create_dir_all(root.join("conduct-test")).unwrap();
+    let shared = Bucket::shared();
+    let child = Command::new(bin)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--access-key",
+            &shared.access_key,
+            "--secret-key",
+            &shared.secret_key,
+        ])
+        .arg(root)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start s3s-fs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "s3s-fs did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+/// While the bucket does not answer, a GET of the tree is a 503 with `Retry-After` (never a
+/// 404 or a stale claim of absence), the service stays up, and it serves again by itself
+/// once the bucket is back.
+#[test]
+fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
+    use conduct_tests::{client, Server};
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = conduct_tests::free_port();
+    let mut bucket = own_bucket_server(&dir.path().join("s3"), port);
+    let mut own = Bucket::shared();
+    own.endpoint = format!("http://127.0.0.1:{port}");
+    own.bucket = "conduct-test".into();
+    let aws = own.aws_env();
+    let envs: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let site = std::path::PathBuf::from("s3://conduct-test/down");
+    let s = Server::start_env("serve", &dir.path().join("data"), &site, &[], &envs, None);
+    let c = client();
+    assert_eq!(c.get(s.at("/index.json")).send().unwrap().status(), 200);
+
+    bucket.kill().unwrap();
+    bucket.wait().unwrap();
+    // Served from memory for at most a head's time, then refused.
+    let deadline = std::time::Instant::now()
+        + conduct_api::http::static_objects::HEAD_FOR
+        + std::time::Duration::from_secs(30);
+    let r = loop {
+        let r = c.get(s.at("/index.json")).send().unwrap();
+        if r.status() != 200 {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "served past the bucket's death"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(r.status(), 503);
+    assert!(r.headers().get("retry-after").is_some());
+    let p: serde_json::Value = r.json().unwrap();
+    assert_eq!(p["type"], "/library/ERRORS.md#tree-unavailable", "{p}");
+    assert_eq!(c.get(s.at("/health")).send().unwrap().status(), 200);
+
+    let mut back = own_bucket_server(&dir.path().join("s3"), port);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let status = c.get(s.at("/index.json")).send().unwrap().status();
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503);
+        assert!(std::time::Instant::now() < deadline, "never served again");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(s);
+    let _ = back.kill();
+    let _ = back.wait();
 }

@@ -2,7 +2,7 @@
 //! pages, start the live site and the service's tasks, bind, and serve through the HTTP room
 //! ([`crate::http::server`]) until SIGTERM or Ctrl-C. `conduct render` is [`render_site`].
 
-use conduct_indexer::tree::{Dir, SharedTree, Tree};
+use conduct_indexer::tree::{SharedTree, Tree};
 use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
@@ -129,7 +129,7 @@ pub fn render_site(
         conduct_renderer::RenderError::Input(format!("the integration mark: {e}"))
     };
     // Opened before the files are written, so the barrier below reports any write-back error.
-    let site = open_site(cfg)?;
+    let site = open_site(cfg, false)?;
     let clean = take_clean_stop(cfg, site.as_ref());
     let mut publisher = live::startup(&input, &site, Some(&round_mark(cfg)), clean, &mut sources)?;
     publisher
@@ -160,25 +160,16 @@ fn round_mark(cfg: &Config) -> std::path::PathBuf {
     cfg.data.join("manifest-closed")
 }
 
-/// The tree `cfg.site` names, opened once for the whole run (the one place a backend is
-/// chosen: [`conduct_indexer::tree::open`]).
-pub fn open_site(cfg: &Config) -> Result<SharedTree, Error> {
-    Dir::shared(&cfg.site).map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))
-}
-
-/// Vow pages replaced through the pool of spare inodes in `<data>/spares/`
-/// (`conduct_indexer::tree::dir::spares`), or by rename when the pool cannot be had.
-fn replace_through_spares(site: &Dir, cfg: &Config) {
-    #[cfg(target_os = "linux")]
-    match conduct_indexer::tree::dir::spares::Spares::open(&cfg.data.join("spares")) {
-        Ok(Some(spares)) => site.replace_through(spares),
-        Ok(None) => {
-            tracing::warn!("another process holds the spare pool: vow pages are replaced by rename")
-        }
-        Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (site, cfg);
+/// The tree `cfg.site` names (a directory, or `s3://bucket/prefix`), opened once for the
+/// whole run; a running service's (`serving`) keeps its spare pool in `<data>/spares/`.
+pub fn open_site(cfg: &Config, serving: bool) -> Result<SharedTree, Error> {
+    let site = cfg.site.to_string_lossy();
+    let opened = if serving {
+        conduct_indexer::tree::open_serving(&site, &cfg.data)
+    } else {
+        conduct_indexer::tree::open(&site)
+    };
+    opened.map_err(|e| Error::Config(format!("site {site}: {e}")))
 }
 
 /// What only the server gives the vows' source: it reads its signed pages back from the
@@ -363,11 +354,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
     let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
     // Before anything of this run writes into the tree.
-    let site_dir = Arc::new(
-        Dir::open(&cfg.site)
-            .map_err(|e| Error::Config(format!("site {}: {e}", cfg.site.display())))?,
-    );
-    let site_tree: SharedTree = site_dir.clone();
+    let site_tree = open_site(&cfg, true)?;
     let clean = take_clean_stop(&cfg, site_tree.as_ref());
     // Open the ledger: it publishes (or repairs) the log under site/log.
     let ledger = Ledger::open(&store, key.clone(), site_tree.clone())?;
@@ -417,7 +404,6 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
     // Restart fast: serve the tree already on disk (its previous manifest, checked against
     // the key, lists it) and bring every vow's files up to date in the background.
-    replace_through_spares(&site_dir, &cfg);
     let mut publisher = live::static_tree(&input, &site_tree, Some(&round_mark(&cfg)))?;
     publisher
         .put_many(hive(&cfg, &key)?)
@@ -505,6 +491,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         vows,
         donated,
         site,
+        tree: site_tree.clone(),
         chain: chain.status.clone(),
         munus: keeper,
         chain_parts: Arc::new(chain),

@@ -6,8 +6,6 @@
 //! negotiation. A key with no rendered card gets the negative card, rendered on the fly: an
 //! unknown key is a successful lookup with a negative result, 200, never a 404.
 
-use std::path::Path;
-
 use conduct_renderer::discovery::{card_files, card_stem, normalize_key};
 use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -15,14 +13,15 @@ use warp::reply::Response as WarpResponse;
 use crate::handlers::views::Signing;
 use crate::http::reply::{bytes_response, Problem};
 use crate::http::request::query_param;
-use crate::http::static_site::{file_response, lookup, negotiate, Found, Variant};
+use crate::http::static_objects::lookup;
+use crate::http::static_site::{file_response, negotiate, Found, Variant};
 
 /// What a card lookup reads of the running service: the rendered tree, and the key and
 /// public URL a negative card is signed with.
 #[derive(Clone, Copy)]
 pub struct Cards<'a> {
     /// The rendered tree.
-    pub tree: &'a Path,
+    pub tree: &'a conduct_indexer::tree::SharedTree,
     /// The signing key and public URL.
     pub sign: Signing<'a>,
 }
@@ -90,8 +89,10 @@ pub async fn card_at(
     // A file of the tree under card/ (a rendered card, or one of its twins by name) is
     // served as it is; anything else is a key.
     let asked = format(query)?;
-    if let Found::File(file) = lookup(ctx.tree, path, accept, asked).await {
-        return Ok(file_response(file, false));
+    match lookup(ctx.tree, path, accept, asked).await {
+        Found::File(file) => return Ok(file_response(file, false)),
+        Found::Unavailable => return Err(crate::http::static_site::unavailable()),
+        Found::NotAcceptable | Found::Missing => {}
     }
     let raw = path.strip_prefix("/card/").unwrap_or("");
     let decoded = percent_encoding::percent_decode_str(raw).decode_utf8_lossy();
@@ -127,7 +128,7 @@ async fn serve_card(
 /// negative result that `negative` renders on the fly (a successful lookup, never a 404);
 /// `what` titles the problem if it cannot be rendered.
 pub async fn serve_lookup(
-    tree: &Path,
+    tree: &conduct_indexer::tree::SharedTree,
     stem: &str,
     (accept, format): (Option<&str>, Option<Variant>),
     variants: &[Variant],
@@ -140,6 +141,7 @@ pub async fn serve_lookup(
     match lookup(tree, &path, accept, format).await {
         Found::File(file) => return Ok(file_response(file, false)),
         Found::NotAcceptable => return Err(not_acceptable()),
+        Found::Unavailable => return Err(crate::http::static_site::unavailable()),
         Found::Missing => {}
     }
     let chosen = match format {

@@ -4,8 +4,6 @@
 //! the site publishes; without a query it serves that snapshot). `/reputation` itself is a
 //! static page of the live site ([`crate::sources::REPUTATION`]).
 
-use std::path::Path;
-
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::chain::reputation::{live_score, ReputationEvent};
 use conduct_renderer::reputation::{
@@ -27,7 +25,7 @@ use crate::sources::service_now;
 #[derive(Clone, Copy)]
 pub struct Reputation<'a> {
     /// The rendered tree.
-    pub tree: &'a Path,
+    pub tree: &'a conduct_indexer::tree::SharedTree,
     /// The signing key.
     pub key: &'a ServiceKey,
     /// The chain followed.

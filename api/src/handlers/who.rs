@@ -6,7 +6,6 @@
 //! negative result (200), never a 404.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use conduct_core::signing::ServiceKey;
 use conduct_renderer::discovery::normalize_key;
@@ -23,7 +22,7 @@ use crate::http::static_site::Variant;
 #[derive(Clone, Copy)]
 pub struct Who<'a> {
     /// The rendered tree.
-    pub tree: &'a Path,
+    pub tree: &'a conduct_indexer::tree::SharedTree,
     /// The signing key.
     pub key: &'a ServiceKey,
 }

@@ -153,7 +153,7 @@ where
         .headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok());
-    let found = static_site::lookup(&app.cfg.site, &req.path, accept, format).await;
+    let found = crate::http::static_objects::lookup(&app.tree, &req.path, accept, format).await;
     let dynamic = routes::dynamic_methods(&req.path);
     match (found, is_get) {
         (Found::File(file), true) => Ok(static_site::file_response(
@@ -167,6 +167,7 @@ where
             "this path is served as application/json, text/html or text/plain; use ?format= or Accept",
         )),
         (Found::File(..) | Found::NotAcceptable, false) => Err(method_not_allowed(&["GET", "HEAD"])),
+        (Found::Unavailable, _) => Err(static_site::unavailable()),
         (Found::Missing, _) if !dynamic.is_empty() => Err(method_not_allowed(&dynamic)),
         (Found::Missing, _) => Err(routes::missing(app, &req.path)
             .await

@@ -14,4 +14,5 @@ pub mod prefer;
 pub mod reply;
 pub mod request;
 pub mod server;
+pub mod static_objects;
 pub mod static_site;

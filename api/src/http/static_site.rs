@@ -130,11 +130,27 @@ pub enum Found {
     NotAcceptable,
     /// Nothing there.
     Missing,
+    /// The tree's backend did not answer: neither the file nor its absence can be told.
+    Unavailable,
+}
+
+/// The answer while the tree's backend does not answer (library/ERRORS.md,
+/// `tree-unavailable`): 503, retry in a few seconds.
+pub fn unavailable() -> crate::http::reply::Problem {
+    crate::http::reply::Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "tree-unavailable",
+        "The tree is not answering",
+        "the bucket that holds the published tree did not answer; retry",
+    )
+    .with_header(header::RETRY_AFTER, "2")
 }
 
 /// A file a lookup found and read.
 #[derive(Debug)]
 pub struct File {
+    /// Where it was found (a file's path, or `/<path>` of an object): its content type and
+    /// caching follow it.
     path: PathBuf,
     /// Whether the choice depended on `Accept`.
     negotiated: bool,
@@ -263,7 +279,7 @@ fn hot() -> std::sync::MutexGuard<'static, HotFiles> {
 }
 
 /// How a lookup reads the file it chose.
-enum Read {
+pub(crate) enum Read {
     /// The file's bytes.
     Bytes(Bytes),
     /// It went away.
@@ -272,8 +288,9 @@ enum Read {
     NotHeld,
 }
 
-/// Resolve a request path against the site root, and read the file it resolves to.
-pub async fn lookup(
+/// Resolve a request path against the directory `root`, and read the file it resolves to
+/// (any tree: `static_objects::lookup`).
+pub async fn lookup_dir(
     root: &Path,
     path: &str,
     accept: Option<&str>,
@@ -290,7 +307,7 @@ pub async fn lookup(
                 .get(path, Identity::of(m))
                 .map_or(Read::NotHeld, Read::Bytes)
         };
-        if let Some(found) = find(root, &rel, accept, format, held) {
+        if let Some(found) = find_in_dir(root, &rel, accept, format, held) {
             return found;
         }
     }
@@ -298,7 +315,7 @@ pub async fn lookup(
     // Every check of the file system and the read in one trip to the blocking pool: a trip
     // each was most of the cost of serving a small file (BENCHMARKS.md section 9).
     tokio::task::spawn_blocking(move || {
-        find(&root, &rel, accept.as_deref(), format, read_and_keep).unwrap_or(Found::Missing)
+        find_in_dir(&root, &rel, accept.as_deref(), format, read_and_keep).unwrap_or(Found::Missing)
     })
     .await
     .unwrap_or(Found::Missing)
@@ -338,16 +355,17 @@ fn read_and_keep(path: &Path, _: &Metadata) -> Read {
     }
 }
 
-/// [`lookup`] of the checked relative path `rel`, its chosen file's bytes given by `read`;
-/// `None` when `read` does not hold them.
-fn find(
-    root: &Path,
+/// [`lookup`] of the checked relative path `rel`: `at` says whether a name of the tree (`rel`,
+/// or a twin `<stem>.<ext>`) is there (the path to answer with, and what `read` needs), and
+/// `read` gives the chosen one's bytes; `None` when `read` does not hold them.
+pub(crate) fn find<M>(
     rel: &str,
     accept: Option<&str>,
     format: Option<Variant>,
-    read: impl FnOnce(&Path, &Metadata) -> Read,
+    at: impl Fn(&str) -> Option<(PathBuf, M)>,
+    read: impl FnOnce(&Path, M) -> Read,
 ) -> Option<Found> {
-    let found = |path: PathBuf, meta: Metadata, negotiated| match read(&path, &meta) {
+    let found = |path: PathBuf, meta: M, negotiated| match read(&path, meta) {
         Read::Bytes(bytes) => Some(Found::File(File {
             path,
             negotiated,
@@ -357,34 +375,47 @@ fn find(
         Read::NotHeld => None,
     };
     // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
-    let exact = root.join(rel);
     if !rel.is_empty() && format.is_none() {
-        if let Some(m) = file_at(&exact) {
-            return found(exact, m, false);
+        if let Some((path, m)) = at(rel) {
+            return found(path, m, false);
         }
     }
     let stem = if rel.is_empty() { "index" } else { rel };
-    let twin = |v: Variant| root.join(format!("{stem}.{}", v.ext()));
-    let mut available: Vec<(Variant, Metadata)> = [Variant::Json, Variant::Html, Variant::Text]
+    let mut available: Vec<(Variant, PathBuf, M)> = [Variant::Json, Variant::Html, Variant::Text]
         .into_iter()
-        .filter_map(|v| file_at(&twin(v)).map(|m| (v, m)))
+        .filter_map(|v| at(&format!("{stem}.{}", v.ext())).map(|(p, m)| (v, p, m)))
         .collect();
     if available.is_empty() {
         return Some(Found::Missing);
     }
-    let variants: Vec<Variant> = available.iter().map(|(v, _)| *v).collect();
+    let variants: Vec<Variant> = available.iter().map(|(v, ..)| *v).collect();
     let chosen = match format {
         Some(f) => variants.contains(&f).then_some(f),
         None => negotiate(accept, &variants),
     };
     let negotiated = variants.len() > 1;
-    match chosen.and_then(|c| available.iter().position(|(v, _)| *v == c)) {
+    match chosen.and_then(|c| available.iter().position(|(v, ..)| *v == c)) {
         Some(i) => {
-            let (v, m) = available.swap_remove(i);
-            found(twin(v), m, negotiated)
+            let (_, path, m) = available.swap_remove(i);
+            found(path, m, negotiated)
         }
         None => Some(Found::NotAcceptable),
     }
+}
+
+/// [`find`] in the directory `root`.
+fn find_in_dir(
+    root: &Path,
+    rel: &str,
+    accept: Option<&str>,
+    format: Option<Variant>,
+    read: impl FnOnce(&Path, &Metadata) -> Read,
+) -> Option<Found> {
+    let at = |name: &str| {
+        let path = root.join(name);
+        file_at(&path).map(|m| (path, m))
+    };
+    find(rel, accept, format, at, |path, m| read(path, &m))
 }
 
 /// A found file as a response (`head`: its headers alone).
@@ -454,7 +485,7 @@ mod tests {
     }
 
     async fn served(root: &Path, path: &str, accept: Option<&str>) -> Option<Vec<u8>> {
-        match lookup(root, path, accept, None).await {
+        match lookup_dir(root, path, accept, None).await {
             Found::File(f) => Some(f.bytes.to_vec()),
             _ => None,
         }

@@ -134,6 +134,12 @@ pub trait Tree: Send + Sync + fmt::Debug {
     /// may skip an expensive look. Returns how many leftovers it removed.
     fn recover(&self, clean: bool) -> io::Result<usize>;
 
+    /// The local directory the tree is, when it is one: readers that can serve it straight
+    /// from the file system (the api's static serving, with its inode-keyed cache) do.
+    fn directory(&self) -> Option<&std::path::Path> {
+        None
+    }
+
     /// Where the tree is, for logs and for marks that must not be taken over another tree
     /// (a canonical directory, or `s3://bucket/prefix` at its endpoint).
     fn locator(&self) -> String;
@@ -154,6 +160,26 @@ pub fn open(site: &str) -> io::Result<SharedTree> {
         )),
         None => Ok(Arc::new(Dir::open(std::path::Path::new(site))?)),
     }
+}
+
+/// [`open`] for a running service: a directory also replaces its vow pages through a pool of
+/// spare inodes in `<data>/spares/` ([`dir::spares`]; by rename when the pool cannot be had).
+pub fn open_serving(site: &str, data: &std::path::Path) -> io::Result<SharedTree> {
+    if site.contains("://") {
+        return open(site);
+    }
+    let dir = Dir::open(std::path::Path::new(site))?;
+    #[cfg(target_os = "linux")]
+    match dir::spares::Spares::open(&data.join("spares")) {
+        Ok(Some(spares)) => dir.replace_through(spares),
+        Ok(None) => {
+            tracing::warn!("another process holds the spare pool: vow pages are replaced by rename")
+        }
+        Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = data;
+    Ok(Arc::new(dir))
 }
 
 /// Refuse a path that is not a plain relative one: empty, absolute, with an empty, `.` or

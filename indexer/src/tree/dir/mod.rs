@@ -237,6 +237,10 @@ impl Tree for Dir {
         sweep_temporaries(&self.root)
     }
 
+    fn directory(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
+
     fn locator(&self) -> String {
         self.root.display().to_string()
     }

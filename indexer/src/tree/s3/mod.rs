@@ -186,7 +186,10 @@ fn io_error(e: object_store::Error) -> io::Error {
     let mut message = e.to_string();
     let mut cause = std::error::Error::source(&e);
     while let Some(c) = cause {
-        message = format!("{message}: {c}");
+        let said = c.to_string();
+        if !message.contains(&said) {
+            message = format!("{message}: {said}");
+        }
         cause = c.source();
     }
     io::Error::new(kind, message)
