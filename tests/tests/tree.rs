@@ -362,8 +362,17 @@ fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
         .json()
         .unwrap();
     let id = vow["vow_id"].as_str().unwrap().to_owned();
+    // M and D text never reaches anything stored or published: planted here, searched for in
+    // every object of the bucket and every file of the data directory below.
+    let (m_sentinel, d_sentinel) = ("m-sentinel-7f3a9c", "d-sentinel-41be07");
     let mut t = trace(6);
     t["vow_id"] = json!(id);
+    for (i, turn) in t["turns"].as_array_mut().unwrap().iter_mut().enumerate() {
+        turn["M"] = json!(format!("I weigh this, {m_sentinel}, then act."));
+        if i % 2 == 0 {
+            turn["D"] = json!(d_sentinel);
+        }
+    }
     let r = c
         .post(s.at("/vow/report/demo"))
         .header("Prefer", "wait=10")
@@ -409,6 +418,24 @@ fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
     s.terminate();
     let copy = dir.path().join("copy");
     assert!(copy_out(&b, &prefix, &copy) > 20);
+    let data = dir.path().join("data");
+    // The search sees what is stored: the vow's own text is in both.
+    let holds = |root: &std::path::Path, needle: &str| {
+        walkdir::WalkDir::new(root).into_iter().any(|e| {
+            let e = e.unwrap();
+            e.file_type().is_file()
+                && std::fs::read(e.path())
+                    .unwrap()
+                    .windows(needle.len())
+                    .any(|w| w == needle.as_bytes())
+        })
+    };
+    assert!(holds(&copy, "kept in a bucket") && holds(&data, "kept in a bucket"));
+    for root in [&copy, &data] {
+        for needle in [m_sentinel, d_sentinel] {
+            assert!(!holds(root, needle), "{needle} in {}", root.display());
+        }
+    }
     for (what, path) in [
         ("verify-site", copy.clone()),
         ("verify-log", copy.join("log")),
@@ -494,6 +521,36 @@ fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
     assert_eq!(p["type"], "/library/ERRORS.md#tree-unavailable", "{p}");
     assert_eq!(c.get(s.at("/health")).send().unwrap().status(), 200);
 
+    // A write while the bucket is down commits in the state and is acknowledged; /health says
+    // the published files are behind.
+    let vow = c
+        .post(s.at("/vow"))
+        .json(&serde_json::json!({"text": "taken while the bucket was down", "agent": "down", "cadence_hours": 24}))
+        .send()
+        .unwrap();
+    assert_eq!(vow.status(), 201);
+    let id = vow.json::<serde_json::Value>().unwrap()["vow_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let health = loop {
+        let h = c.get(s.at("/health")).send().unwrap();
+        if h.status() == 503 {
+            break h.json::<serde_json::Value>().unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never said it was behind"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert!(
+        health["ledger"]["state"] == "failing" || health["site"]["state"] == "behind",
+        "{health}"
+    );
+
     let mut back = own_bucket_server(&dir.path().join("s3"), port);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
@@ -505,6 +562,27 @@ fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
         assert!(std::time::Instant::now() < deadline, "never served again");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // Publication caught up by itself: the vow's page is in the bucket and served, the log
+    // holds it, and /health is ok again.
+    loop {
+        let page = c.get(s.at(&format!("/vow/{id}"))).send().unwrap();
+        let healthy = c.get(s.at("/health")).send().unwrap().status() == 200;
+        if page.status() == 200 && healthy {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "publication never caught up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let cp = c
+        .get(s.at("/log/checkpoint"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(cp.contains("\n1\n"), "the vow's record is in the log: {cp}");
     drop(s);
     let _ = back.kill();
     let _ = back.wait();
