@@ -534,13 +534,45 @@ struct Staged {
 }
 
 impl Staged {
-    /// Write every changed file, in parallel; one result per file, in order.
+    /// Write every changed file, in parallel; one result per file, in order. The immutable
+    /// ones (full chain pages) go first, and the heads that may name them only once they are
+    /// all written: a mirror or CDN never sees a head naming an object not yet there. A head
+    /// whose batch lost an immutable file is not written (it is retried with the batch).
     fn write(&self) -> Vec<io::Result<()>> {
-        map_on_every_core(
-            self.changed.iter().collect(),
-            |(rel, bytes, _)| put_object(&self.site, rel, bytes),
-            || Err(io::Error::other("a writer thread panicked")),
-        )
+        let put_all = |which: Vec<usize>| {
+            let done = map_on_every_core(
+                which.clone(),
+                |i| {
+                    let (rel, bytes, _) = &self.changed[i];
+                    put_object(&self.site, rel, bytes)
+                },
+                || Err(io::Error::other("a writer thread panicked")),
+            );
+            which.into_iter().zip(done)
+        };
+        let (first, heads): (Vec<usize>, Vec<usize>) = (0..self.changed.len())
+            .partition(|&i| conduct_indexer::tree::immutable(&self.changed[i].0));
+        let mut results: Vec<Option<io::Result<()>>> = self.changed.iter().map(|_| None).collect();
+        let mut lost = false;
+        for (i, r) in put_all(first) {
+            lost |= r.is_err();
+            results[i] = Some(r);
+        }
+        if lost {
+            for i in heads {
+                results[i] = Some(Err(io::Error::other(
+                    "not written: an immutable file of its batch was not",
+                )));
+            }
+        } else {
+            for (i, r) in put_all(heads) {
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| Err(io::Error::other("not written"))))
+            .collect()
     }
 }
 
@@ -576,4 +608,77 @@ fn newer_bins(site: &SharedTree) -> Vec<String> {
             (f.modified >= root.modified && bin_path(&p) == f.path).then_some(p)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use conduct_indexer::tree::{Children, Dir, Listed, Tree as Site, Warm};
+
+    use super::*;
+
+    /// A directory tree that notes the order of its puts.
+    #[derive(Debug)]
+    struct Noting {
+        dir: Dir,
+        puts: Mutex<Vec<String>>,
+    }
+
+    impl Site for Noting {
+        fn put(&self, path: &str, bytes: &[u8], how: Put) -> io::Result<()> {
+            lock(&self.puts).push(path.to_owned());
+            self.dir.put(path, bytes, how)
+        }
+        fn get(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
+            self.dir.get(path)
+        }
+        fn head(&self, path: &str) -> io::Result<Option<Listed>> {
+            self.dir.head(path)
+        }
+        fn delete(&self, path: &str) -> io::Result<bool> {
+            self.dir.delete(path)
+        }
+        fn list(&self, prefix: &str) -> io::Result<Vec<Listed>> {
+            self.dir.list(prefix)
+        }
+        fn children(&self, dir: &str) -> io::Result<Children> {
+            self.dir.children(dir)
+        }
+        fn warm(&self, paths: &[(String, Warm)]) -> usize {
+            self.dir.warm(paths)
+        }
+        fn barrier(&self) -> io::Result<()> {
+            self.dir.barrier()
+        }
+        fn recover(&self, clean: bool) -> io::Result<usize> {
+            self.dir.recover(clean)
+        }
+        fn locator(&self) -> String {
+            self.dir.locator()
+        }
+    }
+
+    #[test]
+    fn a_batch_writes_its_immutable_files_before_the_heads_that_name_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let noting = Arc::new(Noting {
+            dir: Dir::open(tmp.path()).unwrap(),
+            puts: Mutex::new(Vec::new()),
+        });
+        let mut p = Publisher::from_tree(noting.clone(), &Tree::default());
+        let mut files = vec![("vow/a/chain.json".to_owned(), b"head".to_vec())];
+        for k in 0..20 {
+            files.push((
+                format!("vow/a/chain/{k}.json"),
+                format!("page {k}").into_bytes(),
+            ));
+            files.push((format!("vow/b{k}.json"), b"page".to_vec()));
+        }
+        assert_eq!(p.put_many(files).unwrap(), 41);
+        let puts = lock(&noting.puts).clone();
+        let last_immutable = puts.iter().rposition(|p| p.contains("/chain/")).unwrap();
+        let first_head = puts.iter().position(|p| !p.contains("/chain/")).unwrap();
+        assert!(last_immutable < first_head, "{puts:?}");
+    }
 }
