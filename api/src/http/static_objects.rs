@@ -112,8 +112,11 @@ fn lookup_objects(
     accept: Option<&str>,
     format: Option<Variant>,
 ) -> Found {
-    let failed = Cell::new(false);
-    // Once the tree did not answer, no further name is asked for.
+    // A twin that did not answer ends the lookup (the answer is a 503). The exact name does
+    // not: some S3-compatible servers that keep objects as files answer 500 for a key that is
+    // also a "directory" (`vow/<id>` beside `vow/<id>/chain.json`), where a bucket says 404,
+    // so its twins are still asked for, and only when none is there is the answer a 503.
+    let (failed, exact_failed) = (Cell::new(false), Cell::new(false));
     let at = |name: &str| {
         if failed.get() {
             return None;
@@ -121,7 +124,11 @@ fn lookup_objects(
         match read(tree, name) {
             Ok(bytes) => Some((PathBuf::from(format!("/{name}")), bytes?)),
             Err(()) => {
-                failed.set(true);
+                if name == rel {
+                    exact_failed.set(true);
+                } else {
+                    failed.set(true);
+                }
                 None
             }
         }
@@ -130,7 +137,7 @@ fn lookup_objects(
         Read::Bytes(bytes)
     }) {
         Some(Found::File(f)) => Found::File(f),
-        _ if failed.get() => Found::Unavailable,
+        _ if failed.get() || exact_failed.get() => Found::Unavailable,
         found => found.unwrap_or(Found::Missing),
     }
 }
