@@ -113,9 +113,11 @@ fn lookup_objects(
     format: Option<Variant>,
 ) -> Found {
     // A twin that did not answer ends the lookup (the answer is a 503). The exact name does
-    // not: some S3-compatible servers that keep objects as files answer 500 for a key that is
-    // also a "directory" (`vow/<id>` beside `vow/<id>/chain.json`), where a bucket says 404,
-    // so its twins are still asked for, and only when none is there is the answer a 503.
+    // not: some S3-compatible servers that keep objects as files answer 500 (after the
+    // client's retries) for a key that is also a "directory" (`vow/<id>` beside
+    // `vow/<id>/chain.json`), where a bucket says 404. So a clean URL's twins are asked for
+    // first (`find`'s `twins_first`), its exact name only without them, and an exact name
+    // that did not answer is a 503 only when no twin was found.
     let (failed, exact_failed) = (Cell::new(false), Cell::new(false));
     let at = |name: &str| {
         if failed.get() {
@@ -133,7 +135,7 @@ fn lookup_objects(
             }
         }
     };
-    match find(rel, accept, format, at, |_: &Path, bytes| {
+    match find(rel, accept, format, true, at, |_: &Path, bytes| {
         Read::Bytes(bytes)
     }) {
         Some(Found::File(f)) => Found::File(f),

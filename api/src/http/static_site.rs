@@ -355,13 +355,17 @@ fn read_and_keep(path: &Path, _: &Metadata) -> Read {
     }
 }
 
-/// [`lookup`] of the checked relative path `rel`: `at` says whether a name of the tree (`rel`,
-/// or a twin `<stem>.<ext>`) is there (the path to answer with, and what `read` needs), and
-/// `read` gives the chosen one's bytes; `None` when `read` does not hold them.
+/// [`lookup_dir`] of the checked relative path `rel`: `at` says whether a name of the tree
+/// (`rel`, or a twin `<stem>.<ext>`) is there (the path to answer with, and what `read`
+/// needs), and `read` gives the chosen one's bytes; `None` when `read` does not hold them.
+/// The exact name is asked for first, or, with `twins_first` and a name without an extension
+/// (a clean URL), only when it has no twin: the same answer for any tree this service writes
+/// (never an exact file beside twins), with fewer reads of a bucket.
 pub(crate) fn find<M>(
     rel: &str,
     accept: Option<&str>,
     format: Option<Variant>,
+    twins_first: bool,
     at: impl Fn(&str) -> Option<(PathBuf, M)>,
     read: impl FnOnce(&Path, M) -> Read,
 ) -> Option<Found> {
@@ -375,7 +379,10 @@ pub(crate) fn find<M>(
         Read::NotHeld => None,
     };
     // An exact file (e.g. /schemas/trace.json, /library/METER.md) is served as it is.
-    if !rel.is_empty() && format.is_none() {
+    let exact = !rel.is_empty() && format.is_none();
+    let clean_url = !rel.rsplit('/').next().unwrap_or(rel).contains('.');
+    let exact_last = exact && twins_first && clean_url;
+    if exact && !exact_last {
         if let Some((path, m)) = at(rel) {
             return found(path, m, false);
         }
@@ -386,6 +393,9 @@ pub(crate) fn find<M>(
         .filter_map(|v| at(&format!("{stem}.{}", v.ext())).map(|(p, m)| (v, p, m)))
         .collect();
     if available.is_empty() {
+        if let Some((path, m)) = at(rel).filter(|_| exact_last) {
+            return found(path, m, false);
+        }
         return Some(Found::Missing);
     }
     let variants: Vec<Variant> = available.iter().map(|(v, ..)| *v).collect();
@@ -415,7 +425,7 @@ fn find_in_dir(
         let path = root.join(name);
         file_at(&path).map(|m| (path, m))
     };
-    find(rel, accept, format, at, |path, m| read(path, &m))
+    find(rel, accept, format, false, at, |path, m| read(path, &m))
 }
 
 /// A found file as a response (`head`: its headers alone).
