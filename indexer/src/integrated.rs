@@ -5,9 +5,9 @@
 //!
 //! A mark says: every log record below `log_size` is on the tree's files, and every window
 //! boundary up to `as_of` (service clock) is too. It is written to
-//! `<data>/site-integrated.json` only after the site's file system has been flushed
-//! (the tree's barrier: `syncfs` for a directory), so a power cut cannot leave a mark that claims files the disk lost. The file
-//! keeps the last two marks, each with the site directory it speaks of and the wall-clock
+//! `<data>/site-integrated.json` only after the tree's barrier (`syncfs` for a directory), so
+//! a power cut cannot leave a mark that claims files the disk lost. The file keeps the last
+//! two marks, each with the site directory it speaks of and the wall-clock
 //! instant after which a signed manifest lists every file it claims (`listed_after`): a
 //! restart takes the newest mark that the manifest on disk was signed after, since it serves
 //! that manifest's listing without re-reading the files. A crash loses at most the marks'

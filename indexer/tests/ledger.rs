@@ -2,7 +2,6 @@
 //! the signed checkpoint, crash-between-commit-and-publish repair, oversized entries, forks,
 //! and a kill -9 loop (the test binary re-executes itself as the child).
 
-use conduct_indexer::tree::Dir;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use conduct_core::tlog::{
 };
 use conduct_indexer::ledger::{Ledger, LedgerError, LedgerReader, Sequencer};
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 
 fn key() -> ServiceKey {
     ServiceKey::from_seed(&[7; 32], "localhost:8402/log")

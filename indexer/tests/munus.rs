@@ -3,7 +3,6 @@
 //! per vow per UTC day, a sandbox vow or another wallet refused, signatures once, lapses only
 //! when due, a payment's transaction once), and read back in log order.
 
-use conduct_indexer::tree::Dir;
 use std::sync::Arc;
 
 use conduct_core::munus::record::{BoardRecord, Claim, Delivery, Lapse, Payment};
@@ -12,6 +11,7 @@ use conduct_core::vow::record::checksum_address;
 use conduct_indexer::ledger::{Ledger, LedgerError, Sequencer};
 use conduct_indexer::munus::{board_job, Flags, MunusReader};
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{vow_job, NewVow};
 use serde_json::json;
 

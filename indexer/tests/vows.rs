@@ -2,7 +2,6 @@
 //! report-ins on one vow get contiguous seqs, refused jobs change nothing, a signed vow cannot
 //! be taken twice, and the chain checker accepts what the store wrote.
 
-use conduct_indexer::tree::Dir;
 use std::sync::Arc;
 
 use conduct_core::signing::{PinnedKey, ServiceKey};
@@ -10,6 +9,7 @@ use conduct_core::vow::links::LinkChecker;
 use conduct_core::vow::record::declared_ys;
 use conduct_indexer::ledger::{Ledger, LedgerError, Refusal, Sequencer};
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
 
 const ORIGIN: &str = "localhost:8402/log";

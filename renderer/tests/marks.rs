@@ -2,7 +2,6 @@
 //! source says how far its files show the log only up to the first record a render has not
 //! read, and a restart's backlog from a mark is what changed after it.
 
-use conduct_indexer::tree::Dir;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -14,6 +13,7 @@ use conduct_indexer::clock::service_now;
 use conduct_indexer::ledger::{Job, Ledger};
 use conduct_indexer::store::resume::ResumePoints;
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
 use conduct_renderer::live::vows::VowSource;
 use conduct_renderer::live::{Integrated, Source};

@@ -6,7 +6,6 @@
 //! a retired quest is off the board and its page says retired, and a claim lapses at exactly
 //! claim + 14 days: that quest's key falls due then and its page flips to `open`.
 
-use conduct_indexer::tree::Dir;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
@@ -19,6 +18,7 @@ use conduct_core::vow::record::checksum_address;
 use conduct_indexer::ledger::{Ledger, Sequencer};
 use conduct_indexer::munus::{board_job, Flags, MunusReader, PaymentFlags};
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{vow_job, NewVow};
 use conduct_renderer::live::munus::{quest_key, MunusSource};
 use conduct_renderer::live::Source;

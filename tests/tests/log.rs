@@ -1,7 +1,6 @@
 //! The transparency log as served and as mirrored: checkpoint, tiles, bundles and proofs over
 //! HTTP, and `conduct verify-log` auditing a copy offline, catching any changed byte.
 
-use conduct_indexer::tree::Dir;
 use std::path::Path;
 use std::process::Command;
 
@@ -10,6 +9,7 @@ use conduct_core::tlog::tlog_proof::TlogProof;
 use conduct_indexer::keystore;
 use conduct_indexer::ledger::Ledger;
 use conduct_indexer::store::Store;
+use conduct_indexer::tree::Dir;
 use conduct_tests::{client, conduct_bin, Server};
 
 fn verify_log(dir: &Path, vkey: &str) -> bool {

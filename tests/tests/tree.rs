@@ -183,7 +183,7 @@ fn atomic_under_readers(t: SharedTree) {
 #[test]
 fn a_directory_keeps_the_contract() {
     let dir = tempfile::tempdir().unwrap();
-    let t = tree::open(dir.path().to_str().unwrap()).unwrap();
+    let t = tree::open(dir.path().to_str().unwrap(), None).unwrap();
     contract(t.as_ref());
     // What the contract wrote is plain files in the directory.
     assert_eq!(
@@ -196,7 +196,7 @@ fn a_directory_keeps_the_contract() {
 #[test]
 fn a_directory_sweeps_the_temporaries_a_crash_left_unless_it_stopped_cleanly() {
     let dir = tempfile::tempdir().unwrap();
-    let t = tree::open(dir.path().to_str().unwrap()).unwrap();
+    let t = tree::open(dir.path().to_str().unwrap(), None).unwrap();
     t.put("vow/a.json", b"{}", Put::SYNCED).unwrap();
     let left = dir.path().join("vow/.conduct-tmp.a.json.1-00000000.pub");
     std::fs::write(&left, b"half").unwrap();
@@ -270,7 +270,7 @@ fn a_bucket_that_does_not_answer_fails_the_call_in_bounded_time() {
 
 #[test]
 fn a_site_setting_names_its_backend_or_is_refused() {
-    let e = tree::open("gs://bucket/x").unwrap_err();
+    let e = tree::open("gs://bucket/x", None).unwrap_err();
     assert!(e.to_string().contains("unknown scheme"), "{e}");
     let b = Bucket::shared();
     assert!(open_bucket(&b, "").is_err());

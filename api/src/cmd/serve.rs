@@ -2,11 +2,11 @@
 //! pages, start the live site and the service's tasks, bind, and serve through the HTTP room
 //! ([`crate::http::server`]) until SIGTERM or Ctrl-C. `conduct render` is [`render_site`].
 
-use conduct_indexer::tree::{SharedTree, Tree};
 use std::sync::Arc;
 
 use conduct_core::signing::ServiceKey;
 use conduct_indexer::keystore;
+use conduct_indexer::tree::{SharedTree, Tree};
 use conduct_renderer::{PostedPrice, SiteInput};
 
 use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
@@ -161,15 +161,13 @@ fn round_mark(cfg: &Config) -> std::path::PathBuf {
 }
 
 /// The tree `cfg.site` names (a directory, or `s3://bucket/prefix`), opened once for the
-/// whole run; a running service's (`serving`) keeps its spare pool in `<data>/spares/`.
+/// whole run; a running service's directory keeps its spare pool in `<data>/spares/`
+/// (`serving`).
 pub fn open_site(cfg: &Config, serving: bool) -> Result<SharedTree, Error> {
     let site = cfg.site.to_string_lossy();
-    let opened = if serving {
-        conduct_indexer::tree::open_serving(&site, &cfg.data)
-    } else {
-        conduct_indexer::tree::open(&site)
-    };
-    opened.map_err(|e| Error::Config(format!("site {site}: {e}")))
+    let spares = serving.then(|| cfg.data.join("spares"));
+    conduct_indexer::tree::open(&site, spares.as_deref())
+        .map_err(|e| Error::Config(format!("site {site}: {e}")))
 }
 
 /// What only the server gives the vows' source: it reads its signed pages back from the

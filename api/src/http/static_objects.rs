@@ -3,7 +3,7 @@
 //! seam, with what it read kept for a bounded time: a head (there or not, and the bytes of a
 //! small object) for [`HEAD_FOR`], an immutable object (full tiles and bundles, full chain
 //! pages) for [`IMMUTABLE_FOR`]. So a page the service just replaced is served stale for at
-//! most [`HEAD_FOR`], and a bucket that is not answering is a miss, never a wrong answer.
+//! most [`HEAD_FOR`], and a bucket that is not answering is a 503, never a wrong answer.
 //! The resolution (clean URLs, twins, negotiation) is `static_site`'s.
 
 use std::cell::Cell;
@@ -28,6 +28,10 @@ const KEPT_BYTES: usize = 32 << 20;
 
 /// Largest object kept.
 const KEPT_MAX: usize = 256 << 10;
+
+/// What an entry costs besides its bytes (its path, the entry, the map's slot), so absences
+/// count against [`KEPT_BYTES`] too and the map stays bounded whatever paths are asked for.
+const ENTRY_COST: usize = 256;
 
 /// What was read of one path, and when.
 struct Kept {
@@ -66,8 +70,12 @@ fn read(tree: &SharedTree, path: &str) -> Result<Option<Bytes>, ()> {
     };
     let size = bytes.as_ref().map_or(0, Bytes::len);
     if size <= KEPT_MAX {
+        let cost = |path: &str, bytes: &Option<Bytes>| {
+            path.len() + ENTRY_COST + bytes.as_ref().map_or(0, Bytes::len)
+        };
         let mut m = conduct_core::sync::lock(&MEMORY);
-        if m.total + size > KEPT_BYTES {
+        let added = cost(path, &bytes);
+        if m.total + added > KEPT_BYTES {
             m.paths.clear();
             m.total = 0;
         }
@@ -76,9 +84,9 @@ fn read(tree: &SharedTree, path: &str) -> Result<Option<Bytes>, ()> {
             read: Instant::now(),
         };
         if let Some(old) = m.paths.insert(path.to_owned(), kept) {
-            m.total -= old.bytes.map_or(0, |b| b.len());
+            m.total -= cost(path, &old.bytes);
         }
-        m.total += size;
+        m.total += added;
     }
     Ok(bytes)
 }

@@ -149,37 +149,24 @@ pub trait Tree: Send + Sync + fmt::Debug {
 pub type SharedTree = Arc<dyn Tree>;
 
 /// The tree a `site` setting names: `s3://bucket[/prefix]` is a bucket (endpoint, region and
-/// credentials from the standard AWS environment), anything else a local directory. The one
-/// place a backend is chosen.
-pub fn open(site: &str) -> io::Result<SharedTree> {
+/// credentials from the standard AWS environment), anything else a local directory, which
+/// replaces its vow pages through the pool of spare inodes at `spares` when given (a running
+/// service's `<data>/spares/`: [`dir::spares`]). The one place a backend is chosen.
+pub fn open(site: &str, spares: Option<&std::path::Path>) -> io::Result<SharedTree> {
     match site.split_once("://") {
         Some(("s3", rest)) => Ok(Arc::new(Bucket::from_env(rest)?)),
         Some((scheme, _)) => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("site: unknown scheme {scheme:?} (a directory, or s3://bucket/prefix)"),
         )),
-        None => Ok(Arc::new(Dir::open(std::path::Path::new(site))?)),
-    }
-}
-
-/// [`open`] for a running service: a directory also replaces its vow pages through a pool of
-/// spare inodes in `<data>/spares/` ([`dir::spares`]; by rename when the pool cannot be had).
-pub fn open_serving(site: &str, data: &std::path::Path) -> io::Result<SharedTree> {
-    if site.contains("://") {
-        return open(site);
-    }
-    let dir = Dir::open(std::path::Path::new(site))?;
-    #[cfg(target_os = "linux")]
-    match dir::spares::Spares::open(&data.join("spares")) {
-        Ok(Some(spares)) => dir.replace_through(spares),
-        Ok(None) => {
-            tracing::warn!("another process holds the spare pool: vow pages are replaced by rename")
+        None => {
+            let dir = Dir::open(std::path::Path::new(site))?;
+            if let Some(pool) = spares {
+                dir.replace_through(pool);
+            }
+            Ok(Arc::new(dir))
         }
-        Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = data;
-    Ok(Arc::new(dir))
 }
 
 /// Refuse a path that is not a plain relative one: empty, absolute, with an empty, `.` or

@@ -22,7 +22,6 @@ pub mod registry;
 pub mod reputation;
 pub mod vows;
 
-use conduct_indexer::tree::SharedTree;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -34,6 +33,7 @@ use conduct_core::sync::lock;
 use conduct_indexer::clock::service_now;
 pub use conduct_indexer::integrated::{Integrated, Place};
 use conduct_indexer::metrics::metrics;
+use conduct_indexer::tree::SharedTree;
 
 use crate::publish::{put_many_shared, Publisher};
 use crate::vows::Files;

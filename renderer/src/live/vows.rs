@@ -7,7 +7,6 @@
 //! readings are read from the store (never from the published site); when one is missing or
 //! stale the source asks for it through the hook it was given, once per chain position.
 
-use conduct_indexer::tree::Tree;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -17,6 +16,7 @@ use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_core::vow::windows::next_boundary;
 use conduct_core::vow::VowKey;
 use conduct_indexer::store::resume::{ResumePoint, ResumePoints};
+use conduct_indexer::tree::Tree;
 use conduct_indexer::vows::{ChainHead, Records, VowReader, VowRow};
 use serde_json::Value;
 

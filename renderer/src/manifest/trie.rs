@@ -2,12 +2,12 @@
 //! disk as it is first needed) and the listings of the leaves in use. Memory is the shape
 //! (a few bytes a bin) plus a bounded cache of listings, never the whole file list.
 
-use conduct_indexer::tree::{SharedTree, Tree};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use conduct_core::manifest::{bin_path, is_manifest_path, key};
 use conduct_core::signing::PinnedKey;
+use conduct_indexer::tree::{SharedTree, Tree};
 use sha2::{Digest, Sha256};
 
 use super::{digit_index, parse_bin, should_split, split, Body, Listing, Sha};

@@ -72,17 +72,25 @@ impl Dir {
         Dir::shared(root)
     }
 
-    /// Replace a vow's pages (un-synced puts under `vow/`) through `spares` from now on (a
-    /// running service's tree; see [`spares`] for what it saves and what it gives up). Once:
-    /// a second pool is ignored.
-    #[cfg(target_os = "linux")]
-    pub fn replace_through(&self, spares: spares::Spares) {
-        let _ = self.spares.set(Arc::new(spares));
-    }
-
-    /// The directory.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// Replace a vow's pages (un-synced puts under `vow/`) through the pool of spare inodes
+    /// in the directory `pool` from now on (a running service's tree; see [`spares`] for what
+    /// it saves and what it gives up), or by rename when the pool cannot be had (another
+    /// process holds it, or not on Linux). Once: a second pool is ignored.
+    pub fn replace_through(&self, pool: &Path) {
+        #[cfg(target_os = "linux")]
+        match spares::Spares::open(pool) {
+            Ok(Some(spares)) => {
+                let _ = self.spares.set(Arc::new(spares));
+            }
+            Ok(None) => {
+                tracing::warn!(
+                    "another process holds the spare pool: vow pages are replaced by rename"
+                )
+            }
+            Err(e) => tracing::warn!(error = %e, "no spare pool: vow pages are replaced by rename"),
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = pool;
     }
 
     fn file(&self, path: &str) -> io::Result<PathBuf> {

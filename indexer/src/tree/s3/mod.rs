@@ -155,6 +155,27 @@ impl Bucket {
         }
     }
 
+    /// The key of the directory `dir` of the tree (`""`: its top), `None` for the bucket's
+    /// root.
+    fn dir_key(&self, dir: &str) -> io::Result<Option<Key>> {
+        match (self.prefix.is_empty(), dir.is_empty()) {
+            (true, true) => Ok(None),
+            (false, true) => Key::parse(&self.prefix)
+                .map(Some)
+                .map_err(|e| invalid(e.to_string())),
+            _ => self.key(dir).map(Some),
+        }
+    }
+
+    /// What a listing says of an object under the prefix; `None` for one outside it.
+    fn listed(&self, m: &object_store::ObjectMeta) -> Option<Listed> {
+        Some(Listed {
+            path: self.path_of(m.location.as_ref())?.to_owned(),
+            len: m.size,
+            modified: modified(m),
+        })
+    }
+
     /// Run `fut` on the bucket's runtime and wait for it on this thread.
     fn run<T: Send + 'static>(
         &self,
@@ -266,11 +287,7 @@ impl Tree for Bucket {
         // The client lists by whole segments: list the deepest directory the prefix names
         // whole, and filter by the rest.
         let base = prefix.rfind('/').map_or("", |i| &prefix[..i]);
-        let under = match (self.prefix.is_empty(), base.is_empty()) {
-            (true, true) => None,
-            (false, true) => Some(Key::parse(&self.prefix).map_err(|e| invalid(e.to_string()))?),
-            _ => Some(self.key(base)?),
-        };
+        let under = self.dir_key(base)?;
         let store = self.store.clone();
         let metas = self.run(async move {
             let mut stream = store.list(under.as_ref());
@@ -280,45 +297,27 @@ impl Tree for Bucket {
             }
             Ok(out)
         })?;
-        let mut out = Vec::new();
-        for m in metas.map_err(io_error)? {
-            let key = m.location.as_ref();
-            if let Some(path) = self.path_of(key).filter(|p| p.starts_with(prefix)) {
-                out.push(Listed {
-                    path: path.to_owned(),
-                    len: m.size,
-                    modified: modified(&m),
-                });
-            }
-        }
-        Ok(out)
+        Ok((metas.map_err(io_error)?.iter())
+            .filter_map(|m| self.listed(m))
+            .filter(|l| l.path.starts_with(prefix))
+            .collect())
     }
 
     fn children(&self, dir: &str) -> io::Result<Children> {
-        let under = match (self.prefix.is_empty(), dir.is_empty()) {
-            (true, true) => None,
-            (false, true) => Some(Key::parse(&self.prefix).map_err(|e| invalid(e.to_string()))?),
-            _ => Some(self.key(dir)?),
-        };
+        let under = self.dir_key(dir)?;
         let store = self.store.clone();
         let listed = self.run(async move { store.list_with_delimiter(under.as_ref()).await })?;
         let listed = listed.map_err(io_error)?;
-        let mut out = Children::default();
-        for m in &listed.objects {
-            if let Some(path) = self.path_of(m.location.as_ref()) {
-                out.files.push(Listed {
-                    path: path.to_owned(),
-                    len: m.size,
-                    modified: modified(m),
-                });
-            }
-        }
-        for p in &listed.common_prefixes {
-            if let Some(path) = self.path_of(p.as_ref()) {
-                out.dirs.push(path.to_owned());
-            }
-        }
-        Ok(out)
+        Ok(Children {
+            files: listed
+                .objects
+                .iter()
+                .filter_map(|m| self.listed(m))
+                .collect(),
+            dirs: (listed.common_prefixes.iter())
+                .filter_map(|p| Some(self.path_of(p.as_ref())?.to_owned()))
+                .collect(),
+        })
     }
 
     fn warm(&self, _paths: &[(String, Warm)]) -> usize {
