@@ -174,7 +174,7 @@ async fn a_round_renders_a_bounded_number_of_keys_oldest_first_and_every_request
         &Tree::default(),
     );
     let site = LiveSite::start(publisher, key, 3600, vec![Box::new(source)]).unwrap();
-    let id = conduct_renderer::live::SourceId(0);
+    let id = conduct_renderer::live::SourceId("counting");
     // 1,000 distinct keys and a second request for each of the first 100, all at once.
     let committed = Instant::now();
     let mut asked: Vec<_> = (0..1000)
@@ -286,4 +286,50 @@ fn the_mark_stops_where_the_commit_hooks_have_run() {
     await_mark(3);
     hooked.store(10, std::sync::atomic::Ordering::Release);
     await_mark(10);
+}
+
+/// Sources are asked for by name, in any order of the list: two sources' requests reach their
+/// own, a name no source has is answered with a refusal (never another source's render), and
+/// two sources of one name are refused at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sources_are_wired_by_name() {
+    use conduct_renderer::live::SourceId;
+    let dir = tempfile::tempdir().unwrap();
+    let key = ServiceKey::from_seed(&[9; 32], "test");
+    let tree = conduct_indexer::tree::Dir::shared(dir.path()).unwrap();
+    let counting = || Counting {
+        key: key.clone(),
+        rounds: Default::default(),
+    };
+    let pages = Pages {
+        key: key.clone(),
+        keys: Vec::new(),
+    };
+    let sources: Vec<Box<dyn Source>> = vec![Box::new(pages), Box::new(counting())];
+    let publisher = Publisher::from_tree(tree.clone(), &Tree::default());
+    let site = LiveSite::start(publisher, key.clone(), 3600, sources).unwrap();
+    site.render(SourceId("counting"), "one", false)
+        .await
+        .unwrap();
+    site.render(SourceId("pages"), "two", false).await.unwrap();
+    assert!(dir.path().join("c/one.json").exists());
+    assert!(dir.path().join("p/two.json").exists());
+    assert!(!dir.path().join("c/two.json").exists());
+    let refused = site.render(SourceId("nobody"), "three", false).await;
+    assert_eq!(
+        refused.unwrap_err().0,
+        "no source is named nobody",
+        "an unknown name is refused"
+    );
+    drop(site);
+
+    let twice: Vec<Box<dyn Source>> = vec![Box::new(counting()), Box::new(counting())];
+    let publisher = Publisher::from_tree(tree, &Tree::default());
+    match LiveSite::start(publisher, key, 3600, twice) {
+        Err(e) => assert!(
+            e.to_string().contains("two sources are named counting"),
+            "{e}"
+        ),
+        Ok(_) => panic!("two sources of one name started"),
+    }
 }

@@ -177,8 +177,8 @@ struct Serving {
     site: SharedTree,
 }
 
-/// The live site's sources, each at the index its id in [`crate::sources`] names: the one
-/// list both the full render (`serving` absent) and the server build.
+/// The live site's sources (handlers name them by [`crate::sources`]'s names, in any order):
+/// the one list both the full render (`serving` absent) and the server build.
 fn live_sources(
     cfg: &Config,
     key: &ServiceKey,
@@ -188,7 +188,6 @@ fn live_sources(
     flags: Arc<PaymentFlags>,
     serving: Option<Serving>,
 ) -> Vec<Box<dyn Source>> {
-    use crate::sources::{FAMILIARS, MUNUS, REGISTRY, REPUTATION, VOWS};
     let (ask, site) = serving.map_or((None, None), |s| (s.ask, Some(s.site)));
     let vow_source = VowSource::new(
         key.clone(),
@@ -201,30 +200,19 @@ fn live_sources(
         Some(site) => vow_source.with_tree(site),
         None => vow_source,
     };
-    let by_id: Vec<(conduct_renderer::live::SourceId, Box<dyn Source>)> = vec![
-        (VOWS, Box::new(with_resume_points(vow_source, cfg, key))),
-        (
-            REGISTRY,
-            Box::new(registry_source(cfg, key, chain, vows.clone())),
-        ),
-        (
-            MUNUS,
-            Box::new(MunusSource::new(
-                key.clone(),
-                &cfg.public_url,
-                &cfg.data,
-                munus,
-                flags,
-            )),
-        ),
-        (REPUTATION, Box::new(reputation_source(cfg, key, chain))),
-        (FAMILIARS, Box::new(FamiliarSource::new(key.clone(), vows))),
-    ];
-    debug_assert!(
-        by_id.iter().enumerate().all(|(i, (id, _))| id.0 == i),
-        "each source at the index of its id (crate::sources)"
-    );
-    by_id.into_iter().map(|(_, s)| s).collect()
+    vec![
+        Box::new(with_resume_points(vow_source, cfg, key)),
+        Box::new(registry_source(cfg, key, chain, vows.clone())),
+        Box::new(MunusSource::new(
+            key.clone(),
+            &cfg.public_url,
+            &cfg.data,
+            munus,
+            flags,
+        )),
+        Box::new(reputation_source(cfg, key, chain)),
+        Box::new(FamiliarSource::new(key.clone(), vows)),
+    ]
 }
 
 /// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a

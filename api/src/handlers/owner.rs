@@ -490,8 +490,8 @@ mod tests {
         let (tx, rendered) = std::sync::mpsc::channel();
         let site = LiveSite::start(publisher, key, 3600, vec![Box::new(Reporting(tx))]).unwrap();
         let ack = Ack::at("/here".into())
-            .page(SourceId(0), "first".into(), false)
-            .page(SourceId(0), "second".into(), true);
+            .page(SourceId("reporting"), "first".into(), false)
+            .page(SourceId("reporting"), "second".into(), true);
         let (ask, asked) = AskOnCommit::new(&site, &ack);
         let refused = conduct_indexer::ledger::LedgerError::Refused(
             conduct_indexer::ledger::Refusal::MunusLapsePending,

@@ -30,6 +30,9 @@ pub struct FamiliarSource {
 }
 
 impl FamiliarSource {
+    /// The source's name ([`super::SourceId`]).
+    pub const NAME: &'static str = "familiars";
+
     /// The source over the familiars `reader` reads.
     pub fn new(key: ServiceKey, reader: Arc<VowReader>) -> FamiliarSource {
         FamiliarSource { key, reader }
@@ -61,7 +64,7 @@ impl FamiliarSource {
 
 impl Source for FamiliarSource {
     fn name(&self) -> &'static str {
-        "familiars"
+        Self::NAME
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, _now: u64) -> Result<(), RenderError> {

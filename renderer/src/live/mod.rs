@@ -118,9 +118,14 @@ pub trait Source: Send {
     }
 }
 
-/// Which source a request is for (its position in [`LiveSite::start`]'s list).
+/// Which source a request is for: its [name](Source::name). Sources are wired by name, so
+/// the order of [`LiveSite::start`]'s list means nothing to a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SourceId(pub &'static str);
+
+/// A source's position in the engine's list (what the engine keys its work by).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SourceId(pub usize);
+struct Slot(usize);
 
 /// Why the site is behind the state: documents whose files could not be written (say, a full
 /// disk), retried with backoff until they are.
@@ -144,7 +149,7 @@ pub type Done = tokio::sync::oneshot::Sender<Result<(), NotRendered>>;
 
 enum Msg {
     Render {
-        source: SourceId,
+        source: Slot,
         key: String,
         index: bool,
         done: Option<Done>,
@@ -177,6 +182,8 @@ pub struct LiveSite {
     /// Until that sweep ended well, when the tree is not known clean.
     unswept: Arc<AtomicBool>,
     flow: Arc<Flow>,
+    /// Each source's name, at its slot.
+    names: Arc<[&'static str]>,
 }
 
 /// How far behind the engine may fall before report-ins are pushed back, at most: the longer
@@ -255,7 +262,7 @@ impl Flow {
     }
 
     /// A render of `key` of `source` was asked for.
-    fn asked(&self, source: SourceId, key: &str) {
+    fn asked(&self, source: Slot, key: &str) {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (source.0, key).hash(&mut h);
@@ -354,7 +361,7 @@ const ROUND_KEYS: usize = 128;
 
 /// One render asked of the engine, waiting in its queue.
 struct Asked {
-    source: SourceId,
+    source: Slot,
     key: String,
     index: bool,
     done: Option<Done>,
@@ -514,6 +521,17 @@ impl LiveSite {
         marks: Option<Marks>,
         clean: bool,
     ) -> Result<LiveSite, RenderError> {
+        let names: Arc<[&'static str]> = sources.iter().map(|s| s.name()).collect();
+        if let Some(twice) = names
+            .iter()
+            .enumerate()
+            .find(|(i, n)| names[..*i].contains(n))
+        {
+            return Err(RenderError::Input(format!(
+                "two sources are named {}",
+                twice.1
+            )));
+        }
         let (tx, rx) = mpsc::channel();
         let tx = Arc::new(tx);
         let behind = Arc::new(Mutex::new(None));
@@ -555,6 +573,7 @@ impl LiveSite {
             sweeping,
             unswept,
             flow,
+            names,
         })
     }
 
@@ -615,6 +634,10 @@ impl LiveSite {
         committed: Option<Instant>,
     ) -> tokio::sync::oneshot::Receiver<Result<(), NotRendered>> {
         let (done, rx) = tokio::sync::oneshot::channel();
+        let Some(source) = self.names.iter().position(|n| *n == source.0).map(Slot) else {
+            let _ = done.send(Err(NotRendered(format!("no source is named {}", source.0))));
+            return rx;
+        };
         let queue = &metrics().render_queue;
         queue.add(1);
         self.flow.asked(source, key);
@@ -756,10 +779,10 @@ struct Engine {
     /// The engine's own channel, for the derived writer to say it wrote (weak: the handles
     /// own the channel).
     wake: Weak<mpsc::Sender<Msg>>,
-    retry: BTreeMap<SourceId, Retry>,
+    retry: BTreeMap<Slot, Retry>,
     behind: Arc<Mutex<Option<Behind>>>,
     /// The restart backlog, per source.
-    backlog: Vec<(SourceId, std::collections::VecDeque<String>)>,
+    backlog: Vec<(Slot, std::collections::VecDeque<String>)>,
     /// Until a restart's backlog is listed: the mark to list it from (`None`: every key), and
     /// whom to tell once it is.
     list: Option<(Option<Integrated>, mpsc::SyncSender<()>)>,
@@ -972,7 +995,7 @@ impl Engine {
             // A round takes the oldest requests up to ROUND_KEYS distinct keys (requests for
             // a key already taken join it), so it stays short and what waits behind it is
             // seen waiting (pushback judges by that age).
-            let mut work: BTreeMap<SourceId, Work> = BTreeMap::new();
+            let mut work: BTreeMap<Slot, Work> = BTreeMap::new();
             let mut requests = 0;
             let mut keys = 0;
             while let Some(a) = pending.front() {
@@ -994,7 +1017,7 @@ impl Engine {
             for (i, s) in self.sources.iter_mut().enumerate() {
                 let due = s.take_due(now, DUE_SLICE);
                 if !due.is_empty() {
-                    work.entry(SourceId(i)).or_default().keys.extend(due);
+                    work.entry(Slot(i)).or_default().keys.extend(due);
                 }
             }
             // Failed renders whose retry is due.
@@ -1008,7 +1031,7 @@ impl Engine {
                 }
             }
             let documents: usize = work.values().map(|w| w.keys.len()).sum();
-            let queued: std::collections::HashSet<(SourceId, &str)> =
+            let queued: std::collections::HashSet<(Slot, &str)> =
                 pending.iter().map(|a| (a.source, a.key.as_str())).collect();
             self.flow.taken(
                 pending.iter().find_map(|a| a.committed),
@@ -1143,7 +1166,7 @@ impl Engine {
             match s.integrated(from) {
                 Ok(Some(w)) => log_size = Some(log_size.map_or(w, |l| l.min(w))),
                 // Its backlog is whole at a restart; its waiting requests are not checked.
-                Ok(None) if pending.iter().any(|a| a.source == SourceId(i)) => return None,
+                Ok(None) if pending.iter().any(|a| a.source == Slot(i)) => return None,
                 Ok(None) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, source = s.name(), "the integration mark could not be checked");
@@ -1189,7 +1212,7 @@ impl Engine {
 
     /// One source's work of a round: render, write the files of record, answer the waiters,
     /// hand over the derived files; on failure, schedule a retry.
-    fn round(&mut self, id: SourceId, w: Work, now: u64) {
+    fn round(&mut self, id: Slot, w: Work, now: u64) {
         let Some(source) = self.sources.get_mut(id.0) else {
             for d in w.waiters {
                 let _ = d.send(Err(NotRendered(format!("no source {}", id.0))));
@@ -1277,7 +1300,7 @@ impl Engine {
         let now = service_now();
         let mut delay = RETRY_FIRST;
         for i in 0..self.sources.len() {
-            let id = SourceId(i);
+            let id = Slot(i);
             // The backlog first: a source may resume its index's state from the mark.
             let keys = loop {
                 match self.sources[i].backlog(since.as_ref()) {
@@ -1377,7 +1400,7 @@ impl Engine {
     }
 
     /// Schedule a retry of `keys` of source `id` after a failed render or write.
-    fn fail(&mut self, id: SourceId, keys: BTreeSet<String>, index: bool, e: String, now: u64) {
+    fn fail(&mut self, id: Slot, keys: BTreeSet<String>, index: bool, e: String, now: u64) {
         tracing::error!(error = %e, "rendering failed; retried with backoff");
         metrics().render_failures.inc();
         if let Some(source) = self.sources.get_mut(id.0) {
@@ -1548,14 +1571,14 @@ mod tests {
         flow.rendered(10, Some(Duration::from_secs(1)));
         // A thousand report-ins into one vow since the engine last looked: one render.
         for _ in 0..1000 {
-            flow.asked(SourceId(0), "busy");
+            flow.asked(Slot(0), "busy");
         }
         let w = flow.wait(at).as_secs_f64();
         assert!((w - 0.1).abs() < 1e-9, "{w}");
         // The same key of another source is another document; a hundred vows, a hundred.
-        flow.asked(SourceId(1), "busy");
+        flow.asked(Slot(1), "busy");
         for i in 0..100 {
-            flow.asked(SourceId(0), &format!("vow{i}"));
+            flow.asked(Slot(0), &format!("vow{i}"));
         }
         let w = flow.wait(at).as_secs_f64();
         assert!((w - 10.2).abs() < 1e-9, "{w}");

@@ -61,6 +61,9 @@ pub struct MunusSource {
 }
 
 impl MunusSource {
+    /// The source's name ([`super::SourceId`]).
+    pub const NAME: &'static str = "munus";
+
     /// The source over the operator's files in `data_dir` ([`conduct_core::munus::QUESTS_FILE`], [`conduct_core::munus::PAID_FILE`]),
     /// the board's records read through `reader`, and the payment flags in `flags` (kept
     /// current by the task that re-reads them from the chain).
@@ -161,7 +164,7 @@ impl MunusSource {
 
 impl Source for MunusSource {
     fn name(&self) -> &'static str {
-        "munus"
+        Self::NAME
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {

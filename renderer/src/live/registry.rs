@@ -99,6 +99,9 @@ fn shown_of(t: &Tool, checks: &HashMap<u64, Check>) -> Shown {
 }
 
 impl RegistrySource {
+    /// The source's name ([`super::SourceId`]).
+    pub const NAME: &'static str = "registry";
+
     /// The source over `db` (none when no chain is configured), whose follower publishes its
     /// state in `status`; vows are read through `reader` (creator records, `/who`).
     pub fn new(
@@ -315,7 +318,7 @@ impl RegistrySource {
 
 impl Source for RegistrySource {
     fn name(&self) -> &'static str {
-        "registry"
+        Self::NAME
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {

@@ -33,6 +33,9 @@ pub struct ReputationSource {
 }
 
 impl ReputationSource {
+    /// The source's name ([`super::SourceId`]).
+    pub const NAME: &'static str = "reputation";
+
     /// The source over `db` (none without a chain), the follower's `status` and the last live
     /// read of the contract in `probe` (kept by the api's chain task).
     pub fn new(
@@ -75,7 +78,7 @@ impl ReputationSource {
 
 impl Source for ReputationSource {
     fn name(&self) -> &'static str {
-        "reputation"
+        Self::NAME
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {

@@ -108,6 +108,9 @@ pub struct VowSource {
 }
 
 impl VowSource {
+    /// The source's name ([`super::SourceId`]).
+    pub const NAME: &'static str = "vows";
+
     /// The source for the vows `reader` reads; `ask` when a language model writes readings;
     /// `pages` are the site's fixed HTML pages the sitemap lists (from the route table).
     pub fn new(
@@ -631,7 +634,7 @@ fn render_vow(sh: &Shared<'_>, job: Job) -> Result<Option<(VowDocs, RenderedVow)
 
 impl Source for VowSource {
     fn name(&self) -> &'static str {
-        "vows"
+        Self::NAME
     }
 
     fn render_all(&mut self, publisher: &mut Publisher, now: u64) -> Result<(), RenderError> {
