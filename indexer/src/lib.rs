@@ -21,7 +21,9 @@ pub mod ledger;
 pub mod metrics;
 pub mod munus;
 pub mod nostr;
-pub mod store;
+pub mod state;
+/// The State seam's SQLite backend, by its older name (`state::sqlite`).
+pub use state::sqlite as store;
 pub mod tree;
 pub mod vows;
 pub mod witness;

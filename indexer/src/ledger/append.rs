@@ -171,7 +171,7 @@ impl Refusal {
 impl From<StoreError> for Refusal {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Sqlite(e) => Refusal::Store(e.to_string()),
+            StoreError::Backend { detail, .. } => Refusal::Store(detail),
             other => Refusal::Store(other.to_string()),
         }
     }

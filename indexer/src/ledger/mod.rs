@@ -29,19 +29,16 @@ pub mod append;
 mod publish;
 mod reader;
 mod sequencer;
-mod sql;
+mod stored;
 
-use std::path::PathBuf;
-
+use crate::state::LogState;
+use crate::store::{Store, StoreError};
+use crate::tree::SharedTree;
 use conduct_core::signing::ServiceKey;
 use conduct_core::tlog::{
     edge_root, empty_root, open_checkpoint, Checkpoint, CheckpointError, Hash, TlogProof, Verifier,
     MAX_ENTRY_LEN,
 };
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
-
-use crate::store::{SqliteAppend, Store, StoreError};
-use crate::tree::SharedTree;
 
 pub use append::{Append, Refusal};
 
@@ -49,7 +46,7 @@ pub use reader::LedgerReader;
 pub use sequencer::{LogHead, OnCommit, Sequencer, WriterFailure};
 
 use reader::proof_at;
-use sql::{commit_batch, edge_for_size, stored_entry, to_hash, to_u64, write_batch, Batch};
+use stored::{edge_for_size, stored_entry, to_hash, write_and_commit, Batch};
 
 /// Default bound on the entries one group commit takes.
 pub const DEFAULT_MAX_BATCH: usize = 256;
@@ -57,10 +54,7 @@ pub const DEFAULT_MAX_BATCH: usize = 256;
 /// Why a ledger operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
-    /// SQLite refused.
-    #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// The store could not hand out a connection.
+    /// The state's backend failed.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// The tree refused or lost a write while publishing.
@@ -169,9 +163,10 @@ pub struct Appended {
     pub leaf: Option<Vec<u8>>,
 }
 
-/// The transparency log: SQLite is the truth, the objects under the tree's `log/` are derived.
+/// The transparency log: the state is the truth, the objects under the tree's `log/` are
+/// derived.
 pub struct Ledger {
-    conn: Connection,
+    log: Box<dyn LogState>,
     key: ServiceKey,
     verifier: Verifier,
     /// Where the derived files are published, under `log/`.
@@ -196,52 +191,52 @@ impl std::fmt::Debug for Ledger {
     }
 }
 
-/// The first and last leaf's index (-1 when none), each read through the primary key: SQLite
-/// answers `MIN` or `MAX` alone from the index, but `MIN(idx), MAX(idx)` in one select scans
-/// the whole table (the log's bytes: seconds at a million records).
-const FIRST_AND_LAST_LEAF: &str = "SELECT COALESCE((SELECT MIN(idx) FROM leaf), -1), \
-     COALESCE((SELECT MAX(idx) FROM leaf), -1)";
-
 impl Ledger {
     /// Open the log in `store` (which has run the migrations), signing with `key` (whose name
-    /// is the origin) and publishing under `log/` of `tree`. See [`Ledger::open_connection`].
+    /// is the origin) and publishing under `log/` of `tree`. See [`Ledger::open_log`].
     pub fn open(store: &Store, key: ServiceKey, tree: SharedTree) -> Result<Ledger> {
-        Ledger::open_connection(store.connection()?, key, tree)
+        Ledger::open_log(store.log()?, key, tree)
     }
 
-    /// Open the log over its own connection to a migrated store database.
+    /// Open the log over its own hold on the state's log tables (migrated).
     ///
     /// Creates the signed size-0 checkpoint of an empty log; otherwise verifies the stored
     /// checkpoint (signature, leaf count, root recomputed from stored hashes), then re-publishes
     /// any derived file that is missing, of the wrong length, or behind.
-    pub fn open_connection(conn: Connection, key: ServiceKey, tree: SharedTree) -> Result<Ledger> {
+    pub fn open_log(log: Box<dyn LogState>, key: ServiceKey, tree: SharedTree) -> Result<Ledger> {
         let verifier = Verifier::for_key(&key).map_err(CheckpointError::from)?;
-        let select = "SELECT size, root, note FROM checkpoint WHERE id = 1";
-        let read = |conn: &Connection| {
-            conn.query_row(select, [], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Vec<u8>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .optional()
+        let mut ledger = Ledger {
+            log,
+            key,
+            verifier,
+            tree,
+            size: 0,
+            root: empty_root(),
+            note: String::new(),
+            edge: Vec::new(),
+            published: 0,
+            poisoned: true,
+            repaired: 0,
         };
-        let row = match read(&conn)? {
-            Some(row) => row,
+        ledger.load()?;
+        Ok(ledger)
+    }
+
+    /// Read and verify the stored checkpoint (creating the size-0 one of an empty log), then
+    /// repair the published files; the ledger takes appends once this succeeded.
+    fn load(&mut self) -> Result<()> {
+        let stored = match self.log.checkpoint()? {
+            Some(stored) => stored,
             None => {
-                let note = Checkpoint::new(key.name(), 0, empty_root())?.sign(&key)?;
-                conn.execute(
-                    "INSERT INTO checkpoint (id, size, root, note) VALUES (1, 0, ?1, ?2)
-                     ON CONFLICT (id) DO NOTHING",
-                    params![&empty_root()[..], note],
-                )?;
-                read(&conn)?
+                let note = Checkpoint::new(self.key.name(), 0, empty_root())?.sign(&self.key)?;
+                self.log.create_checkpoint(&empty_root(), &note)?;
+                self.log
+                    .checkpoint()?
                     .ok_or_else(|| LedgerError::Corrupt("checkpoint row vanished".into()))?
             }
         };
-        let (size, root_hash, note) = (to_u64(row.0, "size")?, to_hash(&row.1)?, row.2);
-        let signed = open_checkpoint(&note, std::slice::from_ref(&verifier))?;
+        let (size, root_hash, note) = (stored.size, to_hash(&stored.root)?, stored.note);
+        let signed = open_checkpoint(&note, std::slice::from_ref(&self.verifier))?;
         if signed.checkpoint.size != size || signed.checkpoint.root != root_hash {
             return Err(LedgerError::Corrupt(
                 "checkpoint note disagrees with its size or root columns".into(),
@@ -249,35 +244,24 @@ impl Ledger {
         }
         // The first and last leaf (both read through the primary key, so opening costs no
         // scan of the log; `conduct verify-log` audits every leaf).
-        let (min, max): (i64, i64) =
-            conn.query_row(FIRST_AND_LAST_LEAF, [], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let expected_min = if row.0 == 0 { -1 } else { 0 };
-        if min != expected_min || max != row.0 - 1 {
+        let span = self.log.leaf_span()?;
+        let expected = size.checked_sub(1).map(|last| (0, last));
+        if span != expected {
             return Err(LedgerError::Corrupt(format!(
-                "checkpoint size {size} but leaves from index {min} to {max}"
+                "checkpoint size {size} but leaves {span:?} (first, last)"
             )));
         }
-        let edge = edge_for_size(&conn, size)?;
+        let edge = edge_for_size(self.log.as_ref(), size)?;
         if edge_root(&edge) != root_hash {
             return Err(LedgerError::Corrupt(format!(
                 "stored hashes do not give the checkpoint root at size {size}"
             )));
         }
-        let mut ledger = Ledger {
-            conn,
-            key,
-            verifier,
-            tree,
-            size,
-            root: root_hash,
-            note,
-            edge,
-            published: 0,
-            poisoned: false,
-            repaired: 0,
-        };
-        ledger.repaired = ledger.repair()?;
-        Ok(ledger)
+        (self.size, self.root, self.note, self.edge) = (size, root_hash, note, edge);
+        self.published = 0;
+        self.repaired = self.repair()?;
+        self.poisoned = false;
+        Ok(())
     }
 
     /// Append `entries` as one batch: one transaction, one new checkpoint. Returns the index
@@ -304,12 +288,9 @@ impl Ledger {
         if entries.is_empty() {
             return Ok(first);
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let batch = self.log.begin()?;
         let leaves: Vec<&[u8]> = entries.iter().map(AsRef::as_ref).collect();
-        let written = write_batch(&tx, &self.key, first, &self.edge, &leaves);
-        let committed = commit_batch(tx, written, first);
+        let committed = write_and_commit(batch, &self.key, first, &self.edge, &leaves);
         self.finish_batch(committed, first)
     }
 
@@ -351,9 +332,7 @@ impl Ledger {
             return Err(LedgerError::Poisoned);
         }
         let first = self.size;
-        let mut tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut tx = self.log.begin()?;
         let mut leaves: Vec<Vec<u8>> = Vec::with_capacity(jobs.len());
         let mut results = Vec::with_capacity(jobs.len());
         for (position, job) in jobs.into_iter().enumerate() {
@@ -361,15 +340,15 @@ impl Ledger {
             let (leaf, built) = match job {
                 Job::Raw(leaf) => (leaf, false),
                 Job::Build(build) => {
-                    let sp = tx.savepoint()?;
-                    let built = build(&mut SqliteAppend::new(&sp), index);
+                    tx.savepoint()?;
+                    let built = build(&mut *tx, index);
                     match built {
                         Ok(leaf) if leaf.len() <= MAX_ENTRY_LEN => {
-                            sp.commit()?;
+                            tx.release()?;
                             (leaf, true)
                         }
                         Ok(leaf) => {
-                            drop(sp);
+                            tx.rollback()?;
                             results.push(Err(LedgerError::EntryTooLarge {
                                 position,
                                 len: leaf.len(),
@@ -377,7 +356,7 @@ impl Ledger {
                             continue;
                         }
                         Err(refused) => {
-                            drop(sp);
+                            tx.rollback()?;
                             results.push(Err(LedgerError::Refused(refused)));
                             continue;
                         }
@@ -403,8 +382,7 @@ impl Ledger {
             return Ok(results);
         }
         let refs: Vec<&[u8]> = leaves.iter().map(Vec::as_slice).collect();
-        let written = write_batch(&tx, &self.key, first, &self.edge, &refs);
-        let committed = commit_batch(tx, written, first);
+        let committed = write_and_commit(tx, &self.key, first, &self.edge, &refs);
         self.adopt(committed)?;
         on_commit(&results);
         Ok(results)
@@ -452,24 +430,15 @@ impl Ledger {
     }
 
     /// Recover from a failed write: re-open a stopped ledger over a new connection to the
-    /// same database (which re-verifies the stored checkpoint against the leaves and repairs
-    /// the published files), then prove a write commits (a no-op transaction on the checkpoint
+    /// same state (which re-verifies the stored checkpoint against the leaves and repairs the
+    /// published files), then prove a write commits (a no-op transaction on the checkpoint
     /// row). On success the ledger takes appends again.
     pub fn recover(&mut self) -> Result<()> {
         if self.poisoned {
-            let path =
-                self.conn.path().map(PathBuf::from).ok_or_else(|| {
-                    LedgerError::Corrupt("the ledger's database has no path".into())
-                })?;
-            let conn = crate::store::configured(&path)?;
-            let fresh = Ledger::open_connection(conn, self.key.clone(), self.tree.clone())?;
-            *self = fresh;
+            self.log.reopen()?;
+            self.load()?;
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute("UPDATE checkpoint SET note = note WHERE id = 1", [])?;
-        tx.commit()?;
+        self.log.probe_write()?;
         if self.publish_behind() {
             self.publish()?;
         }
@@ -504,7 +473,7 @@ impl Ledger {
     /// Entry `idx`.
     pub fn entry(&self, idx: u64) -> Result<Vec<u8>> {
         self.check_index(idx)?;
-        stored_entry(&self.conn, idx)
+        stored_entry(self.log.snapshot()?.as_ref(), idx)
     }
 
     fn check_index(&self, idx: u64) -> Result<()> {
@@ -521,27 +490,6 @@ impl Ledger {
     /// current signed checkpoint. Computed from the stored hashes (at most one tile per level
     /// per proof step), never by rehashing the leaves.
     pub fn inclusion_proof(&self, idx: u64) -> Result<TlogProof> {
-        proof_at(&self.conn, self.size, &self.note, idx)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn opening_reads_the_first_and_last_leaf_without_a_scan() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let conn = store.connection().unwrap();
-        let plan = crate::store::query_plan(&conn, FIRST_AND_LAST_LEAF, []);
-        assert!(
-            plan.iter().all(|step| !step.starts_with("SCAN leaf")),
-            "{plan:?}"
-        );
-        assert!(
-            plan.iter().any(|step| step.starts_with("SEARCH leaf")),
-            "{plan:?}"
-        );
+        proof_at(self.log.snapshot()?.as_ref(), self.size, &self.note, idx)
     }
 }

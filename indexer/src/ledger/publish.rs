@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use conduct_core::tlog::{entries_path, new_tiles, open_checkpoint, tiles_for_size, Tile};
 
-use super::sql::{bundle_bytes, bundle_len, tile_bytes};
+use super::stored::{bundle_bytes, bundle_len, tile_bytes};
 use super::{Ledger, LedgerError, Result};
 use crate::tree::Put;
 
@@ -31,11 +31,13 @@ impl Ledger {
     }
 
     /// Write hash tile `tile` and, at level 0, its entry bundle.
-    fn write_tile(&self, tile: Tile) -> Result<()> {
-        self.write_file(&tile.path(), &tile_bytes(&self.conn, tile)?)?;
+    fn write_tile(&mut self, tile: Tile) -> Result<()> {
+        let bytes = tile_bytes(self.log.as_ref(), tile)?;
+        self.write_file(&tile.path(), &bytes)?;
         if tile.level == 0 {
             let path = entries_path(tile.index, tile.width);
-            self.write_file(&path, &bundle_bytes(&self.conn, tile)?)?;
+            let bytes = bundle_bytes(self.log.as_ref(), tile)?;
+            self.write_file(&path, &bytes)?;
         }
         Ok(())
     }
@@ -99,18 +101,20 @@ impl Ledger {
                 there(&tile.path())
             };
             if !tile_ok {
-                self.write_file(&tile.path(), &tile_bytes(&self.conn, tile)?)?;
+                let bytes = tile_bytes(self.log.as_ref(), tile)?;
+                self.write_file(&tile.path(), &bytes)?;
                 written += 1;
             }
             if tile.level == 0 {
                 let rel = entries_path(tile.index, tile.width);
                 let ok = if recent {
-                    len_ok(&rel, bundle_len(&self.conn, tile)?)
+                    len_ok(&rel, bundle_len(self.log.as_ref(), tile)?)
                 } else {
                     there(&rel)
                 };
                 if !ok {
-                    self.write_file(&rel, &bundle_bytes(&self.conn, tile)?)?;
+                    let bytes = bundle_bytes(self.log.as_ref(), tile)?;
+                    self.write_file(&rel, &bytes)?;
                     written += 1;
                 }
             }

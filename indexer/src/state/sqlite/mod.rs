@@ -19,6 +19,7 @@
 mod append;
 pub mod chain;
 pub mod familiar;
+mod log;
 pub mod munus;
 pub mod nostr;
 pub mod payid;
@@ -26,7 +27,7 @@ pub mod resume;
 pub mod vows;
 pub mod witness;
 
-pub(crate) use append::SqliteAppend;
+pub use log::SqliteLog;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,28 +35,15 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-/// Why a store operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// SQLite refused.
-    #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    /// Filesystem trouble.
-    #[error("{path}: {source}")]
-    Io {
-        /// The path involved.
-        path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The database was written by a newer version of this program.
-    #[error("database schema version {found} is newer than this program's {known}")]
-    TooNew {
-        /// Version in the file.
-        found: i64,
-        /// Newest version known here.
-        known: i64,
-    },
+pub use crate::state::StoreError;
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Backend {
+            backend: "sqlite",
+            detail: e.to_string(),
+        }
+    }
 }
 
 /// Ordered schema migrations; index + 1 is the schema version.
@@ -415,6 +403,11 @@ impl Store {
     /// a component that owns its connection (the ledger's sequencer thread, the readers).
     pub(crate) fn connection(&self) -> Result<Connection, StoreError> {
         configured(&self.path)
+    }
+
+    /// The log's tables over a new connection (the ledger's, or a reader's).
+    pub fn log(&self) -> Result<Box<dyn crate::state::LogState>, StoreError> {
+        Ok(Box::new(SqliteLog::open(self.path.clone())?))
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {

@@ -1,10 +1,12 @@
-//! [`Append`] on SQLite: the statements a job runs inside the log's transaction, over the
-//! savepoint the ledger opens for it (the contract is in [`crate::ledger::append`]). Each
-//! table group's statements live with its reads (`vows`, `munus`, `nostr`, `witness`,
-//! `familiar`); the single-use signatures and the per-day counts are here.
+//! A batch of the log on SQLite ([`SqliteBatch`]): [`Append`], the statements a job runs
+//! inside the log's transaction under the savepoint the ledger opens for it (the contract is
+//! in [`crate::ledger::append`]), and [`LogBatch`], the savepoints, the batch's leaves and the
+//! checkpoint's compare-and-swap (the contract heads [`crate::state`]). Each table group's
+//! statements live with its reads (`vows`, `munus`, `nostr`, `witness`, `familiar`); the
+//! single-use signatures and the per-day counts are here.
 
 use conduct_core::munus::record::BoardRecord;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::vows::is_constraint;
 use super::{familiar, munus, nostr, vows, witness, StoreError};
@@ -12,16 +14,62 @@ use crate::ledger::append::{
     Append, BindingIndex, BoardIndex, Daily, FamiliarIndex, PledgeIndex, PutVow, Signatures, Sworn,
     VowHead, VowIndex,
 };
+use crate::state::{LogBatch, NewLeaves};
 
-/// A job's view of the append transaction: the savepoint the ledger opened for it.
-pub(crate) struct SqliteAppend<'c> {
-    conn: &'c Connection,
+/// A batch's write transaction (`BEGIN IMMEDIATE` on the ledger's connection).
+pub(crate) struct SqliteBatch<'c> {
+    conn: Transaction<'c>,
 }
 
-impl<'c> SqliteAppend<'c> {
-    /// The view over `conn` (a savepoint of the batch's transaction).
-    pub(crate) fn new(conn: &'c Connection) -> SqliteAppend<'c> {
-        SqliteAppend { conn }
+impl<'c> SqliteBatch<'c> {
+    /// The batch in transaction `conn`.
+    pub(crate) fn new(conn: Transaction<'c>) -> SqliteBatch<'c> {
+        SqliteBatch { conn }
+    }
+}
+
+impl LogBatch for SqliteBatch<'_> {
+    fn savepoint(&mut self) -> Result<(), StoreError> {
+        Ok(self.conn.execute_batch("SAVEPOINT job")?)
+    }
+
+    fn release(&mut self) -> Result<(), StoreError> {
+        Ok(self.conn.execute_batch("RELEASE job")?)
+    }
+
+    fn rollback(&mut self) -> Result<(), StoreError> {
+        Ok(self.conn.execute_batch("ROLLBACK TO job; RELEASE job")?)
+    }
+
+    fn write(&mut self, new: &NewLeaves<'_>) -> Result<bool, StoreError> {
+        let written = (|| -> rusqlite::Result<usize> {
+            let mut st = self
+                .conn
+                .prepare_cached("INSERT INTO leaf (idx, data, hash) VALUES (?1, ?2, ?3)")?;
+            for (i, (e, h)) in new.leaves.iter().enumerate() {
+                st.execute(params![(new.first + i as u64) as i64, e, &h[..]])?;
+            }
+            let mut st = self
+                .conn
+                .prepare_cached("INSERT INTO node (level, idx, hash) VALUES (?1, ?2, ?3)")?;
+            for (level, idx, h) in new.nodes {
+                st.execute(params![i64::from(*level), *idx as i64, &h[..]])?;
+            }
+            let to = new.checkpoint;
+            self.conn.execute(
+                "UPDATE checkpoint SET size = ?1, root = ?2, note = ?3 WHERE id = 1 AND size = ?4",
+                params![to.size as i64, &to.root[..], to.note, new.first as i64],
+            )
+        })();
+        match written {
+            Ok(moved) => Ok(moved == 1),
+            Err(e) if is_constraint(&e) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(self.conn.commit()?)
     }
 }
 
@@ -34,13 +82,13 @@ fn signature_table(set: Signatures) -> &'static str {
     }
 }
 
-impl Append for SqliteAppend<'_> {
+impl Append for SqliteBatch<'_> {
     fn put_vow(&mut self, vow: &VowIndex<'_>) -> Result<PutVow, StoreError> {
-        vows::put_vow(self.conn, vow)
+        vows::put_vow(&self.conn, vow)
     }
 
     fn vow_head(&mut self, vow_id: &str) -> Result<Option<VowHead>, StoreError> {
-        vows::vow_head(self.conn, vow_id)
+        vows::vow_head(&self.conn, vow_id)
     }
 
     fn move_head(
@@ -49,7 +97,7 @@ impl Append for SqliteAppend<'_> {
         head: &VowHead,
         log_index: u64,
     ) -> Result<(), StoreError> {
-        vows::move_head(self.conn, vow_id, head, log_index)
+        vows::move_head(&self.conn, vow_id, head, log_index)
     }
 
     fn use_report_signature(
@@ -58,11 +106,11 @@ impl Append for SqliteAppend<'_> {
         vow_id: &str,
         seq: u64,
     ) -> Result<Option<u64>, StoreError> {
-        vows::use_report_signature(self.conn, signature, vow_id, seq)
+        vows::use_report_signature(&self.conn, signature, vow_id, seq)
     }
 
     fn sworn(&mut self, vow_id: &str) -> Result<Option<Sworn>, StoreError> {
-        vows::sworn(self.conn, vow_id)
+        vows::sworn(&self.conn, vow_id)
     }
 
     fn signature_used(&mut self, set: Signatures, signature: &str) -> Result<bool, StoreError> {
@@ -112,22 +160,22 @@ impl Append for SqliteAppend<'_> {
     }
 
     fn board_records(&mut self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        munus::board_records(self.conn)
+        munus::board_records(&self.conn)
     }
 
     fn put_board_record(&mut self, row: &BoardIndex<'_>) -> Result<bool, StoreError> {
-        munus::put_board_record(self.conn, row)
+        munus::put_board_record(&self.conn, row)
     }
 
     fn put_binding(&mut self, row: &BindingIndex<'_>) -> Result<(), StoreError> {
-        nostr::put_binding(self.conn, row)
+        nostr::put_binding(&self.conn, row)
     }
 
     fn put_pledge(&mut self, row: &PledgeIndex<'_>) -> Result<(), StoreError> {
-        witness::put_pledge(self.conn, row)
+        witness::put_pledge(&self.conn, row)
     }
 
     fn put_familiar(&mut self, row: &FamiliarIndex<'_>) -> Result<bool, StoreError> {
-        familiar::put_familiar(self.conn, row)
+        familiar::put_familiar(&self.conn, row)
     }
 }

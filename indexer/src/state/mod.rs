@@ -1,0 +1,160 @@
+//! The State seam: what the service keeps durably, behind traits a backend implements, and the
+//! one place a backend is chosen from the configuration. Two backends live side by side, one
+//! folder each: `sqlite/` (the embedded default, `<data>/conduct.sqlite3`) and `postgres/`
+//! (`state = "postgres://..."`). No module outside a backend's folder names its client.
+//!
+//! # The log's contract ([`LogState`], [`LogBatch`])
+//!
+//! The transparency log's tables are its leaves (index, bytes, leaf hash), the stored hashes
+//! of its complete subtrees (level >= 1, index), and one signed checkpoint (size, root, note).
+//! An implementation promises:
+//!
+//! - **One batch, one transaction.** [`LogState::begin`] opens a write transaction. The jobs
+//!   of the batch run in it through [`Append`] (the job seam's own contract heads
+//!   [`crate::ledger::append`]), each between [`LogBatch::savepoint`] and either
+//!   [`LogBatch::release`] or [`LogBatch::rollback`]; then [`LogBatch::write`] inserts the
+//!   batch's leaves and hashes and moves the checkpoint.
+//! - **Compare-and-swap.** [`LogBatch::write`] moves the checkpoint only from the size the
+//!   batch extends, and answers `Ok(false)` (nothing kept) when the stored checkpoint is
+//!   elsewhere or a leaf index is taken: another writer forked the log, which the ledger
+//!   treats as fatal.
+//! - **Durable when acknowledged.** [`LogBatch::commit`] returns `Ok` only once the
+//!   transaction is durably committed (SQLite: WAL with `synchronous=FULL`; PostgreSQL: a
+//!   synchronous commit). A commit that fails may or may not have committed: the ledger
+//!   re-opens ([`LogState::reopen`]) and re-reads before it writes again. A batch dropped
+//!   without a commit is rolled back.
+//! - **Consistent reads.** Every read of a [`LogRead`] returned by [`LogState::snapshot`]
+//!   sees one committed state; the reads of a [`LogState`] itself see at least every batch it
+//!   committed.
+//! - **Failures are errors, never answers.** A backend that is down answers `Err` (the api's
+//!   503), never an empty or partial read as if it were the truth.
+//!
+//! [`LogState`] has 6 methods of its own and [`LogRead`]'s 5; [`LogBatch`] has 5 beside
+//! [`Append`]'s 13 (ARCHITECTURE.md, "The two seams").
+
+pub mod postgres;
+pub mod sqlite;
+
+use conduct_core::tlog::Hash;
+
+use std::path::PathBuf;
+
+use crate::ledger::append::Append;
+
+/// Why a state operation failed. Every variant is a failure of the store, never a decision
+/// about a request: the api answers each with 503 and `Retry-After`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backend refused or failed, in its own words (`sqlite: database is locked`).
+    #[error("{backend}: {detail}")]
+    Backend {
+        /// `sqlite` or `postgres`.
+        backend: &'static str,
+        /// What it said.
+        detail: String,
+    },
+    /// Filesystem trouble.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The database was written by a newer version of this program.
+    #[error("database schema version {found} is newer than this program's {known}")]
+    TooNew {
+        /// Version in the database.
+        found: i64,
+        /// Newest version known here.
+        known: i64,
+    },
+    /// A stored value is out of its range (a negative size, say).
+    #[error("corrupt state: {0}")]
+    Corrupt(String),
+}
+
+/// The stored signed checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCheckpoint {
+    /// Tree size.
+    pub size: u64,
+    /// RFC 6962 root (32 bytes when sound; checked by the ledger).
+    pub root: Vec<u8>,
+    /// The signed note.
+    pub note: String,
+}
+
+/// What a new batch writes besides its jobs' rows.
+#[derive(Debug, Clone, Copy)]
+pub struct NewLeaves<'a> {
+    /// Index of the first leaf: the size the batch extends.
+    pub first: u64,
+    /// The leaves, in order, with their leaf hashes.
+    pub leaves: &'a [(&'a [u8], Hash)],
+    /// The newly complete subtrees: (level, index, hash).
+    pub nodes: &'a [(u8, u64, Hash)],
+    /// The checkpoint after the batch.
+    pub checkpoint: &'a StoredCheckpoint,
+}
+
+/// Reads of the log's tables.
+pub trait LogRead {
+    /// The stored checkpoint (`None`: the log was never opened).
+    fn checkpoint(&self) -> Result<Option<StoredCheckpoint>, StoreError>;
+
+    /// The first and last leaf index (`None`: no leaf), each read through the primary key.
+    fn leaf_span(&self) -> Result<Option<(u64, u64)>, StoreError>;
+
+    /// The stored hashes `first .. first + count` at `level` (0: leaf hashes), in order; fewer
+    /// when some are missing (the caller checks the count).
+    fn hashes(&self, level: u8, first: u64, count: u64) -> Result<Vec<Vec<u8>>, StoreError>;
+
+    /// Leaves `first .. first + count`, in order; fewer when some are missing.
+    fn entries(&self, first: u64, count: u64) -> Result<Vec<Vec<u8>>, StoreError>;
+
+    /// The byte length of an entry bundle of leaves `first .. first + count`: their bytes and
+    /// two length bytes each.
+    fn bundle_len(&self, first: u64, count: u64) -> Result<u64, StoreError>;
+}
+
+/// The log's tables, as the ledger (their one writer) and its readers hold them.
+pub trait LogState: LogRead + Send {
+    /// Create the size-0 checkpoint `note` of root `root` unless a checkpoint exists.
+    fn create_checkpoint(&mut self, root: &Hash, note: &str) -> Result<(), StoreError>;
+
+    /// Open a batch's write transaction.
+    fn begin(&mut self) -> Result<Box<dyn LogBatch + '_>, StoreError>;
+
+    /// One consistent read of committed state (a read transaction, ended when dropped).
+    fn snapshot(&self) -> Result<Box<dyn LogRead + '_>, StoreError>;
+
+    /// Prove that a write commits now (a no-op write of the checkpoint row).
+    fn probe_write(&mut self) -> Result<(), StoreError>;
+
+    /// Drop the connection and open a new one (after a commit whose outcome is unknown).
+    fn reopen(&mut self) -> Result<(), StoreError>;
+
+    /// Where the log lives, for messages (a path, or a server without its credentials).
+    fn locator(&self) -> String;
+}
+
+/// One batch's write transaction (see the module's contract).
+pub trait LogBatch: Append {
+    /// Open a job's savepoint.
+    fn savepoint(&mut self) -> Result<(), StoreError>;
+
+    /// Keep the job's writes (release its savepoint).
+    fn release(&mut self) -> Result<(), StoreError>;
+
+    /// Drop the job's writes (roll back to its savepoint and release it).
+    fn rollback(&mut self) -> Result<(), StoreError>;
+
+    /// Insert the batch's leaves and hashes and move the checkpoint from `new.first` to
+    /// `new.checkpoint`; `Ok(false)` when the checkpoint was not at `new.first` or a leaf
+    /// index is taken (a fork: nothing of the batch may be committed then).
+    fn write(&mut self, new: &NewLeaves<'_>) -> Result<bool, StoreError>;
+
+    /// Commit durably.
+    fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}

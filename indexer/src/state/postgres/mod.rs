@@ -1,0 +1,1 @@
+//! The State seam on PostgreSQL.
