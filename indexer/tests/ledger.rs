@@ -1,6 +1,8 @@
 //! Ledger tests: group commit under concurrency, reopen, published tiles and bundles re-derive
 //! the signed checkpoint, crash-between-commit-and-publish repair, oversized entries, forks,
-//! and a kill -9 loop (the test binary re-executes itself as the child).
+//! and a kill -9 loop (the test binary re-executes itself as the child). The suite runs on the
+//! state `CONDUCT_TEST_STATE` names: SQLite (unset), or `postgres`, a database of each test's
+//! own on the shared server of `tests/servers.sh` (tests/run.sh runs it both ways).
 
 use std::fs;
 use std::io::Write;
@@ -14,7 +16,7 @@ use conduct_core::tlog::{
     tiles_for_size, Hash, Verifier,
 };
 use conduct_indexer::ledger::{Ledger, LedgerError, LedgerReader, Sequencer};
-use conduct_indexer::store::Store;
+use conduct_indexer::state::State;
 use conduct_indexer::tree::Dir;
 
 fn key() -> ServiceKey {
@@ -38,9 +40,48 @@ fn env() -> Env {
     }
 }
 
+/// The state of the test whose data directory is `data`: SQLite there, or its own database on
+/// the shared PostgreSQL server, named after `data` (so a reopen, or a child process, finds
+/// the same one).
+fn state(data: &Path) -> State {
+    let Ok("postgres") = std::env::var("CONDUCT_TEST_STATE").as_deref() else {
+        return State::open(None, data).unwrap();
+    };
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run tests/run.sh"))
+    };
+    let (url, bin) = (var("CONDUCT_TEST_POSTGRES"), var("CONDUCT_TEST_PG_BIN"));
+    let name = {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        data.hash(&mut h);
+        format!("ledger_{:016x}", h.finish())
+    };
+    let made = std::process::Command::new(format!("{bin}/psql"))
+        .args([
+            url.as_str(),
+            "-qX",
+            "-c",
+            &format!("CREATE DATABASE {name}"),
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&made.stderr);
+    assert!(
+        made.status.success() || said.contains("already exists"),
+        "{said}"
+    );
+    let (server, _) = url.rsplit_once('/').unwrap();
+    State::open(Some(&format!("{server}/{name}")), data).unwrap()
+}
+
 fn open(data: &Path, log: &Path) -> Ledger {
-    let store = Store::open(data).unwrap();
-    Ledger::open(&store, key(), Dir::holding_log(log).unwrap()).unwrap()
+    Ledger::open_log(
+        state(data).log().unwrap(),
+        key(),
+        Dir::holding_log(log).unwrap(),
+    )
+    .unwrap()
 }
 
 /// Verify the published log from its files alone: the checkpoint signature, the root
@@ -309,13 +350,18 @@ fn oversized_entry_is_refused_and_changes_nothing() {
 #[test]
 fn reader_serves_entries_and_proofs_while_the_sequencer_runs() {
     let e = env();
-    let store = Store::open(&e.data).unwrap();
+    let state = state(&e.data);
     let seq = Sequencer::spawn(
-        Ledger::open(&store, key(), Dir::holding_log(&e.log).unwrap()).unwrap(),
+        Ledger::open_log(
+            state.log().unwrap(),
+            key(),
+            Dir::holding_log(&e.log).unwrap(),
+        )
+        .unwrap(),
         256,
     )
     .unwrap();
-    let reader = LedgerReader::open(&store).unwrap();
+    let reader = LedgerReader::over(state.log().unwrap());
     let verifiers = [Verifier::for_key(&key()).unwrap()];
     for n in 0..100u32 {
         let entry = format!("record {n}").into_bytes();
@@ -417,8 +463,13 @@ fn kill9_at_random_moments_loses_no_acknowledged_entry() {
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
 
-        let store = Store::open(&tmp.path().join("data")).unwrap();
-        let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
+        let state = state(&tmp.path().join("data"));
+        let ledger = Ledger::open_log(
+            state.log().unwrap(),
+            key(),
+            Dir::shared(tmp.path()).unwrap(),
+        )
+        .unwrap();
         // Every acknowledged entry is there, at its index.
         // A SIGKILL can land inside the child's `write` of an ack line (Linux stops a write
         // to a regular file at a page boundary when a fatal signal is pending), so the file

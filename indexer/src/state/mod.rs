@@ -74,6 +74,74 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+/// The state of a running service: the one backend the configuration chose.
+#[derive(Debug, Clone)]
+pub enum State {
+    /// SQLite in the data directory (the embedded default).
+    Sqlite(std::sync::Arc<sqlite::Store>),
+    /// A PostgreSQL database.
+    Postgres(postgres::Postgres),
+}
+
+impl State {
+    /// The one switch: `spec` names a PostgreSQL database (`postgres://...` or
+    /// `postgresql://...`), or is absent for SQLite in `data`. Creates or migrates the schema.
+    pub fn open(spec: Option<&str>, data: &std::path::Path) -> Result<State, StoreError> {
+        match spec {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(State::Postgres(postgres::Postgres::open(url)?))
+            }
+            Some(other) => Err(StoreError::Backend {
+                backend: "state",
+                detail: format!(
+                    "{other:?} is not a postgres:// URL (leave state unset for SQLite in data)"
+                ),
+            }),
+            None => Ok(State::Sqlite(std::sync::Arc::new(sqlite::Store::open(
+                data,
+            )?))),
+        }
+    }
+
+    /// The log's tables over a connection of their own (the ledger's, or a reader's).
+    pub fn log(&self) -> Result<Box<dyn LogState>, StoreError> {
+        match self {
+            State::Sqlite(store) => store.log(),
+            State::Postgres(pg) => pg.log(),
+        }
+    }
+
+    /// Where the state lives, for messages (never a password).
+    pub fn locator(&self) -> String {
+        match self {
+            State::Sqlite(store) => store.path().display().to_string(),
+            State::Postgres(pg) => pg.locator().to_owned(),
+        }
+    }
+}
+
+/// A kept board record row (its log index and leaf) as the record, or `None` (logged) when it
+/// names none: how every backend reads the board's rows.
+pub(crate) fn board_row(
+    index: i64,
+    data: &[u8],
+) -> Option<(u64, conduct_core::munus::record::BoardRecord)> {
+    let parsed = serde_json::from_slice::<serde_json::Value>(data)
+        .ok()
+        .and_then(|v| {
+            conduct_core::munus::record::BoardRecord::parse(&v)
+                .ok()
+                .flatten()
+        });
+    if parsed.is_none() {
+        tracing::error!(
+            log_index = index,
+            "a munus_record row names no board record"
+        );
+    }
+    parsed
+}
+
 /// The stored signed checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredCheckpoint {

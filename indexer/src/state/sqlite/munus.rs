@@ -23,13 +23,7 @@ pub(super) fn board_records(conn: &Connection) -> Result<Vec<(u64, BoardRecord)>
     let mut out = Vec::new();
     for row in rows {
         let (i, data) = row?;
-        let parsed = serde_json::from_slice::<serde_json::Value>(&data)
-            .ok()
-            .and_then(|v| BoardRecord::parse(&v).ok().flatten());
-        match parsed {
-            Some(r) => out.push(r),
-            None => tracing::error!(log_index = i, "a munus_record row names no board record"),
-        }
+        out.extend(crate::state::board_row(i, &data));
     }
     Ok(out)
 }

@@ -1,0 +1,201 @@
+//! The PostgreSQL schema, versioned: migration `i` takes the schema to version `i + 1`. Each
+//! table is its SQLite twin's (`state/sqlite/mod.rs`) with PostgreSQL's types: `BIGINT` for
+//! integers, `BYTEA` for bytes, `BOOLEAN` for flags.
+
+use super::{failed, Conn};
+use crate::state::StoreError;
+
+/// Ordered migrations; index + 1 is the schema version.
+const MIGRATIONS: &[&str] = &[
+    // 1: every table of the service's state.
+    "CREATE TABLE payment (
+        network TEXT NOT NULL,
+        payer TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        rail TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        amount TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('claimed', 'settled', 'failed', 'unsettled')),
+        tx TEXT,
+        detail TEXT,
+        claimed_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        payload TEXT,
+        PRIMARY KEY (network, payer, nonce)
+    );
+    CREATE TABLE idempotency (
+        key TEXT PRIMARY KEY,
+        body BYTEA NOT NULL,
+        created_at BIGINT NOT NULL,
+        request TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX idempotency_created ON idempotency (created_at);
+    CREATE TABLE leaf (
+        idx BIGINT PRIMARY KEY,
+        data BYTEA NOT NULL,
+        hash BYTEA NOT NULL
+    );
+    CREATE TABLE node (
+        level BIGINT NOT NULL,
+        idx BIGINT NOT NULL,
+        hash BYTEA NOT NULL,
+        PRIMARY KEY (level, idx)
+    );
+    CREATE TABLE checkpoint (
+        id BIGINT PRIMARY KEY CHECK (id = 1),
+        size BIGINT NOT NULL,
+        root BYTEA NOT NULL,
+        note TEXT NOT NULL
+    );
+    CREATE TABLE vow (
+        vow_id TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        text TEXT NOT NULL,
+        sealed BOOLEAN NOT NULL,
+        sandbox BOOLEAN NOT NULL,
+        wallet TEXT,
+        signed_message TEXT UNIQUE,
+        cadence_seconds BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        head_seq BIGINT NOT NULL,
+        head_hash TEXT NOT NULL,
+        head_at BIGINT NOT NULL
+    );
+    CREATE INDEX vow_agent ON vow (agent);
+    CREATE INDEX vow_wallet ON vow (wallet);
+    CREATE TABLE vow_entry (
+        vow_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        log_index BIGINT NOT NULL UNIQUE,
+        at BIGINT NOT NULL,
+        PRIMARY KEY (vow_id, seq)
+    );
+    CREATE TABLE free_cap (
+        counter TEXT NOT NULL,
+        day BIGINT NOT NULL,
+        bucket TEXT NOT NULL,
+        used BIGINT NOT NULL,
+        PRIMARY KEY (counter, day, bucket)
+    );
+    CREATE TABLE report_signature (
+        signature TEXT PRIMARY KEY,
+        vow_id TEXT NOT NULL,
+        seq BIGINT NOT NULL
+    );
+    CREATE TABLE reading (
+        vow_id TEXT PRIMARY KEY,
+        covers_seq BIGINT NOT NULL,
+        interpretation TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    CREATE TABLE munus_record (
+        log_index BIGINT PRIMARY KEY,
+        quest_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tx TEXT UNIQUE,
+        data BYTEA NOT NULL
+    );
+    CREATE TABLE munus_signature (
+        signature TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL
+    );
+    CREATE TABLE npub_binding (
+        log_index BIGINT PRIMARY KEY,
+        npub TEXT NOT NULL,
+        pubkey TEXT NOT NULL,
+        vow_id TEXT NOT NULL,
+        at BIGINT NOT NULL
+    );
+    CREATE INDEX npub_binding_npub ON npub_binding (npub, log_index);
+    CREATE INDEX npub_binding_vow ON npub_binding (vow_id, at);
+    CREATE TABLE npub_signature (
+        signature TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL
+    );
+    CREATE TABLE witness_pledge (
+        log_index BIGINT PRIMARY KEY,
+        vow_id TEXT NOT NULL,
+        wallet TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE INDEX witness_pledge_vow ON witness_pledge (vow_id, log_index);
+    CREATE TABLE witness_signature (
+        signature TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL
+    );
+    CREATE TABLE familiar (
+        familiar_id TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL UNIQUE,
+        owner_wallet TEXT NOT NULL,
+        owner_vow TEXT,
+        at BIGINT NOT NULL,
+        data BYTEA NOT NULL
+    );
+    CREATE TABLE familiar_signature (
+        signature TEXT PRIMARY KEY,
+        log_index BIGINT NOT NULL
+    );
+    CREATE TABLE payment_identifier (
+        scope TEXT NOT NULL,
+        id TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        request TEXT NOT NULL,
+        network TEXT NOT NULL,
+        payer TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open', 'pending', 'served')),
+        status BIGINT,
+        receipt TEXT,
+        record BYTEA,
+        location TEXT,
+        tx TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (scope, id)
+    );
+    CREATE TABLE reading_ask (
+        vow_id TEXT PRIMARY KEY,
+        seq BIGINT NOT NULL,
+        at BIGINT NOT NULL
+    );",
+];
+
+/// The advisory lock that serialises migrations of one database (any 64-bit constant: this
+/// is `conduct-state` in ASCII, cut to 8 bytes).
+const MIGRATION_LOCK: i64 = 0x636f_6e64_7563_742d;
+
+/// Create or migrate the schema in one transaction, under the advisory lock (several nodes
+/// may start at once); refuse a database migrated by a newer program.
+pub(super) fn migrate(conn: &Conn) -> Result<(), StoreError> {
+    conn.begin("BEGIN")?;
+    let migrated = (|| {
+        conn.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+        conn.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
+        let found: i64 = match conn.query_opt("SELECT version FROM schema_version", &[])? {
+            Some(row) => row.try_get(0)?,
+            None => {
+                conn.execute("INSERT INTO schema_version (version) VALUES (0)", &[])?;
+                0
+            }
+        };
+        let known = MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(StoreError::TooNew { found, known });
+        }
+        for (i, &sql) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            conn.batch(sql)?;
+            conn.execute("UPDATE schema_version SET version = $1", &[&(i as i64 + 1)])?;
+        }
+        Ok(())
+    })();
+    match migrated {
+        Ok(()) => conn.end("COMMIT"),
+        Err(e) => {
+            conn.end("ROLLBACK")
+                .map_err(|r| failed(format!("{e}; and the rollback failed: {r}")))?;
+            Err(e)
+        }
+    }
+}
