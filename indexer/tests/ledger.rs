@@ -16,8 +16,10 @@ use conduct_core::tlog::{
     tiles_for_size, Hash, Verifier,
 };
 use conduct_indexer::ledger::{Ledger, LedgerError, LedgerReader, Sequencer};
-use conduct_indexer::state::State;
 use conduct_indexer::tree::Dir;
+
+mod common;
+use common::state;
 
 fn key() -> ServiceKey {
     ServiceKey::from_seed(&[7; 32], "localhost:8402/log")
@@ -38,41 +40,6 @@ fn env() -> Env {
         data,
         log,
     }
-}
-
-/// The state of the test whose data directory is `data`: SQLite there, or its own database on
-/// the shared PostgreSQL server, named after `data` (so a reopen, or a child process, finds
-/// the same one).
-fn state(data: &Path) -> State {
-    let Ok("postgres") = std::env::var("CONDUCT_TEST_STATE").as_deref() else {
-        return State::open(None, data).unwrap();
-    };
-    let var = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: run tests/run.sh"))
-    };
-    let (url, bin) = (var("CONDUCT_TEST_POSTGRES"), var("CONDUCT_TEST_PG_BIN"));
-    let name = {
-        use std::hash::{Hash as _, Hasher as _};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        data.hash(&mut h);
-        format!("ledger_{:016x}", h.finish())
-    };
-    let made = std::process::Command::new(format!("{bin}/psql"))
-        .args([
-            url.as_str(),
-            "-qX",
-            "-c",
-            &format!("CREATE DATABASE {name}"),
-        ])
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&made.stderr);
-    assert!(
-        made.status.success() || said.contains("already exists"),
-        "{said}"
-    );
-    let (server, _) = url.rsplit_once('/').unwrap();
-    State::open(Some(&format!("{server}/{name}")), data).unwrap()
 }
 
 fn open(data: &Path, log: &Path) -> Ledger {
