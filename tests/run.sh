@@ -95,7 +95,8 @@ cargo test --workspace --no-fail-fast --quiet 2>&1 | tee "$tools/test.log" || st
 # The State suites again on the other backend: each test gets a database of its own on the
 # shared PostgreSQL server.
 echo "== the State suites on PostgreSQL (CONDUCT_TEST_STATE=postgres)"
-CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --no-fail-fast --quiet 2>&1 |
+CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads \
+  --no-fail-fast --quiet 2>&1 |
   tee -a "$tools/test.log" || status=$?
 # Print one closing tally line for CI readers.
 awk '/^test result:/ {p+=$4; f+=$6; i+=$8} END {printf "%d passed, %d failed, %d skipped\n", p, f, i}' "$tools/test.log"

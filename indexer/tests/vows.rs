@@ -1,6 +1,7 @@
 //! Vow chains through the sequencer: records are chained in the log's transaction, concurrent
 //! report-ins on one vow get contiguous seqs, refused jobs change nothing, a signed vow cannot
-//! be taken twice, and the chain checker accepts what the store wrote.
+//! be taken twice, and the chain checker accepts what the store wrote. On the state
+//! `CONDUCT_TEST_STATE` names (tests/run.sh runs it on SQLite and on PostgreSQL).
 
 use std::sync::Arc;
 
@@ -8,9 +9,10 @@ use conduct_core::signing::{PinnedKey, ServiceKey};
 use conduct_core::vow::links::LinkChecker;
 use conduct_core::vow::record::declared_ys;
 use conduct_indexer::ledger::{Ledger, LedgerError, Refusal, Sequencer};
-use conduct_indexer::store::Store;
 use conduct_indexer::tree::Dir;
-use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
+use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow};
+
+mod common;
 
 const ORIGIN: &str = "localhost:8402/log";
 
@@ -55,8 +57,13 @@ fn entry(vow_id: &str, at: u64) -> NewEntry {
 #[test]
 fn chains_are_built_in_the_log_transaction() {
     let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(tmp.path()).unwrap();
-    let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
+    let state = common::state(tmp.path());
+    let ledger = Ledger::open_log(
+        state.log().unwrap(),
+        key(),
+        Dir::shared(tmp.path()).unwrap(),
+    )
+    .unwrap();
     let seq = Arc::new(Sequencer::spawn(ledger, 64).unwrap());
     let vow = seq
         .submit_job_blocking(vow_job(key(), new_vow(None)))
@@ -103,7 +110,7 @@ fn chains_are_built_in_the_log_transaction() {
         other => panic!("{other:?}"),
     }
 
-    let reader = VowReader::open(&store).unwrap();
+    let reader = state.vows().unwrap();
     let (row, records) = reader.links(&id).unwrap().unwrap();
     assert_eq!(row.head_seq, 200);
     assert_eq!(records.len(), 201);

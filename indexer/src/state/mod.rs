@@ -34,6 +34,7 @@
 
 pub mod postgres;
 pub mod sqlite;
+pub mod vows;
 
 use conduct_core::tlog::Hash;
 
@@ -108,6 +109,14 @@ impl State {
         match self {
             State::Sqlite(store) => store.log(),
             State::Postgres(pg) => pg.log(),
+        }
+    }
+
+    /// The vows' reads, over connections of their own.
+    pub fn vows(&self) -> Result<vows::VowReader, StoreError> {
+        match self {
+            State::Sqlite(store) => vows::VowReader::open(store),
+            State::Postgres(pg) => Ok(vows::VowReader::new(Box::new(pg.vows()))),
         }
     }
 

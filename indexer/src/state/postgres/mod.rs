@@ -19,6 +19,7 @@
 mod append;
 mod log;
 mod schema;
+mod vows;
 
 use std::future::Future;
 use std::str::FromStr;
@@ -33,6 +34,7 @@ use tokio_postgres::{NoTls, Row};
 use super::StoreError;
 
 pub use log::PgLog;
+pub use vows::PgVows;
 
 /// Longest wait for a new connection, and for a pooled one.
 const CONNECT_WAIT: Duration = Duration::from_secs(5);

@@ -1,6 +1,8 @@
 //! The PostgreSQL schema, versioned: migration `i` takes the schema to version `i + 1`. Each
 //! table is its SQLite twin's (`state/sqlite/mod.rs`) with PostgreSQL's types: `BIGINT` for
-//! integers, `BYTEA` for bytes, `BOOLEAN` for flags.
+//! integers, `BYTEA` for bytes, `BOOLEAN` for flags, and the C collation for the text keys that
+//! are ordered or paged through (byte order, as SQLite compares: both backends list the same
+//! rows in the same order, whatever the database's own collation).
 
 use super::{failed, Conn};
 use crate::state::StoreError;
@@ -48,9 +50,9 @@ const MIGRATIONS: &[&str] = &[
         note TEXT NOT NULL
     );
     CREATE TABLE vow (
-        vow_id TEXT PRIMARY KEY,
+        vow_id TEXT COLLATE \"C\" PRIMARY KEY,
         log_index BIGINT NOT NULL UNIQUE,
-        agent TEXT NOT NULL,
+        agent TEXT COLLATE \"C\" NOT NULL,
         text TEXT NOT NULL,
         sealed BOOLEAN NOT NULL,
         sandbox BOOLEAN NOT NULL,
@@ -65,7 +67,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX vow_agent ON vow (agent);
     CREATE INDEX vow_wallet ON vow (wallet);
     CREATE TABLE vow_entry (
-        vow_id TEXT NOT NULL,
+        vow_id TEXT COLLATE \"C\" NOT NULL,
         seq BIGINT NOT NULL,
         log_index BIGINT NOT NULL UNIQUE,
         at BIGINT NOT NULL,
@@ -84,7 +86,7 @@ const MIGRATIONS: &[&str] = &[
         seq BIGINT NOT NULL
     );
     CREATE TABLE reading (
-        vow_id TEXT PRIMARY KEY,
+        vow_id TEXT COLLATE \"C\" PRIMARY KEY,
         covers_seq BIGINT NOT NULL,
         interpretation TEXT NOT NULL,
         at BIGINT NOT NULL
@@ -102,7 +104,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE TABLE npub_binding (
         log_index BIGINT PRIMARY KEY,
-        npub TEXT NOT NULL,
+        npub TEXT COLLATE \"C\" NOT NULL,
         pubkey TEXT NOT NULL,
         vow_id TEXT NOT NULL,
         at BIGINT NOT NULL
@@ -126,7 +128,7 @@ const MIGRATIONS: &[&str] = &[
         log_index BIGINT NOT NULL
     );
     CREATE TABLE familiar (
-        familiar_id TEXT PRIMARY KEY,
+        familiar_id TEXT COLLATE \"C\" PRIMARY KEY,
         log_index BIGINT NOT NULL UNIQUE,
         owner_wallet TEXT NOT NULL,
         owner_vow TEXT,
@@ -156,7 +158,7 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (scope, id)
     );
     CREATE TABLE reading_ask (
-        vow_id TEXT PRIMARY KEY,
+        vow_id TEXT COLLATE \"C\" PRIMARY KEY,
         seq BIGINT NOT NULL,
         at BIGINT NOT NULL
     );",

@@ -3,9 +3,10 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::vows::{is_constraint, VowReader};
+use super::vows::{is_constraint, SqliteVows};
 use super::StoreError;
 use crate::ledger::append::FamiliarIndex;
+pub use crate::state::vows::FamiliarRow;
 
 pub(super) fn put_familiar(conn: &Connection, row: &FamiliarIndex<'_>) -> Result<bool, StoreError> {
     let stored = conn.execute(
@@ -27,19 +28,6 @@ pub(super) fn put_familiar(conn: &Connection, row: &FamiliarIndex<'_>) -> Result
     }
 }
 
-/// A recorded familiar as the store keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FamiliarRow {
-    /// Its id.
-    pub familiar_id: String,
-    /// Log index of its record.
-    pub log_index: u64,
-    /// When it was summoned, unix seconds.
-    pub at: u64,
-    /// The record's leaf bytes (the signed record).
-    pub leaf: Vec<u8>,
-}
-
 fn familiar_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FamiliarRow> {
     Ok(FamiliarRow {
         familiar_id: r.get(0)?,
@@ -49,9 +37,9 @@ fn familiar_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FamiliarRow> {
     })
 }
 
-impl VowReader {
+impl SqliteVows {
     /// The familiar `id` (`None` when there is none).
-    pub fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
+    pub(super) fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
         self.with(|c| {
             c.query_row(
                 "SELECT familiar_id, log_index, at, data FROM familiar WHERE familiar_id = ?1",
@@ -63,7 +51,7 @@ impl VowReader {
     }
 
     /// Every familiar, in log order.
-    pub fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
+    pub(super) fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached(
                 "SELECT familiar_id, log_index, at, data FROM familiar ORDER BY log_index",

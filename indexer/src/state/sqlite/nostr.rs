@@ -3,9 +3,10 @@
 
 use rusqlite::{params, Connection};
 
-use super::vows::VowReader;
+use super::vows::SqliteVows;
 use super::StoreError;
 use crate::ledger::append::BindingIndex;
+pub use crate::state::vows::BindingRow;
 
 pub(super) fn put_binding(conn: &Connection, row: &BindingIndex<'_>) -> Result<(), StoreError> {
     conn.execute(
@@ -22,21 +23,6 @@ pub(super) fn put_binding(conn: &Connection, row: &BindingIndex<'_>) -> Result<(
     Ok(())
 }
 
-/// One binding as the store indexes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BindingRow {
-    /// The npub (lowercase).
-    pub npub: String,
-    /// Its key, lowercase hex.
-    pub pubkey: String,
-    /// The vow it names.
-    pub vow_id: String,
-    /// Log index of the binding record.
-    pub log_index: u64,
-    /// Instant recorded, unix seconds.
-    pub at: u64,
-}
-
 fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRow> {
     Ok(BindingRow {
         npub: r.get(0)?,
@@ -51,9 +37,9 @@ fn binding_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BindingRow> {
 const CURRENT: &str = "SELECT npub, pubkey, vow_id, log_index, at FROM npub_binding b
      WHERE log_index = (SELECT MAX(log_index) FROM npub_binding c WHERE c.npub = b.npub)";
 
-impl VowReader {
+impl SqliteVows {
     /// The current binding of `npub` (its latest; `None` when it was never bound here).
-    pub fn binding(&self, npub: &str) -> Result<Option<BindingRow>, StoreError> {
+    pub(super) fn binding(&self, npub: &str) -> Result<Option<BindingRow>, StoreError> {
         use rusqlite::OptionalExtension;
         self.with(|c| {
             c.query_row(
@@ -67,7 +53,7 @@ impl VowReader {
     }
 
     /// The npubs whose current binding names `vow_id`, oldest binding first.
-    pub fn npubs_of(&self, vow_id: &str) -> Result<Vec<BindingRow>, StoreError> {
+    pub(super) fn npubs_of(&self, vow_id: &str) -> Result<Vec<BindingRow>, StoreError> {
         self.with(|c| {
             let mut st =
                 c.prepare_cached(&format!("{CURRENT} AND vow_id = ?1 ORDER BY log_index"))?;
@@ -77,7 +63,7 @@ impl VowReader {
     }
 
     /// Every npub bound here, with its current binding, by npub.
-    pub fn bindings(&self) -> Result<Vec<BindingRow>, StoreError> {
+    pub(super) fn bindings(&self) -> Result<Vec<BindingRow>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached(&format!("{CURRENT} ORDER BY npub"))?;
             let rows = st.query_map([], binding_row)?;
@@ -87,7 +73,7 @@ impl VowReader {
 
     /// The npubs bound at log index `from` or later (their `/who` and card pages change), by
     /// npub.
-    pub fn npubs_bound_since(&self, from: u64) -> Result<Vec<String>, StoreError> {
+    pub(super) fn npubs_bound_since(&self, from: u64) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached(
                 "SELECT DISTINCT npub FROM npub_binding WHERE log_index >= ?1 ORDER BY npub",
@@ -98,7 +84,7 @@ impl VowReader {
     }
 
     /// Every npub ever bound to `vow_id` (current or moved away since), by npub.
-    pub fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
+    pub(super) fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached(
                 "SELECT DISTINCT npub FROM npub_binding WHERE vow_id = ?1 ORDER BY npub",

@@ -9,6 +9,8 @@ use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 
 use super::{Store, StoreError};
 use crate::ledger::append::{PutVow, Sworn, VowHead, VowIndex};
+use crate::state::vows::{BindingRow, FamiliarRow, PledgeRow, VowReads};
+pub use crate::state::vows::{ChainHead, Records, VowClock, VowReader, VowRow};
 
 pub(super) fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
@@ -145,36 +147,6 @@ pub(crate) fn put_test_vow(
         .unwrap();
 }
 
-/// A chain's records as (log index, leaf bytes): the vow record, then entries in seq order.
-pub type Records = Vec<(u64, Vec<u8>)>;
-
-/// A vow as the store indexes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VowRow {
-    /// Vow id.
-    pub vow_id: String,
-    /// Index of its record in the log.
-    pub log_index: u64,
-    /// Agent name.
-    pub agent: String,
-    /// The text (private when sealed: never publish it from here).
-    pub text: String,
-    /// Sealed.
-    pub sealed: bool,
-    /// Unsigned.
-    pub sandbox: bool,
-    /// Wallet (lowercase hex) of a signed vow.
-    pub wallet: Option<String>,
-    /// Cadence, seconds.
-    pub cadence_seconds: u64,
-    /// Instant taken, unix seconds.
-    pub created_at: u64,
-    /// Entries in its chain.
-    pub head_seq: u64,
-    /// Instant of its last record.
-    pub head_at: u64,
-}
-
 const VOW_COLUMNS: &str = "vow_id, log_index, agent, text, sealed, sandbox, wallet, \
     cadence_seconds, created_at, head_seq, head_at";
 
@@ -201,34 +173,22 @@ fn vow_by_id(c: &Connection, vow_id: &str) -> rusqlite::Result<Option<VowRow>> {
         .optional()
 }
 
-/// A vow's window clock: its windows are `[start + k·cadence, start + (k+1)·cadence)`
-/// (library/VOWS.md, "Trajectory stats").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VowClock {
-    /// Vow id.
-    pub vow_id: String,
-    /// The instant it was taken, unix seconds: its first window's start.
-    pub start: u64,
-    /// Cadence, seconds.
-    pub cadence: u64,
-}
-
 /// The page cache of the reader connections together, KiB, shared out evenly (SQLite's default
 /// is 2 MiB each). A render reads a vow's records by index from anywhere in the file; with the
 /// default, most of those reads went to the kernel (`pread`, 8% of the CPU of a random-vow
 /// report-in at 20,000 vows; BENCHMARKS.md, section 14).
 const READER_CACHE_KIB: i64 = 128 * 1024;
 
-/// Reads of the committed vows (and of the records that name them: npub bindings, pledges,
-/// familiars) over a few connections of their own (so renders of different vows on different
-/// threads do not wait for each other).
-pub struct VowReader {
+/// [`VowReads`] on SQLite: reads of the committed vows (and of the records that name them:
+/// npub bindings, pledges, familiars) over a few connections of their own (so renders of
+/// different vows on different threads do not wait for each other).
+pub struct SqliteVows {
     conns: Vec<Mutex<Connection>>,
 }
 
-impl std::fmt::Debug for VowReader {
+impl std::fmt::Debug for SqliteVows {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VowReader")
+        f.debug_struct("SqliteVows")
             .field("connections", &self.conns.len())
             .finish_non_exhaustive()
     }
@@ -238,8 +198,15 @@ impl std::fmt::Debug for VowReader {
 const ENTRY_AT_HEAD: &str = "SELECT seq FROM vow_entry WHERE vow_id = ?1 AND seq = ?2";
 
 impl VowReader {
-    /// A reader over new connections to `store`, one per available core.
+    /// A reader of the SQLite store `store`.
     pub fn open(store: &Store) -> Result<VowReader, StoreError> {
+        Ok(VowReader::new(Box::new(SqliteVows::open(store)?)))
+    }
+}
+
+impl SqliteVows {
+    /// A reader over new connections to `store`, one per available core.
+    pub fn open(store: &Store) -> Result<SqliteVows, StoreError> {
         let n = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let conns = (0..n)
             .map(|_| {
@@ -248,7 +215,7 @@ impl VowReader {
                 Ok::<_, StoreError>(Mutex::new(c))
             })
             .collect::<Result<_, _>>()?;
-        Ok(VowReader { conns })
+        Ok(SqliteVows { conns })
     }
 
     pub(super) fn with<T>(
@@ -262,9 +229,11 @@ impl VowReader {
         };
         Ok(f(&mut g)?)
     }
+}
 
+impl VowReads for SqliteVows {
     /// One vow.
-    pub fn vow(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
+    fn vow(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
         self.with(|c| vow_by_id(c, vow_id))
     }
 
@@ -273,7 +242,7 @@ impl VowReader {
     /// sequencer commits batches one vow after another; a page it finds in the page cache
     /// costs no disk read while the whole batch waits (at a million vows that page is rarely
     /// cached: BENCHMARKS.md section 19).
-    pub fn vow_to_append(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
+    fn vow_to_append(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
         self.with(|c| {
             let row = vow_by_id(c, vow_id)?;
             if let Some(row) = &row {
@@ -286,7 +255,7 @@ impl VowReader {
     }
 
     /// Every vow, by agent name then id.
-    pub fn all(&self) -> Result<Vec<VowRow>, StoreError> {
+    fn all(&self) -> Result<Vec<VowRow>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare(&format!(
                 "SELECT {VOW_COLUMNS} FROM vow ORDER BY agent, vow_id"
@@ -299,7 +268,7 @@ impl VowReader {
     /// At most `limit` vows taken after the one at log index `after` (from the first when
     /// `None`), in the order they were taken: the signed index's pages and tail
     /// (library/VOWS.md).
-    pub fn taken_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<VowRow>, StoreError> {
+    fn taken_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<VowRow>, StoreError> {
         let after = after.map_or(-1, |i| i as i64);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.with(|c| {
@@ -313,7 +282,7 @@ impl VowReader {
 
     /// The size of the committed log: every record below it is committed (the leaves, the
     /// chain heads and the checkpoint move in one transaction).
-    pub fn log_size(&self) -> Result<u64, StoreError> {
+    fn log_size(&self) -> Result<u64, StoreError> {
         self.with(|c| {
             c.prepare_cached("SELECT coalesce(max(idx) + 1, 0) FROM leaf")?
                 .query_row([], |r| Ok(r.get::<_, i64>(0)? as u64))
@@ -324,7 +293,7 @@ impl VowReader {
     /// (vow id, log index), by log index: vow records, entries and npub bindings (a pledge is on
     /// no page). What a restart re-renders after the tree's integration mark
     /// (`crate::integrated`), and what the mark is checked against.
-    pub fn touched_since(&self, from: u64, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
+    fn touched_since(&self, from: u64, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.with(|c| {
             let mut st = c.prepare_cached(
@@ -343,7 +312,7 @@ impl VowReader {
 
     /// The vows whose model interpretation was kept at or after `at` (service clock), by id:
     /// their readings change outside the log.
-    pub fn interpreted_since(&self, at: u64) -> Result<Vec<String>, StoreError> {
+    fn interpreted_since(&self, at: u64) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
             let mut st =
                 c.prepare_cached("SELECT vow_id FROM reading WHERE at >= ?1 ORDER BY vow_id")?;
@@ -354,7 +323,7 @@ impl VowReader {
 
     /// The vows whose model reading was asked for and not yet kept
     /// (`Store::put_readings_asked`), by id.
-    pub fn readings_asked(&self) -> Result<Vec<String>, StoreError> {
+    fn readings_asked(&self) -> Result<Vec<String>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached("SELECT vow_id FROM reading_ask ORDER BY vow_id")?;
             let rows = st.query_map([], |r| r.get(0))?;
@@ -364,7 +333,7 @@ impl VowReader {
 
     /// At most `limit` vows' window clocks after the vow id `after` (from the first when
     /// empty), by id: what schedules their window boundaries without rendering them.
-    pub fn clocks_after(&self, after: &str, limit: usize) -> Result<Vec<VowClock>, StoreError> {
+    fn clocks_after(&self, after: &str, limit: usize) -> Result<Vec<VowClock>, StoreError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.with(|c| {
             let mut st = c.prepare_cached(
@@ -384,7 +353,7 @@ impl VowReader {
 
     /// Every vow a lookup key names in any role: its vow id, its agent name, or its wallet
     /// (compared in lowercase), oldest first.
-    pub fn matching(&self, lookup: &str) -> Result<Vec<VowRow>, StoreError> {
+    fn matching(&self, lookup: &str) -> Result<Vec<VowRow>, StoreError> {
         self.with(|c| {
             let mut st = c.prepare_cached(&format!(
                 "SELECT {VOW_COLUMNS} FROM vow WHERE vow_id = ?1 OR agent = ?1 OR wallet = lower(?1)
@@ -397,7 +366,7 @@ impl VowReader {
 
     /// The vow and its chain from one snapshot: the vow row and every record's (log index,
     /// leaf bytes), the vow record first, then the entries in seq order.
-    pub fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
+    fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
         self.with(|c| {
             let tx = c.transaction()?;
             let Some(row) = vow_by_id(&tx, vow_id)? else {
@@ -410,7 +379,7 @@ impl VowReader {
 
     /// The kept model interpretation of a vow's reading (JSON text) and the chain position it
     /// covers, if any.
-    pub fn reading(&self, vow_id: &str) -> Result<Option<(u64, String)>, StoreError> {
+    fn reading(&self, vow_id: &str) -> Result<Option<(u64, String)>, StoreError> {
         self.with(|c| {
             c.query_row(
                 "SELECT covers_seq, interpretation FROM reading WHERE vow_id = ?1",
@@ -424,7 +393,7 @@ impl VowReader {
     /// A vow's chain head and its records from chain position `from` on (position 0 is the
     /// vow record, position n is entry seq n), from one snapshot; `None` when there is no
     /// such vow.
-    pub fn links_from(
+    fn links_from(
         &self,
         vow_id: &str,
         from: u64,
@@ -450,15 +419,38 @@ impl VowReader {
             Ok(Some((head, records)))
         })
     }
-}
 
-/// The head of a vow's chain as the store has it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainHead {
-    /// Entries in the chain (its last record's chain position).
-    pub seq: u64,
-    /// Hex SHA-256 of its last record's leaf.
-    pub hash: String,
+    fn binding(&self, npub: &str) -> Result<Option<BindingRow>, StoreError> {
+        SqliteVows::binding(self, npub)
+    }
+
+    fn npubs_of(&self, vow_id: &str) -> Result<Vec<BindingRow>, StoreError> {
+        SqliteVows::npubs_of(self, vow_id)
+    }
+
+    fn bindings(&self) -> Result<Vec<BindingRow>, StoreError> {
+        SqliteVows::bindings(self)
+    }
+
+    fn npubs_bound_since(&self, from: u64) -> Result<Vec<String>, StoreError> {
+        SqliteVows::npubs_bound_since(self, from)
+    }
+
+    fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
+        SqliteVows::npubs_ever_of(self, vow_id)
+    }
+
+    fn pledge(&self, vow_id: &str) -> Result<Option<PledgeRow>, StoreError> {
+        SqliteVows::pledge(self, vow_id)
+    }
+
+    fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
+        SqliteVows::familiar(self, id)
+    }
+
+    fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
+        SqliteVows::familiars(self)
+    }
 }
 
 /// Vow `vow_id`'s records (its own at log index `vow_index`, then its entries up to seq
