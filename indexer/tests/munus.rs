@@ -1,7 +1,8 @@
 //! The quest board through the sequencer: board records are appended only when the board
 //! allows them, checked inside the log's transaction (first come under concurrency, one claim
 //! per vow per UTC day, a sandbox vow or another wallet refused, signatures once, lapses only
-//! when due, a payment's transaction once), and read back in log order.
+//! when due, a payment's transaction once), and read back in log order. On the state
+//! `CONDUCT_TEST_STATE` names (tests/run.sh runs it on SQLite and on PostgreSQL).
 
 use std::sync::Arc;
 
@@ -9,11 +10,13 @@ use conduct_core::munus::record::{BoardRecord, Claim, Delivery, Lapse, Payment};
 use conduct_core::munus::{parse_quests, Quest, LAPSE_SECONDS};
 use conduct_core::vow::record::checksum_address;
 use conduct_indexer::ledger::{Ledger, LedgerError, Sequencer};
-use conduct_indexer::munus::{board_job, Flags, MunusReader};
-use conduct_indexer::store::Store;
+use conduct_indexer::munus::{board_job, Flags};
+use conduct_indexer::state::State;
 use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{vow_job, NewVow};
 use serde_json::json;
+
+mod common;
 
 const ORIGIN: &str = "localhost:8402/log";
 const T0: u64 = 1_795_262_400; // noon UTC
@@ -76,8 +79,13 @@ fn refused(r: Result<conduct_indexer::ledger::Appended, LedgerError>) -> String 
 #[test]
 fn the_board_is_checked_in_the_log_transaction() {
     let tmp = tempfile::tempdir().unwrap();
-    let store = Store::open(tmp.path()).unwrap();
-    let ledger = Ledger::open(&store, key(), Dir::shared(tmp.path()).unwrap()).unwrap();
+    let store = common::state(tmp.path());
+    let ledger = Ledger::open_log(
+        store.log().unwrap(),
+        key(),
+        Dir::shared(tmp.path()).unwrap(),
+    )
+    .unwrap();
     let seq = Arc::new(Sequencer::spawn(ledger, 64).unwrap());
     let vows: Vec<String> = (1..=8).map(|n| vow(&seq, n, true)).collect();
     let sandbox = vow(&seq, 9, false);
@@ -214,7 +222,7 @@ fn the_board_is_checked_in_the_log_transaction() {
         "munus-payment-recorded"
     );
 
-    let records = MunusReader::open(&store).unwrap().records().unwrap();
+    let records = store.munus().unwrap().records().unwrap();
     let mut kinds: Vec<&str> = records.iter().map(|(_, r)| r.type_name()).collect();
     let deliveries = kinds.iter().filter(|k| k.contains("delivery")).count();
     assert_eq!(deliveries, conduct_core::munus::MAX_DELIVERIES_PER_DAY);
@@ -232,8 +240,9 @@ fn the_board_is_checked_in_the_log_transaction() {
     );
 }
 
-fn seq_index(store: &Store, quest: &str) -> u64 {
-    MunusReader::open(store)
+fn seq_index(store: &State, quest: &str) -> u64 {
+    store
+        .munus()
         .unwrap()
         .records()
         .unwrap()

@@ -1,6 +1,6 @@
 //! The vows' reads (`conduct_indexer::state::vows::VowReads`) on the state `CONDUCT_TEST_STATE`
 //! names: a log of vows, entries, npub bindings (one moved to another vow), a pledge row and
-//! familiars is written through real batches, and each of the 21 reads is checked. On
+//! familiars is written through real batches, and each of the 22 reads is checked. On
 //! PostgreSQL the same log is also written to SQLite, and every read must answer the same on
 //! both (tests/run.sh runs this suite both ways).
 
@@ -161,6 +161,7 @@ fn answers(r: &VowReader) -> Vec<String> {
         format!("{:?}", r.pledge("v-a")),
         format!("{:?}", r.familiar("fam-1")),
         format!("{:?}", r.familiars()),
+        format!("{:?}", r.board_records()),
     ]
 }
 

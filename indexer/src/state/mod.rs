@@ -34,6 +34,7 @@
 
 pub mod postgres;
 pub mod sqlite;
+pub mod tables;
 pub mod vows;
 
 use conduct_core::tlog::Hash;
@@ -117,6 +118,19 @@ impl State {
         match self {
             State::Sqlite(store) => vows::VowReader::open(store),
             State::Postgres(pg) => Ok(vows::VowReader::new(Box::new(pg.vows()))),
+        }
+    }
+
+    /// The quest board's reads, over connections of their own.
+    pub fn munus(&self) -> Result<vows::MunusReader, StoreError> {
+        Ok(vows::MunusReader::new(self.vows()?))
+    }
+
+    /// The service's own tables (payments, idempotency, payment identifiers, caps, readings).
+    pub fn tables(&self) -> std::sync::Arc<dyn tables::Tables> {
+        match self {
+            State::Sqlite(store) => store.clone(),
+            State::Postgres(pg) => std::sync::Arc::new(pg.tables()),
         }
     }
 

@@ -13,6 +13,7 @@
 //!   rows in the same order.
 //! - **Failures are errors.** A backend that is down answers `Err`, never an empty list.
 
+use conduct_core::munus::record::BoardRecord;
 use conduct_core::witness::record::Pledge;
 
 use super::StoreError;
@@ -130,8 +131,8 @@ pub(crate) fn pledge_row(index: i64, leaf: Vec<u8>) -> Option<PledgeRow> {
     }
 }
 
-/// What the renderer and the api read of the committed vows (the module's contract): 21
-/// methods, each one query (or one snapshot) of a backend.
+/// What the renderer and the api read of the committed vows and the records that name them
+/// (the module's contract): 22 methods, each one query (or one snapshot) of a backend.
 pub trait VowReads: Send + Sync {
     /// One vow.
     fn vow(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError>;
@@ -208,6 +209,9 @@ pub trait VowReads: Send + Sync {
 
     /// Every familiar, in log order.
     fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError>;
+
+    /// Every board record committed, in log order (rows that name none are skipped, logged).
+    fn board_records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError>;
 }
 
 /// Reads of the committed vows on whichever backend holds the state (its methods are
@@ -234,5 +238,21 @@ impl std::ops::Deref for VowReader {
 
     fn deref(&self) -> &Self::Target {
         self.reads.as_ref()
+    }
+}
+
+/// The quest board's reads for the renderer and the api: every committed board record.
+#[derive(Debug)]
+pub struct MunusReader(VowReader);
+
+impl MunusReader {
+    /// The board's reads through `reads`.
+    pub fn new(reads: VowReader) -> MunusReader {
+        MunusReader(reads)
+    }
+
+    /// Every board record committed, in log order.
+    pub fn records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
+        self.0.board_records()
     }
 }

@@ -19,6 +19,7 @@
 mod append;
 mod log;
 mod schema;
+mod tables;
 mod vows;
 
 use std::future::Future;
@@ -34,6 +35,7 @@ use tokio_postgres::{NoTls, Row};
 use super::StoreError;
 
 pub use log::PgLog;
+pub use tables::PgTables;
 pub use vows::PgVows;
 
 /// Longest wait for a new connection, and for a pooled one.

@@ -2,9 +2,11 @@
 //! per call; a chain and its head are read in one `REPEATABLE READ READ ONLY` transaction. Each
 //! query is the twin of one in `state/sqlite` (the contract heads [`crate::state::vows`]).
 
+use super::{i64_of, u64_of, Conn, Postgres};
+use conduct_core::munus::record::BoardRecord;
 use tokio_postgres::Row;
 
-use super::{i64_of, u64_of, Conn, Postgres};
+use crate::state::board_row;
 use crate::state::vows::{
     pledge_row, BindingRow, ChainHead, FamiliarRow, PledgeRow, Records, VowClock, VowReads, VowRow,
 };
@@ -379,6 +381,21 @@ impl VowReads for PgVows {
                 &[],
             )?;
             rows(found, familiar_row)
+        })
+    }
+
+    fn board_records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
+        self.with(|c| {
+            let found = c.query(
+                "SELECT log_index, data FROM munus_record ORDER BY log_index",
+                &[],
+            )?;
+            let mut out = Vec::with_capacity(found.len());
+            for r in &found {
+                let (index, data): (i64, Vec<u8>) = (r.try_get(0)?, r.try_get(1)?);
+                out.extend(board_row(index, &data));
+            }
+            Ok(out)
         })
     }
 }

@@ -35,6 +35,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use crate::state::tables::{Idempotent, PaymentKey, PaymentStatus, IDEMPOTENCY_WINDOW};
+use crate::state::tables::{PaymentIdBinding, ServedAnswer, Tables};
 pub use crate::state::StoreError;
 
 impl From<rusqlite::Error> for StoreError {
@@ -227,41 +229,6 @@ const MIGRATIONS: &[&str] = &[
         at INTEGER NOT NULL
     ) STRICT;",
 ];
-
-/// The status of a claimed payment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaymentStatus {
-    /// Claimed for a read; settlement not finished.
-    Claimed,
-    /// Settled on chain.
-    Settled,
-    /// Settlement failed; the authorization is spent here all the same.
-    Failed,
-    /// Claimed but deliberately not settled (an idempotent replay, or the handler failed).
-    Unsettled,
-}
-
-impl PaymentStatus {
-    fn as_str(self) -> &'static str {
-        match self {
-            PaymentStatus::Claimed => "claimed",
-            PaymentStatus::Settled => "settled",
-            PaymentStatus::Failed => "failed",
-            PaymentStatus::Unsettled => "unsettled",
-        }
-    }
-}
-
-/// Identity of one payment authorization.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaymentKey<'a> {
-    /// CAIP-2 network, e.g. `eip155:31337`.
-    pub network: &'a str,
-    /// Payer address, lower-case hex.
-    pub payer: &'a str,
-    /// Authorization nonce (EIP-3009 bytes32 hex, or Permit2 decimal nonce).
-    pub nonce: &'a str,
-}
 
 /// Make `dir` (created if missing) owner-only: it holds the key, sealed vow texts and
 /// donated traces.
@@ -523,15 +490,7 @@ impl Store {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
-        Ok(row.map(|(s, tx)| {
-            let st = match s.as_str() {
-                "settled" => PaymentStatus::Settled,
-                "failed" => PaymentStatus::Failed,
-                "unsettled" => PaymentStatus::Unsettled,
-                _ => PaymentStatus::Claimed,
-            };
-            (st, tx)
-        }))
+        Ok(row.map(|(s, tx)| (PaymentStatus::parse(&s), tx)))
     }
 
     /// The cached response for idempotency `key` created after `not_before`, if the key was
@@ -687,19 +646,135 @@ impl Store {
     }
 }
 
-/// What the idempotency cache holds for a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Idempotent {
-    /// Nothing within the window: the call is new.
-    Fresh,
-    /// The stored response of the same request.
-    Cached(Vec<u8>),
-    /// The key was used for a different request within the window.
-    Reused,
-}
+/// [`Tables`] on SQLite: the statements are [`Store`]'s own methods (here and in `payid.rs`).
+impl Tables for Store {
+    fn claim_payment(
+        &self,
+        key: &PaymentKey<'_>,
+        payload: &str,
+        rail: &str,
+        resource: &str,
+        amount: &str,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        Store::claim_payment(self, key, payload, rail, resource, amount, now)
+    }
 
-/// How long an idempotency key holds: 24 hours (library/PAYMENTS.md).
-pub const IDEMPOTENCY_WINDOW: u64 = 24 * 3600;
+    fn finish_payment(
+        &self,
+        key: &PaymentKey<'_>,
+        status: PaymentStatus,
+        tx: Option<&str>,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        Store::finish_payment(self, key, status, tx, detail, now)
+    }
+
+    fn finish_claimed(
+        &self,
+        key: &PaymentKey<'_>,
+        status: PaymentStatus,
+        tx: Option<&str>,
+        detail: Option<&str>,
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        Store::finish_claimed(self, key, status, tx, detail, now)
+    }
+
+    fn payment_payload(&self, key: &PaymentKey<'_>) -> Result<Option<String>, StoreError> {
+        Store::payment_payload(self, key)
+    }
+
+    fn payment_status(
+        &self,
+        key: &PaymentKey<'_>,
+    ) -> Result<Option<(PaymentStatus, Option<String>)>, StoreError> {
+        Store::payment_status(self, key)
+    }
+
+    fn idempotent_get(
+        &self,
+        key: &str,
+        request: &str,
+        not_before: u64,
+    ) -> Result<Idempotent, StoreError> {
+        Store::idempotent_get(self, key, request, not_before)
+    }
+
+    fn idempotent_put(
+        &self,
+        key: &str,
+        request: &str,
+        body: &[u8],
+        now: u64,
+    ) -> Result<Idempotent, StoreError> {
+        Store::idempotent_put(self, key, request, body, now)
+    }
+
+    fn prune_idempotency(&self, now: u64) -> Result<usize, StoreError> {
+        Store::prune_idempotency(self, now)
+    }
+
+    fn payment_id(&self, scope: &str, id: &str) -> Result<Option<PaymentIdBinding>, StoreError> {
+        Store::payment_id(self, scope, id)
+    }
+
+    fn bind_payment_id(
+        &self,
+        scope: &str,
+        id: &str,
+        payload: &str,
+        request: &str,
+        key: &PaymentKey<'_>,
+        now: u64,
+    ) -> Result<PaymentIdBinding, StoreError> {
+        Store::bind_payment_id(self, scope, id, payload, request, key, now)
+    }
+
+    fn payment_id_pending(
+        &self,
+        scope: &str,
+        id: &str,
+        tx: &str,
+        record: Option<&[u8]>,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        Store::payment_id_pending(self, scope, id, tx, record, now)
+    }
+
+    fn payment_id_served(
+        &self,
+        scope: &str,
+        id: &str,
+        answer: &ServedAnswer<'_>,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        Store::payment_id_served(self, scope, id, answer, now)
+    }
+
+    fn put_interpretation(
+        &self,
+        vow_id: &str,
+        covers_seq: u64,
+        interpretation: &str,
+        now: u64,
+    ) -> Result<(), StoreError> {
+        Store::put_interpretation(self, vow_id, covers_seq, interpretation, now)
+    }
+
+    fn put_readings_asked(&self, asked: &[(String, u64)], now: u64) -> Result<(), StoreError> {
+        Store::put_readings_asked(self, asked, now)
+    }
+
+    fn free_caps(&self, day: u64) -> Result<Vec<(String, String, u32)>, StoreError> {
+        Store::free_caps(self, day)
+    }
+
+    fn put_free_caps(&self, day: u64, rows: &[(String, String, u32)]) -> Result<(), StoreError> {
+        Store::put_free_caps(self, day, rows)
+    }
+}
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     apply_migrations(conn, MIGRATIONS)

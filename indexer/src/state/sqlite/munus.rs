@@ -3,14 +3,13 @@
 //! ones before the batch's leaves are written), a record's row, and [`MunusReader`] for the
 //! renderer and the api.
 
-use std::sync::Mutex;
-
 use conduct_core::munus::record::BoardRecord;
 use rusqlite::{params, Connection};
 
 use super::vows::is_constraint;
 use super::{Store, StoreError};
 use crate::ledger::append::BoardIndex;
+pub use crate::state::vows::MunusReader;
 
 /// Every board record committed (and written by the earlier jobs of this transaction), in log
 /// order.
@@ -50,28 +49,9 @@ pub(super) fn put_board_record(
     }
 }
 
-/// Reads the board's records for the renderer and the api (its own connection).
-pub struct MunusReader {
-    conn: Mutex<Connection>,
-}
-
-impl std::fmt::Debug for MunusReader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MunusReader").finish_non_exhaustive()
-    }
-}
-
 impl MunusReader {
-    /// A reader over a new connection to `store`.
+    /// The board's reads of the SQLite store `store`.
     pub fn open(store: &Store) -> Result<MunusReader, StoreError> {
-        Ok(MunusReader {
-            conn: Mutex::new(store.connection()?),
-        })
-    }
-
-    /// Every board record committed, in log order.
-    pub fn records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        let conn = conduct_core::sync::lock(&self.conn);
-        board_records(&conn)
+        Ok(MunusReader::new(super::vows::VowReader::open(store)?))
     }
 }

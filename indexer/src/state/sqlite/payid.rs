@@ -7,62 +7,7 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::{PaymentKey, Store, StoreError};
-
-/// Where a bound payment identifier stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PaymentIdState {
-    /// Bound; nothing served or pending under it (in progress, or refused without a charge).
-    Open,
-    /// Its payment's settlement was broadcast and is not confirmed yet.
-    Pending,
-    /// Served: the answer is kept.
-    Served,
-}
-
-impl PaymentIdState {
-    fn as_str(self) -> &'static str {
-        match self {
-            PaymentIdState::Open => "open",
-            PaymentIdState::Pending => "pending",
-            PaymentIdState::Served => "served",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        match s {
-            "pending" => PaymentIdState::Pending,
-            "served" => PaymentIdState::Served,
-            _ => PaymentIdState::Open,
-        }
-    }
-}
-
-/// A payment identifier's binding, as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaymentIdBinding {
-    /// SHA-256 (hex) of the payment payload it was bound with.
-    pub payload: String,
-    /// The request fingerprint it was bound with.
-    pub request: String,
-    /// The payment's network.
-    pub network: String,
-    /// The payment's payer.
-    pub payer: String,
-    /// The payment's nonce.
-    pub nonce: String,
-    /// Where it stands.
-    pub state: PaymentIdState,
-    /// The HTTP status served (when served).
-    pub status: Option<u16>,
-    /// The settlement reply served as `PAYMENT-RESPONSE` (JSON text; when served).
-    pub receipt: Option<String>,
-    /// The gate's record of what was served (or, pending, of what will be).
-    pub record: Option<Vec<u8>>,
-    /// The `Location` served, if any.
-    pub location: Option<String>,
-    /// The settlement's transaction (pending or settled).
-    pub tx: Option<String>,
-}
+pub use crate::state::tables::{PaymentIdBinding, PaymentIdState, ServedAnswer};
 
 const COLUMNS: &str =
     "payload, request, network, payer, nonce, state, status, receipt, record, location, tx";
@@ -83,21 +28,6 @@ fn binding(r: &Row<'_>) -> rusqlite::Result<PaymentIdBinding> {
         location: r.get(9)?,
         tx: r.get(10)?,
     })
-}
-
-/// What a served answer keeps under its identifier.
-#[derive(Debug, Clone, Copy)]
-pub struct ServedAnswer<'a> {
-    /// HTTP status.
-    pub status: u16,
-    /// The settlement reply (JSON text).
-    pub receipt: &'a str,
-    /// The gate's record of the body.
-    pub record: &'a [u8],
-    /// The `Location` header, if any.
-    pub location: Option<&'a str>,
-    /// The settlement's transaction.
-    pub tx: &'a str,
 }
 
 impl Store {

@@ -11,6 +11,7 @@ use super::{Store, StoreError};
 use crate::ledger::append::{PutVow, Sworn, VowHead, VowIndex};
 use crate::state::vows::{BindingRow, FamiliarRow, PledgeRow, VowReads};
 pub use crate::state::vows::{ChainHead, Records, VowClock, VowReader, VowRow};
+use conduct_core::munus::record::BoardRecord;
 
 pub(super) fn is_constraint(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == ErrorCode::ConstraintViolation)
@@ -222,12 +223,16 @@ impl SqliteVows {
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
+        Ok(f(&mut self.pick())?)
+    }
+
+    /// A free connection, or the first one once it is free.
+    fn pick(&self) -> std::sync::MutexGuard<'_, Connection> {
         let free = self.conns.iter().find_map(|c| c.try_lock().ok());
-        let mut g = match free {
+        match free {
             Some(g) => g,
             None => conduct_core::sync::lock(&self.conns[0]),
-        };
-        Ok(f(&mut g)?)
+        }
     }
 }
 
@@ -450,6 +455,10 @@ impl VowReads for SqliteVows {
 
     fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
         SqliteVows::familiars(self)
+    }
+
+    fn board_records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
+        super::munus::board_records(&self.pick())
     }
 }
 
