@@ -160,7 +160,7 @@ impl Append for SqliteBatch<'_> {
     }
 
     fn board_records(&mut self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        munus::board_records(&self.conn)
+        vows::board_records(&self.conn)
     }
 
     fn put_board_record(&mut self, row: &BoardIndex<'_>) -> Result<bool, StoreError> {

@@ -3,29 +3,12 @@
 //! ones before the batch's leaves are written), a record's row, and [`MunusReader`] for the
 //! renderer and the api.
 
-use conduct_core::munus::record::BoardRecord;
 use rusqlite::{params, Connection};
 
 use super::vows::is_constraint;
 use super::{Store, StoreError};
 use crate::ledger::append::BoardIndex;
 pub use crate::state::vows::MunusReader;
-
-/// Every board record committed (and written by the earlier jobs of this transaction), in log
-/// order.
-pub(super) fn board_records(conn: &Connection) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-    let mut st = conn.prepare_cached(
-        // Not joined with `leaf`: a batch's earlier jobs are visible here before its leaves are.
-        "SELECT log_index, data FROM munus_record ORDER BY log_index",
-    )?;
-    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
-    let mut out = Vec::new();
-    for row in rows {
-        let (i, data) = row?;
-        out.extend(crate::state::board_row(i, &data));
-    }
-    Ok(out)
-}
 
 pub(super) fn put_board_record(
     conn: &Connection,

@@ -458,8 +458,24 @@ impl VowReads for SqliteVows {
     }
 
     fn board_records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        super::munus::board_records(&self.pick())
+        board_records(&self.pick())
     }
+}
+
+/// Every board record committed (and written by the earlier jobs of this transaction), in log
+/// order.
+pub(super) fn board_records(conn: &Connection) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
+    let mut st = conn.prepare_cached(
+        // Not joined with `leaf`: a batch's earlier jobs are visible here before its leaves are.
+        "SELECT log_index, data FROM munus_record ORDER BY log_index",
+    )?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (i, data) = row?;
+        out.extend(crate::state::board_row(i, &data));
+    }
+    Ok(out)
 }
 
 /// Vow `vow_id`'s records (its own at log index `vow_index`, then its entries up to seq
