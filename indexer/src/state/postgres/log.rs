@@ -174,17 +174,10 @@ impl LogState for PgLog {
     }
 
     fn probe_write(&mut self) -> Result<(), StoreError> {
-        self.conn.begin("BEGIN")?;
-        let probed = self
-            .conn
-            .execute("UPDATE checkpoint SET note = note WHERE id = 1", &[]);
-        match probed {
-            Ok(_) => self.conn.end("COMMIT"),
-            Err(e) => {
-                let _ = self.conn.end("ROLLBACK");
-                Err(e)
-            }
-        }
+        self.conn.in_transaction("BEGIN", |c| {
+            c.execute("UPDATE checkpoint SET note = note WHERE id = 1", &[])
+                .map(drop)
+        })
     }
 
     fn reopen(&mut self) -> Result<(), StoreError> {

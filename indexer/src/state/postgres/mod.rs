@@ -207,6 +207,20 @@ impl Postgres {
         Ok(conn)
     }
 
+    /// Run `f` on a connection of the pool.
+    fn with<T>(&self, f: impl FnOnce(&Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        f(&self.conn()?)
+    }
+
+    /// Run `f` in one transaction (opened by `begin`) on a connection of the pool.
+    fn in_transaction<T>(
+        &self,
+        begin: &'static str,
+        f: impl FnOnce(&Conn) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn()?.in_transaction(begin, f)
+    }
+
     /// The log's tables over a connection of their own (the ledger's, or a reader's).
     pub fn log(&self) -> Result<Box<dyn super::LogState>, StoreError> {
         Ok(Box::new(PgLog::new(self.clone(), self.conn()?)))
@@ -263,6 +277,22 @@ impl Conn {
         let ended = self.batch(sql);
         self.in_tx.store(false, Ordering::Relaxed);
         ended
+    }
+
+    /// Run `f` in one transaction opened by `begin` (`BEGIN ...`) and commit it. When
+    /// anything fails the connection is closed, which rolls the transaction back: it is never
+    /// used again, nor handed back to the pool, inside a transaction.
+    fn in_transaction<T>(
+        &self,
+        begin: &'static str,
+        f: impl FnOnce(&Conn) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.begin(begin)?;
+        let done = f(self).and_then(|t| self.end("COMMIT").map(|()| t));
+        if done.is_err() {
+            self.replace();
+        }
+        done
     }
 
     /// Execute one statement; the rows it affected.

@@ -4,7 +4,7 @@
 //! are ordered or paged through (byte order, as SQLite compares: both backends list the same
 //! rows in the same order, whatever the database's own collation).
 
-use super::{failed, Conn};
+use super::Conn;
 use crate::state::StoreError;
 
 /// Ordered migrations; index + 1 is the schema version.
@@ -171,8 +171,7 @@ const MIGRATION_LOCK: i64 = 0x636f_6e64_7563_742d;
 /// Create or migrate the schema in one transaction, under the advisory lock (several nodes
 /// may start at once); refuse a database migrated by a newer program.
 pub(super) fn migrate(conn: &Conn) -> Result<(), StoreError> {
-    conn.begin("BEGIN")?;
-    let migrated = (|| {
+    conn.in_transaction("BEGIN", |conn| {
         conn.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
         conn.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
         let found: i64 = match conn.query_opt("SELECT version FROM schema_version", &[])? {
@@ -191,13 +190,5 @@ pub(super) fn migrate(conn: &Conn) -> Result<(), StoreError> {
             conn.execute("UPDATE schema_version SET version = $1", &[&(i as i64 + 1)])?;
         }
         Ok(())
-    })();
-    match migrated {
-        Ok(()) => conn.end("COMMIT"),
-        Err(e) => {
-            conn.end("ROLLBACK")
-                .map_err(|r| failed(format!("{e}; and the rollback failed: {r}")))?;
-            Err(e)
-        }
-    }
+    })
 }

@@ -4,7 +4,7 @@
 
 use tokio_postgres::Row;
 
-use super::{i64_of, u64_of, Conn, Postgres};
+use super::{i64_of, u64_of, Postgres};
 use crate::state::tables::{
     Idempotent, PaymentIdBinding, PaymentIdState, PaymentKey, PaymentStatus, ServedAnswer, Tables,
     IDEMPOTENCY_WINDOW,
@@ -62,27 +62,6 @@ fn idempotent(row: Option<Row>, request: &str) -> Result<Idempotent, StoreError>
     })
 }
 
-impl PgTables {
-    fn with<T>(&self, f: impl FnOnce(&Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        f(&self.state.conn()?)
-    }
-
-    /// Run `f` in one transaction; a connection whose transaction failed is closed, never
-    /// handed back to the pool inside it.
-    fn transaction<T>(
-        &self,
-        f: impl FnOnce(&Conn) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let c = self.state.conn()?;
-        c.begin("BEGIN")?;
-        let done = f(&c).and_then(|t| c.end("COMMIT").map(|()| t));
-        if done.is_err() {
-            c.replace();
-        }
-        done
-    }
-}
-
 impl Tables for PgTables {
     fn claim_payment(
         &self,
@@ -94,7 +73,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<bool, StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             let n = c.execute(
                 "INSERT INTO payment (network, payer, nonce, rail, resource, amount, status,
                                       claimed_at, updated_at, payload)
@@ -124,7 +103,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<(), StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             c.execute(
                 "UPDATE payment SET status = $4, tx = $5, detail = $6, updated_at = $7
                  WHERE network = $1 AND payer = $2 AND nonce = $3",
@@ -151,7 +130,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<bool, StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             let n = c.execute(
                 "UPDATE payment SET status = $4, tx = $5, detail = $6, updated_at = $7
                  WHERE network = $1 AND payer = $2 AND nonce = $3 AND status = 'claimed'",
@@ -170,7 +149,7 @@ impl Tables for PgTables {
     }
 
     fn payment_payload(&self, key: &PaymentKey<'_>) -> Result<Option<String>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let row = c.query_opt(
                 "SELECT payload FROM payment WHERE network = $1 AND payer = $2 AND nonce = $3",
                 &[&key.network, &key.payer, &key.nonce],
@@ -186,7 +165,7 @@ impl Tables for PgTables {
         &self,
         key: &PaymentKey<'_>,
     ) -> Result<Option<(PaymentStatus, Option<String>)>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let row = c.query_opt(
                 "SELECT status, tx FROM payment WHERE network = $1 AND payer = $2 AND nonce = $3",
                 &[&key.network, &key.payer, &key.nonce],
@@ -203,7 +182,7 @@ impl Tables for PgTables {
         not_before: u64,
     ) -> Result<Idempotent, StoreError> {
         let not_before = i64_of(not_before)?;
-        self.with(|c| {
+        self.state.with(|c| {
             let row = c.query_opt(
                 "SELECT body, request FROM idempotency WHERE key = $1 AND created_at >= $2",
                 &[&key, &not_before],
@@ -223,7 +202,7 @@ impl Tables for PgTables {
             i64_of(now)?,
             i64_of(now.saturating_sub(IDEMPOTENCY_WINDOW))?,
         );
-        self.with(|c| {
+        self.state.with(|c| {
             c.execute(
                 "INSERT INTO idempotency (key, body, created_at, request) VALUES ($1, $2, $3, $5)
                  ON CONFLICT (key) DO UPDATE SET body = excluded.body,
@@ -246,14 +225,14 @@ impl Tables for PgTables {
 
     fn prune_idempotency(&self, now: u64) -> Result<usize, StoreError> {
         let expired = i64_of(now.saturating_sub(IDEMPOTENCY_WINDOW))?;
-        self.with(|c| {
+        self.state.with(|c| {
             let n = c.execute("DELETE FROM idempotency WHERE created_at < $1", &[&expired])?;
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         })
     }
 
     fn payment_id(&self, scope: &str, id: &str) -> Result<Option<PaymentIdBinding>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             c.query_opt(
                 concat!(
                     "SELECT ",
@@ -278,7 +257,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<PaymentIdBinding, StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             c.execute(
                 "INSERT INTO payment_identifier (scope, id, payload, request, network, payer,
                                                  nonce, state, created_at, updated_at)
@@ -322,7 +301,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<(), StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             c.execute(
                 "UPDATE payment_identifier SET state = $3, tx = $4, record = COALESCE($5, record),
                         updated_at = $6
@@ -348,7 +327,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<(), StoreError> {
         let now = i64_of(now)?;
-        self.with(|c| {
+        self.state.with(|c| {
             c.execute(
                 "UPDATE payment_identifier SET state = $3, status = $4, receipt = $5, record = $6,
                         location = $7, tx = $8, updated_at = $9
@@ -377,7 +356,7 @@ impl Tables for PgTables {
         now: u64,
     ) -> Result<(), StoreError> {
         let (seq, now) = (i64_of(covers_seq)?, i64_of(now)?);
-        self.transaction(|c| {
+        self.state.in_transaction("BEGIN", |c| {
             c.execute(
                 "INSERT INTO reading (vow_id, covers_seq, interpretation, at)
                  VALUES ($1, $2, $3, $4)
@@ -396,7 +375,7 @@ impl Tables for PgTables {
 
     fn put_readings_asked(&self, asked: &[(String, u64)], now: u64) -> Result<(), StoreError> {
         let now = i64_of(now)?;
-        self.transaction(|c| {
+        self.state.in_transaction("BEGIN", |c| {
             for (vow_id, seq) in asked {
                 c.execute(
                     "INSERT INTO reading_ask (vow_id, seq, at) VALUES ($1, $2, $3)
@@ -411,7 +390,7 @@ impl Tables for PgTables {
 
     fn free_caps(&self, day: u64) -> Result<Vec<(String, String, u32)>, StoreError> {
         let day = i64_of(day)?;
-        self.with(|c| {
+        self.state.with(|c| {
             let rows = c.query(
                 "SELECT counter, bucket, used FROM free_cap WHERE day = $1",
                 &[&day],
@@ -431,7 +410,7 @@ impl Tables for PgTables {
 
     fn put_free_caps(&self, day: u64, rows: &[(String, String, u32)]) -> Result<(), StoreError> {
         let day = i64_of(day)?;
-        self.transaction(|c| {
+        self.state.in_transaction("BEGIN", |c| {
             for (counter, bucket, used) in rows {
                 c.execute(
                     "INSERT INTO free_cap (counter, day, bucket, used) VALUES ($1, $2, $3, $4)

@@ -28,6 +28,9 @@ macro_rules! current_bindings {
     };
 }
 
+/// How a chain and its head are read together.
+const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
 /// The vows' reads of one database.
 #[derive(Debug, Clone)]
 pub struct PgVows {
@@ -124,28 +127,9 @@ fn records_from(c: &Conn, vow_id: &str, vow_index: u64, from: u64) -> Result<Rec
     Ok(records)
 }
 
-impl PgVows {
-    /// Run `f` on a connection of the pool.
-    fn with<T>(&self, f: impl FnOnce(&Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        f(&self.state.conn()?)
-    }
-
-    /// Run `f` in one read-only snapshot; a connection whose snapshot failed is closed, never
-    /// handed back to the pool inside a transaction.
-    fn snapshot<T>(&self, f: impl FnOnce(&Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let c = self.state.conn()?;
-        c.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        let read = f(&c).and_then(|t| c.end("COMMIT").map(|()| t));
-        if read.is_err() {
-            c.replace();
-        }
-        read
-    }
-}
-
 impl VowReads for PgVows {
     fn vow(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
-        self.with(|c| vow_by_id(c, vow_id))
+        self.state.with(|c| vow_by_id(c, vow_id))
     }
 
     fn vow_to_append(&self, vow_id: &str) -> Result<Option<VowRow>, StoreError> {
@@ -154,7 +138,7 @@ impl VowReads for PgVows {
     }
 
     fn all(&self) -> Result<Vec<VowRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 concat!(
                     "SELECT ",
@@ -169,7 +153,7 @@ impl VowReads for PgVows {
 
     fn taken_after(&self, after: Option<u64>, limit: usize) -> Result<Vec<VowRow>, StoreError> {
         let after = after.map_or(Ok(-1), i64_of)?;
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 concat!(
                     "SELECT ",
@@ -183,7 +167,7 @@ impl VowReads for PgVows {
     }
 
     fn log_size(&self) -> Result<u64, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let row = c
                 .query_opt("SELECT COALESCE(MAX(idx) + 1, 0) FROM leaf", &[])?
                 .ok_or_else(|| StoreError::Corrupt("no row from the log's size".into()))?;
@@ -192,7 +176,7 @@ impl VowReads for PgVows {
     }
 
     fn touched_since(&self, from: u64, limit: usize) -> Result<Vec<(String, u64)>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 "SELECT vow_id, log_index FROM (
                    SELECT vow_id, log_index FROM vow WHERE log_index >= $1
@@ -209,7 +193,7 @@ impl VowReads for PgVows {
     }
 
     fn interpreted_since(&self, at: u64) -> Result<Vec<String>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             texts(c.query(
                 "SELECT vow_id FROM reading WHERE at >= $1 ORDER BY vow_id",
                 &[&i64_of(at)?],
@@ -218,11 +202,12 @@ impl VowReads for PgVows {
     }
 
     fn readings_asked(&self) -> Result<Vec<String>, StoreError> {
-        self.with(|c| texts(c.query("SELECT vow_id FROM reading_ask ORDER BY vow_id", &[])?))
+        self.state
+            .with(|c| texts(c.query("SELECT vow_id FROM reading_ask ORDER BY vow_id", &[])?))
     }
 
     fn clocks_after(&self, after: &str, limit: usize) -> Result<Vec<VowClock>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 "SELECT vow_id, created_at, cadence_seconds FROM vow WHERE vow_id > $1
                  ORDER BY vow_id LIMIT $2",
@@ -242,7 +227,7 @@ impl VowReads for PgVows {
     }
 
     fn matching(&self, lookup: &str) -> Result<Vec<VowRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 concat!(
                     "SELECT ",
@@ -257,7 +242,7 @@ impl VowReads for PgVows {
     }
 
     fn links(&self, vow_id: &str) -> Result<Option<(VowRow, Records)>, StoreError> {
-        self.snapshot(|c| {
+        self.state.in_transaction(SNAPSHOT, |c| {
             let Some(row) = vow_by_id(c, vow_id)? else {
                 return Ok(None);
             };
@@ -267,7 +252,7 @@ impl VowReads for PgVows {
     }
 
     fn reading(&self, vow_id: &str) -> Result<Option<(u64, String)>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let row = c.query_opt(
                 "SELECT covers_seq, interpretation FROM reading WHERE vow_id = $1",
                 &[&vow_id],
@@ -282,7 +267,7 @@ impl VowReads for PgVows {
         vow_id: &str,
         from: u64,
     ) -> Result<Option<(ChainHead, Records)>, StoreError> {
-        self.snapshot(|c| {
+        self.state.in_transaction(SNAPSHOT, |c| {
             let Some(row) = c.query_opt(
                 "SELECT log_index, head_seq, head_hash FROM vow WHERE vow_id = $1",
                 &[&vow_id],
@@ -301,7 +286,7 @@ impl VowReads for PgVows {
     }
 
     fn binding(&self, npub: &str) -> Result<Option<BindingRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             c.query_opt(
                 "SELECT npub, pubkey, vow_id, log_index, at FROM npub_binding WHERE npub = $1
                  ORDER BY log_index DESC LIMIT 1",
@@ -314,7 +299,7 @@ impl VowReads for PgVows {
     }
 
     fn npubs_of(&self, vow_id: &str) -> Result<Vec<BindingRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 concat!(current_bindings!(), " AND vow_id = $1 ORDER BY log_index"),
                 &[&vow_id],
@@ -324,14 +309,14 @@ impl VowReads for PgVows {
     }
 
     fn bindings(&self) -> Result<Vec<BindingRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(concat!(current_bindings!(), " ORDER BY npub"), &[])?;
             rows(found, binding_row)
         })
     }
 
     fn npubs_bound_since(&self, from: u64) -> Result<Vec<String>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             texts(c.query(
                 "SELECT DISTINCT npub FROM npub_binding WHERE log_index >= $1 ORDER BY npub",
                 &[&i64_of(from)?],
@@ -340,7 +325,7 @@ impl VowReads for PgVows {
     }
 
     fn npubs_ever_of(&self, vow_id: &str) -> Result<Vec<String>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             texts(c.query(
                 "SELECT DISTINCT npub FROM npub_binding WHERE vow_id = $1 ORDER BY npub",
                 &[&vow_id],
@@ -349,7 +334,7 @@ impl VowReads for PgVows {
     }
 
     fn pledge(&self, vow_id: &str) -> Result<Option<PledgeRow>, StoreError> {
-        let row = self.with(|c| {
+        let row = self.state.with(|c| {
             c.query_opt(
                 "SELECT log_index, data FROM witness_pledge WHERE vow_id = $1
                  ORDER BY log_index DESC LIMIT 1",
@@ -363,7 +348,7 @@ impl VowReads for PgVows {
     }
 
     fn familiar(&self, id: &str) -> Result<Option<FamiliarRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             c.query_opt(
                 "SELECT familiar_id, log_index, at, data FROM familiar WHERE familiar_id = $1",
                 &[&id],
@@ -375,7 +360,7 @@ impl VowReads for PgVows {
     }
 
     fn familiars(&self) -> Result<Vec<FamiliarRow>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 "SELECT familiar_id, log_index, at, data FROM familiar ORDER BY log_index",
                 &[],
@@ -385,7 +370,7 @@ impl VowReads for PgVows {
     }
 
     fn board_records(&self) -> Result<Vec<(u64, BoardRecord)>, StoreError> {
-        self.with(|c| {
+        self.state.with(|c| {
             let found = c.query(
                 "SELECT log_index, data FROM munus_record ORDER BY log_index",
                 &[],
