@@ -95,7 +95,7 @@ cargo test --workspace --no-fail-fast --quiet 2>&1 | tee "$tools/test.log" || st
 # The State suites again on the other backend: each test gets a database of its own on the
 # shared PostgreSQL server.
 echo "== the State suites on PostgreSQL (CONDUCT_TEST_STATE=postgres)"
-CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads --test tables --test munus \
+CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads --test tables --test munus --test kept \
   --no-fail-fast --quiet 2>&1 |
   tee -a "$tools/test.log" || status=$?
 # Print one closing tally line for CI readers.

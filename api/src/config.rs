@@ -46,6 +46,9 @@ pub struct FileConfig {
     pub data: Option<PathBuf>,
     /// `site`: rendered static tree.
     pub site: Option<PathBuf>,
+    /// `state`: where the durable tables live: a `postgres://` URL, or absent for SQLite in
+    /// `data`.
+    pub state: Option<String>,
     /// `public_url`: base URL the service is reached at.
     pub public_url: Option<String>,
     /// `demo_daily_cap`: free demo calls per IP per UTC day; 0 lifts the cap.
@@ -200,6 +203,8 @@ pub struct Config {
     pub data: PathBuf,
     /// Static tree directory.
     pub site: PathBuf,
+    /// The durable tables' database: a `postgres://` URL, or `None` for SQLite in `data`.
+    pub state: Option<String>,
     /// Public base URL without trailing slash.
     pub public_url: String,
     /// Whether `public_url` was configured (else it follows the bound address).
@@ -270,6 +275,8 @@ pub struct Overrides {
     pub data: Option<PathBuf>,
     /// `--site` / `CONDUCT_SITE`.
     pub site: Option<PathBuf>,
+    /// `--state` / `CONDUCT_STATE`.
+    pub state: Option<String>,
     /// `--public-url` / `CONDUCT_PUBLIC_URL`.
     pub public_url: Option<String>,
     /// `--demo-daily-cap` / `CONDUCT_DEMO_DAILY_CAP`.
@@ -332,6 +339,7 @@ impl Config {
             metrics_listen,
             data: o.data.or(file.data).unwrap_or_else(|| DEFAULT_DATA.into()),
             site: o.site.or(file.site).unwrap_or_else(|| DEFAULT_SITE.into()),
+            state: o.state.or(file.state).filter(|s| !s.is_empty()),
             public_url,
             public_url_explicit,
             demo_daily_cap: (cap > 0).then_some(cap),

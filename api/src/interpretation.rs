@@ -65,7 +65,7 @@ pub fn uses_model(cfg: &ModelConfig) -> bool {
 /// kept in the store (state, so a restart renders it) and its vow is re-rendered.
 pub fn spawn_interpretations(
     cfg: ModelConfig,
-    store: std::sync::Arc<conduct_indexer::store::Store>,
+    store: std::sync::Arc<dyn conduct_indexer::state::tables::Tables>,
     site: conduct_renderer::live::LiveSite,
     mut asks: tokio::sync::mpsc::UnboundedReceiver<(String, u64, InterpretationInput)>,
 ) {

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use conduct_core::signing::ServiceKey;
-use conduct_indexer::store::Store;
 
 use crate::config::Config;
 use crate::handlers::views::{Chain, Ledger, Signing};
@@ -30,7 +29,7 @@ pub struct App {
     /// The same rails at the posted labor price (`POST /familiar/summon`).
     pub labor_rails: Rails,
     /// The durable store (payment claims, idempotency).
-    pub store: Arc<Store>,
+    pub store: Arc<dyn conduct_indexer::state::tables::Tables>,
     /// The free per-IP daily counters (`/demo/profile`, `POST /vow`, `/vow/report/demo`).
     pub caps: Caps,
     /// Reads of the transparency log (proofs).
@@ -40,7 +39,7 @@ pub struct App {
     /// Reads of vows and their chains.
     pub vows: Arc<conduct_indexer::vows::VowReader>,
     /// Donated raw traces, kept apart.
-    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    pub donated: Arc<dyn conduct_indexer::vows::DonatedTraces>,
     /// Keeps the vow pages current.
     pub site: conduct_renderer::live::LiveSite,
     /// The published tree, as the renderer writes it (`site` of the config).
@@ -66,7 +65,7 @@ pub struct Parts {
     /// The same rails at the posted labor price.
     pub labor_rails: Rails,
     /// The durable store.
-    pub store: Arc<Store>,
+    pub store: Arc<dyn conduct_indexer::state::tables::Tables>,
     /// Log reads.
     pub log: Arc<conduct_indexer::ledger::LedgerReader>,
     /// Log appends.
@@ -74,7 +73,7 @@ pub struct Parts {
     /// Vow reads.
     pub vows: Arc<conduct_indexer::vows::VowReader>,
     /// Donated traces.
-    pub donated: Arc<conduct_indexer::vows::DonatedTraces>,
+    pub donated: Arc<dyn conduct_indexer::vows::DonatedTraces>,
     /// The vow render thread.
     pub site: conduct_renderer::live::LiveSite,
     /// The published tree.

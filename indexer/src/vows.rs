@@ -13,7 +13,8 @@ use conduct_core::vow::record::{
 use crate::ledger::append::{PutVow, VowHead, VowIndex};
 use crate::ledger::{Job, Refusal};
 
-pub use crate::store::vows::{ChainHead, DonatedTraces, Records, VowClock, VowReader, VowRow};
+pub use crate::state::kept::DonatedTraces;
+pub use crate::store::vows::{ChainHead, Records, VowClock, VowReader, VowRow};
 
 /// A vow about to be taken.
 #[derive(Debug, Clone)]

@@ -11,7 +11,8 @@ use conduct_core::trace::parse_json;
 use conduct_core::vow::ReportRequest;
 use conduct_indexer::clock::service_now;
 use conduct_indexer::ledger::{Job, Ledger};
-use conduct_indexer::store::resume::ResumePoints;
+use conduct_indexer::state::kept::ResumePoints;
+use conduct_indexer::store::resume::SqliteResumePoints;
 use conduct_indexer::store::Store;
 use conduct_indexer::tree::Dir;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow, VowReader};
@@ -260,7 +261,7 @@ fn a_render_after_a_restart_reads_the_chain_from_its_resume_point() {
     let store = Store::open(dir.path()).unwrap();
     let mut log = Log::open(&store, &signer, &dir.path().join("site/log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
-    let points = Arc::new(ResumePoints::open(dir.path()).unwrap());
+    let points = Arc::new(SqliteResumePoints::open(dir.path()).unwrap());
     let vow = log.take("agent-r"); // log index 0
     for _ in 0..40 {
         log.report(&vow); // log indexes 1..=40
@@ -346,7 +347,7 @@ fn a_cold_render_reads_the_tail_through_the_published_chain_head() {
     let store = Store::open(dir.path()).unwrap();
     let mut log = Log::open(&store, &key, &site.join("log"));
     let reader = Arc::new(VowReader::open(&store).unwrap());
-    let points = Arc::new(ResumePoints::open(dir.path()).unwrap());
+    let points = Arc::new(SqliteResumePoints::open(dir.path()).unwrap());
     let (short, long) = (log.take("agent-short"), log.take("agent-long"));
     let mut indexes = std::collections::BTreeMap::<String, Vec<u64>>::new();
     for k in 0..40 {

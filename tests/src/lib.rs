@@ -45,6 +45,43 @@ pub fn postgres() -> (String, PathBuf) {
     )
 }
 
+/// A new, empty database `name` on the shared PostgreSQL (dropped first when an earlier run
+/// left it): its URL.
+pub fn database(name: &str) -> String {
+    let (url, bin) = postgres();
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        let out = Command::new(bin.join("psql"))
+            .args([url.as_str(), "-qX", "-v", "ON_ERROR_STOP=1", "-c", &sql])
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "{sql}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (server, _) = url.rsplit_once('/').expect("a database URL");
+    format!("{server}/{name}")
+}
+
+/// Everything the database at `url` holds, as `pg_dump` writes it (schema and every row).
+pub fn dump_database(url: &str) -> Vec<u8> {
+    let (_, bin) = postgres();
+    let out = Command::new(bin.join("pg_dump"))
+        .args(["--no-owner", url])
+        .output()
+        .expect("run pg_dump");
+    assert!(
+        out.status.success(),
+        "pg_dump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// A variable `tests/servers.sh` exports about the shared servers.
 fn server_var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {

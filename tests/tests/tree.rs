@@ -340,6 +340,18 @@ fn the_log_published_into_a_bucket_verifies_and_is_repaired_there() {
 /// bucket verifies offline with `verify-site` and `verify-log`.
 #[test]
 fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
+    serves_from_a_bucket(None);
+}
+
+/// The same on postgres+s3 (`--state postgres://...`): nothing of the state is in the data
+/// directory but the keys, and the sentinel search covers every row of the database too.
+#[test]
+fn the_service_on_postgresql_serves_and_publishes_its_tree_from_a_bucket() {
+    let url = conduct_tests::database(&format!("serve_bucket_{}", std::process::id()));
+    serves_from_a_bucket(Some(&url));
+}
+
+fn serves_from_a_bucket(state: Option<&str>) {
     use conduct_tests::{client, trace, Server};
     use serde_json::{json, Value};
 
@@ -349,7 +361,15 @@ fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
     let aws = b.aws_env();
     let envs: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let site = std::path::PathBuf::from(format!("s3://{}/{prefix}", b.bucket));
-    let mut s = Server::start_env("serve", &dir.path().join("data"), &site, &[], &envs, None);
+    let extra: Vec<&str> = state.map(|url| vec!["--state", url]).unwrap_or_default();
+    let mut s = Server::start_env(
+        "serve",
+        &dir.path().join("data"),
+        &site,
+        &extra,
+        &envs,
+        None,
+    );
     let c = client();
     // Nothing of the tree is on the local disk.
     assert!(!dir.path().join("s3:").exists());
@@ -430,10 +450,35 @@ fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
                     .any(|w| w == needle.as_bytes())
         })
     };
-    assert!(holds(&copy, "kept in a bucket") && holds(&data, "kept in a bucket"));
+    let has =
+        |bytes: &[u8], needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(holds(&copy, "kept in a bucket"));
     for root in [&copy, &data] {
         for needle in [m_sentinel, d_sentinel] {
             assert!(!holds(root, needle), "{needle} in {}", root.display());
+        }
+    }
+    match state {
+        None => assert!(holds(&data, "kept in a bucket")),
+        Some(url) => {
+            // The state is in the database: the data directory holds the keys and the
+            // operator's files, no SQLite database.
+            assert!(!holds(&data, "kept in a bucket"));
+            for file in [
+                "conduct.sqlite3",
+                "donated.sqlite3",
+                "resume-points.sqlite3",
+            ] {
+                assert!(!data.join(file).exists(), "{file} in the data directory");
+            }
+            let dump = conduct_tests::dump_database(url);
+            assert!(
+                has(&dump, "kept in a bucket"),
+                "the vow's row is in the dump"
+            );
+            for needle in [m_sentinel, d_sentinel] {
+                assert!(!has(&dump, needle), "{needle} in the database");
+            }
         }
     }
     for (what, path) in [

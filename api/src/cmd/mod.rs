@@ -33,6 +33,10 @@ struct Common {
     /// State directory (SQLite, keys/).
     #[arg(long, env = "CONDUCT_DATA")]
     data: Option<PathBuf>,
+    /// Where the durable tables live: a postgres:// URL (default: SQLite in the data
+    /// directory).
+    #[arg(long, env = "CONDUCT_STATE")]
+    state: Option<String>,
     /// Public base URL; its host names the log and the signing key.
     #[arg(long, env = "CONDUCT_PUBLIC_URL")]
     public_url: Option<String>,
@@ -199,6 +203,7 @@ fn config(common: &Common, extra: Overrides) -> Result<Config, crate::error::Err
     Config::resolve(
         Overrides {
             data: common.data.clone(),
+            state: common.state.clone(),
             public_url: common.public_url.clone(),
             ..extra
         },
@@ -295,10 +300,9 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             )?;
             let key = serve::load_key(&cfg)?;
             let accepts = crate::payment::Rails::advertised(&cfg.rails, crate::config::PRICE_USD)?;
-            let store = conduct_indexer::store::Store::open(&cfg.data)
-                .map_err(|e| format!("store: {e}"))?;
+            let state = serve::open_state(&cfg).map_err(|e| format!("state: {e}"))?;
             let started = std::time::Instant::now();
-            let (publisher, rendered) = serve::render_site(&cfg, &key, &accepts, &store, as_of)?;
+            let (publisher, rendered) = serve::render_site(&cfg, &key, &accepts, &state, as_of)?;
             println!(
                 "rendered {} as of {} in {:.2} s: {} vows, {} files, {} written",
                 cfg.site.display(),

@@ -10,7 +10,8 @@ use conduct_indexer::tree::{SharedTree, Tree};
 use conduct_renderer::{PostedPrice, SiteInput};
 
 use conduct_indexer::ledger::{Ledger, LedgerReader, Sequencer};
-use conduct_indexer::vows::{DonatedTraces, VowReader};
+use conduct_indexer::state::State;
+use conduct_indexer::vows::VowReader;
 use conduct_renderer::publish::Publisher;
 
 use crate::config::{Config, PRICE_USD};
@@ -22,7 +23,7 @@ use crate::sources::service_now;
 use crate::state::{App, Parts};
 use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::munus::keeper::{Keeper, PaymentChain};
-use conduct_indexer::munus::{MunusReader, PaymentFlags};
+use conduct_indexer::munus::PaymentFlags;
 use conduct_renderer::live::familiar::FamiliarSource;
 use conduct_renderer::live::munus::MunusSource;
 use conduct_renderer::live::registry::RegistrySource;
@@ -104,10 +105,10 @@ pub fn render_site(
     cfg: &Config,
     key: &ServiceKey,
     accepts: &[serde_json::Value],
-    store: &conduct_indexer::store::Store,
+    state: &State,
     as_of: u64,
 ) -> Result<(Publisher, usize), Error> {
-    let vows = Arc::new(VowReader::open(store)?);
+    let vows = Arc::new(state.vows()?);
     let infos = routes::infos();
     let labor = crate::payment::Rails::advertised(&cfg.rails, &cfg.familiar.labor_price_usd)?;
     let posted = labor_price(cfg, &labor);
@@ -119,12 +120,12 @@ pub fn render_site(
     let mut sources = live_sources(
         cfg,
         key,
+        state,
         &chain,
         vows,
-        Arc::new(MunusReader::open(store)?),
         Arc::new(PaymentFlags::default()),
         None,
-    );
+    )?;
     let mark_error = |e: std::io::Error| {
         conduct_renderer::RenderError::Input(format!("the integration mark: {e}"))
     };
@@ -160,6 +161,12 @@ fn round_mark(cfg: &Config) -> std::path::PathBuf {
     cfg.data.join("manifest-closed")
 }
 
+/// The state `cfg.state` names (a PostgreSQL database), or SQLite in `cfg.data`: the schema
+/// created or migrated.
+pub fn open_state(cfg: &Config) -> Result<State, Error> {
+    Ok(State::open(cfg.state.as_deref(), &cfg.data)?)
+}
+
 /// The tree `cfg.site` names (a directory, or `s3://bucket/prefix`), opened once for the
 /// whole run; a running service's directory keeps its spare pool in `<data>/spares/`
 /// (`serving`).
@@ -182,12 +189,12 @@ struct Serving {
 fn live_sources(
     cfg: &Config,
     key: &ServiceKey,
+    state: &State,
     chain: &crate::chain::ChainParts,
     vows: Arc<VowReader>,
-    munus: Arc<MunusReader>,
     flags: Arc<PaymentFlags>,
     serving: Option<Serving>,
-) -> Vec<Box<dyn Source>> {
+) -> Result<Vec<Box<dyn Source>>, Error> {
     let (ask, site) = serving.map_or((None, None), |s| (s.ask, Some(s.site)));
     let vow_source = VowSource::new(
         key.clone(),
@@ -200,27 +207,32 @@ fn live_sources(
         Some(site) => vow_source.with_tree(site),
         None => vow_source,
     };
-    vec![
-        Box::new(with_resume_points(vow_source, cfg, key)),
+    Ok(vec![
+        Box::new(with_resume_points(vow_source, cfg, key, state)),
         Box::new(registry_source(cfg, key, chain, vows.clone())),
         Box::new(MunusSource::new(
             key.clone(),
             &cfg.public_url,
             &cfg.data,
-            munus,
+            Arc::new(state.munus()?),
             flags,
         )),
         Box::new(reputation_source(cfg, key, chain)),
         Box::new(FamiliarSource::new(key.clone(), vows)),
-    ]
+    ])
 }
 
 /// `source` with the resume points of `cfg`'s tree (ARCHITECTURE.md, "The write path of a
-/// report-in"). They are derived: when their file cannot be opened, the source reads whole
-/// chains instead, and the service still starts.
-fn with_resume_points(source: VowSource, cfg: &Config, key: &ServiceKey) -> VowSource {
-    match conduct_indexer::store::resume::ResumePoints::open(&cfg.data) {
-        Ok(points) => source.with_resume_points(Arc::new(points), &resume_name(cfg, key)),
+/// report-in"), kept in `state`. They are derived: when they cannot be opened, the source
+/// reads whole chains instead, and the service still starts.
+fn with_resume_points(
+    source: VowSource,
+    cfg: &Config,
+    key: &ServiceKey,
+    state: &State,
+) -> VowSource {
+    match state.resume_points() {
+        Ok(points) => source.with_resume_points(points, &resume_name(cfg, key)),
         Err(e) => {
             tracing::warn!(error = %e, "no resume points: a vow not in memory is read whole");
             source
@@ -300,7 +312,9 @@ async fn flush_caps(app: Arc<App>) {
     loop {
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         let (a, now) = (app.clone(), service_now());
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || a.caps.flush(&a.store, now)).await {
+        if let Ok(Err(e)) =
+            tokio::task::spawn_blocking(move || a.caps.flush(a.store.as_ref(), now)).await
+        {
             tracing::warn!(error = %e, "writing the free-tier counters failed; retried");
         }
     }
@@ -338,20 +352,21 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let labor_rails = rails.at_price(&cfg.rails, &cfg.familiar.labor_price_usd)?;
     let t0 = std::time::Instant::now();
     let phase = |what: &str| tracing::info!(ms = t0.elapsed().as_millis() as u64, "{what}");
-    let store = Arc::new(conduct_indexer::store::Store::open(&cfg.data)?);
+    let state = open_state(&cfg)?;
+    let store = state.tables();
     // Before anything of this run writes into the tree.
     let site_tree = open_site(&cfg, true)?;
     let clean = take_clean_stop(&cfg, site_tree.as_ref());
     // Open the ledger: it publishes (or repairs) the log under site/log.
-    let ledger = Ledger::open(&store, key.clone(), site_tree.clone())?;
+    let ledger = Ledger::open_log(state.log()?, key.clone(), site_tree.clone())?;
     phase("store open, log verified and repaired");
     let seq = Arc::new(Sequencer::spawn(
         ledger,
         conduct_indexer::ledger::DEFAULT_MAX_BATCH,
     )?);
-    let log = Arc::new(LedgerReader::open(&store)?);
-    let vows = Arc::new(VowReader::open(&store)?);
-    let donated = Arc::new(DonatedTraces::open(&cfg.data)?);
+    let log = Arc::new(LedgerReader::over(state.log()?));
+    let vows = Arc::new(state.vows()?);
+    let donated = state.donated()?;
     // The live site: the whole tree rendered now, then kept current by the engine. Model
     // readings are asked for through a channel whose consumer needs the engine's handle.
     let (ask_tx, ask_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -376,15 +391,15 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     let sources = live_sources(
         &cfg,
         &key,
+        &state,
         &chain,
         vows.clone(),
-        Arc::new(MunusReader::open(&store)?),
         flags.clone(),
         Some(Serving {
             ask,
             site: site_tree.clone(),
         }),
-    );
+    )?;
     let infos = routes::infos();
     let posted = labor_price(&cfg, &labor_rails.accepts);
     let input = site_input(&cfg, &key, &infos, &rails.accepts, &posted, service_now());
@@ -426,7 +441,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
         key.clone(),
         &cfg.data,
         seq.clone(),
-        Arc::new(MunusReader::open(&store)?),
+        Arc::new(state.munus()?),
         flags,
         payment_chain(&cfg)?,
     ));
@@ -484,11 +499,12 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
     };
     let limits = Limits::from_config(&cfg);
     let app = Arc::new(App::new(cfg, key, parts));
-    app.caps.restore(&app.store, service_now())?;
+    app.caps.restore(app.store.as_ref(), service_now())?;
     tokio::spawn(flush_caps(app.clone()));
     crate::http::server::run(listener, app.clone(), limits).await;
     let (caps_app, now) = (app.clone(), service_now());
-    let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(&caps_app.store, now)).await;
+    let _ = tokio::task::spawn_blocking(move || caps_app.caps.flush(caps_app.store.as_ref(), now))
+        .await;
     // No more records (what is pending is committed, and the log's files written), then the
     // last pages, manifest and integration mark, so a restart re-renders nothing.
     let seq = app.seq.clone();

@@ -42,7 +42,7 @@ pub struct Vows<'a> {
     /// The log, the vows and their pages.
     pub ledger: Ledger<'a>,
     /// Donated raw traces, kept apart.
-    pub donated: &'a Arc<DonatedTraces>,
+    pub donated: &'a Arc<dyn DonatedTraces>,
     /// What the payment gate charges with (`POST /vow/report`).
     pub pay: Payments<'a>,
 }

@@ -12,7 +12,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 
 use conduct_core::time::utc_day;
-use conduct_indexer::store::{Store, StoreError};
+use conduct_indexer::state::tables::Tables;
+use conduct_indexer::store::StoreError;
 use warp::http::{header, HeaderMap, StatusCode};
 use warp::reply::Response as WarpResponse;
 
@@ -233,7 +234,7 @@ impl Caps {
     }
 
     /// Read today's stored counts (at start).
-    pub fn restore(&self, store: &Store, now: u64) -> Result<(), StoreError> {
+    pub fn restore(&self, store: &dyn Tables, now: u64) -> Result<(), StoreError> {
         let day = utc_day(now);
         let rows = store.free_caps(day)?;
         for c in self.all() {
@@ -244,7 +245,7 @@ impl Caps {
 
     /// Write the counts changed since the last flush (and drop past days' rows). On failure
     /// the changes are kept for the next flush.
-    pub fn flush(&self, store: &Store, now: u64) -> Result<(), StoreError> {
+    pub fn flush(&self, store: &dyn Tables, now: u64) -> Result<(), StoreError> {
         let today = utc_day(now);
         let mut rows = Vec::new();
         let mut pending = Vec::new();
@@ -438,7 +439,7 @@ mod tests {
     #[test]
     fn counts_survive_a_restart() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
+        let store = conduct_indexer::store::Store::open(dir.path()).unwrap();
         let now = 86_400 * 200 + 7;
         let caps = Caps::new(Some(2), None, None, None, None, None);
         allowed(caps.demo.take("10.0.0.9".parse().unwrap(), now));

@@ -15,8 +15,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use conduct_indexer::state::tables::Tables;
 use conduct_indexer::store::payid::{PaymentIdBinding, PaymentIdState, ServedAnswer};
-use conduct_indexer::store::{Idempotent, PaymentStatus, Store, IDEMPOTENCY_WINDOW};
+use conduct_indexer::store::{Idempotent, PaymentStatus, IDEMPOTENCY_WINDOW};
 use sha2::{Digest, Sha256};
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -33,7 +34,7 @@ pub struct GateParts<'a> {
     /// The configured rails.
     pub rails: &'a Rails,
     /// Payment claims and the idempotency cache.
-    pub store: &'a Arc<Store>,
+    pub store: &'a Arc<dyn Tables>,
     /// Idempotency keys of paid calls in progress.
     pub inflight: &'a Mutex<HashSet<String>>,
     /// Unix seconds now.
@@ -49,7 +50,7 @@ pub struct Payments<'a> {
     /// The same rails at the posted labor price (`POST /familiar/summon`).
     pub labor_rails: &'a Rails,
     /// Payment claims and the idempotency cache.
-    pub store: &'a Arc<Store>,
+    pub store: &'a Arc<dyn Tables>,
     /// Idempotency keys of paid calls in progress.
     pub inflight: &'a Mutex<HashSet<String>>,
 }
@@ -351,7 +352,7 @@ fn replay_failed() -> Problem {
 
 /// Keep what was served under a payment identifier (retrying a failing store a few times).
 async fn keep_identified(
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     route: &'static str,
     p: &PayId,
     resp: &WarpResponse,
@@ -402,7 +403,7 @@ async fn keep_identified(
 /// Mark a payment identifier pending on its settlement's transaction, keeping the record of
 /// the answer already made (settled after the handler), and answer 202.
 async fn answer_pending(
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     route: &'static str,
     pid: Option<&PayId>,
     reply: &SettleResponse,
@@ -444,7 +445,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 /// What the cache holds for `idem` now.
-async fn cached(store: &Arc<Store>, idem: &Idem, now: u64) -> Idempotent {
+async fn cached(store: &Arc<dyn Tables>, idem: &Idem, now: u64) -> Idempotent {
     let (store, i) = (store.clone(), idem.clone());
     blocking(move || {
         store.idempotent_get(&i.key, &i.request, now.saturating_sub(IDEMPOTENCY_WINDOW))
@@ -456,7 +457,7 @@ async fn cached(store: &Arc<Store>, idem: &Idem, now: u64) -> Idempotent {
 
 /// Leave a claimed payment unsettled (a replay, a refused payer, a failed handler): never
 /// charged; `why` is kept on the payment record.
-async fn leave_unsettled(store: &Arc<Store>, auth: &Authorized, why: &'static str, now: u64) {
+async fn leave_unsettled(store: &Arc<dyn Tables>, auth: &Authorized, why: &'static str, now: u64) {
     let (s, p) = (store.clone(), auth.payment.clone());
     let _ = blocking(move || {
         s.finish_payment(&p.key(), PaymentStatus::Unsettled, None, Some(why), now)
@@ -468,7 +469,7 @@ async fn leave_unsettled(store: &Arc<Store>, auth: &Authorized, why: &'static st
 /// still fails the response says so (`Idempotency-Recorded: false`): a retry under the same
 /// key would then be a new, charged read, and the operator's log names the transaction.
 async fn record(
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     idem: &Idem,
     bytes: Vec<u8>,
     now: u64,
@@ -509,7 +510,7 @@ fn outcome(charge: &Charge<'_>, rails: &Rails, auth: Option<&Authorized>, what: 
 /// Settle an authorized payment, counting the outcome.
 async fn settled(
     rails: &Rails,
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     auth: &Authorized,
     charge: &Charge<'_>,
     now: u64,

@@ -28,7 +28,8 @@ use std::sync::Arc;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use conduct_indexer::store::{PaymentStatus, Store};
+use conduct_indexer::state::tables::Tables;
+use conduct_indexer::store::PaymentStatus;
 use serde_json::{json, Value};
 use warp::http::{header, HeaderMap, HeaderValue, StatusCode};
 use warp::reply::Response as WarpResponse;
@@ -224,7 +225,7 @@ pub enum Refusal {
 /// Verify and claim the request's payment, or say why not.
 pub async fn authorize(
     rails: &Rails,
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     headers: &HeaderMap,
     resource: Resource<'_>,
     now: u64,
@@ -324,7 +325,7 @@ pub async fn authorize(
 /// settlement being resumed is confirmed instead ([`confirm`]), never broadcast again.
 pub async fn settle(
     rails: &Rails,
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     auth: &Authorized,
     resource: Resource<'_>,
     now: u64,
@@ -433,7 +434,7 @@ fn failed(rails: &Rails, resource: Resource<'_>, reply: &SettleResponse) -> Refu
 /// pending again. Failed on chain: the claim fails and nothing is served.
 async fn confirm(
     rails: &Rails,
-    store: &Arc<Store>,
+    store: &Arc<dyn Tables>,
     auth: &Authorized,
     tx: &str,
     resource: Resource<'_>,

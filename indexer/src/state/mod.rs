@@ -32,6 +32,7 @@
 //! [`LogState`] has 6 methods of its own and [`LogRead`]'s 5; [`LogBatch`] has 5 beside
 //! [`Append`]'s 13 (ARCHITECTURE.md, "The two seams").
 
+pub mod kept;
 pub mod postgres;
 pub mod sqlite;
 pub mod tables;
@@ -132,6 +133,26 @@ impl State {
             State::Sqlite(store) => store.clone(),
             State::Postgres(pg) => std::sync::Arc::new(pg.tables()),
         }
+    }
+
+    /// The donated traces.
+    pub fn donated(&self) -> Result<std::sync::Arc<dyn kept::DonatedTraces>, StoreError> {
+        Ok(match self {
+            State::Sqlite(store) => {
+                std::sync::Arc::new(sqlite::donated::SqliteDonated::open(store.data_dir())?)
+            }
+            State::Postgres(pg) => std::sync::Arc::new(pg.donated()),
+        })
+    }
+
+    /// The renderer's resume points.
+    pub fn resume_points(&self) -> Result<std::sync::Arc<dyn kept::ResumePoints>, StoreError> {
+        Ok(match self {
+            State::Sqlite(store) => {
+                std::sync::Arc::new(sqlite::resume::SqliteResumePoints::open(store.data_dir())?)
+            }
+            State::Postgres(pg) => std::sync::Arc::new(pg.resume_points()),
+        })
     }
 
     /// Where the state lives, for messages (never a password).

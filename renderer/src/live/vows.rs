@@ -15,7 +15,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::vow::interpret::{Interpretation, InterpretationInput};
 use conduct_core::vow::windows::next_boundary;
 use conduct_core::vow::VowKey;
-use conduct_indexer::store::resume::{ResumePoint, ResumePoints};
+use conduct_indexer::state::kept::{ResumePoint, ResumePoints};
 use conduct_indexer::tree::Tree;
 use conduct_indexer::vows::{ChainHead, Records, VowReader, VowRow};
 use serde_json::Value;
@@ -97,7 +97,7 @@ pub struct VowSource {
     pinned: Option<conduct_core::signing::PinnedKey>,
     /// Where vows' resume points are kept, and what this renderer is called there
     /// ([`VowSource::with_resume_points`]).
-    resume: Option<(Arc<ResumePoints>, String)>,
+    resume: Option<(Arc<dyn ResumePoints>, String)>,
     /// The log size of the newest integration mark: every file showing a record below it is
     /// on disk, so only a resume point ending below it is taken.
     durable_below: u64,
@@ -150,7 +150,7 @@ impl VowSource {
     /// says the chain pages before it are on disk (the record it ends with is below the
     /// mark), so a full render, a first start or a crash before the pages reached the disk
     /// reads the whole chain and writes them.
-    pub fn with_resume_points(mut self, points: Arc<ResumePoints>, render: &str) -> VowSource {
+    pub fn with_resume_points(mut self, points: Arc<dyn ResumePoints>, render: &str) -> VowSource {
         self.resume = Some((points, render.to_owned()));
         self
     }
@@ -344,7 +344,7 @@ struct Shared<'a> {
     /// The tree and the key to read its pages back with.
     tree: Option<(&'a dyn Tree, &'a conduct_core::signing::PinnedKey)>,
     /// Where resume points are kept, and this renderer's name there.
-    resume: Option<(&'a ResumePoints, &'a str)>,
+    resume: Option<(&'a dyn ResumePoints, &'a str)>,
     /// A resume point is taken only when the record it ends with is below this log size.
     durable_below: u64,
 }

@@ -17,6 +17,7 @@
 //!   thread of its own instead of panicking.
 
 mod append;
+mod kept;
 mod log;
 mod schema;
 mod tables;
@@ -34,6 +35,7 @@ use tokio_postgres::{NoTls, Row};
 
 use super::StoreError;
 
+pub use kept::{PgDonated, PgResumePoints};
 pub use log::PgLog;
 pub use tables::PgTables;
 pub use vows::PgVows;

@@ -162,6 +162,22 @@ const MIGRATIONS: &[&str] = &[
         seq BIGINT NOT NULL,
         at BIGINT NOT NULL
     );",
+    // 2: donated traces and the renderer's resume points (SQLite keeps each in a file of its
+    // own).
+    "CREATE TABLE donated (
+        vow_id TEXT NOT NULL,
+        trace_sha256 TEXT NOT NULL,
+        trace BYTEA NOT NULL,
+        donated_at BIGINT NOT NULL,
+        PRIMARY KEY (vow_id, trace_sha256)
+    );
+    CREATE TABLE resume_point (
+        vow_id TEXT PRIMARY KEY,
+        render TEXT NOT NULL,
+        records BIGINT NOT NULL,
+        sha256 TEXT NOT NULL,
+        state BYTEA NOT NULL
+    );",
 ];
 
 /// The advisory lock that serialises migrations of one database (any 64-bit constant: this

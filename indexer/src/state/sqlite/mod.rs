@@ -18,6 +18,7 @@
 
 mod append;
 pub mod chain;
+pub mod donated;
 pub mod familiar;
 mod log;
 pub mod munus;
@@ -364,6 +365,11 @@ impl Store {
     /// Path of the database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The data directory the database file is in (its side databases are there too).
+    pub fn data_dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
     }
 
     /// A new connection to the same (already migrated) database, with the same settings, for

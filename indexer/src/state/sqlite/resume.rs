@@ -1,6 +1,6 @@
-//! Resume points of vows' renders, in a database file of their own
-//! (`resume-points.sqlite3`): for each vow whose chain has a full page, the renderer's state
-//! of that vow at its last page boundary, so that a render after a restart (or after the vow
+//! Resume points of vows' renders on SQLite, in a database file of their own
+//! (`resume-points.sqlite3`; [`crate::state::kept`] states the contract): for each vow whose
+//! chain has a full page, the renderer's state of that vow at its last page boundary, so that a render after a restart (or after the vow
 //! left the renderer's memory) reads only the chain's tail, not the whole chain
 //! (ARCHITECTURE.md, "The write path of a report-in").
 //!
@@ -16,36 +16,28 @@ use conduct_core::canonical::sha256_hex;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::StoreError;
+use crate::state::kept::{taken, ResumePoint, ResumePoints};
 
 /// The file name in the data directory.
 pub const FILE: &str = "resume-points.sqlite3";
 
-/// One vow's resume point: its render state after the first `records` records of its chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResumePoint {
-    /// Records of the chain (from its vow record) the state has taken.
-    pub records: u64,
-    /// The state, as the renderer wrote it.
-    pub state: Vec<u8>,
-}
-
 /// The resume points of one data directory.
-pub struct ResumePoints {
+pub struct SqliteResumePoints {
     conn: Mutex<Connection>,
     path: PathBuf,
 }
 
-impl std::fmt::Debug for ResumePoints {
+impl std::fmt::Debug for SqliteResumePoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResumePoints")
+        f.debug_struct("SqliteResumePoints")
             .field("path", &self.path)
             .finish()
     }
 }
 
-impl ResumePoints {
+impl SqliteResumePoints {
     /// Open (creating) `<data_dir>/resume-points.sqlite3`.
-    pub fn open(data_dir: &Path) -> Result<ResumePoints, StoreError> {
+    pub fn open(data_dir: &Path) -> Result<SqliteResumePoints, StoreError> {
         super::private_dir(data_dir)?;
         let path = data_dir.join(FILE);
         let conn = super::open_private(&path)?;
@@ -62,14 +54,16 @@ impl ResumePoints {
                 state BLOB NOT NULL
             ) STRICT;",
         )?;
-        Ok(ResumePoints {
+        Ok(SqliteResumePoints {
             conn: Mutex::new(conn),
             path,
         })
     }
+}
 
+impl ResumePoints for SqliteResumePoints {
     /// Vow `vow_id`'s resume point, if one written by `render` is kept and intact.
-    pub fn get(&self, vow_id: &str, render: &str) -> Result<Option<ResumePoint>, StoreError> {
+    fn get(&self, vow_id: &str, render: &str) -> Result<Option<ResumePoint>, StoreError> {
         let g = conduct_core::sync::lock(&self.conn);
         let row = g
             .prepare_cached(
@@ -84,25 +78,12 @@ impl ResumePoints {
                 ))
             })
             .optional()?;
-        Ok(row.and_then(|(records, sha, state)| {
-            let intact = sha256_hex(&state) == sha;
-            if !intact {
-                tracing::warn!(vow_id, "a resume point does not match its hash; not taken");
-            }
-            (intact && records > 0).then_some(ResumePoint {
-                records: records as u64,
-                state,
-            })
-        }))
+        Ok(row.and_then(|(records, sha, state)| taken(vow_id, records, &sha, state)))
     }
 
     /// Keep `points` (vow id and resume point), written by `render`, in one transaction,
     /// each replacing the vow's point before it.
-    pub fn put_many(
-        &self,
-        render: &str,
-        points: &[(String, ResumePoint)],
-    ) -> Result<(), StoreError> {
+    fn put_many(&self, render: &str, points: &[(String, ResumePoint)]) -> Result<(), StoreError> {
         if points.is_empty() {
             return Ok(());
         }
@@ -144,7 +125,7 @@ mod tests {
     #[test]
     fn points_are_kept_per_renderer_replaced_and_refused_when_damaged() {
         let dir = tempfile::tempdir().unwrap();
-        let points = ResumePoints::open(dir.path()).unwrap();
+        let points = SqliteResumePoints::open(dir.path()).unwrap();
         assert_eq!(points.get("v1", "r").unwrap(), None);
         points
             .put_many(
@@ -163,7 +144,7 @@ mod tests {
             .unwrap();
         drop(points);
         // Kept across an open; a damaged row is not taken.
-        let points = ResumePoints::open(dir.path()).unwrap();
+        let points = SqliteResumePoints::open(dir.path()).unwrap();
         assert_eq!(points.get("v1", "r").unwrap(), Some(point(64, b"c")));
         conduct_core::sync::lock(&points.conn)
             .execute(
