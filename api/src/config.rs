@@ -557,6 +557,21 @@ mod tests {
     }
 
     #[test]
+    fn state_is_sqlite_unless_a_database_is_named() {
+        let c = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
+        assert_eq!(c.state, None);
+        let file: FileConfig = toml::from_str("state = \"postgres://a@db:5432/conduct\"").unwrap();
+        let c = Config::resolve(Overrides::default(), file.clone()).unwrap();
+        assert_eq!(c.state.as_deref(), Some("postgres://a@db:5432/conduct"));
+        let flag = Overrides {
+            state: Some("postgres://b@other/conduct".into()),
+            ..Overrides::default()
+        };
+        let c = Config::resolve(flag, file).unwrap();
+        assert_eq!(c.state.as_deref(), Some("postgres://b@other/conduct"));
+    }
+
+    #[test]
     fn connection_limits() {
         let c = Config::resolve(Overrides::default(), FileConfig::default()).unwrap();
         assert_eq!(
