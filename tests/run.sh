@@ -98,6 +98,11 @@ echo "== the State suites on PostgreSQL (CONDUCT_TEST_STATE=postgres)"
 CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads --test tables --test munus --test kept \
   --no-fail-fast --quiet 2>&1 |
   tee -a "$tools/test.log" || status=$?
+# The service's end-to-end suites whose state is vows, payments and the board, with each
+# server it starts on a database of its own (tests/src/lib.rs, state_for).
+CONDUCT_TEST_STATE=postgres cargo test -p conduct-tests --test x402 --test x402_extensions --test vows --test munus --test munus_payment \
+  --no-fail-fast --quiet 2>&1 |
+  tee -a "$tools/test.log" || status=$?
 # Print one closing tally line for CI readers.
 awk '/^test result:/ {p+=$4; f+=$6; i+=$8} END {printf "%d passed, %d failed, %d skipped\n", p, f, i}' "$tools/test.log"
 exit "$status"

@@ -82,6 +82,40 @@ pub fn dump_database(url: &str) -> Vec<u8> {
     out.stdout
 }
 
+/// The `--state` a server on `data` is started with when the suite runs its State suites on
+/// PostgreSQL (`CONDUCT_TEST_STATE=postgres`) and the test names none itself: a database of
+/// its own on the shared server, named after `data`, so a restart on the same data directory
+/// finds the same one. `None` otherwise (SQLite in `data`).
+fn state_for(data: &Path, extra: &[&str]) -> Option<String> {
+    let Ok("postgres") = std::env::var("CONDUCT_TEST_STATE").as_deref() else {
+        return None;
+    };
+    if extra.contains(&"--state") {
+        return None;
+    }
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data.hash(&mut h);
+    let name = format!("serve_{:016x}", h.finish());
+    let (url, bin) = postgres();
+    let out = Command::new(bin.join("psql"))
+        .args([
+            url.as_str(),
+            "-qX",
+            "-c",
+            &format!("CREATE DATABASE {name}"),
+        ])
+        .output()
+        .expect("run psql");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() || said.contains("already exists"),
+        "{said}"
+    );
+    let (server, _) = url.rsplit_once('/').expect("a database URL");
+    Some(format!("{server}/{name}"))
+}
+
 /// A variable `tests/servers.sh` exports about the shared servers.
 fn server_var(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
@@ -231,6 +265,7 @@ impl Server {
         envs: &[(&str, &str)],
         stderr: Option<std::sync::Arc<std::sync::Mutex<String>>>,
     ) -> Server {
+        let state = state_for(data, extra);
         let mut child = Command::new(conduct_bin())
             .arg(cmd)
             .args(["--listen", "127.0.0.1:0"])
@@ -239,6 +274,7 @@ impl Server {
             .arg("--site")
             .arg(site)
             .args(extra)
+            .args(state.iter().flat_map(|url| ["--state", url.as_str()]))
             .env_remove("CONDUCT_CONFIG")
             .envs(envs.iter().copied())
             .stdout(Stdio::piped())

@@ -514,13 +514,15 @@ fn pages_left_holding_other_bytes_after_the_mark_are_rewritten_by_the_restart() 
         report_in(&server, &a);
         let size = checkpoint_size(&site);
         server.kill9();
-        if mark_size(&data).is_some_and(|m| m < size) {
+        // Both premises are read again after the kill: marks written between the check and
+        // the kill may have replaced the one the manifest was signed after.
+        if mark_size(&data).is_some_and(|m| m < size) && listed_after_a_mark() {
             cut = true;
             break;
         }
         server = Server::start_in(&data, &site, &url).await_caught_up();
     }
-    assert!(cut, "every kill came after a mark covered the report-in");
+    assert!(cut, "every kill came after a mark covered the report-in, or left no mark the manifest was signed after");
     let other = std::fs::read(site.join(format!("vow/{b}.json"))).unwrap();
     std::fs::write(site.join(format!("vow/{a}.json")), &other).unwrap();
     std::fs::write(site.join(format!("vow/{a}/chain.json")), &own_older).unwrap();
