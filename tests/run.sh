@@ -95,12 +95,12 @@ cargo test --workspace --no-fail-fast --quiet 2>&1 | tee "$tools/test.log" || st
 # The State suites again on the other backend: each test gets a database of its own on the
 # shared PostgreSQL server.
 echo "== the State suites on PostgreSQL (CONDUCT_TEST_STATE=postgres)"
-CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads --test tables --test munus --test kept \
+CONDUCT_TEST_STATE=postgres cargo test -p conduct-indexer --test ledger --test append --test vows --test vow_reads --test tables --test munus --test kept --test chain_index \
   --no-fail-fast --quiet 2>&1 |
   tee -a "$tools/test.log" || status=$?
-# The service's end-to-end suites whose state is vows, payments and the board, with each
+# The service's end-to-end suites whose state is vows, payments, the board and the chain index, with each
 # server it starts on a database of its own (tests/src/lib.rs, state_for).
-CONDUCT_TEST_STATE=postgres cargo test -p conduct-tests --test x402 --test x402_extensions --test vows --test munus --test munus_payment \
+CONDUCT_TEST_STATE=postgres cargo test -p conduct-tests --test x402 --test x402_extensions --test vows --test munus --test munus_payment --test registry --test reputation \
   --no-fail-fast --quiet 2>&1 |
   tee -a "$tools/test.log" || status=$?
 # Print one closing tally line for CI readers.

@@ -1,4 +1,4 @@
-//! The chain side of the running service: opens the chain database, starts the follower and
+//! The chain side of the running service: opens the chain index, starts the follower and
 //! the manifest verifier as tokio tasks, and turns what they change into renders of the
 //! registry source ([`crate::sources::REGISTRY`]).
 
@@ -10,7 +10,8 @@ use conduct_indexer::chain::rpc::Rpc;
 use conduct_indexer::chain::verify::{Verifier, VerifyPolicy};
 use conduct_indexer::chain::{ChainError, ChainStatus};
 use conduct_indexer::fetch::FetchPolicy;
-use conduct_indexer::store::chain::ChainDb;
+use conduct_indexer::state::chain::ChainIndex;
+use conduct_indexer::state::State;
 use conduct_renderer::live::registry::{tool_key, who_key};
 use conduct_renderer::live::LiveSite;
 
@@ -18,11 +19,11 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::sources::{service_now, REGISTRY, REPUTATION};
 
-/// The chain database (none without `[chain]`), the follower's status, and the live view of
+/// The chain index (none without `[chain]`), the follower's status, and the live view of
 /// the reputation contract.
 pub struct ChainParts {
-    /// The chain database.
-    pub db: Option<Arc<ChainDb>>,
+    /// The chain index.
+    pub db: Option<Arc<dyn ChainIndex>>,
     /// What the follower knows now.
     pub status: Arc<Mutex<ChainStatus>>,
     /// The last live read of the reputation contract (none yet, or none configured).
@@ -31,7 +32,7 @@ pub struct ChainParts {
     pub rpc: Option<Arc<Rpc>>,
 }
 
-/// The identity a chain database belongs to: chain id and the followed contracts.
+/// The identity a chain index belongs to: chain id and the followed contracts.
 fn identity(c: &conduct_indexer::chain::ChainConfig) -> String {
     let mut id = match &c.registry {
         Some(r) => format!(
@@ -52,8 +53,8 @@ fn identity(c: &conduct_indexer::chain::ChainConfig) -> String {
     id
 }
 
-/// Open the chain database when a chain is configured.
-pub fn open(cfg: &Config) -> Result<ChainParts, Error> {
+/// Open the chain index in `state` when a chain is configured.
+pub fn open(cfg: &Config, state: &State) -> Result<ChainParts, Error> {
     let status = Arc::new(Mutex::new(ChainStatus::default()));
     let probe = Arc::new(Mutex::new(None));
     let Some(chain) = &cfg.chain else {
@@ -67,7 +68,7 @@ pub fn open(cfg: &Config) -> Result<ChainParts, Error> {
     let timeout = std::time::Duration::from_secs(chain.rpc_timeout_seconds.max(1));
     let rpc =
         Rpc::new(&chain.rpc, timeout).map_err(|e| Error::Config(format!("[chain] rpc: {e}")))?;
-    let db = Arc::new(ChainDb::open(&cfg.data, &identity(chain))?);
+    let db = state.chain(&identity(chain))?;
     if let Some(c) = db.cursor()? {
         // The last good state is shown with its age until the chain answers.
         let mut s = conduct_core::sync::lock(&status);

@@ -4,7 +4,7 @@
 //!    - floor: a bare loop of `eth_getLogs` (alloy `RootProvider::get_logs`, same address, same
 //!      topics, same chunk size as the follower's `max_range`) from the deploy block to
 //!      head - confirmations, collecting the logs and nothing else;
-//!    - ours: `Follower::catch_up` into a fresh `ChainDb` (head, reorg check, block hash of the
+//!    - ours: `Follower::catch_up` into a fresh `SqliteChain` (head, reorg check, block hash of the
 //!      range's end, `eth_getLogs`, decoding, one SQLite transaction with the cursor per range).
 //!
 //!    Best of 5 rounds each (and the median of the per-round ratios), floor and ours
@@ -32,7 +32,8 @@ use alloy::rpc::types::{Filter, Log};
 use conduct_indexer::chain::follower::Follower;
 use conduct_indexer::chain::registry::{self, register_tool_calldata, topics};
 use conduct_indexer::chain::{ChainConfig, ChainStatus, ContractConfig};
-use conduct_indexer::store::chain::ChainDb;
+use conduct_indexer::state::chain::ChainIndex;
+use conduct_indexer::store::chain::SqliteChain;
 use serde_json::{json, Value};
 
 /// anvil's first development account (unlocked; a public test value).
@@ -275,7 +276,7 @@ async fn floor(url: &str, chain: &Chain, target: u64, max_range: u64) -> (Durati
 async fn ours(cfg: &ChainConfig) -> (Duration, usize, Duration) {
     let dir = tempfile::tempdir().expect("tempdir");
     let t_open = Instant::now();
-    let db = Arc::new(ChainDb::open(dir.path(), "bench").expect("open"));
+    let db = Arc::new(SqliteChain::open(dir.path(), "bench").expect("open"));
     let open = t_open.elapsed();
     let status = Arc::new(Mutex::new(ChainStatus::default()));
     let mut follower =
@@ -356,7 +357,7 @@ async fn run() {
     }
     opens.sort();
     println!(
-        "(ChainDb::open of a fresh database, not in the times above: median {:.1} ms)",
+        "(SqliteChain::open of a fresh database, not in the times above: median {:.1} ms)",
         ms(opens[opens.len() / 2])
     );
 
@@ -390,7 +391,7 @@ async fn breakdown(url: &str, chain: &Chain, target: u64) {
     let hash = format!("0x{}", "ab".repeat(32));
     for _ in 0..ROUNDS {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = ChainDb::open(dir.path(), "bench").expect("open");
+        let db = SqliteChain::open(dir.path(), "bench").expect("open");
         let t = Instant::now();
         db.apply(&events, target, &hash, 0).expect("apply");
         apply = apply.min(t.elapsed());
@@ -400,7 +401,7 @@ async fn breakdown(url: &str, chain: &Chain, target: u64) {
     // floor does not make (eth_blockNumber, the cursor's block, the range's last block).
     const N: usize = 100;
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = ChainDb::open(dir.path(), "bench").expect("open");
+    let db = SqliteChain::open(dir.path(), "bench").expect("open");
     let mut commits = Vec::with_capacity(N);
     for k in 0..N {
         let t = Instant::now();
@@ -427,11 +428,11 @@ async fn breakdown(url: &str, chain: &Chain, target: u64) {
         ms(decode)
     );
     println!(
-        "| ChainDb::apply of {TOOLS} events, one transaction | {:.1} ms |",
+        "| SqliteChain::apply of {TOOLS} events, one transaction | {:.1} ms |",
         ms(apply)
     );
     println!(
-        "| per range: empty ChainDb::apply (commit, synchronous=FULL), median | {:.2} ms |",
+        "| per range: empty SqliteChain::apply (commit, synchronous=FULL), median | {:.2} ms |",
         ms(commits[N / 2])
     );
     println!(

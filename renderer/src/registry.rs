@@ -16,7 +16,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::time::rfc3339;
 use conduct_indexer::chain::registry::{register_tool_calldata, Tool, ToolState};
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
-use conduct_indexer::store::chain::Check;
+use conduct_indexer::state::chain::Check;
 use conduct_indexer::vows::VowRow;
 use serde_json::{json, Value};
 

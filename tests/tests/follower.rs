@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use conduct_indexer::chain::follower::Follower;
 use conduct_indexer::chain::registry::register_tool_calldata;
 use conduct_indexer::chain::{ChainConfig, ChainStatus, ContractConfig};
-use conduct_indexer::store::chain::ChainDb;
+use conduct_indexer::state::chain::ChainIndex;
+use conduct_indexer::store::chain::SqliteChain;
 use conduct_tests::{Anvil, ANVIL_ACCOUNT_0};
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -122,7 +123,7 @@ fn a_backfill_shrinks_its_range_until_the_node_accepts_it_and_reads_every_regist
     let seen = Arc::new(Seen::default());
     let gw = rt.block_on(gateway(anvil.url.clone(), seen.clone()));
     let dir = tempfile::tempdir().unwrap();
-    let db = Arc::new(ChainDb::open(dir.path(), "test").unwrap());
+    let db = Arc::new(SqliteChain::open(dir.path(), "test").unwrap());
     let status = Arc::new(Mutex::new(ChainStatus::default()));
     let cfg = ChainConfig {
         name: "anvil".into(),

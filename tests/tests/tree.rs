@@ -466,6 +466,7 @@ fn serves_from_a_bucket(state: Option<&str>) {
             assert!(!holds(&data, "kept in a bucket"));
             for file in [
                 "conduct.sqlite3",
+                "chain.sqlite3",
                 "donated.sqlite3",
                 "resume-points.sqlite3",
             ] {

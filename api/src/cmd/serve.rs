@@ -116,7 +116,7 @@ pub fn render_site(
     let count = vows.all()?.len();
     // Every record below this is in what the render reads.
     let log_size = vows.log_size()?;
-    let chain = crate::chain::open(cfg)?;
+    let chain = crate::chain::open(cfg, state)?;
     let mut sources = live_sources(
         cfg,
         key,
@@ -386,7 +386,7 @@ pub async fn serve_with(mut cfg: Config, banner: Option<Banner>) -> Result<(), E
                 Ok(())
             }) as AskInterpretation
         });
-    let chain = crate::chain::open(&cfg)?;
+    let chain = crate::chain::open(&cfg, &state)?;
     let flags = Arc::new(PaymentFlags::default());
     let sources = live_sources(
         &cfg,

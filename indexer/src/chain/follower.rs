@@ -21,7 +21,7 @@ use super::registry::{self, b256_text};
 use super::reputation::{self, ReputationEvent};
 use super::rpc::{Rpc, RpcFailure};
 use super::{ChainConfig, ChainError, ChainStatus};
-use crate::store::chain::ChainDb;
+use crate::state::chain::ChainIndex;
 
 /// What changed in one step, for the pages.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ const CEILING_KEPT: u32 = 100;
 /// The chain follower.
 pub struct Follower {
     cfg: ChainConfig,
-    db: Arc<ChainDb>,
+    db: Arc<dyn ChainIndex>,
     rpc: Rpc,
     status: Arc<Mutex<ChainStatus>>,
     on_change: OnChange,
@@ -81,7 +81,7 @@ impl Follower {
     /// `on_change` of each change.
     pub fn new(
         cfg: ChainConfig,
-        db: Arc<ChainDb>,
+        db: Arc<dyn ChainIndex>,
         status: Arc<Mutex<ChainStatus>>,
         on_change: OnChange,
     ) -> Result<Follower, ChainError> {

@@ -9,7 +9,7 @@
 //!   `Transfer`: true, false, or None when no RPC answered).
 //! - [`rpc`]: one or more RPC URLs, falling over to the next when one fails.
 //! - the chain database (events, cursor, anchors, manifest checks) is the store's
-//!   [`crate::store::chain`].
+//!   [`crate::state::chain`].
 //! - [`registry`]: the ERC-8257 events and calls, and the tools folded from the events.
 //! - [`prepare`]: the unsigned transactions of `/prepare` (the action catalogue, argument
 //!   checks, calldata) and the live reads of their preconditions (library/PREPARE.md).

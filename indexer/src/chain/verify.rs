@@ -34,7 +34,7 @@ use super::registry::{b256_text, parse_address, IToolRegistry, Tool, ToolState};
 use super::rpc::Rpc;
 use super::{ChainConfig, ChainError};
 use crate::fetch::{FailKind, FetchOutcome, FetchPolicy, Fetcher};
-use crate::store::chain::{ChainDb, Check};
+use crate::state::chain::{ChainIndex, Check};
 
 /// How often manifests are checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub type OnChecked = Box<dyn Fn(u64) + Send + Sync>;
 
 /// The verifier task.
 pub struct Verifier {
-    db: Arc<ChainDb>,
+    db: Arc<dyn ChainIndex>,
     fetcher: Fetcher,
     rpc: Rpc,
     registry: Option<alloy::primitives::Address>,
@@ -107,7 +107,7 @@ impl Verifier {
     /// A verifier over `db` for the chain `chain`, fetching under `fetch`; `on_checked` is
     /// told of every stored check.
     pub fn new(
-        db: Arc<ChainDb>,
+        db: Arc<dyn ChainIndex>,
         chain: ChainConfig,
         fetch: FetchPolicy,
         policy: VerifyPolicy,

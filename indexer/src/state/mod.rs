@@ -32,6 +32,7 @@
 //! [`LogState`] has 6 methods of its own and [`LogRead`]'s 5; [`LogBatch`] has 5 beside
 //! [`Append`]'s 13 (ARCHITECTURE.md, "The two seams").
 
+pub mod chain;
 pub mod kept;
 pub mod postgres;
 pub mod sqlite;
@@ -152,6 +153,21 @@ impl State {
                 std::sync::Arc::new(sqlite::resume::SqliteResumePoints::open(store.data_dir())?)
             }
             State::Postgres(pg) => std::sync::Arc::new(pg.resume_points()),
+        })
+    }
+
+    /// The chain index for the chain and contracts named by `identity` (chain id, addresses,
+    /// start blocks): emptied first when it was written for another.
+    pub fn chain(
+        &self,
+        identity: &str,
+    ) -> Result<std::sync::Arc<dyn chain::ChainIndex>, StoreError> {
+        Ok(match self {
+            State::Sqlite(store) => std::sync::Arc::new(sqlite::chain::SqliteChain::open(
+                store.data_dir(),
+                identity,
+            )?),
+            State::Postgres(pg) => std::sync::Arc::new(pg.chain(identity)?),
         })
     }
 

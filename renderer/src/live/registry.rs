@@ -22,7 +22,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
 use conduct_indexer::chain::registry::Tool;
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
-use conduct_indexer::store::chain::{ChainDb, Check};
+use conduct_indexer::state::chain::{ChainIndex, Check};
 use conduct_indexer::vows::{VowReader, VowRow};
 
 use super::{Integrated, Known, Source};
@@ -60,7 +60,7 @@ pub struct RegistrySource {
     key: ServiceKey,
     public_url: String,
     chain: Option<ChainConfig>,
-    db: Option<Arc<ChainDb>>,
+    db: Option<Arc<dyn ChainIndex>>,
     status: Arc<Mutex<ChainStatus>>,
     reader: Arc<VowReader>,
     due: Option<u64>,
@@ -108,7 +108,7 @@ impl RegistrySource {
         key: ServiceKey,
         public_url: &str,
         chain: Option<ChainConfig>,
-        db: Option<Arc<ChainDb>>,
+        db: Option<Arc<dyn ChainIndex>>,
         status: Arc<Mutex<ChainStatus>>,
         reader: Arc<VowReader>,
     ) -> RegistrySource {
@@ -485,7 +485,8 @@ mod tests {
     #[test]
     fn the_pages_of_one_chain_change_are_published_together() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Arc::new(ChainDb::open(dir.path(), "test").unwrap());
+        let db: Arc<dyn ChainIndex> =
+            Arc::new(conduct_indexer::store::chain::SqliteChain::open(dir.path(), "test").unwrap());
         let store = Store::open(dir.path()).unwrap();
         let reader = Arc::new(VowReader::open(&store).unwrap());
         let key = ServiceKey::from_seed(&[7; 32], "test");

@@ -11,7 +11,7 @@ use conduct_core::signing::ServiceKey;
 use conduct_core::sync::lock;
 use conduct_indexer::chain::reputation::Probe;
 use conduct_indexer::chain::{ChainConfig, ChainStatus};
-use conduct_indexer::store::chain::ChainDb;
+use conduct_indexer::state::chain::ChainIndex;
 
 use super::{Known, Source};
 use crate::publish::Publisher;
@@ -26,7 +26,7 @@ const HEARTBEAT: u64 = 60;
 pub struct ReputationSource {
     key: ServiceKey,
     chain: Option<ChainConfig>,
-    db: Option<Arc<ChainDb>>,
+    db: Option<Arc<dyn ChainIndex>>,
     status: Arc<Mutex<ChainStatus>>,
     probe: Arc<Mutex<Option<Probe>>>,
     due: Option<u64>,
@@ -41,7 +41,7 @@ impl ReputationSource {
     pub fn new(
         key: ServiceKey,
         chain: Option<ChainConfig>,
-        db: Option<Arc<ChainDb>>,
+        db: Option<Arc<dyn ChainIndex>>,
         status: Arc<Mutex<ChainStatus>>,
         probe: Arc<Mutex<Option<Probe>>>,
     ) -> ReputationSource {

@@ -17,6 +17,7 @@
 //!   thread of its own instead of panicking.
 
 mod append;
+mod chain;
 mod kept;
 mod log;
 mod schema;
@@ -35,6 +36,7 @@ use tokio_postgres::{NoTls, Row};
 
 use super::StoreError;
 
+pub use chain::PgChain;
 pub use kept::{PgDonated, PgResumePoints};
 pub use log::PgLog;
 pub use tables::PgTables;

@@ -178,6 +178,61 @@ const MIGRATIONS: &[&str] = &[
         sha256 TEXT NOT NULL,
         state BYTEA NOT NULL
     );",
+    // 3: the chain index (SQLite keeps it in a file of its own): what the chain said, where
+    // the follower is, and what the manifests gave.
+    "CREATE TABLE chain_meta (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        identity TEXT NOT NULL
+    );
+    CREATE TABLE chain_cursor (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        number BIGINT NOT NULL,
+        hash TEXT NOT NULL,
+        synced_at BIGINT NOT NULL
+    );
+    CREATE TABLE chain_anchor (
+        number BIGINT PRIMARY KEY,
+        hash TEXT NOT NULL
+    );
+    CREATE TABLE registry_event (
+        block_number BIGINT NOT NULL,
+        block_hash TEXT NOT NULL,
+        log_index BIGINT NOT NULL,
+        tx_hash TEXT NOT NULL,
+        tool_id BIGINT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('registered', 'metadata', 'predicate', 'deregistered')),
+        creator TEXT,
+        uri TEXT,
+        hash TEXT,
+        predicate TEXT,
+        PRIMARY KEY (block_number, log_index)
+    );
+    CREATE INDEX registry_event_tool ON registry_event (tool_id, block_number, log_index);
+    CREATE TABLE registry_check (
+        tool_id BIGINT PRIMARY KEY,
+        uri TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT,
+        computed TEXT,
+        detail TEXT,
+        claims TEXT NOT NULL,
+        checked_at BIGINT NOT NULL
+    );
+    CREATE TABLE reputation_event (
+        block_number BIGINT NOT NULL,
+        block_hash TEXT NOT NULL,
+        log_index BIGINT NOT NULL,
+        tx_hash TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        who TEXT,
+        actor TEXT,
+        amount TEXT,
+        value TEXT,
+        reason TEXT,
+        PRIMARY KEY (block_number, log_index)
+    );
+    CREATE INDEX reputation_event_who ON reputation_event (who);",
 ];
 
 /// The advisory lock that serialises migrations of one database (any 64-bit constant: this

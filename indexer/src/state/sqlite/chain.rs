@@ -1,13 +1,7 @@
-//! The chain database `<data>/chain.sqlite3` (WAL, `synchronous=FULL`): the registry's and
-//! the reputation record's events as read from the chain (block number, block hash, log index),
-//! the cursor and recent anchors (block number and hash) moved in the same transaction as the
-//! rows, and the manifest checks.
-//!
-//! Tools and scores are folded from their events on read ([`crate::chain::registry::fold`],
-//! [`crate::chain::reputation::fold`]), so a rewind is a delete of the events above the common
-//! ancestor and nothing else can go stale.
+//! The chain index on SQLite, in a database file of its own, `<data>/chain.sqlite3` (WAL,
+//! `synchronous=FULL`); [`crate::state::chain`] states the contract.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -15,11 +9,9 @@ use conduct_core::sync::lock;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::StoreError;
-use crate::chain::registry::{EventKind, RegistryEvent, Tool};
+use crate::chain::registry::{EventKind, RegistryEvent};
 use crate::chain::reputation::{RepKind, ReputationEvent};
-
-/// Anchors kept for finding the common ancestor after a reorg.
-const ANCHORS_KEPT: i64 = 1024;
+use crate::state::chain::{scored_wallet, ChainIndex, Check, Cursor, Touched, ANCHORS_KEPT};
 
 const MIGRATIONS: &[&str] = &[
     // 1: what the chain said, where the follower is, and what the manifests gave.
@@ -79,50 +71,17 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX reputation_event_who ON reputation_event (who);",
 ];
 
-/// The follower's position: the highest block indexed, and its hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
-    /// Block number.
-    pub number: u64,
-    /// Block hash (0x + 64 lower-case hex).
-    pub hash: String,
-    /// Unix seconds of the last poll that succeeded.
-    pub synced_at: u64,
-}
-
-/// A manifest check as stored.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
-    /// The metadataURI checked.
-    pub uri: String,
-    /// The on-chain manifestHash it was checked against.
-    pub hash: String,
-    /// `verified`, `unreachable`, `hash-mismatch`, ...
-    pub status: String,
-    /// A stable reason for anything but `verified` (`redirect`, `http-status`, `refused`,
-    /// `timeout`, `bom`, `not-nfc`, ...).
-    pub reason: Option<String>,
-    /// keccak256 of the canonical manifest, when it was fetched and hashable.
-    pub computed: Option<String>,
-    /// Why, for anything but `verified`.
-    pub detail: Option<String>,
-    /// The manifest's claims (JSON object: name, description, endpoint).
-    pub claims: String,
-    /// Unix seconds.
-    pub checked_at: u64,
-}
-
-/// The chain database.
+/// The chain index in `<data>/chain.sqlite3`.
 #[derive(Debug)]
-pub struct ChainDb {
+pub struct SqliteChain {
     conn: Mutex<Connection>,
 }
 
-impl ChainDb {
+impl SqliteChain {
     /// Open (or create) `<data>/chain.sqlite3` for the chain and contracts named by
     /// `identity` (chain id, addresses, start blocks). When the file was written for another
     /// identity, its chain data is dropped: that cursor means nothing for this chain.
-    pub fn open(data_dir: &Path, identity: &str) -> Result<ChainDb, StoreError> {
+    pub fn open(data_dir: &Path, identity: &str) -> Result<SqliteChain, StoreError> {
         super::private_dir(data_dir)?;
         let mut conn = super::open_private(&data_dir.join("chain.sqlite3"))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -150,13 +109,14 @@ impl ChainDb {
             )?;
             tx.commit()?;
         }
-        Ok(ChainDb {
+        Ok(SqliteChain {
             conn: Mutex::new(conn),
         })
     }
+}
 
-    /// The cursor, if anything was indexed yet.
-    pub fn cursor(&self) -> Result<Option<Cursor>, StoreError> {
+impl ChainIndex for SqliteChain {
+    fn cursor(&self) -> Result<Option<Cursor>, StoreError> {
         Ok(lock(&self.conn)
             .query_row(
                 "SELECT number, hash, synced_at FROM cursor WHERE id = 1",
@@ -172,29 +132,14 @@ impl ChainDb {
             .optional()?)
     }
 
-    /// Append registry `events` (all in blocks up to `to`) and move the cursor to `to` (hash
-    /// `hash`), in one transaction. Returns the tools the events touch.
-    pub fn apply(
-        &self,
-        events: &[RegistryEvent],
-        to: u64,
-        hash: &str,
-        now: u64,
-    ) -> Result<BTreeSet<u64>, StoreError> {
-        Ok(self.apply_all(events, &[], to, hash, now)?.0)
-    }
-
-    /// Append registry `events` and reputation events `rep` (all in blocks up to `to`) and
-    /// move the cursor to `to`, in one transaction. Returns the tools and the wallets (credited,
-    /// slashed) the events touch.
-    pub fn apply_all(
+    fn apply_all(
         &self,
         events: &[RegistryEvent],
         rep: &[ReputationEvent],
         to: u64,
         hash: &str,
         now: u64,
-    ) -> Result<(BTreeSet<u64>, BTreeSet<String>), StoreError> {
+    ) -> Result<Touched, StoreError> {
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
         let mut touched = BTreeSet::new();
@@ -208,11 +153,7 @@ impl ChainDb {
             )?;
             for e in rep {
                 let [who, actor, amount, value, reason] = e.kind.columns();
-                if let (Some(w), RepKind::Credited { .. } | RepKind::Slashed { .. }) =
-                    (&who, &e.kind)
-                {
-                    wallets.insert(w.clone());
-                }
+                wallets.extend(scored_wallet(e).map(str::to_owned));
                 ins.execute(params![
                     e.block_number as i64,
                     e.block_hash,
@@ -264,14 +205,13 @@ impl ChainDb {
         tx.execute(
             "DELETE FROM anchor WHERE number < (SELECT number FROM anchor ORDER BY number DESC
              LIMIT 1 OFFSET ?1)",
-            params![ANCHORS_KEPT - 1],
+            params![ANCHORS_KEPT as i64 - 1],
         )?;
         tx.commit()?;
         Ok((touched, wallets))
     }
 
-    /// Record a successful poll that indexed nothing new.
-    pub fn synced(&self, now: u64) -> Result<(), StoreError> {
+    fn synced(&self, now: u64) -> Result<(), StoreError> {
         lock(&self.conn).execute(
             "UPDATE cursor SET synced_at = ?1 WHERE id = 1",
             params![now as i64],
@@ -279,9 +219,7 @@ impl ChainDb {
         Ok(())
     }
 
-    /// Known (block number, hash) pairs, highest first: the anchors and the blocks of the
-    /// stored events, for finding the common ancestor after a reorg.
-    pub fn anchors(&self) -> Result<Vec<(u64, String)>, StoreError> {
+    fn anchors(&self) -> Result<Vec<(u64, String)>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare(
             "SELECT number, hash FROM anchor
@@ -295,13 +233,7 @@ impl ChainDb {
         Ok(rows)
     }
 
-    /// Forget everything above `ancestor` (all of it when `None`) and put the cursor there,
-    /// in one transaction. Returns the tools and the wallets whose events were removed.
-    pub fn rewind(
-        &self,
-        ancestor: Option<(u64, String)>,
-        now: u64,
-    ) -> Result<(BTreeSet<u64>, BTreeSet<String>), StoreError> {
+    fn rewind(&self, ancestor: Option<(u64, String)>, now: u64) -> Result<Touched, StoreError> {
         let mut conn = lock(&self.conn);
         let tx = conn.transaction()?;
         let above = ancestor.as_ref().map_or(-1, |(n, _)| *n as i64);
@@ -349,8 +281,7 @@ impl ChainDb {
         Ok((touched, wallets))
     }
 
-    /// Every reputation event, in chain order.
-    pub fn reputation_events(&self) -> Result<Vec<ReputationEvent>, StoreError> {
+    fn reputation_events(&self) -> Result<Vec<ReputationEvent>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare_cached(
             "SELECT block_number, block_hash, log_index, tx_hash, kind, who, actor, amount,
@@ -381,8 +312,7 @@ impl ChainDb {
         Ok(rows.into_iter().flatten().collect())
     }
 
-    /// Every event of tool `id`, in chain order.
-    pub fn events_of(&self, id: u64) -> Result<Vec<RegistryEvent>, StoreError> {
+    fn events_of(&self, id: u64) -> Result<Vec<RegistryEvent>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare_cached(
             "SELECT block_number, block_hash, log_index, tx_hash, tool_id, kind, creator, uri,
@@ -395,8 +325,7 @@ impl ChainDb {
         Ok(rows.into_iter().flatten().collect())
     }
 
-    /// Every event, in chain order.
-    pub fn events(&self) -> Result<Vec<RegistryEvent>, StoreError> {
+    fn events(&self) -> Result<Vec<RegistryEvent>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare(
             "SELECT block_number, block_hash, log_index, tx_hash, tool_id, kind, creator, uri,
@@ -409,8 +338,7 @@ impl ChainDb {
         Ok(rows.into_iter().flatten().collect())
     }
 
-    /// The stored check of tool `id`.
-    pub fn check(&self, id: u64) -> Result<Option<Check>, StoreError> {
+    fn check(&self, id: u64) -> Result<Option<Check>, StoreError> {
         Ok(lock(&self.conn)
             .query_row(
                 "SELECT uri, hash, status, computed, detail, claims, checked_at, reason
@@ -421,8 +349,7 @@ impl ChainDb {
             .optional()?)
     }
 
-    /// Every stored check, by tool id.
-    pub fn checks(&self) -> Result<std::collections::HashMap<u64, Check>, StoreError> {
+    fn checks(&self) -> Result<HashMap<u64, Check>, StoreError> {
         let conn = lock(&self.conn);
         let mut stmt = conn.prepare(
             "SELECT uri, hash, status, computed, detail, claims, checked_at, reason, tool_id
@@ -434,8 +361,7 @@ impl ChainDb {
         Ok(rows)
     }
 
-    /// Store the check of tool `id`.
-    pub fn put_check(&self, id: u64, c: &Check) -> Result<(), StoreError> {
+    fn put_check(&self, id: u64, c: &Check) -> Result<(), StoreError> {
         lock(&self.conn).execute(
             "INSERT OR REPLACE INTO registry_check
              (tool_id, uri, hash, status, computed, detail, claims, checked_at, reason)
@@ -453,18 +379,6 @@ impl ChainDb {
             ],
         )?;
         Ok(())
-    }
-
-    /// Every tool, folded from its events, by id.
-    pub fn tools(&self) -> Result<Vec<Tool>, StoreError> {
-        Ok(crate::chain::registry::fold(&self.events()?))
-    }
-
-    /// Tool `id`, folded from its events; `None` when the chain (as indexed) has no such tool.
-    pub fn tool(&self, id: u64) -> Result<Option<Tool>, StoreError> {
-        Ok(crate::chain::registry::fold(&self.events_of(id)?)
-            .into_iter()
-            .next())
     }
 }
 
@@ -499,121 +413,4 @@ fn check_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Check> {
         checked_at: r.get::<_, i64>(6)? as u64,
         reason: r.get(7)?,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::chain::registry::{EventKind, ToolState};
-
-    fn reg(block: u64, tool: u64) -> RegistryEvent {
-        RegistryEvent {
-            block_number: block,
-            block_hash: format!("0x{block:064x}"),
-            log_index: 0,
-            tx_hash: format!("0x{:064x}", block + 1000),
-            tool_id: tool,
-            kind: EventKind::Registered {
-                creator: "0x00000000000000000000000000000000000000aa".into(),
-                predicate: "0x0000000000000000000000000000000000000000".into(),
-                uri: format!("https://t.example/.well-known/ai-tool/t{tool}.json"),
-                hash: format!("0x{:064x}", tool),
-            },
-        }
-    }
-
-    fn hash(n: u64) -> String {
-        format!("0x{n:064x}")
-    }
-
-    #[test]
-    fn rows_and_cursor_move_together_and_a_rewind_deletes_what_is_above() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
-        assert_eq!(db.cursor().unwrap(), None);
-        let touched = db
-            .apply(&[reg(3, 1), reg(5, 2)], 10, &hash(10), 100)
-            .unwrap();
-        assert_eq!(touched, [1, 2].into_iter().collect());
-        db.apply(&[reg(12, 3)], 20, &hash(20), 101).unwrap();
-        let mut dereg = reg(15, 1);
-        dereg.kind = EventKind::Deregistered;
-        db.apply(&[dereg], 20, &hash(20), 101).unwrap();
-        let tools = db.tools().unwrap();
-        assert_eq!(tools.len(), 3);
-        assert_eq!(tools[0].state, ToolState::Deregistered);
-        assert_eq!(db.cursor().unwrap().unwrap().number, 20);
-        // Known positions, highest first: anchors and event blocks.
-        let anchors: Vec<u64> = db.anchors().unwrap().into_iter().map(|(n, _)| n).collect();
-        assert_eq!(anchors, vec![20, 15, 12, 10, 5, 3]);
-        // Rewind to block 10: the events of blocks 12 and 15 go, tool 1 is registered again.
-        let (touched, wallets) = db.rewind(Some((10, hash(10))), 102).unwrap();
-        assert_eq!(touched, [1, 3].into_iter().collect());
-        assert!(wallets.is_empty());
-        let tools = db.tools().unwrap();
-        assert_eq!(tools.len(), 2);
-        assert_eq!(tools[0].state, ToolState::Registered);
-        assert_eq!(db.cursor().unwrap().unwrap().number, 10);
-        // Reputation events are rewound with the rest; the wallets they touched are named.
-        let credit = |n: u64, who: &str, score: &str| crate::chain::reputation::ReputationEvent {
-            block_number: n,
-            block_hash: hash(n),
-            log_index: 0,
-            tx_hash: hash(n + 500),
-            kind: RepKind::Credited {
-                who: who.into(),
-                actor: "0x00000000000000000000000000000000000000bb".into(),
-                amount: "1".into(),
-                new_score: score.into(),
-                reason: hash(0),
-            },
-        };
-        let w = "0x00000000000000000000000000000000000000aa";
-        let (_, wallets) = db
-            .apply_all(
-                &[],
-                &[credit(11, w, "1"), credit(13, w, "2")],
-                13,
-                &hash(13),
-                103,
-            )
-            .unwrap();
-        assert_eq!(wallets, [w.to_owned()].into_iter().collect());
-        assert_eq!(db.reputation_events().unwrap().len(), 2);
-        let (_, wallets) = db.rewind(Some((11, hash(11))), 103).unwrap();
-        assert_eq!(wallets, [w.to_owned()].into_iter().collect());
-        let left = db.reputation_events().unwrap();
-        assert_eq!((left.len(), left[0].block_number), (1, 11));
-        // No common ancestor: everything goes.
-        db.rewind(None, 103).unwrap();
-        assert!(db.reputation_events().unwrap().is_empty());
-        assert!(db.tools().unwrap().is_empty());
-        assert_eq!(db.cursor().unwrap(), None);
-    }
-
-    #[test]
-    fn another_chain_or_registry_starts_the_index_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
-        db.apply(&[reg(3, 1)], 10, &hash(10), 100).unwrap();
-        drop(db);
-        let same = ChainDb::open(dir.path(), "eip155:1/registry:0x01@0").unwrap();
-        assert_eq!(same.tools().unwrap().len(), 1);
-        drop(same);
-        let other = ChainDb::open(dir.path(), "eip155:8453/registry:0x01@0").unwrap();
-        assert!(other.tools().unwrap().is_empty());
-        assert_eq!(other.cursor().unwrap(), None);
-    }
-
-    #[test]
-    fn anchors_are_bounded() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = ChainDb::open(dir.path(), "x").unwrap();
-        for n in 0..(ANCHORS_KEPT as u64 + 50) {
-            db.apply(&[], n, &hash(n), n).unwrap();
-        }
-        let anchors = db.anchors().unwrap();
-        assert_eq!(anchors.len(), ANCHORS_KEPT as usize);
-        assert_eq!(anchors[0].0, ANCHORS_KEPT as u64 + 49);
-    }
 }
