@@ -336,8 +336,8 @@ fn the_log_published_into_a_bucket_verifies_and_is_repaired_there() {
 
 /// `conduct serve --site s3://bucket/prefix`: the whole tree is rendered into the bucket, a
 /// vow and a report-in land there (the log's tiles and checkpoint, the vow's pages, the
-/// manifest), the api answers every GET of the tree from the bucket, and the copy of the
-/// bucket verifies offline with `verify-site` and `verify-log`.
+/// manifest), the api answers every GET of the tree from the bucket, and both a copy of the
+/// bucket and the bucket itself (`s3://...`) verify with `verify-site` and `verify-log`.
 #[test]
 fn the_service_serves_and_publishes_its_tree_from_a_bucket() {
     serves_from_a_bucket(None);
@@ -494,6 +494,43 @@ fn serves_from_a_bucket(state: Option<&str>) {
             .unwrap();
         assert!(out.status.success(), "{what}: {out:?}");
     }
+    // And the bucket itself, read with its credentials (the tree at its prefix, the log
+    // under it).
+    let in_bucket = |what: &str, location: &str| {
+        Command::new(conduct_tests::conduct_bin())
+            .arg(what)
+            .arg(location)
+            .args(["--pubkey", &vkey])
+            .envs(envs.iter().copied())
+            .output()
+            .unwrap()
+    };
+    let tree_at = format!("s3://{}/{prefix}", b.bucket);
+    for (what, location) in [
+        ("verify-site", tree_at.clone()),
+        ("verify-log", format!("{tree_at}/log")),
+    ] {
+        let out = in_bucket(what, &location);
+        assert!(out.status.success(), "{what} {location}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("OK: "));
+    }
+    // A page changed in the bucket fails verify-site (the manifest lists its hash); the log is
+    // untouched and still verifies.
+    let page = format!("{prefix}/vow/{id}.json");
+    let mut changed = s3py(&b, "get", &page).unwrap();
+    changed.extend_from_slice(b" ");
+    let t = open_bucket(&b, &format!("{}/{prefix}", b.bucket)).unwrap();
+    t.put(&format!("vow/{id}.json"), &changed, Put::PAGE)
+        .unwrap();
+    let out = in_bucket("verify-site", &tree_at);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("vow/{id}.json")),
+        "{out:?}"
+    );
+    assert!(in_bucket("verify-log", &format!("{tree_at}/log"))
+        .status
+        .success());
 }
 
 /// An s3s-fs bucket server of the test's own on `port` (the shared one must keep running),

@@ -53,6 +53,6 @@ pub use files::Files;
 pub use files::HttpFiles;
 pub use log::{verify_inclusion, verify_log, verify_log_at, verify_log_extends, LogAudit};
 pub use site::{
-    check_log_dir, verify_site_at, verify_site_dir, verify_site_settled, verify_site_url,
-    verify_tree, SiteAudit, TreeAudit, MANIFEST_TYPE, MAX_SETTLES,
+    check_log_dir, verify_site_at, verify_site_dir, verify_site_files, verify_site_settled,
+    verify_site_url, verify_tree, SiteAudit, TreeAudit, MANIFEST_TYPE, MAX_SETTLES,
 };

@@ -164,18 +164,65 @@ pub fn verify_site_settled(
     settle: std::time::Duration,
 ) -> Result<SiteAudit, Error> {
     let base = location.trim_end_matches('/');
-    // The manifest's SHA-256, read as a stream (a manifest may be large).
-    let manifest = || -> Option<[u8; 32]> {
-        let files = crate::files::open(base).ok()?;
-        let mut reader = files.reader("manifest.json").ok()?;
-        let mut hasher = Sha256::new();
-        std::io::copy(&mut reader, &mut hasher).ok()?;
-        Some(hasher.finalize().into())
+    let manifest = || {
+        crate::files::open(base)
+            .ok()
+            .and_then(|f| manifest_sha256(f.as_ref()))
     };
+    settled(&manifest, &|| verify_site_at(base, pubkey), settle)
+}
+
+/// Check a tree read through `site`, with its log read through `log`, as of the current time:
+/// steps 1, 2, 4 and 5 (a [`Files`] offers no listing for steps 3 and 6), allowing for a tree
+/// being written while it is read as [`verify_site_settled`] does. For a tree in a store of
+/// your own (a bucket read with its credentials, say).
+pub fn verify_site_files<S: Files + ?Sized, L: Files + ?Sized>(
+    site: &S,
+    log: &L,
+    pubkey: &str,
+    settle: std::time::Duration,
+) -> Result<SiteAudit, Error> {
+    let check = || audit_files(site, log, pubkey, now()?);
+    settled(&|| manifest_sha256(site), &check, settle)
+}
+
+/// Steps 1, 2, 4 and 5 over `site` and its log `log` at `now` (unix seconds).
+fn audit_files<S: Files + ?Sized, L: Files + ?Sized>(
+    site: &S,
+    log: &L,
+    pubkey: &str,
+    now: u64,
+) -> Result<SiteAudit, Error> {
+    let start = Instant::now();
+    let tree = verify_tree(site, None, pubkey, now)?;
+    let log = verify_log(log, pubkey).map_err(|e| Error::Log(Box::new(e)))?;
+    Ok(SiteAudit {
+        tree,
+        log,
+        older_partials: None,
+        run: Run::since(start),
+    })
+}
+
+/// The SHA-256 of `manifest.json` in `files`, read as a stream (a manifest may be large).
+fn manifest_sha256<F: Files + ?Sized>(files: &F) -> Option<[u8; 32]> {
+    let mut reader = files.reader("manifest.json").ok()?;
+    let mut hasher = Sha256::new();
+    std::io::copy(&mut reader, &mut hasher).ok()?;
+    Some(hasher.finalize().into())
+}
+
+/// `check`, and after a failure, up to [`MAX_SETTLES`] times, `check` again once `manifest`
+/// (the manifest's hash) changes within `settle`.
+fn settled(
+    manifest: &dyn Fn() -> Option<[u8; 32]>,
+    check: &dyn Fn() -> Result<SiteAudit, Error>,
+    settle: std::time::Duration,
+) -> Result<SiteAudit, Error> {
     let mut settles = 0;
     loop {
         let before = manifest();
-        let err = match verify_site_at(base, pubkey) {
+        let err = match check() {
             Ok(a) => return Ok(a),
             Err(e) => e,
         };
@@ -219,17 +266,13 @@ pub fn verify_site_dir(dir: &Path, pubkey: &str, now: u64) -> Result<SiteAudit, 
 #[cfg(feature = "http")]
 pub fn verify_site_url(base: &str, pubkey: &str, now: u64) -> Result<SiteAudit, Error> {
     use crate::files::HttpFiles;
-    let start = Instant::now();
     let base = base.trim_end_matches('/');
-    let tree = verify_tree(&HttpFiles::new(base), None, pubkey, now)?;
-    let log = verify_log(&HttpFiles::new(&format!("{base}/log")), pubkey)
-        .map_err(|e| Error::Log(Box::new(e)))?;
-    Ok(SiteAudit {
-        tree,
-        log,
-        older_partials: None,
-        run: Run::since(start),
-    })
+    audit_files(
+        &HttpFiles::new(base),
+        &HttpFiles::new(&format!("{base}/log")),
+        pubkey,
+        now,
+    )
 }
 
 /// Without the `http` feature, a URL cannot be read.

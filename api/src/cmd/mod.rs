@@ -115,8 +115,9 @@ enum Cmd {
     /// Audit a copy of the transparency log offline (checkpoint signature, every entry, tile
     /// and root); exit 0 only when everything verifies.
     VerifyLog {
-        /// The log: a directory holding `checkpoint` and `tile/` (e.g. `site/log`), or a URL
-        /// (e.g. `http://localhost:8402/log`).
+        /// The log: a directory holding `checkpoint` and `tile/` (e.g. `site/log`), a URL
+        /// (e.g. `http://localhost:8402/log`), or a bucket (`s3://bucket/prefix/log`, with the
+        /// standard AWS environment).
         location: String,
         /// Pinned log key as a C2SP vkey (`/pubkey` field `vkey`).
         #[arg(long, env = "CONDUCT_PUBKEY")]
@@ -126,7 +127,8 @@ enum Cmd {
     /// hash, every snapshot's signature, no unlisted files, the log); exit 0 only when
     /// everything verifies.
     VerifySite {
-        /// The tree: a directory (e.g. an rsync copy of `site/`) or a base URL.
+        /// The tree: a directory (e.g. an rsync copy of `site/`), a base URL, or a bucket
+        /// (`s3://bucket/prefix`, with the standard AWS environment).
         location: String,
         /// Pinned key as a C2SP vkey (`/pubkey` field `vkey`) or base64.
         #[arg(long, env = "CONDUCT_PUBKEY")]

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use conduct_indexer::tree::SharedTree;
 use conduct_verify::Error as VerifyError;
 
 /// `conduct verify FILE --pubkey [--trace TRACE]`: exit 0 only when the signed object
@@ -59,9 +60,15 @@ pub fn verify(
     }
 }
 
-/// `conduct verify-log LOCATION --pubkey`: exit 0 only when the whole log verifies.
+/// `conduct verify-log LOCATION --pubkey`: exit 0 only when the whole log verifies. A
+/// location `s3://bucket/prefix` is read from the bucket with the standard AWS environment's
+/// endpoint and credentials.
 pub fn verify_log(location: &str, pubkey: &str) -> ExitCode {
-    match conduct_verify::verify_log_at(location, pubkey) {
+    let checked = match in_bucket(location) {
+        Some(tree) => tree.and_then(|t| conduct_verify::verify_log(&TreeFiles::new(t, ""), pubkey)),
+        None => conduct_verify::verify_log_at(location, pubkey),
+    };
+    match checked {
         Ok(a) => {
             println!("OK: {a}");
             ExitCode::SUCCESS
@@ -73,10 +80,19 @@ pub fn verify_log(location: &str, pubkey: &str) -> ExitCode {
     }
 }
 
-/// `conduct verify-site LOCATION --pubkey [--settle S]`: exit 0 only when the whole tree verifies.
+/// `conduct verify-site LOCATION --pubkey [--settle S]`: exit 0 only when the whole tree
+/// verifies. A location `s3://bucket/prefix` is read from the bucket (as `verify-log` reads
+/// it), with the checks a reader without a listing makes (a URL's).
 pub fn verify_site(location: &str, pubkey: &str, settle: u64) -> ExitCode {
     let settle = std::time::Duration::from_secs(settle);
-    match conduct_verify::verify_site_settled(location, pubkey, settle) {
+    let checked = match in_bucket(location) {
+        Some(tree) => tree.and_then(|t| {
+            let (site, log) = (TreeFiles::new(t.clone(), ""), TreeFiles::new(t, "log/"));
+            conduct_verify::verify_site_files(&site, &log, pubkey, settle)
+        }),
+        None => conduct_verify::verify_site_settled(location, pubkey, settle),
+    };
+    match checked {
         Ok(a) => {
             println!("OK: {a}");
             ExitCode::SUCCESS
@@ -123,5 +139,45 @@ fn failure(e: &VerifyError) -> String {
         VerifyError::PinnedKey(e) => format!("--pubkey: {e}"),
         VerifyError::Log(e) => format!("log: {}", failure(e)),
         e => e.to_string(),
+    }
+}
+
+/// The tree at `location` when it names a bucket (`s3://...`), opened through the Tree seam;
+/// `None` for a directory or a URL.
+fn in_bucket(location: &str) -> Option<Result<SharedTree, VerifyError>> {
+    location.starts_with("s3://").then(|| {
+        conduct_indexer::tree::open(location.trim_end_matches('/'), None).map_err(|source| {
+            VerifyError::Read {
+                path: location.to_owned(),
+                source,
+            }
+        })
+    })
+}
+
+/// The files of a tree under `under` (`""`, or `log/`), read through the Tree seam.
+struct TreeFiles {
+    tree: SharedTree,
+    under: &'static str,
+}
+
+impl TreeFiles {
+    fn new(tree: SharedTree, under: &'static str) -> TreeFiles {
+        TreeFiles { tree, under }
+    }
+}
+
+impl conduct_verify::Files for TreeFiles {
+    fn read(&self, rel: &str) -> Result<Vec<u8>, VerifyError> {
+        let path = format!("{}{rel}", self.under);
+        let read = |source| VerifyError::Read {
+            path: path.clone(),
+            source,
+        };
+        match self.tree.get(&path) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(read(std::io::ErrorKind::NotFound.into())),
+            Err(e) => Err(read(e)),
+        }
     }
 }
