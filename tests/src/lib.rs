@@ -162,6 +162,34 @@ impl Bucket {
     }
 }
 
+/// An s3s-fs bucket server of a test's own on `port` (the shared one must keep running), with
+/// one bucket, `conduct-test`, under `root`: with the shared server's keys when `signed`, or
+/// without any (it then answers unsigned requests only: a public-read bucket, which a client
+/// writes to with `AWS_SKIP_SIGNATURE=true`). Answering once this returns.
+pub fn own_bucket_server(root: &Path, port: u16, signed: bool) -> Child {
+    let bin = server_var("CONDUCT_TEST_S3S_BIN");
+    std::fs::create_dir_all(root.join("conduct-test")).expect("the bucket's directory");
+    let mut cmd = Command::new(bin);
+    cmd.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+    if signed {
+        let shared = Bucket::shared();
+        cmd.args(["--access-key", &shared.access_key])
+            .args(["--secret-key", &shared.secret_key]);
+    }
+    let child = cmd
+        .arg(root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start s3s-fs");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "s3s-fs did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
 /// Directory of the Python test scripts.
 pub fn py_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("py")

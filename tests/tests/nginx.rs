@@ -42,6 +42,12 @@ struct Nginx {
 
 impl Nginx {
     fn start(root: &Path, upstream: &str) -> Nginx {
+        Nginx::start_on(&["--root".as_ref(), root.as_os_str()], upstream)
+    }
+
+    /// nginx with the config `conduct nginx-conf` prints for `origin` (`--root DIR` or
+    /// `--bucket-url URL`).
+    fn start_on(origin: &[&std::ffi::OsStr], upstream: &str) -> Nginx {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -50,8 +56,7 @@ impl Nginx {
         let addr = format!("127.0.0.1:{port}");
         let out = Command::new(conduct_bin())
             .arg("nginx-conf")
-            .arg("--root")
-            .arg(root)
+            .args(origin)
             .args(["--upstream", upstream, "--listen", &addr])
             .output()
             .unwrap();
@@ -272,11 +277,75 @@ const ACCEPTS: &[Option<&str>] = &[
 const FORMATS: &[&str] = &["json", "html", "txt", "text", "bogus", ""];
 
 struct Tally {
+    /// The headers that must match (besides the status and the bytes).
+    headers: &'static [&'static str],
     compared: usize,
     ok200: usize,
     by_status: std::collections::BTreeMap<u16, usize>,
     content_types: BTreeSet<String>,
     failures: Vec<String>,
+}
+
+impl Tally {
+    fn new(headers: &'static [&'static str]) -> Tally {
+        Tally {
+            headers,
+            compared: 0,
+            ok200: 0,
+            by_status: Default::default(),
+            content_types: BTreeSet::new(),
+            failures: Vec::new(),
+        }
+    }
+}
+
+impl Tally {
+    /// Report the tally and fail on any difference, or when a status every comparison must
+    /// see (a file, a preflight, a bad format, a miss, another method, nothing acceptable)
+    /// was never answered.
+    fn assert_same(&self, what: &str, paths: &BTreeSet<String>, files: usize, ngx: &Nginx) {
+        eprintln!(
+            "{what}: compared {} requests over {} paths ({files} files): {} answered 200, statuses {:?}, types {:?}",
+            self.compared,
+            paths.len(),
+            self.ok200,
+            self.by_status,
+            self.content_types
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{} differences:\n{}\nnginx error log:\n{}",
+            self.failures.len(),
+            self.failures.join("\n"),
+            ngx.error_log()
+        );
+        for st in [200, 204, 400, 404, 405, 406] {
+            assert!(
+                self.by_status.contains_key(&st),
+                "no {st} case: {:?}",
+                self.by_status
+            );
+        }
+    }
+}
+
+/// The paths asked for of a tree holding `files`: each file's exact path and each twin's
+/// clean URL (with and without a trailing slash; `/` for the index).
+fn requested_paths(files: &[String]) -> BTreeSet<String> {
+    let mut paths = BTreeSet::new();
+    for f in files {
+        paths.insert(format!("/{f}"));
+        for ext in [".json", ".html", ".txt"] {
+            if let Some(stem) = f.strip_suffix(ext) {
+                paths.insert(format!("/{stem}"));
+                paths.insert(format!("/{stem}/"));
+                if stem == "index" {
+                    paths.insert("/".to_owned());
+                }
+            }
+        }
+    }
+    paths
 }
 
 /// The same request to both; record every difference.
@@ -313,13 +382,7 @@ fn compare(api: &str, ngx: &str, method: &str, path: &str, accept: Option<&str>,
             n.body.len()
         ));
     }
-    for h in [
-        "content-type",
-        "cache-control",
-        "vary",
-        "access-control-allow-origin",
-        "x-content-type-options",
-    ] {
+    for &h in t.headers {
         if a.header(h) != n.header(h) {
             t.failures.push(format!(
                 "{what}: {h} api {:?} nginx {:?}",
@@ -386,26 +449,14 @@ fn nginx_serves_the_tree_like_the_api_and_proxies_the_dynamic_routes() {
     );
     assert!(files.iter().any(|f| f == "log/checkpoint"));
     assert!(files.iter().any(|f| f.starts_with(".well-known/")));
-    let mut paths: BTreeSet<String> = BTreeSet::new();
-    for f in &files {
-        paths.insert(format!("/{f}"));
-        for ext in [".json", ".html", ".txt"] {
-            if let Some(stem) = f.strip_suffix(ext) {
-                paths.insert(format!("/{stem}"));
-                paths.insert(format!("/{stem}/"));
-                if stem == "index" {
-                    paths.insert("/".to_owned());
-                }
-            }
-        }
-    }
-    let mut t = Tally {
-        compared: 0,
-        ok200: 0,
-        by_status: Default::default(),
-        content_types: BTreeSet::new(),
-        failures: Vec::new(),
-    };
+    let paths = requested_paths(&files);
+    let mut t = Tally::new(&[
+        "content-type",
+        "cache-control",
+        "vary",
+        "access-control-allow-origin",
+        "x-content-type-options",
+    ]);
     for p in &paths {
         for a in ACCEPTS {
             compare(&api, &ng, "GET", p, *a, &mut t);
@@ -443,30 +494,8 @@ fn nginx_serves_the_tree_like_the_api_and_proxies_the_dynamic_routes() {
         compare(&api, &ng, "POST", p, None, &mut t);
         compare(&api, &ng, "OPTIONS", p, None, &mut t);
     }
-    eprintln!(
-        "compared {} requests over {} paths ({} files): {} answered 200, statuses {:?}, types {:?}",
-        t.compared,
-        paths.len(),
-        files.len(),
-        t.ok200,
-        t.by_status,
-        t.content_types
-    );
-    assert!(
-        t.failures.is_empty(),
-        "{} differences:\n{}\nnginx error log:\n{}",
-        t.failures.len(),
-        t.failures.join("\n"),
-        ngx.error_log()
-    );
     // The comparison exercised every branch: files, misses, refusals, every media type.
-    for st in [200, 204, 400, 404, 405, 406] {
-        assert!(
-            t.by_status.contains_key(&st),
-            "no {st} case: {:?}",
-            t.by_status
-        );
-    }
+    t.assert_same("directory", &paths, files.len(), &ngx);
     for ct in [
         "application/json",
         "text/html; charset=utf-8",
@@ -787,4 +816,164 @@ fn free_caps_behind_nginx_count_the_client_and_cannot_be_spoofed() {
     assert_eq!(demo(ngx.url("/demo/profile"), "10.0.0.3"), 200);
     assert_eq!(demo(ngx.url("/demo/profile"), "10.0.0.4"), 429);
     assert_eq!(demo(s.at("/demo/profile"), "127.0.0.1"), 429);
+}
+
+/// Whether a dynamic route of the api's route table takes `path` (a `{X}` segment matches one
+/// non-empty segment).
+fn dynamic(path: &str) -> bool {
+    use conduct_api::routes::{Handler, ROUTES};
+    let segs: Vec<&str> = path.split('/').collect();
+    ROUTES.iter().any(|r| {
+        let pat: Vec<&str> = r.info.path.split('/').collect();
+        matches!(r.handler, Handler::Dynamic(_))
+            && pat.len() == segs.len()
+            && pat.iter().zip(&segs).all(|(p, s)| {
+                if p.starts_with('{') {
+                    !s.is_empty()
+                } else {
+                    p == s
+                }
+            })
+    })
+}
+
+/// The bucket variant (`conduct nginx-conf --bucket-url`): the service publishes its tree into
+/// a public-read bucket (an s3s-fs server of the test's own, without keys), nginx reads every
+/// object from the bucket and hands what the bucket does not hold to the api. For every object,
+/// at its exact path and clean URL, with Accept and `?format=` variants, both answer the same
+/// status, bytes and Content-Type; each object nginx serves carries the bucket's Cache-Control
+/// (immutable, or no-cache for a head); with the api stopped, nginx still serves the tree.
+#[test]
+fn nginx_serves_a_tree_from_its_bucket_like_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let root = dir.path().join("s3");
+    // Stopped when the test ends, however it ends.
+    struct Stopped(Child);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _bucket = Stopped(conduct_tests::own_bucket_server(&root, port, false));
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let envs = [
+        ("AWS_ENDPOINT_URL", endpoint.as_str()),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_SKIP_SIGNATURE", "true"),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let site = PathBuf::from("s3://conduct-test/public");
+    let mut s = Server::start_env("serve", &dir.path().join("data"), &site, &[], &envs, None);
+    let c = client();
+    let vow = take_vow(&c, &s.url);
+    for n in [40, 60] {
+        assert_eq!(report(&c, &s.url, &vow, n), 201);
+    }
+    // The manifest is re-signed about a second after a write: wait until it holds still.
+    let manifest = || {
+        c.get(s.at("/manifest.json"))
+            .send()
+            .unwrap()
+            .bytes()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = manifest();
+    loop {
+        std::thread::sleep(Duration::from_millis(1500));
+        let now = manifest();
+        if now == last {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the manifest keeps changing");
+        last = now;
+    }
+    let bucket_url = format!("{endpoint}/conduct-test/public");
+    let ngx = Nginx::start_on(&["--bucket-url".as_ref(), bucket_url.as_ref()], &s.url);
+    let (api, ng) = (addr_of(&s.url), ngx.addr.clone());
+
+    // Every object of the bucket (s3s-fs keeps each as a file under its root).
+    let prefix_dir = root.join("conduct-test/public");
+    let mut files = Vec::new();
+    walk(&prefix_dir, &prefix_dir, &mut files);
+    files
+        .retain(|f| !f.split('/').any(|seg| seg.starts_with('.')) || f.starts_with(".well-known/"));
+    assert!(files.iter().any(|f| f == "log/checkpoint"), "{files:?}");
+    assert!(files.iter().any(|f| f.starts_with("log/tile/")));
+    assert!(files.iter().any(|f| *f == format!("vow/{vow}.json")));
+    let paths = requested_paths(&files);
+    let mut t = Tally::new(&[
+        "content-type",
+        "access-control-allow-origin",
+        "x-content-type-options",
+    ]);
+    let accepts = [None, Some("text/html"), Some(CHROME), Some("image/png")];
+    for p in &paths {
+        for a in accepts {
+            compare(&api, &ng, "GET", p, a, &mut t);
+        }
+        for f in ["html", "bogus"] {
+            compare(&api, &ng, "GET", &format!("{p}?format={f}"), None, &mut t);
+        }
+        compare(&api, &ng, "HEAD", p, None, &mut t);
+    }
+    for p in [
+        "/nope",
+        "/vow/nope",
+        "/log/tile/9/999",
+        "/.well-known/nope.json",
+    ] {
+        compare(&api, &ng, "GET", p, None, &mut t);
+    }
+    for p in ["/pubkey", "/nope", "/"] {
+        compare(&api, &ng, "POST", p, None, &mut t);
+        compare(&api, &ng, "OPTIONS", p, None, &mut t);
+    }
+    t.assert_same("bucket", &paths, files.len(), &ngx);
+    // What nginx serves comes from the bucket (an object's ETag, which the api never sends),
+    // with each object's own Cache-Control; only the paths a dynamic route takes (the api's
+    // `/card/{key}` answers `/card/<agent>.txt`) reach the api, as they do from a directory.
+    let mut from_bucket = 0;
+    for f in &files {
+        let n = raw(&ng, "GET", &format!("/{f}"), None);
+        assert_eq!(n.status, 200, "/{f}");
+        if dynamic(&format!("/{f}")) {
+            assert!(n.header("etag").is_none(), "/{f} is the api's");
+            continue;
+        }
+        assert!(
+            n.header("etag").is_some(),
+            "/{f} did not come from the bucket"
+        );
+        let want = conduct_indexer::tree::cache_control(conduct_indexer::tree::immutable(f));
+        assert_eq!(n.header("cache-control"), Some(want), "/{f}");
+        from_bucket += 1;
+    }
+    assert!(
+        from_bucket * 10 >= files.len() * 9,
+        "{from_bucket} of {}",
+        files.len()
+    );
+    for f in ["log/checkpoint".to_owned(), format!("vow/{vow}.json")] {
+        assert!(
+            raw(&ng, "GET", &format!("/{f}"), None)
+                .header("etag")
+                .is_some(),
+            "{f}"
+        );
+    }
+    // With the api gone, the tree is still served: the bucket holds it.
+    let page = raw(&ng, "GET", &format!("/vow/{vow}"), Some("text/html"));
+    s.terminate();
+    let again = raw(&ng, "GET", &format!("/vow/{vow}"), Some("text/html"));
+    assert_eq!((again.status, &again.body), (200, &page.body));
+    assert_eq!(raw(&ng, "GET", "/log/checkpoint", None).status, 200);
+    // And what only the api answers is then a gateway error, never a wrong answer.
+    assert_eq!(raw(&ng, "GET", "/vow/nope", None).status, 502);
 }

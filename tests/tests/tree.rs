@@ -533,34 +533,6 @@ fn serves_from_a_bucket(state: Option<&str>) {
         .success());
 }
 
-/// An s3s-fs bucket server of the test's own on `port` (the shared one must keep running),
-/// with one bucket, `conduct-test`, under `root`.
-fn own_bucket_server(root: &std::path::Path, port: u16) -> std::process::Child {
-    let bin =
-        std::env::var("CONDUCT_TEST_S3S_BIN").expect("CONDUCT_TEST_S3S_BIN (tests/servers.sh)");
-    std::fs::create_dir_all(root.join("conduct-test")).unwrap();
-    let shared = Bucket::shared();
-    let child = Command::new(bin)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args([
-            "--access-key",
-            &shared.access_key,
-            "--secret-key",
-            &shared.secret_key,
-        ])
-        .arg(root)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start s3s-fs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "s3s-fs did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child
-}
-
 /// While the bucket does not answer, a GET of the tree is a 503 with `Retry-After` (never a
 /// 404 or a stale claim of absence), the service stays up, and it serves again by itself
 /// once the bucket is back.
@@ -570,7 +542,7 @@ fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
 
     let dir = tempfile::tempdir().unwrap();
     let port = conduct_tests::free_port();
-    let mut bucket = own_bucket_server(&dir.path().join("s3"), port);
+    let mut bucket = conduct_tests::own_bucket_server(&dir.path().join("s3"), port, true);
     let mut own = Bucket::shared();
     own.endpoint = format!("http://127.0.0.1:{port}");
     own.bucket = "conduct-test".into();
@@ -634,7 +606,7 @@ fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
         "{health}"
     );
 
-    let mut back = own_bucket_server(&dir.path().join("s3"), port);
+    let mut back = conduct_tests::own_bucket_server(&dir.path().join("s3"), port, true);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let status = c.get(s.at("/index.json")).send().unwrap().status();

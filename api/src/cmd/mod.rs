@@ -147,12 +147,21 @@ enum Cmd {
         /// The manifest file ("-" for standard input).
         file: PathBuf,
     },
-    /// Print the shipped nginx config: the tree served from disk with the api's clean URLs and
-    /// content negotiation, the dynamic routes proxied to the api.
+    /// Print the shipped nginx config: the tree served from disk or a bucket with the api's
+    /// clean URLs and content negotiation, the dynamic routes proxied to the api.
     NginxConf {
         /// The site directory nginx serves.
+        #[arg(
+            long,
+            required_unless_present = "bucket_url",
+            conflicts_with = "bucket_url"
+        )]
+        root: Option<String>,
+        /// Or the bucket's base URL, the tree's prefix included (path style
+        /// `http://host:port/bucket/prefix`, or virtual-hosted), read without credentials: a
+        /// public-read bucket or its website endpoint.
         #[arg(long)]
-        root: String,
+        bucket_url: Option<String>,
         /// The api's base URL.
         #[arg(long, default_value = "http://127.0.0.1:8402")]
         upstream: String,
@@ -365,16 +374,23 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         } => Ok(meter_eval::meter_eval(&corpus, &paired, json)?),
         Cmd::NginxConf {
             root,
+            bucket_url,
             upstream,
             listen,
             server_name,
         } => {
-            // nginx resolves a relative root against its prefix, not this directory.
-            let root = std::fs::canonicalize(&root)
-                .map(|p| p.display().to_string())
-                .unwrap_or(root);
+            let origin = match (root, bucket_url) {
+                (_, Some(url)) => nginx::Origin::Bucket(url),
+                // nginx resolves a relative root against its prefix, not this directory.
+                (Some(root), None) => nginx::Origin::Dir(
+                    std::fs::canonicalize(&root)
+                        .map(|p| p.display().to_string())
+                        .unwrap_or(root),
+                ),
+                (None, None) => return Err("nginx-conf: --root or --bucket-url".into()),
+            };
             let o = nginx::NginxOptions {
-                root,
+                origin,
                 upstream,
                 listen,
                 server_name,
