@@ -11,6 +11,8 @@ prints one line of key=value pairs:
   batches, batch_mean, batch_p99   group commits and entries per commit
   commit_p50/p99   one group commit (transaction + the log's files), seconds
   request_p99      POST /vow/report/demo, head read -> answer head, seconds
+  tree_puts, puts_per_integrated   files or objects written into the tree
+                   (conduct_tree_writes_total, every kind), and per report-in integrated
 Standard library only: the text format is parsed here.
 """
 import re
@@ -90,6 +92,13 @@ def main():
     b, _, n = histogram(before, after, "conduct_http_request_duration_seconds",
                         lambda d: d.get("route") == "/vow/report/demo" and d.get("method") == "POST")
     out["request_p99"] = quantile(b, n, 0.99)
+    puts = {}
+    for (metric, labels), value in after.items():
+        if metric == "conduct_tree_writes_total":
+            kind = dict(labels).get("kind", "?")
+            puts[kind] = puts.get(kind, 0.0) + value - before.get((metric, labels), 0.0)
+    out["tree_puts"] = int(sum(puts.values()))
+    out["puts_per_integrated"] = sum(puts.values()) / out["integrated"] if out["integrated"] else float("nan")
     print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
 
 

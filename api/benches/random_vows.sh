@@ -9,16 +9,24 @@
 # and its state was kept and, past the cache, evicted), so the run measures the steady state
 # rather than first renders.
 #
+# STATE=postgres://... keeps the state in that (empty) database instead of SQLite in $W/data;
+# SITE=s3://bucket/prefix publishes the tree into a bucket (the standard AWS environment)
+# instead of $W/site. C may list several connection counts ("16 64"), measured one after the
+# other on the same server. RESTART=1 then stops the server (SIGTERM), starts it again and
+# prints the time to its first acknowledged report-in.
+#
 # Usage: V=20000 C=16 S=10 W=/tmp/rb api/benches/random_vows.sh
 # Needs: cargo build --release --bin conduct -p conduct-api --example prefill_log; wrk; curl
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-target/release/conduct}; V=${V:-2000}; C=${C:-16}; S=${S:-8}; W=${W:-/tmp/rb}
+SITE=${SITE:-$W/site}
+state=(); [ -n "${STATE:-}" ] && state=(--state "$STATE")
 pkill -f "conduct serve --config $W/" || true
 while pgrep -f "conduct serve --config $W/" >/dev/null; do sleep 0.1; done
 rm -rf "$W"; mkdir -p "$W"
-target/release/examples/prefill_log --data "$W/data" --site "$W/site" --origin bench.invalid/log \
-  --vows "$V" --entries-per-vow 9 --ids "$W/ids" >/dev/null 2>&1
+target/release/examples/prefill_log --data "$W/data" --site "$SITE" "${state[@]}" \
+  --origin bench.invalid/log --vows "$V" --entries-per-vow 9 --ids "$W/ids" >/dev/null 2>&1
 cat > "$W/conduct.toml" <<'T'
 public_url = "http://bench.invalid"
 demo_daily_cap = 0
@@ -26,10 +34,13 @@ report_demo_daily_cap = 0
 vow_daily_cap = 0
 max_connections_per_ip = 0
 T
-"$BIN" render --config "$W/conduct.toml" --data "$W/data" --site "$W/site" > /dev/null 2>&1
-"$BIN" serve --config "$W/conduct.toml" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-  --data "$W/data" --site "$W/site" > "$W/out" 2> "$W/err" &
-srv=$!
+"$BIN" render --config "$W/conduct.toml" --data "$W/data" --site "$SITE" "${state[@]}" > /dev/null 2>&1
+start_server() {
+  "$BIN" serve --config "$W/conduct.toml" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+    --data "$W/data" --site "$SITE" "${state[@]}" > "$W/out" 2> "$W/err" &
+  srv=$!
+}
+start_server
 trap 'kill $srv 2>/dev/null || true; wait $srv 2>/dev/null || true' EXIT
 until grep -q "metrics on" "$W/out"; do sleep 0.1; done
 URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$W/out")
@@ -78,16 +89,34 @@ print("one report-in into each of %d vows in %.1f s: %s" % (n, time.time() - sta
 PY
   until curl -s "$URL/health" | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['site']['state'] == 'ok' else 1)" 2>/dev/null; do sleep 0.2; done
 fi
-curl -s "$MURL" > "$W/m0"
-if [ -n "${PERF:-}" ]; then
-  perf record -F 499 -g --call-graph dwarf,16384 -p $srv -o "$W/perf.data" -- sleep "$S" >/dev/null 2>&1 &
+for c in $C; do
+  curl -s "$MURL" > "$W/m0"
+  if [ -n "${PERF:-}" ]; then
+    perf record -F 499 -g --call-graph dwarf,16384 -p $srv -o "$W/perf.data" -- sleep "$S" >/dev/null 2>&1 &
+  fi
+  cpu0=$(awk '{print $14+$15}' /proc/$srv/stat)
+  wrk -t2 -c"$c" -d"${S}s" --latency -s "$W/random.lua" "$URL/vow/report/demo" > "$W/wrk.txt"
+  wait %2 2>/dev/null || true
+  cpu1=$(awk '{print $14+$15}' /proc/$srv/stat)
+  curl -s "$MURL" > "$W/m1"
+  echo "connections $c"
+  python3 api/benches/metrics_delta.py "$W/m0" "$W/m1"
+  r=$(grep RESULT "$W/wrk.txt"); echo "$r"
+  ok=$(echo "$r" | sed 's/.* ok=\([0-9]*\).*/\1/')
+  python3 -c "print('report-ins/s %.0f, server CPU %.2f ms per 201' % ($ok/$S, ($cpu1-$cpu0)*10/max($ok, 1)))"
+  # Let the site catch up before the next run.
+  until curl -s "$URL/health" | python3 -c "import json,sys; sys.exit(0 if json.load(sys.stdin)['site']['state'] == 'ok' else 1)" 2>/dev/null; do sleep 0.2; done
+done
+if [ -n "${RESTART:-}" ]; then
+  kill $srv; wait $srv 2>/dev/null || true
+  one=$(head -n 1 "$W/ids")
+  t0=$(date +%s%N)
+  start_server
+  until grep -q "listening on" "$W/out"; do sleep 0.01; done
+  URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$W/out")
+  until [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+      --data-binary "$(sed "s/@@ID@@/$one/" "$W/tmpl.json")" "$URL/vow/report/demo")" = 201 ]; do
+    sleep 0.01
+  done
+  echo "restart: first acknowledged report-in $(( ($(date +%s%N) - t0) / 1000000 )) ms after the start"
 fi
-cpu0=$(awk '{print $14+$15}' /proc/$srv/stat)
-wrk -t2 -c"$C" -d"${S}s" --latency -s "$W/random.lua" "$URL/vow/report/demo" > "$W/wrk.txt"
-wait %2 2>/dev/null || true
-cpu1=$(awk '{print $14+$15}' /proc/$srv/stat)
-curl -s "$MURL" > "$W/m1"
-python3 api/benches/metrics_delta.py "$W/m0" "$W/m1"
-r=$(grep RESULT "$W/wrk.txt"); echo "$r"
-ok=$(echo "$r" | sed 's/.* ok=\([0-9]*\).*/\1/')
-python3 -c "print('report-ins/s %.0f, server CPU %.2f ms per 201' % ($ok/$S, ($cpu1-$cpu0)*10/max($ok, 1)))"

@@ -2,15 +2,16 @@
 //! `Ledger::append_jobs` (the same jobs the sequencer runs), for the report-in benchmark
 //! (`api/benches/report_in.sh`).
 //!
-//! Usage: `prefill_log --data DIR --site DIR --origin HOST/log --vows V --entries-per-vow E
-//! [--batch 5000] [--ids FILE]`
+//! Usage: `prefill_log --data DIR --site DIR|s3://BUCKET/PREFIX --origin HOST/log --vows V
+//! --entries-per-vow E [--batch 5000] [--ids FILE] [--state postgres://...]`
 //!
 //! Creates V sandbox vows, then E rounds of one entry per vow (so the chains are interleaved
 //! through the log), in batches of `--batch` jobs (one transaction and one checkpoint each).
 //! Entries are scored from real 10-turn traces (a few variants) so leaves have a realistic
 //! size. The key is `keystore::load_or_create(data, origin)`: serve with a public URL whose
 //! host gives the same origin and the server loads this key. `--ids FILE` writes the vow ids,
-//! one a line.
+//! one a line. `--state` names the State as `conduct serve` takes it (absent: SQLite in the
+//! data directory); a bucket site takes the standard AWS environment.
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -23,7 +24,7 @@ use conduct_core::vow::record::{declared_ys, DeclaredY};
 use conduct_core::vow::ReportRequest;
 use conduct_indexer::keystore;
 use conduct_indexer::ledger::{Job, Ledger};
-use conduct_indexer::store::Store;
+use conduct_indexer::state::State;
 use conduct_indexer::vows::{entry_job, vow_job, NewEntry, NewVow};
 
 const VOW_TEXT: &str = "I will summarise the quarterly reports faithfully, and behave the same \
@@ -31,7 +32,8 @@ const VOW_TEXT: &str = "I will summarise the quarterly reports faithfully, and b
 
 struct Args {
     data: PathBuf,
-    site: PathBuf,
+    site: String,
+    state: Option<String>,
     origin: String,
     vows: usize,
     entries_per_vow: usize,
@@ -41,8 +43,8 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: prefill_log --data DIR --site DIR --origin HOST/log --vows V \
-         --entries-per-vow E [--batch 5000] [--ids FILE]"
+        "usage: prefill_log --data DIR --site DIR|s3://BUCKET/PREFIX --origin HOST/log --vows V \
+         --entries-per-vow E [--batch 5000] [--ids FILE] [--state postgres://...]"
     );
     std::process::exit(2)
 }
@@ -50,7 +52,8 @@ fn usage() -> ! {
 fn args() -> Args {
     let mut a = Args {
         data: PathBuf::new(),
-        site: PathBuf::new(),
+        site: String::new(),
+        state: None,
         origin: String::new(),
         vows: 0,
         entries_per_vow: 0,
@@ -63,7 +66,8 @@ fn args() -> Args {
         let num = |v: &str| v.parse::<usize>().unwrap_or_else(|_| usage());
         match flag.as_str() {
             "--data" => a.data = v.into(),
-            "--site" => a.site = v.into(),
+            "--site" => a.site = v,
+            "--state" => a.state = Some(v),
             "--origin" => a.origin = v,
             "--vows" => a.vows = num(&v),
             "--entries-per-vow" => a.entries_per_vow = num(&v),
@@ -72,7 +76,7 @@ fn args() -> Args {
             _ => usage(),
         }
     }
-    if a.data.as_os_str().is_empty() || a.site.as_os_str().is_empty() || a.origin.is_empty() {
+    if a.data.as_os_str().is_empty() || a.site.is_empty() || a.origin.is_empty() {
         usage();
     }
     a
@@ -133,11 +137,11 @@ fn main() {
     std::fs::create_dir_all(&a.data).unwrap_or_else(|e| panic!("{}: {e}", a.data.display()));
     let (key, _) =
         keystore::load_or_create(&a.data, &a.origin).unwrap_or_else(|e| panic!("key: {e}"));
-    let store = Store::open(&a.data).unwrap_or_else(|e| panic!("store: {e}"));
-    let mut ledger = Ledger::open(
-        &store,
+    let state = State::open(a.state.as_deref(), &a.data).unwrap_or_else(|e| panic!("state: {e}"));
+    let mut ledger = Ledger::open_log(
+        state.log().unwrap_or_else(|e| panic!("state: {e}")),
         key.clone(),
-        conduct_indexer::tree::Dir::shared(&a.site).unwrap_or_else(|e| panic!("site: {e}")),
+        conduct_indexer::tree::open(&a.site, None).unwrap_or_else(|e| panic!("site: {e}")),
     )
     .unwrap_or_else(|e| panic!("ledger: {e}"));
     let start_size = ledger.size();

@@ -642,3 +642,141 @@ fn a_bucket_that_stops_answering_gets_503_and_the_service_recovers() {
     let _ = back.kill();
     let _ = back.wait();
 }
+
+/// The bucket stopped in the middle of a burst of report-ins from several clients, then back:
+/// every write the service acknowledged is in the log the bucket publishes once it catches up
+/// (its checkpoint counts exactly the vows and the acknowledged report-ins), and both the log
+/// and the tree verify in the bucket. While it is down, a write is acknowledged (the state
+/// holds it) or pushed back with 503, never anything else.
+#[test]
+fn the_bucket_stopped_mid_burst_loses_no_acknowledged_write() {
+    use conduct_tests::{client, trace, Server};
+    use std::sync::atomic::AtomicUsize;
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = conduct_tests::free_port();
+    let root = dir.path().join("s3");
+    let mut bucket = conduct_tests::own_bucket_server(&root, port, true);
+    let mut own = Bucket::shared();
+    own.endpoint = format!("http://127.0.0.1:{port}");
+    own.bucket = "conduct-test".into();
+    let aws = own.aws_env();
+    let envs: Vec<(&str, &str)> = aws.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let config = dir.path().join("conduct.toml");
+    std::fs::write(&config, "vow_daily_cap = 0\nreport_demo_daily_cap = 0\n").unwrap();
+    let site = std::path::PathBuf::from("s3://conduct-test/burst");
+    let s = Server::start_env(
+        "serve",
+        &dir.path().join("data"),
+        &site,
+        &["--config", config.to_str().unwrap()],
+        &envs,
+        None,
+    );
+    let c = client();
+    let vows: Vec<String> = (0..4)
+        .map(|i| {
+            let r = c
+                .post(s.at("/vow"))
+                .json(&serde_json::json!({"text": format!("burst {i}"), "agent": format!("burst-{i}"), "cadence_hours": 24}))
+                .send()
+                .unwrap();
+            assert_eq!(r.status(), 201);
+            r.json::<serde_json::Value>().unwrap()["vow_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+
+    // Four clients report in without pause; the bucket is stopped after 20 acknowledgements
+    // and started again after 20 more attempts have been answered while it was down.
+    let (acked, answered_down) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let (down, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        for vow in &vows {
+            let (acked, answered_down, down, stop, s) = (&acked, &answered_down, &down, &stop, &s);
+            scope.spawn(move || {
+                let c = client();
+                while !stop.load(Ordering::SeqCst) {
+                    let body = serde_json::json!({"vow_id": vow, "context_key": "monitored", "turns": trace(12)["turns"]});
+                    let r = c.post(s.at("/vow/report/demo")).json(&body).send().unwrap();
+                    match r.status().as_u16() {
+                        201 => {
+                            acked.fetch_add(1, Ordering::SeqCst);
+                        }
+                        503 => assert!(r.headers().get("retry-after").is_some()),
+                        other => panic!("report-in answered {other}: {}", r.text().unwrap()),
+                    }
+                    if down.load(Ordering::SeqCst) {
+                        answered_down.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let until = |what: &str, done: &dyn Fn() -> bool| {
+            while !done() {
+                assert!(std::time::Instant::now() < deadline, "{what}");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        };
+        until("no 20 acknowledgements", &|| {
+            acked.load(Ordering::SeqCst) >= 20
+        });
+        bucket.kill().unwrap();
+        bucket.wait().unwrap();
+        down.store(true, Ordering::SeqCst);
+        until("no 20 answers while down", &|| {
+            answered_down.load(Ordering::SeqCst) >= 20
+        });
+        bucket = conduct_tests::own_bucket_server(&root, port, true);
+        down.store(false, Ordering::SeqCst);
+        let back_at = acked.load(Ordering::SeqCst);
+        until("no acknowledgement after the bucket came back", &|| {
+            acked.load(Ordering::SeqCst) > back_at + 8
+        });
+        stop.store(true, Ordering::SeqCst);
+    });
+    let acked = acked.load(Ordering::SeqCst);
+
+    // Publication catches up by itself: the checkpoint in the bucket counts every write.
+    let want = (vows.len() + acked) as u64;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let healthy = c.get(s.at("/health")).send().unwrap().status() == 200;
+        let cp = s3py(&own, "get", "burst/log/checkpoint")
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let size: Option<u64> = cp.lines().nth(1).and_then(|l| l.parse().ok());
+        if healthy && size == Some(want) {
+            break;
+        }
+        assert!(
+            size.is_none_or(|n| n <= want),
+            "the log holds {size:?}, more than the {want} writes acknowledged"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never caught up: {size:?} of {want}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let vkey = s.vkey();
+    for args in [
+        &["verify-log", "s3://conduct-test/burst/log"][..],
+        &["verify-site", "s3://conduct-test/burst", "--settle", "10"][..],
+    ] {
+        let out = Command::new(conduct_tests::conduct_bin())
+            .args(args)
+            .args(["--pubkey", &vkey])
+            .envs(envs.iter().copied())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    eprintln!("burst: {acked} report-ins acknowledged over 4 clients, the bucket stopped and back");
+    drop(s);
+    let _ = bucket.kill();
+    let _ = bucket.wait();
+}
