@@ -9,6 +9,7 @@
 # per report-in, and the restart.
 #
 # Usage: V=20000 S=10 C="16 64" W=/tmp/bk api/benches/backends.sh
+# (B="postgres+s3" runs only those named; the ratio then takes an earlier sqlite+dir run in W.)
 # Needs: cargo build --release --bin conduct -p conduct-api --example prefill_log; wrk; curl
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,12 +31,18 @@ run() {
   echo "== $name"
   env "$@" V="$V" S="$S" C="$C" W="$W/$name" RESTART=1 api/benches/random_vows.sh | tee "$W/$name.txt"
 }
-run sqlite+dir
-run postgres+dir STATE="$(database bench_pg_dir)"
-run postgres+s3 STATE="$(database bench_pg_s3)" SITE="s3://$CONDUCT_TEST_S3_BUCKET/bench-$$"
-python3 - "$W" "$C" <<'PY'
-import re, sys
-w, conns = sys.argv[1], sys.argv[2].split()
+B=${B:-"sqlite+dir postgres+dir postgres+s3"}
+for b in $B; do
+  case $b in
+    sqlite+dir) run sqlite+dir ;;
+    postgres+dir) run postgres+dir STATE="$(database bench_pg_dir)" ;;
+    postgres+s3) run postgres+s3 STATE="$(database bench_pg_s3)" SITE="s3://$CONDUCT_TEST_S3_BUCKET/bench-$$" ;;
+    *) echo "unknown backends $b" >&2; exit 2 ;;
+  esac
+done
+python3 - "$W" "$C" "$B" <<'PY'
+import os, re, sys
+w, conns, names = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 def runs(name):
     out, c = {}, None
     for line in open(f"{w}/{name}.txt"):
@@ -48,8 +55,8 @@ def runs(name):
         elif line.startswith("restart:"):
             out["restart"] = re.search(r"(\d+) ms", line).group(1)
     return out
-names = ["sqlite+dir", "postgres+dir", "postgres+s3"]
 got = {n: runs(n) for n in names}
+got.setdefault("sqlite+dir", runs("sqlite+dir") if os.path.exists(f"{w}/sqlite+dir.txt") else {})
 print("\n| backends | connections | report-ins/s (ratio to sqlite+dir) | p99 ms | integration p99 s | tree puts a report-in | restart to first write |")
 print("|---|---|---|---|---|---|---|")
 for n in names:

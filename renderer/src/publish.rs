@@ -534,21 +534,53 @@ struct Staged {
 }
 
 impl Staged {
+    /// Put the changed files `run` names, counting each one written.
+    fn put_run(&self, run: &[usize]) -> Vec<io::Result<()>> {
+        let puts: Vec<(&str, &[u8], Put)> = run
+            .iter()
+            .map(|&i| {
+                let (rel, bytes, _) = &self.changed[i];
+                (rel.as_str(), bytes.as_slice(), Put::PAGE.for_path(rel))
+            })
+            .collect();
+        let done = self.site.put_many(&puts);
+        for ((rel, ..), r) in puts.iter().zip(&done) {
+            if r.is_ok() {
+                conduct_indexer::metrics::count_tree_write(rel);
+            }
+        }
+        done
+    }
+
     /// Write every changed file, in parallel; one result per file, in order. The immutable
     /// ones (full chain pages) go first, and the heads that may name them only once they are
     /// all written: a mirror or CDN never sees a head naming an object not yet there. A head
     /// whose batch lost an immutable file is not written (it is retried with the batch).
     fn write(&self) -> Vec<io::Result<()>> {
+        // A run of puts a core, each run through the tree's `put_many` (a bucket keeps several
+        // of a run in flight).
         let put_all = |which: Vec<usize>| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let runs: Vec<Vec<usize>> = which
+                .chunks(which.len().div_ceil(cores).max(1))
+                .map(<[usize]>::to_vec)
+                .collect();
             let done = map_on_every_core(
-                which.clone(),
-                |i| {
-                    let (rel, bytes, _) = &self.changed[i];
-                    put_object(&self.site, rel, bytes)
-                },
-                || Err(io::Error::other("a writer thread panicked")),
+                runs.clone(),
+                |run| self.put_run(&run),
+                || vec![Err(io::Error::other("a writer thread panicked"))],
             );
-            which.into_iter().zip(done)
+            let mut out = Vec::with_capacity(which.len());
+            for (run, results) in runs.into_iter().zip(done) {
+                let mut results = results.into_iter();
+                for i in run {
+                    let r = results
+                        .next()
+                        .unwrap_or_else(|| Err(io::Error::other("not written")));
+                    out.push((i, r));
+                }
+            }
+            out
         };
         let (first, heads): (Vec<usize>, Vec<usize>) = (0..self.changed.len())
             .partition(|&i| conduct_indexer::tree::immutable(&self.changed[i].0));

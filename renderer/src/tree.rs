@@ -7,7 +7,10 @@
 use std::collections::BTreeMap;
 use std::io;
 
-use conduct_indexer::tree::Put;
+use conduct_indexer::tree::{Put, Warm};
+
+/// Files [`Tree::write_to`] warms, compares and writes at once.
+const WRITE_CHUNK: usize = 512;
 
 /// Paths under these prefixes belong to other writers and are never removed by a render: the
 /// log (the ledger's), the vow pages, vow index, cards, the registry view, `/who` records,
@@ -76,14 +79,26 @@ impl Tree {
     /// at a million vows they hold most of the tree's files).
     pub fn write_to(&self, site: &dyn conduct_indexer::tree::Tree) -> io::Result<WriteReport> {
         let mut report = WriteReport::default();
-        for (rel, bytes) in &self.files {
-            match site.get(rel)? {
-                Some(old) if &old == bytes => report.unchanged += 1,
-                _ => {
-                    site.put(rel, bytes, Put::SYNCED.for_path(rel))?;
-                    conduct_indexer::metrics::count_tree_write(rel);
-                    report.written.push(rel.clone());
+        let files: Vec<(&String, &Vec<u8>)> = self.files.iter().collect();
+        // A chunk at a time: its files warmed together, then compared, then the changed ones
+        // put together (a bucket has many of each in flight).
+        for chunk in files.chunks(WRITE_CHUNK) {
+            let warm: Vec<(String, Warm)> = chunk
+                .iter()
+                .map(|(rel, _)| ((*rel).clone(), Warm::Bytes))
+                .collect();
+            site.warm(&warm);
+            let mut changed: Vec<(&str, &[u8], Put)> = Vec::new();
+            for (rel, bytes) in chunk {
+                match site.get(rel)? {
+                    Some(old) if &old == *bytes => report.unchanged += 1,
+                    _ => changed.push((rel.as_str(), bytes.as_slice(), Put::SYNCED.for_path(rel))),
                 }
+            }
+            for ((rel, ..), done) in changed.iter().zip(site.put_many(&changed)) {
+                done?;
+                conduct_indexer::metrics::count_tree_write(rel);
+                report.written.push((*rel).to_owned());
             }
         }
         let mut dirs = vec![String::new()];

@@ -146,6 +146,65 @@ fn contract(t: &dyn Tree) {
         );
     }
 
+    // Many puts at once: one answer each, in order, a bad path refused alone.
+    let many: Vec<(String, Vec<u8>)> = (0..40)
+        .map(|i| {
+            (
+                format!("many/{i}.json"),
+                format!("{{\"i\":{i}}}").into_bytes(),
+            )
+        })
+        .collect();
+    let mut puts: Vec<(&str, &[u8], Put)> = many
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice(), Put::PAGE))
+        .collect();
+    puts.insert(7, ("../bad", b"x", Put::PAGE));
+    let done = t.put_many(&puts);
+    assert_eq!(done.len(), 41);
+    for (i, r) in done.iter().enumerate() {
+        assert_eq!(r.is_err(), i == 7, "{i}: {r:?}");
+    }
+    for (p, b) in &many {
+        assert_eq!(t.get(p).unwrap().as_deref(), Some(b.as_slice()), "{p}");
+    }
+
+    // A warming answers the reads that follow with what a read of the tree answers: the
+    // bytes, an absence, and never bytes a later put replaced.
+    let warm = |paths: &[&str]| {
+        let w: Vec<(String, tree::Warm)> = paths
+            .iter()
+            .map(|p| (p.to_string(), tree::Warm::Bytes))
+            .collect();
+        t.warm(&w)
+    };
+    warm(&["many/1.json", "many/2.json", "many/none.json"]);
+    assert_eq!(t.head("many/1.json").unwrap().map(|h| h.len), Some(7));
+    assert_eq!(t.head("many/none.json").unwrap(), None);
+    assert_eq!(
+        t.get("many/1.json").unwrap().as_deref(),
+        Some(&b"{\"i\":1}"[..])
+    );
+    assert_eq!(
+        t.get("many/1.json").unwrap().as_deref(),
+        Some(&b"{\"i\":1}"[..])
+    );
+    assert_eq!(t.get("many/none.json").unwrap(), None);
+    t.put("many/2.json", b"replaced", Put::PAGE).unwrap();
+    assert_eq!(
+        t.get("many/2.json").unwrap().as_deref(),
+        Some(&b"replaced"[..])
+    );
+    warm(&["many/3.json"]);
+    assert!(t.delete("many/3.json").unwrap());
+    assert_eq!(t.get("many/3.json").unwrap(), None);
+    warm(&["many/none.json"]);
+    t.put("many/none.json", b"now", Put::PAGE).unwrap();
+    assert_eq!(
+        t.get("many/none.json").unwrap().as_deref(),
+        Some(&b"now"[..])
+    );
+
     t.barrier().unwrap();
     assert_eq!(t.recover(false).unwrap(), 0);
 }
@@ -221,7 +280,9 @@ fn a_bucket_keeps_the_contract() {
         Some(&b"vow/ab/chain/0.json"[..])
     );
     let listed = String::from_utf8(s3py(&b, "list", &format!("{prefix}/")).unwrap()).unwrap();
-    assert_eq!(listed.lines().count(), 6, "{listed}");
+    let many = listed.lines().filter(|l| l.contains("/many/")).count();
+    // 40 put at once, one deleted, one put after a warming found it absent.
+    assert_eq!((listed.lines().count() - many, many), (6, 40), "{listed}");
     atomic_under_readers(t);
 }
 

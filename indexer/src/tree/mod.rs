@@ -104,6 +104,15 @@ pub trait Tree: Send + Sync + fmt::Debug {
     /// Put `bytes` at `path`, replacing what was there, atomically.
     fn put(&self, path: &str, bytes: &[u8], how: Put) -> io::Result<()>;
 
+    /// [`Tree::put`] of each of `puts`, in no set order (a backend that pays a round trip a
+    /// put, a bucket, has several in flight); one result per put, in order. By default, one
+    /// after the other.
+    fn put_many(&self, puts: &[(&str, &[u8], Put)]) -> Vec<io::Result<()>> {
+        puts.iter()
+            .map(|(path, bytes, how)| self.put(path, bytes, *how))
+            .collect()
+    }
+
     /// The bytes at `path`; `None` when there is no object.
     fn get(&self, path: &str) -> io::Result<Option<Vec<u8>>>;
 

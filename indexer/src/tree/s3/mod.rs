@@ -29,12 +29,16 @@ use object_store::{
 
 use super::{cache_control, check_path, content_type, Children, Listed, Put, Tree, Warm};
 
+mod warmed;
+
 /// How long one request may take, and how long retries may go on, before the call fails
 /// (the caller answers 503 and publication catches up later): a down bucket must not hold a
 /// writer for the client's default of minutes.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 const RETRY_FOR: Duration = Duration::from_secs(15);
+/// Requests a [`Tree::put_many`] or a [`Tree::warm`] has in flight at once.
+const IN_FLIGHT: usize = 32;
 
 /// A tree in a bucket, under a prefix.
 pub struct Bucket {
@@ -46,6 +50,8 @@ pub struct Bucket {
     /// Where the client's futures run; taken (and shut down in the background) on drop, so
     /// a bucket may be dropped inside another runtime.
     runtime: Option<tokio::runtime::Runtime>,
+    /// What the last warmings fetched, for the reads that follow.
+    warmed: warmed::Warmed,
 }
 
 impl std::fmt::Debug for Bucket {
@@ -133,7 +139,30 @@ impl Bucket {
             prefix: prefix.to_owned(),
             endpoint,
             runtime: Some(runtime),
+            warmed: warmed::Warmed::default(),
         })
+    }
+
+    /// The key, payload and options of a put of `bytes` at `path`: its own `Content-Type` and
+    /// `Cache-Control`.
+    fn object(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        how: Put,
+    ) -> io::Result<(Key, PutPayload, PutOptions)> {
+        let key = self.key(path)?;
+        let mut attributes = Attributes::new();
+        attributes.insert(Attribute::ContentType, content_type(path).into());
+        attributes.insert(
+            Attribute::CacheControl,
+            cache_control(how.for_path(path).immutable).into(),
+        );
+        let opts = PutOptions {
+            attributes,
+            ..PutOptions::default()
+        };
+        Ok((key, PutPayload::from(bytes.to_vec()), opts))
     }
 
     fn key(&self, path: &str) -> io::Result<Key> {
@@ -231,25 +260,59 @@ fn modified(meta: &object_store::ObjectMeta) -> SystemTime {
 
 impl Tree for Bucket {
     fn put(&self, path: &str, bytes: &[u8], how: Put) -> io::Result<()> {
-        let key = self.key(path)?;
-        let mut attributes = Attributes::new();
-        attributes.insert(Attribute::ContentType, content_type(path).into());
-        attributes.insert(
-            Attribute::CacheControl,
-            cache_control(how.for_path(path).immutable).into(),
-        );
-        let opts = PutOptions {
-            attributes,
-            ..PutOptions::default()
-        };
-        let payload = PutPayload::from(bytes.to_vec());
+        self.warmed.written(path);
+        let (key, payload, opts) = self.object(path, bytes, how)?;
         let store = self.store.clone();
         self.run(async move { store.put_opts(&key, payload, opts).await })?
             .map(|_| ())
             .map_err(io_error)
     }
 
+    /// Up to [`IN_FLIGHT`] puts at once.
+    fn put_many(&self, puts: &[(&str, &[u8], Put)]) -> Vec<io::Result<()>> {
+        let objects: Vec<_> = puts
+            .iter()
+            .map(|(path, bytes, how)| {
+                self.warmed.written(path);
+                self.object(path, bytes, *how)
+            })
+            .collect();
+        let store = self.store.clone();
+        let sent = self.run(async move {
+            let answers = futures_util::stream::iter(objects)
+                .map(|object| {
+                    let store = store.clone();
+                    async move {
+                        let (key, payload, opts) = object?;
+                        store
+                            .put_opts(&key, payload, opts)
+                            .await
+                            .map(|_| ())
+                            .map_err(io_error)
+                    }
+                })
+                .buffered(IN_FLIGHT)
+                .collect::<Vec<io::Result<()>>>()
+                .await;
+            Ok(answers)
+        });
+        let failed = |e: io::Error| -> Vec<io::Result<()>> {
+            let (kind, said) = (e.kind(), e.to_string());
+            puts.iter()
+                .map(|_| Err(io::Error::new(kind, said.clone())))
+                .collect()
+        };
+        match sent {
+            Ok(Ok(answers)) => answers,
+            Ok(Err(e)) => failed(io_error(e)),
+            Err(e) => failed(e),
+        }
+    }
+
     fn get(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
+        if let Some(warmed) = self.warmed.take(path) {
+            return Ok(warmed);
+        }
         let key = self.key(path)?;
         let store = self.store.clone();
         let got = self.run(async move {
@@ -262,6 +325,13 @@ impl Tree for Bucket {
     }
 
     fn head(&self, path: &str) -> io::Result<Option<Listed>> {
+        if let Some(warmed) = self.warmed.peek(path) {
+            return Ok(warmed.map(|(len, modified)| Listed {
+                path: path.to_owned(),
+                len,
+                modified,
+            }));
+        }
         let key = self.key(path)?;
         let store = self.store.clone();
         let meta = found(self.run(async move { store.head(&key).await })?)?;
@@ -275,6 +345,7 @@ impl Tree for Bucket {
     fn delete(&self, path: &str) -> io::Result<bool> {
         // S3 answers a delete of a missing key with success: ask first, so the answer says
         // whether there was one (a race with another deleter only changes that answer).
+        self.warmed.written(path);
         if self.head(path)?.is_none() {
             return Ok(false);
         }
@@ -320,8 +391,52 @@ impl Tree for Bucket {
         })
     }
 
-    fn warm(&self, _paths: &[(String, Warm)]) -> usize {
-        0
+    /// Fetch every path, [`IN_FLIGHT`] at once, for the heads and reads that follow
+    /// (`warmed.rs`): a page whose inode a directory would warm is small, and its head costs a
+    /// round trip all the same.
+    fn warm(&self, paths: &[(String, Warm)]) -> usize {
+        let wanted: Vec<(String, Key)> = paths
+            .iter()
+            .filter_map(|(p, _)| Some((p.clone(), self.key(p).ok()?)))
+            .collect();
+        if wanted.is_empty() {
+            return 0;
+        }
+        self.warmed.start();
+        let store = self.store.clone();
+        let fetched = self.run(async move {
+            let got = futures_util::stream::iter(wanted)
+                .map(|(path, key)| {
+                    let store = store.clone();
+                    async move {
+                        let got = match store.get(&key).await {
+                            Ok(r) => {
+                                let modified = modified(&r.meta);
+                                r.bytes().await.map(|b| {
+                                    Some(warmed::Fetched {
+                                        bytes: b.to_vec(),
+                                        modified,
+                                    })
+                                })
+                            }
+                            Err(object_store::Error::NotFound { .. }) => Ok(None),
+                            Err(e) => Err(e),
+                        };
+                        got.ok().map(|bytes| (path, bytes))
+                    }
+                })
+                .buffered(IN_FLIGHT)
+                .collect::<Vec<_>>()
+                .await;
+            Ok(got.into_iter().flatten().collect::<Vec<_>>())
+        });
+        let fetched = match fetched {
+            Ok(Ok(f)) => f,
+            _ => Vec::new(),
+        };
+        let found = fetched.iter().filter(|(_, b)| b.is_some()).count();
+        self.warmed.keep(fetched);
+        found
     }
 
     fn barrier(&self) -> io::Result<()> {
