@@ -57,7 +57,7 @@ def runs(name):
     return out
 got = {n: runs(n) for n in names}
 got.setdefault("sqlite+dir", runs("sqlite+dir") if os.path.exists(f"{w}/sqlite+dir.txt") else {})
-print("\n| backends | connections | report-ins/s (ratio to sqlite+dir) | p99 ms | integration p99 s | tree puts a report-in | restart to first write |")
+print("\n| backends | connections | report-ins/s (ratio to sqlite+dir) | p99 ms | integration p99 s | tree puts a report-in (its vow's own) | restart to first write |")
 print("|---|---|---|---|---|---|---|")
 for n in names:
     for c in conns:
@@ -66,6 +66,7 @@ for n in names:
         rate = int(r.get("ok", 0)) / secs if secs == secs and secs else float("nan")
         brate = int(base.get("ok", 0)) / float(base.get("secs", "nan")) if base else float("nan")
         print(f"| {n} | {c} | {rate:,.0f} ({rate / brate:.2f}) | {r.get('p99', '?')} | "
-              f"{float(r.get('integrate_p99', 'nan')):.2f} | {float(r.get('puts_per_integrated', 'nan')):.1f} | "
+              f"{float(r.get('integrate_p99', 'nan')):.2f} | {float(r.get('puts_per_integrated', 'nan')):.1f} "
+              f"({float(r.get('vow_puts_per_integrated', 'nan')):.1f}) | "
               f"{got[n].get('restart', '?')} ms |")
 PY

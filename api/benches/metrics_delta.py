@@ -13,6 +13,8 @@ prints one line of key=value pairs:
   request_p99      POST /vow/report/demo, head read -> answer head, seconds
   tree_puts, puts_per_integrated   files or objects written into the tree
                    (conduct_tree_writes_total, every kind), and per report-in integrated
+  vow_puts_per_integrated   of those, the vows' own files (pages, chain heads and pages,
+                   feeds, readings) per report-in; puts_by_kind: every kind's count
 Standard library only: the text format is parsed here.
 """
 import re
@@ -98,7 +100,13 @@ def main():
             kind = dict(labels).get("kind", "?")
             puts[kind] = puts.get(kind, 0.0) + value - before.get((metric, labels), 0.0)
     out["tree_puts"] = int(sum(puts.values()))
-    out["puts_per_integrated"] = sum(puts.values()) / out["integrated"] if out["integrated"] else float("nan")
+    n = out["integrated"]
+    out["puts_per_integrated"] = sum(puts.values()) / n if n else float("nan")
+    # A report-in's own objects (its vow's files), apart from those a round shares.
+    shared = ("checkpoint", "tile", "entry_bundle", "manifest", "vows_index", "other")
+    own = sum(v for k, v in puts.items() if k not in shared)
+    out["vow_puts_per_integrated"] = own / n if n else float("nan")
+    out["puts_by_kind"] = ",".join(f"{k}:{int(v)}" for k, v in sorted(puts.items()) if v)
     print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in out.items()))
 
 

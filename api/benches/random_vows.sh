@@ -50,11 +50,11 @@ until curl -s "$URL/health" | python3 -c "import json,sys; sys.exit(0 if json.lo
 source <(sed -n '/^lua()/,/^}/p' api/benches/report_in.sh)
 python3 api/benches/body.py @@ID@@ > "$W/tmpl.json"
 lua "$W/tmpl.json" "$W/ids" 201 > "$W/random.lua"
-wrk -t2 -c"$C" -d2s -s "$W/random.lua" "$URL/vow/report/demo" >/dev/null
+wrk -t2 -c"${C%% *}" -d2s -s "$W/random.lua" "$URL/vow/report/demo" >/dev/null
 if [ -n "${EVERY:-}" ]; then
   # C connections share the vows in order, each taken once; pushed back (503), a vow is
   # taken again after 100 ms.
-  python3 - "$URL" "$W/tmpl.json" "$W/ids" "$C" <<'PY'
+  python3 - "$URL" "$W/tmpl.json" "$W/ids" "${C%% *}" <<'PY'
 import http.client, queue, sys, threading, time, urllib.parse
 url, tmpl, ids, conns = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[4])
 todo = queue.Queue()

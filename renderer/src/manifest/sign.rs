@@ -235,14 +235,33 @@ impl SignState {
     }
 
     fn write(&self, prefix: &str, bytes: &[u8], w: &mut Written) -> Result<(), RenderError> {
-        let path = bin_path(prefix);
-        (self.site)
-            .put(&path, bytes, Put::PAGE)
-            .map_err(|e| RenderError::Input(format!("writing {path}: {e}")))?;
-        conduct_indexer::metrics::count_tree_write(&path);
-        w.bins += 1;
-        w.bytes += bytes.len() as u64;
-        Ok(())
+        self.write_all(&[(prefix.to_owned(), bytes.to_vec())], w)
+    }
+
+    /// Write the bins `bins` (prefix, bytes) together (`Tree::put_many`: a bucket has many in
+    /// flight); the first that failed is the error.
+    fn write_all(&self, bins: &[(String, Vec<u8>)], w: &mut Written) -> Result<(), RenderError> {
+        let paths: Vec<String> = bins.iter().map(|(p, _)| bin_path(p)).collect();
+        let puts: Vec<(&str, &[u8], Put)> = paths
+            .iter()
+            .zip(bins)
+            .map(|(path, (_, bytes))| (path.as_str(), bytes.as_slice(), Put::PAGE))
+            .collect();
+        let done = self.site.put_many(&puts);
+        let mut failed = None;
+        for ((path, bytes, _), r) in puts.iter().zip(done) {
+            match r {
+                Ok(()) => {
+                    conduct_indexer::metrics::count_tree_write(path);
+                    w.bins += 1;
+                    w.bytes += bytes.len() as u64;
+                }
+                Err(e) => {
+                    failed.get_or_insert_with(|| format!("writing {path}: {e}"));
+                }
+            }
+        }
+        failed.map_or(Ok(()), |e| Err(RenderError::Input(e)))
     }
 
     /// Sign and write `round`: its leaves, every ancestor of a changed bin (deepest first),
@@ -266,18 +285,23 @@ impl SignState {
         let mut w = Written::default();
         let mut changed: HashMap<String, BinRef> = HashMap::new();
         let mut todo: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        // The leaves together, then each level of their ancestors together, deepest first,
+        // then the root: a bin is written only after every bin it names.
+        let mut leaves = Vec::with_capacity(round.leaves.len());
         for (p, files) in &round.leaves {
             let bytes = leaf_bytes(&self.key, p, files)?;
-            self.write(p, &bytes, &mut w)?;
             changed.insert(p.clone(), BinRef::of(&bytes, files.len() as u64));
             todo.entry(p.len() - 1)
                 .or_default()
                 .insert(p[..p.len() - 1].to_owned());
+            leaves.push((p.clone(), bytes));
         }
+        self.write_all(&leaves, &mut w)?;
         for q in &self.pending {
             todo.entry(q.len()).or_default().insert(q.clone());
         }
         while let Some((depth, qs)) = todo.pop_last() {
+            let mut level = Vec::new();
             for q in qs {
                 if !self.try_load(&q).map_err(RenderError::Input)? {
                     return Err(RenderError::Input(format!(
@@ -298,12 +322,13 @@ impl SignState {
                 }
                 let bytes = interior_bytes(&self.key, &q, children)?;
                 let files = children.values().map(|r| r.files).sum();
-                self.write(&q, &bytes, &mut w)?;
                 changed.insert(q.clone(), BinRef::of(&bytes, files));
                 todo.entry(depth - 1)
                     .or_default()
                     .insert(q[..depth - 1].to_owned());
+                level.push((q, bytes));
             }
+            self.write_all(&level, &mut w)?;
         }
         self.pending.clear();
         if let Some((as_of, ttl)) = round.root {
