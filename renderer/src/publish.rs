@@ -320,6 +320,7 @@ impl Publisher {
     fn stage(&mut self, files: Vec<(String, Vec<u8>)>) -> Staged {
         let site = self.site.clone();
         let trie = self.trie();
+        trie.preload(files.iter().map(|(rel, _)| rel.as_str()));
         let changed = files
             .into_iter()
             .filter_map(|(rel, bytes)| {

@@ -689,3 +689,91 @@ fn a_restart_over_a_closed_round_reads_only_the_root() {
     );
     drop(p);
 }
+
+/// A directory tree that notes the manifest bins it is asked for, and those a warming named.
+#[derive(Debug)]
+struct NotingBins {
+    dir: conduct_indexer::tree::Dir,
+    /// Bins read (`get`) without a warming having named them first.
+    cold: std::sync::Mutex<Vec<String>>,
+    warmed: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl conduct_indexer::tree::Tree for NotingBins {
+    fn put(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        how: conduct_indexer::tree::Put,
+    ) -> std::io::Result<()> {
+        self.dir.put(path, bytes, how)
+    }
+    fn get(&self, path: &str) -> std::io::Result<Option<Vec<u8>>> {
+        if is_manifest_path(path) && !self.warmed.lock().unwrap().contains(path) {
+            self.cold.lock().unwrap().push(path.to_owned());
+        }
+        self.dir.get(path)
+    }
+    fn head(&self, path: &str) -> std::io::Result<Option<conduct_indexer::tree::Listed>> {
+        self.dir.head(path)
+    }
+    fn delete(&self, path: &str) -> std::io::Result<bool> {
+        self.dir.delete(path)
+    }
+    fn list(&self, prefix: &str) -> std::io::Result<Vec<conduct_indexer::tree::Listed>> {
+        self.dir.list(prefix)
+    }
+    fn children(&self, dir: &str) -> std::io::Result<conduct_indexer::tree::Children> {
+        self.dir.children(dir)
+    }
+    fn warm(&self, paths: &[(String, conduct_indexer::tree::Warm)]) -> usize {
+        let mut w = self.warmed.lock().unwrap();
+        w.extend(paths.iter().map(|(p, _)| p.clone()));
+        drop(w);
+        self.dir.warm(paths)
+    }
+    fn barrier(&self) -> std::io::Result<()> {
+        self.dir.barrier()
+    }
+    fn recover(&self, clean: bool) -> std::io::Result<usize> {
+        self.dir.recover(clean)
+    }
+    fn locator(&self) -> String {
+        self.dir.locator()
+    }
+}
+
+/// After a restart, a batch of writes across a deep trie reads the bins its lookups need a
+/// level at a time, each level warmed together first (a bucket fetches them at once), never a
+/// bin at a time as each file's lookup reaches it; the writes and the manifest are as before.
+#[test]
+fn a_batch_of_writes_reads_the_bins_it_needs_a_level_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = key();
+    let files = vow_files(2_000, "a");
+    published(dir.path(), &key, files.clone(), 8);
+    let site = std::sync::Arc::new(NotingBins {
+        dir: conduct_indexer::tree::Dir::open(dir.path()).unwrap(),
+        cold: Default::default(),
+        warmed: Default::default(),
+    });
+    let mut p = Publisher::from_tree_split_at(site.clone(), &Tree::default(), 8);
+    assert_eq!(p.seed_from_manifest(&key), 20_000);
+    site.cold.lock().unwrap().clear();
+    // A page of every 40th vow changes.
+    let changed: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .filter(|(path, _)| path.ends_with(".html"))
+        .step_by(40)
+        .map(|(path, _)| (path.clone(), b"<p>changed</p>".to_vec()))
+        .collect();
+    assert_eq!(p.put_many(changed).unwrap(), 50);
+    let cold = site.cold.lock().unwrap().clone();
+    assert!(cold.is_empty(), "bins read cold: {cold:?}");
+    assert!(
+        site.warmed.lock().unwrap().len() > 50,
+        "the batch's bins were warmed"
+    );
+    p.write_manifest(&key, AS_OF + 1, 3600).unwrap();
+    verify(dir.path(), &key);
+}

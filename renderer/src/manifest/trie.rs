@@ -7,10 +7,21 @@ use std::sync::Arc;
 
 use conduct_core::manifest::{bin_path, is_manifest_path, key};
 use conduct_core::signing::PinnedKey;
-use conduct_indexer::tree::{SharedTree, Tree};
+use conduct_indexer::tree::{SharedTree, Tree, Warm};
 use sha2::{Digest, Sha256};
 
 use super::{digit_index, parse_bin, should_split, split, Body, Listing, Sha};
+
+/// What [`Trie::load`] found.
+enum Loaded {
+    Leaf,
+    Interior,
+    /// A bin that did not verify, rebuilt as a leaf.
+    Rebuilt,
+}
+
+/// Levels of the trie [`Trie::preload`] reads at most (a million vows' tree is four deep).
+const MAX_PRELOAD_LEVELS: usize = 8;
 
 /// What the trie knows of one child of an interior bin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,34 +322,90 @@ impl Trie {
                     }
                     return Some(c);
                 }
-                State::Leaf | State::Unknown => match self.read(&c) {
-                    Ok(Body::Files(files)) => {
-                        self.set_state(&c, State::Leaf);
-                        self.cached += files.len();
-                        self.clock += 1;
-                        self.leaves.insert(
-                            c.clone(),
-                            Leaf {
-                                files: Arc::new(files),
-                                used: self.clock,
-                                sent: 0,
-                            },
-                        );
-                        return Some(c);
-                    }
-                    Ok(Body::Bins(children)) => {
-                        self.set_state(&c, State::Interior);
-                        self.interiors.insert(c.clone(), children_of(&children));
+                State::Leaf | State::Unknown => match self.load(&c) {
+                    Loaded::Interior => {
                         p = c;
                         continue;
                     }
-                    Err(e) => {
-                        tracing::error!(bin = %bin_path(&c), error = %e,
-                            "a manifest bin does not verify; rebuilding it from the files on disk");
-                        self.rebuild(&c);
-                        return Some(c);
-                    }
+                    Loaded::Leaf | Loaded::Rebuilt => return Some(c),
                 },
+            }
+        }
+    }
+
+    /// Read the bin `c` (listed by its read parent, not read itself) into the trie: a leaf's
+    /// listing into the cache, an interior's children; one that does not verify is rebuilt
+    /// from the files on disk.
+    fn load(&mut self, c: &str) -> Loaded {
+        match self.read(c) {
+            Ok(Body::Files(files)) => {
+                self.set_state(c, State::Leaf);
+                self.cached += files.len();
+                self.clock += 1;
+                self.leaves.insert(
+                    c.to_owned(),
+                    Leaf {
+                        files: Arc::new(files),
+                        used: self.clock,
+                        sent: 0,
+                    },
+                );
+                Loaded::Leaf
+            }
+            Ok(Body::Bins(children)) => {
+                self.set_state(c, State::Interior);
+                self.interiors.insert(c.to_owned(), children_of(&children));
+                Loaded::Interior
+            }
+            Err(e) => {
+                tracing::error!(bin = %bin_path(c), error = %e,
+                    "a manifest bin does not verify; rebuilding it from the files on disk");
+                self.rebuild(c);
+                Loaded::Rebuilt
+            }
+        }
+    }
+
+    /// Read the bins the lookups of `paths` would read one after another, a level of the trie
+    /// at a time and each level's bins together (warmed first: a bucket fetches them at once,
+    /// where a lookup pays a round trip a bin).
+    pub fn preload<'a>(&mut self, paths: impl IntoIterator<Item = &'a str>) {
+        let keys: Vec<String> = paths
+            .into_iter()
+            .filter(|p| conduct_core::manifest::listed(p))
+            .map(key)
+            .collect();
+        for _ in 0..MAX_PRELOAD_LEVELS {
+            let unread: BTreeSet<String> =
+                keys.iter().filter_map(|k| self.unread_on_way(k)).collect();
+            if unread.is_empty() {
+                return;
+            }
+            let warm: Vec<(String, Warm)> =
+                unread.iter().map(|c| (bin_path(c), Warm::Bytes)).collect();
+            self.site.warm(&warm);
+            for c in &unread {
+                self.load(c);
+            }
+        }
+    }
+
+    /// The first bin on `key`'s way down from the root that its parent lists and that is not
+    /// read yet; `None` when the way is read to its leaf (or ends).
+    fn unread_on_way(&self, key: &str) -> Option<String> {
+        let mut p = String::new();
+        loop {
+            if p.len() >= key.len() {
+                return None;
+            }
+            let d = key.as_bytes()[p.len()];
+            let child = self.interiors.get(&p)?[digit_index(d)];
+            let c = format!("{p}{}", d as char);
+            match child.state {
+                State::Interior => p = c,
+                State::Absent => return None,
+                State::Leaf if self.leaves.contains_key(&c) => return None,
+                State::Leaf | State::Unknown => return Some(c),
             }
         }
     }
