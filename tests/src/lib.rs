@@ -45,26 +45,36 @@ pub fn postgres() -> (String, PathBuf) {
     )
 }
 
+/// Run one statement on the shared PostgreSQL's admin database; its error text, if it failed.
+fn psql(sql: &str) -> Result<(), String> {
+    let (url, bin) = postgres();
+    let out = Command::new(bin.join("psql"))
+        .args([url.as_str(), "-qX", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .expect("run psql");
+    out.status
+        .success()
+        .then_some(())
+        .ok_or_else(|| String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The URL of the database `name` on the shared PostgreSQL.
+fn database_url(name: &str) -> String {
+    let (url, _) = postgres();
+    let (server, _) = url.rsplit_once('/').expect("a database URL");
+    format!("{server}/{name}")
+}
+
 /// A new, empty database `name` on the shared PostgreSQL (dropped first when an earlier run
 /// left it): its URL.
 pub fn database(name: &str) -> String {
-    let (url, bin) = postgres();
     for sql in [
         format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
         format!("CREATE DATABASE {name}"),
     ] {
-        let out = Command::new(bin.join("psql"))
-            .args([url.as_str(), "-qX", "-v", "ON_ERROR_STOP=1", "-c", &sql])
-            .output()
-            .expect("run psql");
-        assert!(
-            out.status.success(),
-            "{sql}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        psql(&sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
-    let (server, _) = url.rsplit_once('/').expect("a database URL");
-    format!("{server}/{name}")
+    database_url(name)
 }
 
 /// Everything the database at `url` holds, as `pg_dump` writes it (schema and every row).
@@ -97,23 +107,11 @@ fn state_for(data: &Path, extra: &[&str]) -> Option<String> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     data.hash(&mut h);
     let name = format!("serve_{:016x}", h.finish());
-    let (url, bin) = postgres();
-    let out = Command::new(bin.join("psql"))
-        .args([
-            url.as_str(),
-            "-qX",
-            "-c",
-            &format!("CREATE DATABASE {name}"),
-        ])
-        .output()
-        .expect("run psql");
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() || said.contains("already exists"),
-        "{said}"
-    );
-    let (server, _) = url.rsplit_once('/').expect("a database URL");
-    Some(format!("{server}/{name}"))
+    // Created once; a restart on the same data directory finds it.
+    if let Err(said) = psql(&format!("CREATE DATABASE {name}")) {
+        assert!(said.contains("already exists"), "{said}");
+    }
+    Some(database_url(&name))
 }
 
 /// A variable `tests/servers.sh` exports about the shared servers.
